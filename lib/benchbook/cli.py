@@ -1,0 +1,184 @@
+"""The `benchbook` command line.
+
+`analyze` prints one JSON object per run per line with `--json` (a contract other tools rely on)
+or a table; `summarize` prints the published-report layout; `formats` lists the log formats and
+their default rules. Problems go to stderr; the exit code is 1 only when nothing could be
+analyzed, or with `--strict` when anything could not.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+
+import pandas as pd
+from pydantic import ValidationError
+from rich.console import Console
+from rich.table import Table
+
+from . import __version__, metrics, parsers, tables
+from .analysis import Analysis, analyze
+from .errors import BenchbookError
+from .rules import METHODS, Rule
+
+JSON_KEYS = ["source", "run", "format", "framework", "model", "gpus", "nodes", "batch_size", "global_batch_size",
+             "precision", "xla", "dali", "synthetic", "repeat", "line_start", "line_end", "reported_throughput",
+             "recomputed_throughput", "elapsed_throughput", "rule", "iterations", "warmup_records", "status",
+             "failure", "final_top1", "warnings", "reported"]
+
+
+def _clean(value):
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    if hasattr(value, "item"):  # numpy scalars
+        return _clean(value.item())
+    return value
+
+
+def run_json(row: pd.Series) -> str:
+    """One run as the JSON object of the CLI contract."""
+    return json.dumps({k: _clean(row[k]) for k in JSON_KEYS}, sort_keys=False)
+
+
+def _rule_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("throughput rule (defaults: each format's documented rule; see `benchbook formats`)")
+    g.add_argument("--warmup", type=int, metavar="N", help="skip the first N records of each run")
+    g.add_argument("--window", type=int, metavar="N", help="use at most N records after the warm-up")
+    g.add_argument("--method", choices=sorted(METHODS), help="how to average the measured records")
+    g.add_argument("--tolerance", type=float, default=0.03, help="relative gap to the reported value that warns")
+    p.add_argument("--format", dest="log_format", metavar="NAME", help="force a log format instead of detecting it")
+    p.add_argument("--strict", action="store_true", help="exit non-zero if any file could not be analyzed")
+
+
+def _analysis(args) -> Analysis:
+    try:
+        rule = Rule(warmup=args.warmup, window=args.window, method=args.method, tolerance=args.tolerance)
+    except ValidationError as exc:
+        fields = "; ".join(f"--{e['loc'][0]}: {e['msg']}" for e in exc.errors())
+        raise BenchbookError(f"invalid throughput rule: {fields}") from None
+    if args.log_format:
+        parsers.get(args.log_format)
+    return analyze(args.paths, rule, args.log_format)
+
+
+def _report_problems(result: Analysis, err: Console) -> None:
+    for p in result.problems:
+        err.print(f"[bold red]benchbook:[/] {p.source}: {p.reason}", highlight=False, markup=True)
+
+
+def _exit_code(result: Analysis, strict: bool) -> int:
+    if result.runs.empty:
+        return 1
+    return 1 if strict and result.problems else 0
+
+
+def cmd_analyze(args, out: Console, err: Console) -> int:
+    result = _analysis(args)
+    if args.json:
+        for _, row in result.runs.iterrows():
+            print(run_json(row))
+    else:
+        t = Table(title=f"{len(result.runs)} runs", show_lines=False)
+        for col in ("source", "run", "format", "gpus", "batch", "precision", "xla", "reported", "recomputed",
+                    "records", "status"):
+            t.add_column(col, overflow="fold")
+        short = _short_paths(result.runs["source"])
+        for _, r in result.runs.iterrows():
+            t.add_row(short[r["source"]], str(r["run"]), r["format"], _fmt(r["gpus"]), _fmt(r["batch_size"]),
+                      str(r["precision"]), str(r["xla"]), _fmt(r["reported_throughput"]),
+                      _fmt(r["recomputed_throughput"]), str(r["iterations"]), r["status"])
+        out.print(t)
+        for _, r in result.runs.iterrows():
+            for w in r["warnings"]:
+                out.print(f"[yellow]warning[/]: {r['source']} run {r['run']} "
+                          f"(lines {r['line_start']}-{r['line_end']}): {w}", highlight=False)
+    _report_problems(result, err)
+    return _exit_code(result, args.strict)
+
+
+def _short_paths(sources: pd.Series) -> dict[str, str]:
+    """Sources relative to their common folder, so that a table shows what tells them apart."""
+    unique = list(dict.fromkeys(sources))
+    if len(unique) < 2:
+        return {s: os.path.basename(s) for s in unique}
+    root = os.path.commonpath([os.path.dirname(s) or "." for s in unique])
+    return {s: os.path.relpath(s, root) if root else s for s in unique}
+
+
+def _fmt(value) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    return f"{value:.2f}" if isinstance(value, float) else str(value)
+
+
+def cmd_summarize(args, out: Console, err: Console) -> int:
+    result = _analysis(args)
+    stats = metrics.aggregate(result.runs, value=args.value)
+    if args.json:
+        print(stats.to_json(orient="records"))
+    else:
+        for (framework, model), group in stats.groupby(["framework", "model"], sort=True):
+            table = tables.published_layout(group)
+            out.print(f"[bold]{model} ({framework})[/], {args.value.replace('_', ' ')} in images/s over repeats")
+            print(table.round(2).to_string(na_rep="-"))
+            print()
+    _report_problems(result, err)
+    return _exit_code(result, args.strict)
+
+
+def cmd_formats(args, out: Console, err: Console) -> int:
+    t = Table(title="log formats")
+    for col in ("name", "framework", "model", "default method", "default warm-up"):
+        t.add_column(col)
+    for f in sorted(parsers.FORMATS.values(), key=lambda f: f.name):
+        t.add_row(f.name, f.framework, f.model, f.method, f.warmup)
+    out.print(t)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="benchbook", description=__doc__.splitlines()[0])
+    p.add_argument("--version", action="version", version=f"benchbook {__version__}")
+    sub = p.add_subparsers(dest="command", required=True)
+    a = sub.add_parser("analyze", help="parse logs and recompute each run's throughput")
+    a.add_argument("paths", nargs="+", help="log files and folders (searched recursively)")
+    a.add_argument("--json", action="store_true", help="one JSON object per run per line")
+    _rule_args(a)
+    a.set_defaults(func=cmd_analyze)
+    s = sub.add_parser("summarize", help="aggregate repeats in the layout of the published reports")
+    s.add_argument("paths", nargs="+", help="log files and folders (searched recursively)")
+    s.add_argument("--json", action="store_true", help="the aggregated rows as a JSON array")
+    s.add_argument("--value", default="recomputed_throughput",
+                   choices=["recomputed_throughput", "reported_throughput", "elapsed_throughput"])
+    _rule_args(s)
+    s.set_defaults(func=cmd_summarize)
+    f = sub.add_parser("formats", help="list the log formats and their default throughput rules")
+    f.set_defaults(func=cmd_formats)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    # Wide enough for the tables when output goes to a file or a pipe.
+    out = Console(width=None if sys.stdout.isatty() else 160)
+    err = Console(stderr=True, width=None if sys.stderr.isatty() else 160)
+    try:
+        return args.func(args, out, err)
+    except BenchbookError as exc:
+        err.print(f"[bold red]benchbook:[/] {exc}", highlight=False)
+        return 2
+    except KeyboardInterrupt:
+        err.print("benchbook: interrupted")
+        return 130
+    except BrokenPipeError:  # `benchbook analyze --json ... | head`: the reader left, not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

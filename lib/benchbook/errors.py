@@ -1,0 +1,30 @@
+"""The exception tree: every error benchbook raises on purpose derives from BenchbookError."""
+
+from __future__ import annotations
+
+
+class BenchbookError(Exception):
+    """Raised when benchbook cannot do what was asked; the message says what to do next."""
+
+
+class UnknownNameError(BenchbookError, KeyError):
+    """Raised when a registry is asked for a name it does not hold."""
+
+    def __init__(self, kind: str, name: str, known: list[str]):
+        self.kind, self.name, self.known = kind, name, sorted(known)
+        super().__init__(name)
+
+    def __str__(self) -> str:
+        return f"unknown {self.kind} {self.name!r}; known: {', '.join(self.known) or '(none)'}"
+
+
+class LogError(BenchbookError):
+    """Raised when a log file cannot be analyzed at all (empty, binary, no known format)."""
+
+    def __init__(self, path: str, reason: str):
+        self.path, self.reason = path, reason
+        super().__init__(f"{path}: {reason}")
+
+
+class RuleError(BenchbookError, ValueError):
+    """Raised when a throughput rule has values that make no sense."""

@@ -1,0 +1,34 @@
+"""The events a parser emits: one per log line that means something, in file order.
+
+Parsers turn text into events and know nothing of runs; `assemble` folds events into runs and
+knows nothing of formats. An event is a plain tuple `(line, rank, kind, data)` because a log of
+hundreds of megabytes yields millions of them.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+
+class Event(NamedTuple):
+    """One meaningful log line: its 1-based line number, mpirun rank (or None), kind and payload."""
+
+    line: int
+    rank: int | None
+    kind: str
+    data: Any
+
+
+# Kinds, and what `data` holds for each.
+RUN_START = "run_start"  # dict of metadata; opens a new run unless the current one has no progress yet
+META = "meta"  # dict of metadata for the current run (first value wins)
+STEP = "step"  # dict of iteration fields (see ITER_FIELDS): a new per-iteration record
+FIELD = "field"  # dict of iteration fields added to the last record of the same rank
+SUMMARY = "summary"  # dict of values the script reported for the whole run, e.g. {"throughput": 979.1}
+EVAL = "eval"  # dict with top1, top5 (fractions or percent as logged), epoch, eval_throughput, timestamp
+END = "end"  # the run finished normally; data: a short description
+FAIL = "fail"  # the run failed; data: the cause (out of memory, traceback, ...)
+TRAILER = "trailer"  # dict of metadata printed after the run (e.g. the launch command) for the last run
+TABLE = "table"  # (key dict, values dict): a row of a summary table matched to runs by key at the end
+
+ITER_FIELDS = ("epoch", "iteration", "timestamp", "throughput", "loss", "lr", "steps")

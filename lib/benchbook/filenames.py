@@ -1,0 +1,73 @@
+"""Run metadata read from a log's path, the second source after the log itself.
+
+Published logs encode their configuration in names: `tf_gpu8_amp_bs256.txt`,
+`mxnet_gpu1_gpu8_fp32_bs128.txt` (two runs, in that order), `1n8g/r50_b128_fp32_3.log` (one node of
+eight GPUs, batch 128, FP32, repeat 3). A sidecar run record written by `benchbook run` is the third
+source.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+_NODES = re.compile(r"(?<![a-z0-9])(\d+)n(\d+)g(?![a-z0-9])")
+_GPUS = re.compile(r"(?<![a-z])(?:gpus?|g)(\d+)(?![0-9])|(?<![a-z0-9])(\d+)gpus?(?![a-z0-9])")
+_BATCH = re.compile(r"(?<![a-z])(?:bs|b|batch)(\d+)(?![0-9])")
+_PRECISION = re.compile(r"(?<![a-z0-9])(fp32|fp16|amp|tf32|bf16)(?![a-z0-9])")
+_REPEAT = re.compile(r"[_-](\d+)$")
+
+
+def from_path(path: str | Path, run_index: int = 0) -> dict:
+    """Metadata the path names for the `run_index`-th run of the file (keys absent when unknown)."""
+    p = Path(path)
+    stem = p.stem.lower()
+    meta: dict = {}
+    for part in [q.lower() for q in p.parent.parts[-2:]] + [stem]:
+        m = _NODES.search(part)
+        if m:
+            meta["nodes"], meta["gpus"] = int(m.group(1)), int(m.group(1)) * int(m.group(2))
+    tokens = re.split(r"[_\-.]", stem)
+    gpus = [int(a or b) for t in tokens for a, b in _GPUS.findall(t) if not _NODES.fullmatch(t)]
+    if gpus and "gpus" not in meta:
+        # One GPU token per run when a file holds several runs (mxnet_gpu1_gpu8_...).
+        meta["gpus"] = gpus[min(run_index, len(gpus) - 1)]
+    for token in tokens:
+        if "batch_size" not in meta and (m := _BATCH.fullmatch(token)):
+            meta["batch_size"] = int(m.group(1))
+        if "precision" not in meta and (m := _PRECISION.fullmatch(token)):
+            meta["precision"] = "amp" if m.group(1) == "fp16" else m.group(1)
+    if "xla" in tokens:
+        meta["xla"] = True
+    if "noxla" in tokens:
+        meta["xla"] = False
+    if "dali" in tokens:
+        meta["dali"] = True
+    if {"syn", "synthetic", "synth"} & set(tokens):
+        meta["synthetic"] = True
+    m = _REPEAT.search(stem)
+    if m and not _BATCH.fullmatch(tokens[-1]) and not _GPUS.fullmatch(tokens[-1]):
+        meta["repeat"] = int(m.group(1))
+    return meta
+
+
+def sidecar(path: str | Path) -> dict:
+    """The `config` of the run record next to a log (`<log>.run.json` or `run.json`), if any.
+
+    A record that cannot be read gives no metadata rather than an error: the log stays the truth.
+    """
+    p = Path(path)
+    for candidate in (p.with_name(p.name + ".run.json"), p.with_name("run.json")):
+        if candidate.is_file():
+            try:
+                record = json.loads(candidate.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                return {}
+            config = record.get("config", {}) if isinstance(record, dict) else {}
+            return {k: v for k, v in config.items() if k in _SIDECAR_KEYS}
+    return {}
+
+
+_SIDECAR_KEYS = {"gpus", "nodes", "batch_size", "precision", "xla", "dali", "synthetic", "repeat", "model",
+                 "framework"}

@@ -1,0 +1,77 @@
+"""Numbers across runs: statistics over repeats, speedup and scaling, time to train and accuracy.
+
+Each function takes the tidy `runs` (and `evaluations`) frames of an Analysis and returns a new
+frame; nothing here reads logs.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+CONFIG = ["framework", "model", "gpus", "nodes", "batch_size", "precision", "xla", "dali", "synthetic"]
+BASELINE = ["framework", "model", "batch_size", "precision", "xla", "dali", "synthetic"]
+STAT_COLUMNS = {
+    "runs": "runs with a value in this configuration",
+    "mean": "mean over repeats, images/s",
+    "median": "median over repeats, images/s",
+    "std": "sample standard deviation over repeats",
+    "cv": "coefficient of variation (std / mean)",
+    "min": "slowest repeat", "max": "fastest repeat",
+    "speedup": "median / median of the 1-GPU runs of the same per-GPU batch and precision (DLPerf rule)",
+    "efficiency": "speedup / GPUs",
+}
+
+
+def _keys(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    # groupby drops NaN keys; unknown values are grouped as the string "?" instead.
+    return frame.assign(**{k: frame[k].astype(object).where(frame[k].notna(), "?") for k in keys})
+
+
+def aggregate(runs: pd.DataFrame, value: str = "recomputed_throughput", complete_only: bool = True) -> pd.DataFrame:
+    """One row per configuration: mean, median, std, CV, min, max over repeats, speedup, efficiency.
+
+    Parameters
+    ----------
+    runs : the `runs` frame of an Analysis.
+    value : the throughput column to aggregate (`recomputed_throughput` or `reported_throughput`).
+    complete_only : leave out runs whose status is not `complete`.
+    """
+    data = runs[runs["status"] == "complete"] if complete_only else runs
+    data = _keys(data[data[value].notna()], CONFIG)
+    if data.empty:
+        return pd.DataFrame(columns=[*CONFIG, *STAT_COLUMNS])
+    stats = data.groupby(CONFIG, sort=True, dropna=False)[value].agg(
+        runs="count", mean="mean", median="median", std="std", min="min", max="max").reset_index()
+    stats["cv"] = stats["std"] / stats["mean"]
+    base = stats[stats["gpus"] == 1].set_index(BASELINE)["median"]
+    base = base[~base.index.duplicated()]
+    idx = pd.MultiIndex.from_frame(stats[BASELINE])
+    stats["speedup"] = stats["median"].to_numpy() / base.reindex(idx).to_numpy()
+    gpus = pd.to_numeric(stats["gpus"], errors="coerce")
+    stats["efficiency"] = stats["speedup"] / gpus
+    return stats[[*CONFIG, *STAT_COLUMNS]]
+
+
+def time_to_target(evaluations: pd.DataFrame, target_top1: float) -> pd.DataFrame:
+    """Per run: seconds from the run's first log line to its first evaluation at or above the target.
+
+    `target_top1` is in percent (76.10 for the AI-Rank ResNet-50 target). Runs that never reach it
+    get NaN seconds and `reached` False.
+    """
+    cols = ["source", "run", "reached", "seconds", "epoch", "line", "top1", "final_top1"]
+    if evaluations.empty:
+        return pd.DataFrame(columns=cols)
+    out = []
+    for (source, run), group in evaluations.sort_values("line").groupby(["source", "run"], sort=False):
+        hit = group[group["top1"] >= target_top1]
+        first = hit.iloc[0] if len(hit) else None
+        out.append({
+            "source": source, "run": run, "reached": first is not None,
+            "seconds": float(first["elapsed"]) if first is not None else np.nan,
+            "epoch": first["epoch"] if first is not None else np.nan,
+            "line": int(first["line"]) if first is not None else np.nan,
+            "top1": float(first["top1"]) if first is not None else np.nan,
+            "final_top1": float(group["top1"].dropna().iloc[-1]) if group["top1"].notna().any() else np.nan,
+        })
+    return pd.DataFrame(out, columns=cols)

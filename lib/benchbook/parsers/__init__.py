@@ -1,0 +1,69 @@
+"""The registry of log formats: each format is a small module that registers one LogFormat.
+
+Adding a format is adding a module that calls `register` and importing it at the bottom of this
+file; nothing else changes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from ..errors import UnknownNameError
+from ..events import Event
+
+
+@dataclass(frozen=True)
+class LogFormat:
+    """A log format: how to recognise it, how to scan it, and its documented throughput rule.
+
+    Attributes
+    ----------
+    name : registry name, also the `format` column of the analysis.
+    framework, model : what runs in logs of this format.
+    sniff : whether the head of a file (normalised text) is in this format.
+    scan : pure function from a chunk of whole lines and its first line number to events.
+    method : default recompute method ("mean", "median", "harmonic" or "elapsed").
+    warmup : how the format marks warm-up records by default, in words (shown to users).
+    mark_warmup : (records DataFrame of one run, run metadata) -> boolean Series of warm-up records.
+    finish : (run metadata, ranks that logged) -> metadata completed from what only the whole run
+        shows (GPU count from the ranks, per-GPU batch from a global one).
+    priority : higher wins when several formats sniff the same head.
+    """
+
+    name: str
+    framework: str
+    model: str
+    sniff: Callable[[str], bool]
+    scan: Callable[[str, int], list[Event]]
+    method: str
+    warmup: str
+    mark_warmup: Callable[[Any, dict], Any]
+    finish: Callable[[dict, set], dict] = lambda meta, ranks: {}
+    priority: int = 0
+
+
+FORMATS: dict[str, LogFormat] = {}
+
+
+def register(fmt: LogFormat) -> LogFormat:
+    """Add a format to the registry (last registration of a name wins)."""
+    FORMATS[fmt.name] = fmt
+    return fmt
+
+
+def get(name: str) -> LogFormat:
+    """The format registered under `name`; UnknownNameError lists the known ones."""
+    try:
+        return FORMATS[name]
+    except KeyError:
+        raise UnknownNameError("log format", name, list(FORMATS)) from None
+
+
+def detect(head: str) -> LogFormat | None:
+    """The registered format that recognises this head of a file, or None."""
+    matches = [f for f in FORMATS.values() if f.sniff(head)]
+    return max(matches, key=lambda f: f.priority) if matches else None
+
+
+from . import ngc_maskrcnn, ngc_mxnet, ngc_tf1  # noqa: E402,F401  (fill the registry)

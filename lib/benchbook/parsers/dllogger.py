@@ -1,0 +1,65 @@
+"""NVIDIA DLLogger stdout lines, shared by the formats that print them.
+
+A line reads `DLL <date> <time> - <step> key : value [unit]  key : value ...`, where the step is
+`PARAMETER`, `()`, `(epoch)`, `(epoch, step)`, `Epoch: E Iteration: I`, `Epoch: E` or `Summary:`.
+Units come and go between container versions (`images/s`, `[images/s]`, none), so values are
+read up to the unit and the unit is dropped.
+"""
+
+from __future__ import annotations
+
+import re
+
+# `DLL` then the timestamp, then the step, then the key-values. A literal start keeps it fast.
+LINE = re.compile(
+    r"DLL (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?) - "
+    r"(PARAMETER|\(\)|\((\d+)\)|\((\d+), (\d+)\)|Summary:|Epoch: (\d+)(?: Iteration: (\d+))?|Iteration: (\d+))"
+    r" ?([^\n]*)"
+)
+# key : value, with an optional unit that is not itself the next key.
+_KV = re.compile(r"(\S+) : (\S+)(?: (?!\S+ : )(\[[^\]]*\]|[A-Za-z%/]+(?:/[A-Za-z]+)?))?")
+
+
+def values(rest: str) -> dict[str, str]:
+    """The key-value pairs of a DLLogger line's body, values as the raw strings (units dropped)."""
+    return {k: v for k, v, _ in _KV.findall(rest)}
+
+
+def parameters(rest: str) -> dict[str, str]:
+    """The pairs of a PARAMETER line, whose values may hold single spaces (pairs are 2-space apart)."""
+    out: dict[str, str] = {}
+    for part in re.split(r"\s{2,}", rest.strip()):
+        key, sep, value = part.partition(" : ")
+        if sep:
+            out[key.strip()] = value.strip()
+    return out
+
+
+def step_of(m: re.Match) -> tuple[str, int | None, int | None]:
+    """(kind, epoch, iteration) of a LINE match; kind is parameter, summary, epoch or step."""
+    step = m.group(2)
+    if step == "PARAMETER":
+        return "parameter", None, None
+    if step in ("()", "Summary:"):
+        return "summary", None, None
+    if m.group(3) is not None:
+        return "epoch", int(m.group(3)), None
+    if m.group(4) is not None:
+        return "step", int(m.group(4)), int(m.group(5))
+    if m.group(6) is not None:
+        return ("step" if m.group(7) is not None else "epoch"), int(m.group(6)), (
+            int(m.group(7)) if m.group(7) is not None else None
+        )
+    return "step", None, int(m.group(8))
+
+
+def truthy(value: str | None) -> bool | None:
+    """A logged boolean (`True`, `1`, `yes`...) as a bool; None when absent or not a boolean."""
+    if value is None:
+        return None
+    v = value.strip().strip("'\"").lower()
+    if v in ("true", "1", "yes", "on"):
+        return True
+    if v in ("false", "0", "no", "off", "none"):
+        return False
+    return None

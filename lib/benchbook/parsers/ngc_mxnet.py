@@ -1,0 +1,197 @@
+"""NGC MXNet ResNet-50 v1.5 runner logs, in both of its versions, and `benchmark.py` tables.
+
+Older containers log through Python logging: `Start with arguments Namespace(...)` opens a run and
+`Epoch[E] Batch [a-b]<TAB>Speed: x samples/sec` are the records; newer ones print DLLogger lines
+(`Epoch: E Iteration: I  train.ips : x images/s`, `Summary: ...`). `benchmark.py` ends the file
+with tables (`train.total_ips` or `train.ips`: a row per GPU count, a column per per-GPU batch),
+the numbers it reports. `batch_size` in the arguments is the global batch, and under Horovod every
+rank prints the same global rate, so the default rule takes the mean of the lowest rank's records
+after the first epoch (`benchmark.py -w 1`, one warm-up epoch).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from .. import events as ev
+from . import LogFormat, register, scanning
+from .dllogger import LINE, parameters, step_of, values
+
+_ARGS = re.compile(r":INFO: Start with arguments Namespace\(([^\n]*)\)")
+_BATCH = re.compile(r":INFO: Epoch\[(\d+)\] Batch \[(\d+)-(\d+)\]\tSpeed: ([0-9.eE+-]+) samples/sec([^\n]*)")
+_TOOK = re.compile(r"Experiment took: ([0-9.]+) sec")
+_TABLE = re.compile(r"(train\.[a-z_0-9]+|val\.[a-z_0-9]+)\n( *\|[^\n]*)\n-+\n((?: *\d+ *\|[^\n]*\n)+)")
+_LR = re.compile(r"LR: ([0-9.eE+-]+)")
+_DATE = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}")
+
+
+def namespace(body: str) -> dict:
+    """The arguments of a printed argparse Namespace, as Python values (literals only)."""
+    try:
+        call = ast.parse(f"f({body})", mode="eval").body
+        return {kw.arg: ast.literal_eval(kw.value) for kw in call.keywords}
+    except (SyntaxError, ValueError):
+        return {}
+
+
+def _args_meta(args: dict) -> dict:
+    dtype = str(args.get("dtype", "float32"))
+    gpus = args.get("gpus")
+    per_process = len(gpus) if isinstance(gpus, (list, tuple)) else (
+        len(str(gpus).split(",")) if gpus not in (None, "") else 1)
+    meta = {
+        "params": {k: str(v) for k, v in args.items()},
+        "mode": args.get("mode"),
+        "arch": args.get("arch"),
+        # benchmark.py's float16 is what the published tables call AMP.
+        "precision": "amp" if dtype in ("float16", "fp16") or args.get("amp") is True else "fp32",
+        "xla": False,
+        "dali": str(args.get("data_backend", "")).startswith("dali"),
+        "synthetic": str(args.get("data_backend", "")) == "synthetic",
+        "global_batch_size": int(args["batch_size"]) if str(args.get("batch_size", "")).isdigit() else None,
+        "gpus_per_process": per_process,
+        "kv_store": args.get("kv_store"),
+    }
+    m = re.search(r"-(\d+),(\d+)$", str(args.get("report", "")))
+    if m:
+        meta["report_gpus"], meta["report_batch"] = int(m.group(1)), int(m.group(2))
+    return meta
+
+
+def _stamp(m: re.Match) -> str | None:
+    """The `2020-12-11 03:13:49,587` that Python logging put before `:INFO:`, if it is there."""
+    stamp = m.string[max(m.start() - 23, 0) : m.start()]
+    return stamp if _DATE.fullmatch(stamp) else None
+
+
+def _start(m: re.Match):
+    meta = _args_meta(namespace(m.group(1)))
+    meta["start_time"] = _stamp(m)
+    return ev.RUN_START, meta
+
+
+def _batch(m: re.Match):
+    lr = _LR.search(m.group(5))
+    return ev.STEP, {
+        "epoch": int(m.group(1)),
+        "iteration": int(m.group(3)) + 1,
+        "steps": int(m.group(3)) - int(m.group(2)) + 1,
+        "throughput": float(m.group(4)),
+        "timestamp": _stamp(m),
+        "lr": float(lr.group(1)) if lr else None,
+    }
+
+
+def _table(m: re.Match):
+    metric = m.group(1)
+    columns = [int(c) for c in re.findall(r"\d+", m.group(2))]
+    rows = []
+    for row in m.group(3).splitlines():
+        gpus, _, cells = row.partition("|")
+        for batch, cell in zip(columns, cells.split("|")):
+            value = scanning.number(cell.strip())
+            if value is not None:
+                rows.append(({"gpus": int(gpus), "batch_size": batch}, {metric: value}))
+    return ev.TABLE, rows
+
+
+def _dll(m: re.Match):
+    kind, epoch, iteration = step_of(m)
+    rest = m.group(9)
+    if kind == "parameter":
+        meta = _args_meta({k: _literal(v) for k, v in parameters(rest).items()})
+        meta["start_time"] = m.group(1)
+        return ev.RUN_START, meta
+    kv = values(rest)
+    if kind == "step":
+        rate = kv.get("train.ips", kv.get("train.total_ips"))
+        if rate is None:
+            return None
+        return ev.STEP, {"epoch": epoch, "iteration": iteration, "timestamp": m.group(1),
+                         "throughput": scanning.number(rate),
+                         "loss": scanning.number(kv["train.loss"]) if "train.loss" in kv else None,
+                         "lr": scanning.number(kv["train.lr"]) if "train.lr" in kv else None}
+    if kind == "epoch" and ("val.top1" in kv or "val.accuracy" in kv):
+        return ev.EVAL, {"epoch": epoch, "timestamp": m.group(1),
+                         "top1": scanning.number(kv.get("val.top1", kv.get("val.accuracy", ""))),
+                         "top5": scanning.number(kv.get("val.top5", "")),
+                         "eval_throughput": scanning.number(kv.get("val.ips", ""))}
+    if kind == "summary":
+        out = {k: scanning.number(v) for k, v in kv.items()}
+        rate = out.get("train.ips", out.get("train.total_ips"))
+        if rate is not None:
+            out["throughput"] = rate
+        return ev.SUMMARY, out
+    return None
+
+
+def _literal(value: str):
+    try:
+        return ast.literal_eval(value)
+    except (SyntaxError, ValueError):
+        return value
+
+
+_RULES = [
+    (_ARGS, _start),
+    (_BATCH, _batch),
+    (_TOOK, lambda m: (ev.END, f"Experiment took {m.group(1)} s")),
+    (_TABLE, _table),
+    (LINE, _dll),
+    scanning.FAILURE_RULE,
+]
+
+
+def scan(text: str, first_line: int):
+    """Events of a chunk of an NGC MXNet ResNet-50 log."""
+    return scanning.scan(text, first_line, _RULES)
+
+
+def sniff(head: str) -> bool:
+    """The runner's Namespace with the NGC MXNet arguments, its batch lines, or its DLLogger keys."""
+    return ("Start with arguments Namespace(" in head and "data_backend=" in head) or (
+        ":INFO: Epoch[" in head and "Speed:" in head) or "train.ips : " in head
+
+
+def warmup(records, meta: dict):
+    """The first epoch is warm-up when there is more than one (`benchmark.py -w 1`)."""
+    first = records["epoch"].min()
+    if records["epoch"].nunique() < 2:
+        return records["epoch"] != records["epoch"]
+    return records["epoch"] == first
+
+
+def finish(meta: dict, ranks: set) -> dict:
+    """GPUs from the ranks that logged, per-GPU batch from the global one in the arguments.
+
+    Under Horovod each process drives one GPU and `gpus` lists the node's GPUs; with a `device`
+    kvstore one process drives every GPU listed.
+    """
+    tagged = {r for r in ranks if r is not None}
+    per_process = int(meta.get("gpus_per_process") or 1)
+    if meta.get("kv_store") == "horovod":
+        gpus = len(tagged) if tagged else int(meta.get("report_gpus") or per_process)
+    else:
+        gpus = per_process * max(len(tagged), 1)
+    out: dict = {"gpus": gpus}
+    gb = meta.get("global_batch_size")
+    if gb:
+        out["batch_size"] = gb // gpus
+    return out
+
+
+FORMAT = register(
+    LogFormat(
+        name="ngc_mxnet_resnet50",
+        framework="mxnet",
+        model="resnet50",
+        sniff=sniff,
+        scan=scan,
+        method="mean",
+        warmup="the first epoch, when the run has more than one (benchmark.py -w 1)",
+        mark_warmup=warmup,
+        finish=finish,
+        priority=20,
+    )
+)

@@ -1,0 +1,124 @@
+"""NGC TensorFlow 1 ConvNets (ResNet-50 v1.5) `main.py` logs: DLLogger stdout.
+
+Runs open with a `PARAMETER` line; per-step lines are `(epoch, step) total_ips : x` or, in older
+containers, `(epoch, step) imgs_per_sec : x cross_entropy : ... total_loss : ... learning_rate : ...`;
+`() train_throughput : x` is the summary and `top1_accuracy` lines are evaluations. `total_ips` is
+the global rate (all GPUs) of one step; the script's summary is their arithmetic mean after the
+`warmup_steps`, so the default recompute rule is the mean of the records at or past that step.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .. import events as ev
+from . import LogFormat, register, scanning
+from .dllogger import LINE, parameters, step_of, truthy, values
+
+_HEADER = re.compile(r"(Num GPUs|Per-GPU Batch Size) (\d+)")
+_END = re.compile(r"Ending Model Training")
+_RATE_KEYS = ("total_ips", "imgs_per_sec", "train_throughput_step")
+_LOSS_KEYS = ("total_loss", "loss", "cross_entropy")
+
+
+def _params_meta(p: dict[str, str]) -> dict:
+    amp = truthy(p.get("use_tf_amp")) or truthy(p.get("amp")) or p.get("precision") in ("fp16", "amp")
+    data_dir = p.get("data_dir")
+    meta = {
+        "params": p,
+        "mode": p.get("mode"),
+        "arch": p.get("arch"),
+        "precision": "amp" if amp else (p.get("precision") or "fp32"),
+        "xla": truthy(p.get("use_xla")) or truthy(p.get("xla")) or False,
+        "dali": truthy(p.get("use_dali")) or truthy(p.get("dali")) or False,
+        "synthetic": data_dir in (None, "None", "", "none"),
+    }
+    for key in ("batch_size", "warmup_steps", "num_iter", "display_every"):
+        if p.get(key, "").isdigit():
+            meta[key] = int(p[key])
+    return meta
+
+
+def _dll(m: re.Match):
+    kind, epoch, step = step_of(m)
+    rest = m.group(9)
+    if kind == "step":
+        # Fast path for the one-metric lines that make up most of a benchmark log.
+        if rest.startswith("total_ips : "):
+            return ev.STEP, {"epoch": epoch, "iteration": step, "timestamp": m.group(1),
+                             "throughput": scanning.number(rest[12:].strip())}
+        kv = values(rest)
+        rate = next((kv[k] for k in _RATE_KEYS if k in kv), None)
+        loss = next((kv[k] for k in _LOSS_KEYS if k in kv), None)
+        if rate is None and loss is None:
+            return None
+        return ev.STEP, {
+            "epoch": epoch, "iteration": step, "timestamp": m.group(1),
+            "throughput": scanning.number(rate) if rate else None,
+            "loss": scanning.number(loss) if loss else None,
+            "lr": scanning.number(kv["learning_rate"]) if "learning_rate" in kv else None,
+        }
+    if kind == "parameter":
+        meta = _params_meta(parameters(rest))
+        meta["start_time"] = m.group(1)
+        return ev.RUN_START, meta
+    kv = values(rest)
+    if "top1_accuracy" in kv or "top1" in kv:
+        return ev.EVAL, {
+            "epoch": epoch, "timestamp": m.group(1),
+            "top1": scanning.number(kv.get("top1_accuracy", kv.get("top1", ""))),
+            "top5": scanning.number(kv.get("top5_accuracy", kv.get("top5", "")) or ""),
+            "eval_throughput": scanning.number(kv.get("eval_throughput", "")),
+        }
+    if kind == "summary" and kv:
+        out = {k: scanning.number(v) for k, v in kv.items()}
+        if "train_throughput" in out:
+            out["throughput"] = out["train_throughput"]
+        return ev.SUMMARY, out
+    return None
+
+
+def _header(m: re.Match):
+    key = "gpus" if m.group(1) == "Num GPUs" else "batch_size"
+    return ev.META, {key: int(m.group(2))}
+
+
+_RULES = [
+    (LINE, _dll),
+    (_HEADER, _header),
+    (_END, lambda m: (ev.END, "Ending Model Training")),
+    scanning.FAILURE_RULE,
+]
+
+
+def scan(text: str, first_line: int):
+    """Events of a chunk of an NGC TF1 ConvNets log."""
+    return scanning.scan(text, first_line, _RULES)
+
+
+def sniff(head: str) -> bool:
+    """DLLogger lines with the ConvNets parameters or per-step rates."""
+    return "DLL " in head and (
+        "PARAMETER arch : " in head or " total_ips : " in head or " imgs_per_sec : " in head
+        or "train_throughput" in head
+    )
+
+
+def warmup(records, meta: dict):
+    """Records before the run's `warmup_steps` are warm-up (benchmark mode logs none of them)."""
+    return records["iteration"] < int(meta.get("warmup_steps") or 0)
+
+
+FORMAT = register(
+    LogFormat(
+        name="ngc_tf1_convnets",
+        framework="tensorflow",
+        model="resnet50",
+        sniff=sniff,
+        scan=scan,
+        method="mean",
+        warmup="records before the run's warmup_steps (PARAMETER line)",
+        mark_warmup=warmup,
+        priority=10,
+    )
+)

@@ -1,0 +1,84 @@
+"""Rank tags of `mpirun --tag-output`: find them, and undo the interleaving of ranks' partial lines.
+
+mpirun writes each chunk a rank prints behind a tag such as `[1,3]<stdout>:`. When a rank writes
+part of a line, another rank's chunk can follow on the same physical line, so one physical line
+may hold pieces of several ranks' lines. Every newline still completes exactly one rank's line
+(the rank of the last piece on that physical line), so demultiplexing keeps the line count and
+every logical line keeps the physical line number on which it was completed.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Optional OpenMPI 4 `--timestamp-output` prefix (ctime format), then `[job,rank]`, an optional
+# `[host:pid]` of `--tag-output=detailed`, and the stream.
+TAG = re.compile(
+    r"(?:[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4})?"
+    r"\[\d+,(\d+)\](?:\[[^\]\n]*\])?<(?:stdout|stderr|stddiag)>:"
+)
+# A physical line that holds a second tag after its first: only those need demultiplexing.
+_MULTI = re.compile(r"<(?:stdout|stderr|stddiag)>:[^\n]*?\[\d+,\d+\](?:\[[^\]\n]*\])?<(?:stdout|stderr|stddiag)>:")
+
+
+def has_tags(text: str) -> bool:
+    """Whether the text holds any rank tag at all (a cheap test before per-line work)."""
+    return "]<std" in text
+
+
+def rank_at(text: str, pos: int) -> int | None:
+    """The rank whose tag opens the line holding `pos`, or None for an untagged line."""
+    start = text.rfind("\n", 0, pos) + 1
+    m = TAG.match(text, start)
+    return int(m.group(1)) if m else None
+
+
+def _split(line: str) -> list[tuple[int | None, str]]:
+    """Split one physical line into (rank, text) pieces; text before the first tag has rank None."""
+    pieces: list[tuple[int | None, str]] = []
+    last, rank = 0, None
+    for m in TAG.finditer(line):
+        if m.start() > last or rank is not None:
+            pieces.append((rank, line[last : m.start()]))
+        rank, last = int(m.group(1)), m.end()
+    pieces.append((rank, line[last:]))
+    return pieces
+
+
+def demux(text: str) -> tuple[str, int]:
+    """Rewrite physical lines that hold pieces of several ranks as whole logical lines.
+
+    Returns the new text, with exactly as many lines as the input, and the number of physical
+    lines that were rewritten. Text without interleaved tags is returned unchanged, at no cost
+    beyond one regex scan.
+    """
+    first = _MULTI.search(text)
+    if first is None:
+        return text, 0
+    out: list[str] = []
+    rewritten = 0
+    pos = 0
+    while first is not None:
+        start = text.rfind("\n", 0, first.start()) + 1
+        out.append(text[pos:start])
+        pending: dict[int | None, str] = {}
+        cursor = start
+        # Rewrite from this line on until no rank has a partial line left over.
+        while cursor < len(text):
+            end = text.find("\n", cursor)
+            end = len(text) if end < 0 else end
+            pieces = _split(text[cursor:end])
+            for rank, piece in pieces[:-1]:
+                pending[rank] = pending.get(rank, "") + piece
+            rank, piece = pieces[-1]
+            line = pending.pop(rank, "") + piece
+            out.append(line if rank is None else f"[1,{rank}]<stdout>:{line}")
+            out.append("\n" if end < len(text) else "")
+            rewritten += 1
+            cursor = end + 1
+            if not pending:
+                break
+        pos = min(cursor, len(text))
+        first = _MULTI.search(text, pos)
+    out.append(text[pos:])
+    return "".join(out), rewritten

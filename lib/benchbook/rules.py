@@ -1,0 +1,69 @@
+"""The rule that turns a run's per-iteration records into one throughput, visible and changeable.
+
+Every format documents a default (which records are warm-up, which mean); a Rule overrides any
+part of it. The DLPerf tables, for instance, skip the first 20 of 120 logged iterations and take
+the arithmetic mean: `Rule(warmup=20, method="mean")`.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, Optional
+
+import numpy as np
+import pandas as pd
+from pydantic import BaseModel, ConfigDict, Field
+
+Method = Literal["mean", "median", "harmonic", "elapsed"]
+
+METHODS = {
+    "mean": "arithmetic mean of the logged rates",
+    "median": "median of the logged rates",
+    "harmonic": "images / time implied by the logged rates (step-weighted harmonic mean)",
+    "elapsed": "images / wall-clock time between the first and last measured records' timestamps",
+}
+
+
+class Rule(BaseModel):
+    """How to recompute a run's throughput from its records; None means the format's default."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    warmup: Optional[int] = Field(None, ge=0, description="leading records of each run to skip")
+    window: Optional[int] = Field(None, ge=1, description="records to use after the warm-up (all if unset)")
+    method: Optional[Method] = Field(None, description="how to average: " + ", ".join(METHODS))
+    tolerance: float = Field(0.03, gt=0, description="relative gap to the reported value that earns a warning")
+
+    def describe(self, default_method: str, default_warmup: str) -> str:
+        """The rule in words, as applied to a format with these defaults."""
+        warm = f"skip the first {self.warmup} records" if self.warmup is not None else f"skip {default_warmup}"
+        window = f", then use at most {self.window} records" if self.window else ""
+        return f"{warm}{window}; {METHODS[self.method or default_method]}"
+
+
+def measured(records: pd.DataFrame, warm: pd.Series, rule: Rule) -> pd.DataFrame:
+    """The records a rule measures: past the warm-up, within the window, with a rate."""
+    if rule.warmup is not None:
+        warm = pd.Series(np.arange(len(records)) < rule.warmup, index=records.index)
+    out = records[~warm.to_numpy(dtype=bool) & records["throughput"].notna().to_numpy()]
+    return out.head(rule.window) if rule.window else out
+
+
+def throughput(records: pd.DataFrame, method: str, global_batch: int | None) -> float | None:
+    """One throughput from measured records by `method`; None when they cannot give one."""
+    if records.empty:
+        return None
+    rates = records["throughput"].to_numpy(dtype=float)
+    if method == "mean":
+        return float(rates.mean())
+    if method == "median":
+        return float(np.median(rates))
+    steps = records["steps"].to_numpy(dtype=float)
+    if method == "harmonic":
+        ok = rates > 0
+        return float(steps[ok].sum() / (steps[ok] / rates[ok]).sum()) if ok.any() else None
+    # elapsed: images between the first and last record over the time between them.
+    times = records["timestamp"].to_numpy(dtype=float)
+    if len(records) < 2 or not global_batch or np.isnan(times[[0, -1]]).any():
+        return None
+    seconds = times[-1] - times[0]
+    return float(global_batch * steps[1:].sum() / seconds) if seconds > 0 else None

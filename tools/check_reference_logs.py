@@ -1,0 +1,78 @@
+"""Check `benchbook analyze --json` against published reference logs and their expected.yaml.
+
+Usage: python tools/check_reference_logs.py ../shared/reference-logs
+
+For every run listed in expected.yaml: the run is found at its index in its file (file order),
+with the listed GPUs, per-GPU batch size, precision and XLA; `reported_throughput` equals the
+listed `reported` value; `recomputed_throughput` is within 3% of it. Runs the CLI, as a user
+would, and exits 1 with one line per mismatch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+TOLERANCE = 0.03
+
+
+def analyze(folder: Path) -> dict[tuple[str, int], dict]:
+    out = subprocess.run([sys.executable, "-m", "benchbook.cli", "analyze", "--json", str(folder)],
+                         capture_output=True, text=True, check=False)
+    if out.returncode != 0:
+        raise SystemExit(f"benchbook analyze failed ({out.returncode}):\n{out.stderr}")
+    runs = [json.loads(line) for line in out.stdout.splitlines() if line.strip()]
+    return {(str(Path(r["source"]).relative_to(folder)), r["run"]): r for r in runs}
+
+
+def check(folder: Path, expected: dict) -> list[str]:
+    errors: list[str] = []
+    found = analyze(folder)
+    checked = 0
+    for group, spec in expected.items():
+        for want in spec["runs"]:
+            key = (f"{group}/{want['file']}", want["run"])
+            got = found.get(key)
+            where = f"{key[0]} run {key[1]}"
+            if got is None:
+                errors.append(f"{where}: not found (runs found in that file: "
+                              f"{sorted(r for f, r in found if f == key[0])})")
+                continue
+            checked += 1
+            for field in ("gpus", "batch_size", "precision", "xla"):
+                if field in want and got[field] != want[field]:
+                    errors.append(f"{where}: {field} is {got[field]!r}, expected {want[field]!r}")
+            reported, recomputed = got["reported_throughput"], got["recomputed_throughput"]
+            if reported is None or not math.isclose(reported, float(want["reported"]), rel_tol=1e-12):
+                errors.append(f"{where}: reported_throughput is {reported}, expected {want['reported']}")
+            if recomputed is None or abs(recomputed - want["reported"]) / want["reported"] > TOLERANCE:
+                errors.append(f"{where}: recomputed_throughput {recomputed} is not within "
+                              f"{TOLERANCE:.0%} of {want['reported']}")
+            if got["status"] != "complete":
+                errors.append(f"{where}: status is {got['status']}, expected complete")
+    print(f"checked {checked} runs of {sum(len(s['runs']) for s in expected.values())} listed; "
+          f"{len(errors)} mismatches")
+    return errors
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("folder", type=Path, help="folder holding expected.yaml and the logs")
+    p.add_argument("--expected", type=Path, help="expected.yaml (default: FOLDER/expected.yaml)")
+    args = p.parse_args(argv)
+    folder = args.folder.resolve()
+    expected = yaml.safe_load((args.expected or folder / "expected.yaml").read_text(encoding="utf-8"))
+    errors = check(folder, expected)
+    for e in errors:
+        print(f"MISMATCH {e}")
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

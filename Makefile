@@ -1,4 +1,4 @@
-# Set-up is part of every target: a fresh machine needs nothing but python3 (3.10+) and make.
+# Set-up is part of every target: a fresh machine needs nothing but python3 (3.11+) and make.
 VENV ?= .venv
 BIN := $(VENV)/bin
 

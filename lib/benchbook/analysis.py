@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import itertools
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
 
 import numpy as np
 import pandas as pd
@@ -19,7 +19,7 @@ import pandas as pd
 from . import filenames, parsers, rules, textio
 from .assemble import RunDraft, fold
 from .errors import BenchbookError, LogError
-from .parsers import LogFormat
+from .parsers import LogFormat, scanning
 from .rules import Rule
 
 RUN_COLUMNS = {
@@ -119,24 +119,27 @@ def _pct(value: float | None) -> float | None:
     return value * 100 if value <= 1.0 else value
 
 
-def _records_frame(draft: RunDraft) -> pd.DataFrame:
-    df = pd.DataFrame({name: np.frombuffer(col, dtype=col.typecode if col.typecode == "d" else np.int64)
-                       if len(col) else np.array([], dtype=float if col.typecode == "d" else np.int64)
-                       for name, col in draft.records.columns.items()})
-    if len(df) and df["steps"].isna().any():
-        # Formats that do not log how many iterations a record covers: the gap to the previous one.
-        gaps = df.groupby("rank")["iteration"].diff()
-        gaps = gaps.where(gaps > 0)
-        fill = gaps.fillna(gaps.median() if gaps.notna().any() else 1.0)
-        df["steps"] = df["steps"].fillna(fill.where(df["iteration"] >= 0, 1.0))
-    return df
+def _steps(cols: dict[str, np.ndarray]) -> np.ndarray:
+    """Iterations each record covers: as logged, else the gap to the rank's previous record."""
+    steps = cols["steps"].copy()
+    missing = np.isnan(steps)
+    if missing.any():
+        it, rank = cols["iteration"].astype(float), cols["rank"]
+        gaps = np.full(len(it), np.nan)
+        for r in np.unique(rank):
+            idx = np.flatnonzero(rank == r)
+            gaps[idx[1:]] = np.diff(it[idx])
+        gaps[(gaps <= 0) | (it < 0)] = np.nan
+        fill = np.nanmedian(gaps) if np.isfinite(gaps).any() else 1.0
+        steps[missing] = np.where(np.isnan(gaps), fill, gaps)[missing]
+    return steps
 
 
 def _run(draft: RunDraft, path: Path, fmt: LogFormat, rule: Rule, stats: textio.ReadStats,
-         tables: list[tuple[dict, dict]]) -> tuple[dict, pd.DataFrame, pd.DataFrame]:
+         tables: list[tuple[dict, dict]]) -> tuple[dict, dict[str, np.ndarray], pd.DataFrame | None]:
     meta = dict(draft.meta)
     warnings: list[str] = []
-    for key, value in fmt.finish(meta, {r for r in draft.ranks if r is not None} or draft.ranks).items():
+    for key, value in fmt.finish(meta, draft.ranks).items():
         meta.setdefault(key, value)
     for source, extra in (("the file name", filenames.from_path(path, draft.index)),
                           ("the run record", filenames.sidecar(path))):
@@ -154,25 +157,32 @@ def _run(draft: RunDraft, path: Path, fmt: LogFormat, rule: Rule, stats: textio.
                 if metric in ("train.total_ips", "train.ips"):
                     draft.reported.setdefault("throughput", value)
 
-    records = _records_frame(draft)
-    start = meta.get("start_time")
-    t0 = _first_time(start, records)
-    lowest = records["rank"].min() if len(records) else -1
-    own = records[records["rank"] == lowest] if len(records) else records
-    warm = fmt.mark_warmup(own, meta) if len(own) else pd.Series(dtype=bool)
-    used = rules.measured(own, warm, rule) if len(own) else own
+    cols = dict(draft.records.columns())
+    n = len(cols["line"])
+    cols["steps"] = _steps(cols) if n else cols["steps"]
+    t0 = _first_time(meta.get("start_time"), cols["timestamp"])
+    lowest = int(cols["rank"].min()) if n else -1
+    own_idx = np.flatnonzero(cols["rank"] == lowest)
+    own = {k: v[own_idx] for k, v in cols.items()}
+    has_rate = ~np.isnan(own["throughput"])
+    if rule.warmup is not None:
+        warm = np.arange(len(own_idx)) < rule.warmup
+    else:
+        warm = np.asarray(fmt.mark_warmup(own, meta), dtype=bool) if len(own_idx) else np.zeros(0, bool)
+    use = np.flatnonzero(~warm & has_rate)
+    if rule.window:
+        use = use[: rule.window]
+    used = {k: v[use] for k, v in own.items()}
     method = rule.method or fmt.method
     recomputed = rules.throughput(used, method, global_batch)
     elapsed = rules.throughput(used, "elapsed", global_batch)
     reported = draft.reported.get("throughput")
 
-    records["elapsed"] = records["timestamp"] - t0 if t0 is not None else np.nan
-    records["warmup"] = False
-    records["measured"] = False
-    if len(own):
-        skipped = own.index.difference(used.index)
-        records.loc[skipped.intersection(own.index[own["throughput"].notna()]), "warmup"] = True
-        records.loc[used.index, "measured"] = True
+    cols["elapsed"] = cols["timestamp"] - t0 if t0 is not None else np.full(n, np.nan)
+    cols["warmup"] = np.zeros(n, dtype=bool)
+    cols["warmup"][own_idx[warm & has_rate]] = True
+    cols["measured"] = np.zeros(n, dtype=bool)
+    cols["measured"][own_idx[use]] = True
 
     failed_cause = draft.failures[0][1] if draft.failures else None
     if draft.ended or reported is not None:
@@ -182,18 +192,15 @@ def _run(draft: RunDraft, path: Path, fmt: LogFormat, rule: Rule, stats: textio.
     else:
         status = "incomplete"
     if status == "incomplete":
-        warnings.append("no end-of-run summary: the log stops before the run finished" if len(records)
+        warnings.append("no end-of-run summary: the log stops before the run finished" if n
                         else "no iteration was logged and no summary: the run did not start training")
-    if status == "complete" and failed_cause:
-        warnings.append(f"the log mentions a failure ({failed_cause}, line {draft.failures[0][0]}) "
-                        "but the run finished")
     if status == "failed":
         warnings.append(f"failed at line {draft.failures[0][0]}: {failed_cause}")
     warnings.extend(f"conflicting {c}" for c in draft.conflicts)
     for key in ("gpus", "batch_size", "precision"):
         if meta.get(key) is None:
             warnings.append(f"{key} unknown: neither the log, the file name nor a run record gives it")
-    if len(own) and recomputed is None:
+    if len(own_idx) and recomputed is None:
         warnings.append("no record left after the warm-up to recompute the throughput from")
     if recomputed and reported and abs(recomputed - reported) / reported > rule.tolerance:
         warnings.append(f"recomputed throughput {recomputed:.2f} differs from the reported {reported:.2f} "
@@ -201,23 +208,26 @@ def _run(draft: RunDraft, path: Path, fmt: LogFormat, rule: Rule, stats: textio.
     if recomputed and elapsed and method != "elapsed" and abs(elapsed - recomputed) / recomputed > 0.10:
         warnings.append(f"wall-clock throughput {elapsed:.2f} is {100 * (elapsed - recomputed) / recomputed:+.1f}% "
                         f"from the {method} of logged rates: time passes between logged steps")
-    if len(draft.ranks - {None}) > 1 and len(used):
+    others = np.flatnonzero((cols["rank"] != lowest) & ~np.isnan(cols["throughput"]))
+    if len(others) and len(use):
         # Every rank prints the same global rate; a rank that saw another rate is worth a look.
-        means = records[records["rank"] != lowest].groupby("rank")["throughput"].mean()
-        own_mean = float(own["throughput"].mean())
-        off = means[(means - own_mean).abs() > rule.tolerance * own_mean]
-        if len(off):
-            warnings.append(f"ranks {', '.join(map(str, off.index))} logged rates more than "
+        own_mean = float(np.nanmean(own["throughput"]))
+        off = sorted({int(r) for r in np.unique(cols["rank"][others])
+                      if abs(np.nanmean(cols["throughput"][others][cols["rank"][others] == r]) - own_mean)
+                      > rule.tolerance * own_mean})
+        if off:
+            warnings.append(f"ranks {', '.join(map(str, off))} logged rates more than "
                             f"{rule.tolerance:.0%} away from rank {lowest}'s, whose records the rule uses")
     warnings.extend(_read_warnings(stats))
 
-    evals = pd.DataFrame(draft.evals, columns=["line", "epoch", "top1", "top5", "eval_throughput", "timestamp"])
-    if len(evals):
+    evals = pd.DataFrame(draft.evals, columns=["line", "epoch", "top1", "top5", "eval_throughput", "timestamp"]) \
+        if draft.evals else None
+    if evals is not None:
         evals["top1"] = evals["top1"].map(_pct)
         evals["top5"] = evals["top5"].map(_pct)
         evals["timestamp"] = evals["timestamp"].map(_seconds)
         evals["elapsed"] = evals["timestamp"] - t0 if t0 is not None else np.nan
-    top1 = evals["top1"].dropna() if len(evals) else pd.Series(dtype=float)
+    top1 = evals["top1"].dropna() if evals is not None else pd.Series(dtype=float)
 
     row = {
         "source": str(path), "run": draft.index, "format": fmt.name,
@@ -227,13 +237,13 @@ def _run(draft: RunDraft, path: Path, fmt: LogFormat, rule: Rule, stats: textio.
         "synthetic": meta.get("synthetic"), "repeat": meta.get("repeat"),
         "line_start": draft.first_line, "line_end": draft.last_line,
         "reported_throughput": reported, "recomputed_throughput": recomputed, "elapsed_throughput": elapsed,
-        "rule": rule.describe(fmt.method, fmt.warmup), "iterations": int(len(used)),
-        "warmup_records": int(records["warmup"].sum()), "ranks": len(draft.ranks),
+        "rule": rule.describe(fmt.method, fmt.warmup), "iterations": int(len(use)),
+        "warmup_records": int(cols["warmup"].sum()), "ranks": len(draft.ranks),
         "status": status, "failure": failed_cause if status == "failed" else None,
         "final_top1": float(top1.iloc[-1]) if len(top1) else None,
         "start_time": t0, "warnings": warnings, "reported": dict(draft.reported), "meta": meta,
     }
-    return row, records, evals
+    return row, cols, evals
 
 
 def _seconds(value):
@@ -242,10 +252,10 @@ def _seconds(value):
     return seconds(value)
 
 
-def _first_time(start, records: pd.DataFrame) -> float | None:
+def _first_time(start, stamps: np.ndarray) -> float | None:
     t = _seconds(start) if start is not None else np.nan
-    if np.isnan(t) and len(records) and records["timestamp"].notna().any():
-        t = float(records["timestamp"].min())
+    if np.isnan(t) and np.isfinite(stamps).any():
+        t = float(np.nanmin(stamps))
     return None if np.isnan(t) else float(t)
 
 
@@ -272,13 +282,35 @@ def analyze_file(path: str | os.PathLike, rule: Rule | None = None, log_format: 
     drafts, tables = fold(events)
     if not drafts:
         raise LogError(str(path), f"recognised as {fmt.name} but no run was found in it")
-    rows, iters, evals = [], [], []
+    _find_failures(path, drafts)
+    rows, blocks, evals = [], [], []
     for draft in drafts:
-        row, rec, ev = _run(draft, path, fmt, rule, stats, tables)
+        row, cols, ev = _run(draft, path, fmt, rule, stats, tables)
         rows.append(row)
-        iters.append(rec.assign(source=str(path), run=draft.index))
-        evals.append(ev.assign(source=str(path), run=draft.index))
-    return rows, iters, evals
+        blocks.append((draft.index, cols))
+        if ev is not None:
+            evals.append(ev.assign(source=str(path), run=draft.index))
+    iterations = pd.DataFrame({k: np.concatenate([c[k] for _, c in blocks]) for k in blocks[0][1]})
+    iterations.insert(0, "run", np.repeat([i for i, _ in blocks], [len(c["line"]) for _, c in blocks]))
+    iterations.insert(0, "source", str(path))
+    return rows, [iterations], evals
+
+
+def _find_failures(path: Path, drafts: list[RunDraft]) -> None:
+    """Read again the lines of runs that did not finish, looking for why (out of memory, crash)."""
+    open_runs = [d for d in drafts if not d.ended and d.reported.get("throughput") is None]
+    if not open_runs:
+        return
+    first = min(d.first_line for d in open_runs)
+    for chunk in textio.chunks(path):
+        if chunk.first_line + chunk.text.count("\n") < first:
+            continue
+        for line, cause in scanning.failures(chunk.text, chunk.first_line):
+            for i, d in enumerate(drafts):
+                end = drafts[i + 1].first_line if i + 1 < len(drafts) else float("inf")
+                if d in open_runs and d.first_line <= line < end:
+                    d.failures.append((line, cause))
+                    d.last_line = max(d.last_line, line)
 
 
 def analyze(paths: Iterable[str | os.PathLike], rule: Rule | None = None, log_format: str | None = None) -> Analysis:

@@ -9,25 +9,29 @@ started it; otherwise it is another rank joining the current run.
 from __future__ import annotations
 
 import math
-from array import array
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from typing import Iterable
+from datetime import UTC, datetime
+
+import numpy as np
 
 from . import events as ev
 
-# Records are kept in typed columns, not dicts: a 400 MB log holds millions of them.
-RECORD_COLUMNS = {"line": "q", "rank": "q", "epoch": "q", "iteration": "q", "timestamp": "d",
-                  "throughput": "d", "loss": "d", "lr": "d", "steps": "d"}
+# Records are buffered as small lists and flushed into typed numpy blocks: a 400 MB log holds
+# millions of them, too many for one Python object each.
+RECORD_COLUMNS = ("line", "rank", "epoch", "iteration", "timestamp", "throughput", "loss", "lr", "steps")
+_NUMERIC = ("line", "rank", "epoch", "iteration", "throughput", "loss", "lr", "steps")
+_FIELD_INDEX = {name: i for i, name in enumerate(_NUMERIC)}
+_INT_COLUMNS = ("line", "rank", "epoch", "iteration")
 MISSING_INT = -1
+FLUSH_ROWS = 1 << 16
 _DAYS: dict[str, float] = {}
 
 
 def seconds(stamp) -> float:
     """A logged timestamp as seconds since the epoch (naive times read as UTC); NaN if unreadable.
 
-    Accepts numbers and `YYYY-MM-DD HH:MM:SS[.ffffff|,fff]`; the date part is cached because a run
-    logs thousands of stamps of the same day.
+    Accepts numbers and `YYYY-MM-DD HH:MM:SS[.ffffff|,fff]`.
     """
     if stamp is None:
         return math.nan
@@ -37,43 +41,76 @@ def seconds(stamp) -> float:
     try:
         if day is None:
             day = _DAYS[stamp[:10]] = datetime.strptime(stamp[:10], "%Y-%m-%d").replace(
-                tzinfo=timezone.utc).timestamp()
+                tzinfo=UTC).timestamp()
         return day + int(stamp[11:13]) * 3600 + int(stamp[14:16]) * 60 + float(stamp[17:].replace(",", "."))
     except ValueError:
         return math.nan
 
 
+def _block(rows: list[list], stamps: list) -> dict[str, np.ndarray]:
+    """Typed columns from buffered rows; timestamps given as strings are parsed in one go."""
+    nums = np.array(rows, dtype=float).reshape(len(rows), len(_NUMERIC))
+    out = {name: nums[:, i].astype(np.int64) if name in _INT_COLUMNS else nums[:, i].copy()
+           for i, name in enumerate(_NUMERIC)}
+    out["timestamp"] = np.fromiter(map(seconds, stamps), dtype=float, count=len(stamps))
+    return {name: out[name] for name in RECORD_COLUMNS}
+
+
 class Records:
-    """Per-iteration records of one run, as typed columns; missing ints are -1, floats NaN."""
+    """Per-iteration records of one run: rows `[line, rank, epoch, iteration, timestamp, throughput,
+    loss, lr, steps]` (None where not logged), kept as typed numpy blocks."""
 
     def __init__(self) -> None:
-        self.columns = {name: array(code) for name, code in RECORD_COLUMNS.items()}
+        self._rows: list[list] = []
+        self._stamps: list = []
+        self._blocks: list[dict[str, np.ndarray]] = []
+        self._count = 0
         self._last: dict = {}
 
     def __len__(self) -> int:
-        return len(self.columns["line"])
+        return self._count
 
-    def append(self, line: int, rank, data: dict) -> None:
-        cols = self.columns
-        cols["line"].append(line)
-        cols["rank"].append(MISSING_INT if rank is None else rank)
-        for name in ("epoch", "iteration"):
-            value = data.get(name)
-            cols[name].append(MISSING_INT if value is None else value)
-        cols["timestamp"].append(seconds(data.get("timestamp")))
-        for name in ("throughput", "loss", "lr", "steps"):
-            value = data.get(name)
-            cols[name].append(math.nan if value is None else value)
-        self._last[rank] = len(cols["line"]) - 1
+    def append(self, line: int, rank, values) -> None:
+        """Add a record; `values` is a STEP payload (see events.step)."""
+        epoch, iteration, stamp, rate, loss, lr, steps = values
+        self._rows.append([line, MISSING_INT if rank is None else rank, epoch, iteration, rate, loss, lr, steps])
+        self._stamps.append(stamp)
+        self._count += 1
+        self._last[rank] = (len(self._blocks), len(self._rows) - 1)
+        if len(self._rows) >= FLUSH_ROWS:
+            self._flush()
 
     def update_last(self, rank, data: dict) -> None:
         """Add fields to the last record of `rank` (formats that log one record over several lines)."""
-        idx = self._last.get(rank)
-        if idx is None:
+        where = self._last.get(rank)
+        if where is None:
             return
+        block, idx = where
         for name, value in data.items():
-            if name in self.columns and value is not None:
-                self.columns[name][idx] = seconds(value) if name == "timestamp" else value
+            if value is None or (name not in _FIELD_INDEX and name != "timestamp"):
+                continue
+            if block == len(self._blocks):
+                if name == "timestamp":
+                    self._stamps[idx] = value
+                else:
+                    self._rows[idx][_FIELD_INDEX[name]] = value
+            else:
+                self._blocks[block][name][idx] = seconds(value) if name == "timestamp" else value
+
+    def _flush(self) -> None:
+        if self._rows:
+            self._blocks.append(_block(self._rows, self._stamps))
+            self._rows, self._stamps = [], []
+
+    def columns(self) -> dict[str, np.ndarray]:
+        """All records as typed columns (ints -1 and floats NaN where not logged)."""
+        self._flush()
+        if not self._blocks:
+            return {n: np.array([], dtype=np.int64 if n in _INT_COLUMNS else float) for n in RECORD_COLUMNS}
+        if len(self._blocks) > 1:
+            self._blocks = [{n: np.concatenate([b[n] for b in self._blocks]) for n in RECORD_COLUMNS}]
+            self._last = {}
+        return self._blocks[0]
 
 
 @dataclass
@@ -123,6 +160,12 @@ def fold(events: Iterable[ev.Event]) -> tuple[list[RunDraft], list[tuple[dict, d
         return run
 
     for line, rank, kind, data in events:
+        if kind == ev.STEP and run is not None:  # the hot path: most events are steps
+            run.records.append(line, rank, data)
+            run.ranks.add(rank)
+            if line > run.last_line:
+                run.last_line = line
+            continue
         if kind == ev.RUN_START:
             if run is not None and (
                 run.ended or (run.progressed and (rank is None or rank in run.start_ranks or rank in run.ranks))

@@ -22,7 +22,7 @@ class Event(NamedTuple):
 # Kinds, and what `data` holds for each.
 RUN_START = "run_start"  # dict of metadata; opens a new run unless the current one has no progress yet
 META = "meta"  # dict of metadata for the current run (first value wins)
-STEP = "step"  # dict of iteration fields (see ITER_FIELDS): a new per-iteration record
+STEP = "step"  # tuple in ITER_FIELDS order (-1 / NaN where not logged): a new per-iteration record
 FIELD = "field"  # dict of iteration fields added to the last record of the same rank
 SUMMARY = "summary"  # dict of values the script reported for the whole run, e.g. {"throughput": 979.1}
 EVAL = "eval"  # dict with top1, top5 (fractions or percent as logged), epoch, eval_throughput, timestamp
@@ -32,3 +32,16 @@ TRAILER = "trailer"  # dict of metadata printed after the run (e.g. the launch c
 TABLE = "table"  # (key dict, values dict): a row of a summary table matched to runs by key at the end
 
 ITER_FIELDS = ("epoch", "iteration", "timestamp", "throughput", "loss", "lr", "steps")
+
+
+NAN = float("nan")
+
+
+def step(epoch=None, iteration=None, timestamp=None, throughput=None, loss=None, lr=None, steps=None) -> tuple:
+    """The payload of a STEP event, by field name: -1 for a missing epoch or iteration, NaN for
+    other missing numbers; the timestamp is a number or a `YYYY-MM-DD HH:MM:SS[.f|,f]` string."""
+    def num(v):
+        return NAN if v is None else v
+
+    return (-1 if epoch is None else epoch, -1 if iteration is None else iteration, timestamp, num(throughput),
+            num(loss), num(lr), num(steps))

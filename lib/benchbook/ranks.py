@@ -17,8 +17,9 @@ TAG = re.compile(
     r"(?:[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4})?"
     r"\[\d+,(\d+)\](?:\[[^\]\n]*\])?<(?:stdout|stderr|stddiag)>:"
 )
-# A physical line that holds a second tag after its first: only those need demultiplexing.
-_MULTI = re.compile(r"<(?:stdout|stderr|stddiag)>:[^\n]*?\[\d+,\d+\](?:\[[^\]\n]*\])?<(?:stdout|stderr|stddiag)>:")
+# A physical line that holds a second tag after its first: only those need demultiplexing. The
+# possessive loops keep this one pass over the text, however long its lines.
+_MULTI = re.compile(r"<std(?:out|err|diag)>:[^\n<]*+(?:<(?!std(?:out|err|diag)>:)[^\n<]*+)*+<std(?:out|err|diag)>:")
 
 
 def has_tags(text: str) -> bool:
@@ -29,6 +30,10 @@ def has_tags(text: str) -> bool:
 def rank_at(text: str, pos: int) -> int | None:
     """The rank whose tag opens the line holding `pos`, or None for an untagged line."""
     start = text.rfind("\n", 0, pos) + 1
+    if text.startswith("[", start):  # the common case, without a regex
+        comma, close = text.find(",", start, start + 16), text.find("]", start, start + 24)
+        if 0 < comma < close and text[comma + 1 : close].isdigit() and text.startswith("<std", close + 1):
+            return int(text[comma + 1 : close])
     m = TAG.match(text, start)
     return int(m.group(1)) if m else None
 

@@ -7,10 +7,9 @@ the arithmetic mean: `Rule(warmup=20, method="mean")`.
 
 from __future__ import annotations
 
-from typing import Literal, Optional
+from typing import Literal
 
 import numpy as np
-import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
 Method = Literal["mean", "median", "harmonic", "elapsed"]
@@ -28,9 +27,9 @@ class Rule(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    warmup: Optional[int] = Field(None, ge=0, description="leading records of each run to skip")
-    window: Optional[int] = Field(None, ge=1, description="records to use after the warm-up (all if unset)")
-    method: Optional[Method] = Field(None, description="how to average: " + ", ".join(METHODS))
+    warmup: int | None = Field(None, ge=0, description="leading records of each run to skip")
+    window: int | None = Field(None, ge=1, description="records to use after the warm-up (all if unset)")
+    method: Method | None = Field(None, description="how to average: " + ", ".join(METHODS))
     tolerance: float = Field(0.03, gt=0, description="relative gap to the reported value that earns a warning")
 
     def describe(self, default_method: str, default_warmup: str) -> str:
@@ -40,30 +39,22 @@ class Rule(BaseModel):
         return f"{warm}{window}; {METHODS[self.method or default_method]}"
 
 
-def measured(records: pd.DataFrame, warm: pd.Series, rule: Rule) -> pd.DataFrame:
-    """The records a rule measures: past the warm-up, within the window, with a rate."""
-    if rule.warmup is not None:
-        warm = pd.Series(np.arange(len(records)) < rule.warmup, index=records.index)
-    out = records[~warm.to_numpy(dtype=bool) & records["throughput"].notna().to_numpy()]
-    return out.head(rule.window) if rule.window else out
-
-
-def throughput(records: pd.DataFrame, method: str, global_batch: int | None) -> float | None:
-    """One throughput from measured records by `method`; None when they cannot give one."""
-    if records.empty:
+def throughput(records: dict, method: str, global_batch: int | None) -> float | None:
+    """One throughput from measured records (numpy columns) by `method`; None when they cannot give one."""
+    rates = np.asarray(records["throughput"], dtype=float)
+    if rates.size == 0:
         return None
-    rates = records["throughput"].to_numpy(dtype=float)
     if method == "mean":
         return float(rates.mean())
     if method == "median":
         return float(np.median(rates))
-    steps = records["steps"].to_numpy(dtype=float)
+    steps = np.asarray(records["steps"], dtype=float)
     if method == "harmonic":
         ok = rates > 0
         return float(steps[ok].sum() / (steps[ok] / rates[ok]).sum()) if ok.any() else None
     # elapsed: images between the first and last record over the time between them.
-    times = records["timestamp"].to_numpy(dtype=float)
-    if len(records) < 2 or not global_batch or np.isnan(times[[0, -1]]).any():
+    times = np.asarray(records["timestamp"], dtype=float)
+    if rates.size < 2 or not global_batch or np.isnan(times[[0, -1]]).any():
         return None
     seconds = times[-1] - times[0]
     return float(global_batch * steps[1:].sum() / seconds) if seconds > 0 else None

@@ -8,8 +8,8 @@ demultiplexed (rank tags) on its own. Line numbers are 1-based physical line num
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Iterator
 
 from . import ranks
 from .errors import LogError

@@ -6,8 +6,9 @@ file; nothing else changes.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from ..errors import UnknownNameError
 from ..events import Event
@@ -25,7 +26,7 @@ class LogFormat:
     scan : pure function from a chunk of whole lines and its first line number to events.
     method : default recompute method ("mean", "median", "harmonic" or "elapsed").
     warmup : how the format marks warm-up records by default, in words (shown to users).
-    mark_warmup : (records DataFrame of one run, run metadata) -> boolean Series of warm-up records.
+    mark_warmup : (one rank's records as numpy columns, run metadata) -> boolean array of warm-up records.
     finish : (run metadata, ranks that logged) -> metadata completed from what only the whole run
         shows (GPU count from the ranks, per-GPU batch from a global one).
     priority : higher wins when several formats sniff the same head.

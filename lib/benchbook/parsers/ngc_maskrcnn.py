@@ -52,7 +52,7 @@ def _totals(m: re.Match):
 _RULES = [
     (_START, lambda m: (ev.RUN_START, {})),
     (_FEATURE, lambda m: (ev.META, {"precision": "amp"} if m.group(1) == "AMP" else {"xla": True})),
-    (_TIMESTAMP, lambda m: (ev.STEP, {"timestamp": float(m.group(1))})),
+    (_TIMESTAMP, lambda m: (ev.STEP, ev.step(timestamp=float(m.group(1))))),
     (_ITERATION, lambda m: (ev.FIELD, {"iteration": int(m.group(1))})),
     (_THROUGHPUT, lambda m: (ev.FIELD, {"throughput": float(m.group(1))})),
     (_LOSS, lambda m: (ev.FIELD, {"loss" if m.group(1) == "Total loss" else "lr": float(m.group(2))})),
@@ -60,7 +60,6 @@ _RULES = [
     (_TOTALS, _totals),
     (_DONE, lambda m: (ev.END, "Job finished with status: SUCCESS")),
     (_COMMAND, _command),
-    scanning.FAILURE_RULE,
 ]
 
 
@@ -74,7 +73,7 @@ def sniff(head: str) -> bool:
     return "[MaskRCNN] " in head
 
 
-def warmup(records, meta: dict):
+def warmup(records: dict, meta: dict):
     """The first logged interval is warm-up: it holds graph building and the first steps."""
     return records["iteration"] <= records["iteration"].min()
 

@@ -12,20 +12,23 @@ after the first epoch (`benchmark.py -w 1`, one warm-up epoch).
 from __future__ import annotations
 
 import ast
+import functools
 import re
+
+import numpy as np
 
 from .. import events as ev
 from . import LogFormat, register, scanning
 from .dllogger import LINE, parameters, step_of, values
 
 _ARGS = re.compile(r":INFO: Start with arguments Namespace\(([^\n]*)\)")
-_BATCH = re.compile(r":INFO: Epoch\[(\d+)\] Batch \[(\d+)-(\d+)\]\tSpeed: ([0-9.eE+-]+) samples/sec([^\n]*)")
+_BATCH = re.compile(r":INFO: Epoch\[(\d+)\] Batch \[(\d+)-(\d+)\]\tSpeed: ([0-9.eE+-]+) samples/sec"
+                    r"(?:[^\n]*?LR: ([0-9.eE+-]+))?[^\n]*")
 _TOOK = re.compile(r"Experiment took: ([0-9.]+) sec")
 _TABLE = re.compile(r"(train\.[a-z_0-9]+|val\.[a-z_0-9]+)\n( *\|[^\n]*)\n-+\n((?: *\d+ *\|[^\n]*\n)+)")
-_LR = re.compile(r"LR: ([0-9.eE+-]+)")
-_DATE = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}")
 
 
+@functools.lru_cache(maxsize=256)
 def namespace(body: str) -> dict:
     """The arguments of a printed argparse Namespace, as Python values (literals only)."""
     try:
@@ -61,8 +64,9 @@ def _args_meta(args: dict) -> dict:
 
 def _stamp(m: re.Match) -> str | None:
     """The `2020-12-11 03:13:49,587` that Python logging put before `:INFO:`, if it is there."""
-    stamp = m.string[max(m.start() - 23, 0) : m.start()]
-    return stamp if _DATE.fullmatch(stamp) else None
+    start = m.start()
+    stamp = m.string[max(start - 23, 0) : start]
+    return stamp if len(stamp) == 23 and stamp[4] == "-" and stamp[19] == "," else None
 
 
 def _start(m: re.Match):
@@ -72,15 +76,9 @@ def _start(m: re.Match):
 
 
 def _batch(m: re.Match):
-    lr = _LR.search(m.group(5))
-    return ev.STEP, {
-        "epoch": int(m.group(1)),
-        "iteration": int(m.group(3)) + 1,
-        "steps": int(m.group(3)) - int(m.group(2)) + 1,
-        "throughput": float(m.group(4)),
-        "timestamp": _stamp(m),
-        "lr": float(lr.group(1)) if lr else None,
-    }
+    first, last, lr = int(m.group(2)), int(m.group(3)), m.group(5)
+    return ev.STEP, (int(m.group(1)), last + 1, _stamp(m), float(m.group(4)), ev.NAN,
+                     float(lr) if lr else ev.NAN, last - first + 1)
 
 
 def _table(m: re.Match):
@@ -89,7 +87,7 @@ def _table(m: re.Match):
     rows = []
     for row in m.group(3).splitlines():
         gpus, _, cells = row.partition("|")
-        for batch, cell in zip(columns, cells.split("|")):
+        for batch, cell in zip(columns, cells.split("|"), strict=False):
             value = scanning.number(cell.strip())
             if value is not None:
                 rows.append(({"gpus": int(gpus), "batch_size": batch}, {metric: value}))
@@ -108,10 +106,9 @@ def _dll(m: re.Match):
         rate = kv.get("train.ips", kv.get("train.total_ips"))
         if rate is None:
             return None
-        return ev.STEP, {"epoch": epoch, "iteration": iteration, "timestamp": m.group(1),
-                         "throughput": scanning.number(rate),
-                         "loss": scanning.number(kv["train.loss"]) if "train.loss" in kv else None,
-                         "lr": scanning.number(kv["train.lr"]) if "train.lr" in kv else None}
+        return ev.STEP, ev.step(epoch, iteration, m.group(1), scanning.number(rate),
+                                scanning.number(kv["train.loss"]) if "train.loss" in kv else None,
+                                scanning.number(kv["train.lr"]) if "train.lr" in kv else None)
     if kind == "epoch" and ("val.top1" in kv or "val.accuracy" in kv):
         return ev.EVAL, {"epoch": epoch, "timestamp": m.group(1),
                          "top1": scanning.number(kv.get("val.top1", kv.get("val.accuracy", ""))),
@@ -139,7 +136,6 @@ _RULES = [
     (_TOOK, lambda m: (ev.END, f"Experiment took {m.group(1)} s")),
     (_TABLE, _table),
     (LINE, _dll),
-    scanning.FAILURE_RULE,
 ]
 
 
@@ -154,12 +150,11 @@ def sniff(head: str) -> bool:
         ":INFO: Epoch[" in head and "Speed:" in head) or "train.ips : " in head
 
 
-def warmup(records, meta: dict):
+def warmup(records: dict, meta: dict):
     """The first epoch is warm-up when there is more than one (`benchmark.py -w 1`)."""
-    first = records["epoch"].min()
-    if records["epoch"].nunique() < 2:
-        return records["epoch"] != records["epoch"]
-    return records["epoch"] == first
+    epochs = records["epoch"]
+    first = epochs.min()
+    return (epochs == first) if (epochs != first).any() else np.zeros(len(epochs), dtype=bool)
 
 
 def finish(meta: dict, ranks: set) -> dict:

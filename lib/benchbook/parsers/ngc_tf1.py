@@ -15,6 +15,9 @@ from .. import events as ev
 from . import LogFormat, register, scanning
 from .dllogger import LINE, parameters, step_of, truthy, values
 
+# The one-metric step lines that make up most of a benchmark log get their own pattern.
+_TOTAL_IPS = re.compile(r"DLL (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+) - \((\d+), (\d+)\) total_ips : ([0-9.eE+-]+)[^\n]*")
+_OTHER = re.compile(LINE.pattern.replace(" - (", " - (?!\\(\\d+, \\d+\\) total_ips : )(", 1))
 _HEADER = re.compile(r"(Num GPUs|Per-GPU Batch Size) (\d+)")
 _END = re.compile(r"Ending Model Training")
 _RATE_KEYS = ("total_ips", "imgs_per_sec", "train_throughput_step")
@@ -43,21 +46,15 @@ def _dll(m: re.Match):
     kind, epoch, step = step_of(m)
     rest = m.group(9)
     if kind == "step":
-        # Fast path for the one-metric lines that make up most of a benchmark log.
-        if rest.startswith("total_ips : "):
-            return ev.STEP, {"epoch": epoch, "iteration": step, "timestamp": m.group(1),
-                             "throughput": scanning.number(rest[12:].strip())}
         kv = values(rest)
         rate = next((kv[k] for k in _RATE_KEYS if k in kv), None)
         loss = next((kv[k] for k in _LOSS_KEYS if k in kv), None)
         if rate is None and loss is None:
             return None
-        return ev.STEP, {
-            "epoch": epoch, "iteration": step, "timestamp": m.group(1),
-            "throughput": scanning.number(rate) if rate else None,
-            "loss": scanning.number(loss) if loss else None,
-            "lr": scanning.number(kv["learning_rate"]) if "learning_rate" in kv else None,
-        }
+        return ev.STEP, ev.step(
+            epoch, step, m.group(1), scanning.number(rate) if rate else None,
+            scanning.number(loss) if loss else None,
+            scanning.number(kv["learning_rate"]) if "learning_rate" in kv else None)
     if kind == "parameter":
         meta = _params_meta(parameters(rest))
         meta["start_time"] = m.group(1)
@@ -84,10 +81,11 @@ def _header(m: re.Match):
 
 
 _RULES = [
-    (LINE, _dll),
+    (_TOTAL_IPS, lambda m: (ev.STEP, (int(m.group(2)), int(m.group(3)), m.group(1), float(m.group(4)),
+                                      ev.NAN, ev.NAN, ev.NAN))),
+    (_OTHER, _dll),
     (_HEADER, _header),
     (_END, lambda m: (ev.END, "Ending Model Training")),
-    scanning.FAILURE_RULE,
 ]
 
 
@@ -104,7 +102,7 @@ def sniff(head: str) -> bool:
     )
 
 
-def warmup(records, meta: dict):
+def warmup(records: dict, meta: dict):
     """Records before the run's `warmup_steps` are warm-up (benchmark mode logs none of them)."""
     return records["iteration"] < int(meta.get("warmup_steps") or 0)
 

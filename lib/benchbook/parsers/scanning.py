@@ -8,8 +8,8 @@ instead of trying every position; that, not cleverness in Python, is what keeps 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable
 from operator import itemgetter
-from typing import Callable, Iterable
 
 from .. import events as ev
 from ..events import Event
@@ -41,6 +41,12 @@ def _failure(m: re.Match) -> tuple[str, str]:
 FAILURE_RULE: Rule = (_FAILURES, _failure)
 
 
+def failures(text: str, first_line: int) -> list[tuple[int, str]]:
+    """(line, cause) of every failure sign in a chunk. Run only over runs that did not finish:
+    scanning every log for them would cost more than parsing it."""
+    return [(e[0], e[3]) for e in scan(text, first_line, [FAILURE_RULE])]
+
+
 def scan(text: str, first_line: int, rules: Iterable[Rule]) -> list[Event]:
     """Apply every rule to the whole chunk and return the events sorted by position."""
     hits: list[tuple[int, str, object]] = []
@@ -56,7 +62,7 @@ def scan(text: str, first_line: int, rules: Iterable[Rule]) -> list[Event]:
     for pos, kind, data in hits:
         line += text.count("\n", last, pos)
         last = pos
-        events.append(Event(line, rank_at(text, pos) if tagged else None, kind, data))
+        events.append((line, rank_at(text, pos) if tagged else None, kind, data))
     return events
 
 

@@ -80,6 +80,18 @@ class Records:
         if len(self._rows) >= FLUSH_ROWS:
             self._flush()
 
+    def extend(self, cols: dict[str, np.ndarray]) -> None:
+        """Add many records at once (a BULK payload)."""
+        self._flush()
+        block = {n: np.asarray(cols[n], dtype=np.int64 if n in _INT_COLUMNS else float).copy()
+                 for n in RECORD_COLUMNS}
+        self._blocks.append(block)
+        self._count += len(block["line"])
+        ranks = block["rank"]
+        for r in np.unique(ranks):
+            self._last[None if r == MISSING_INT else int(r)] = (len(self._blocks) - 1,
+                                                               int(np.flatnonzero(ranks == r)[-1]))
+
     def update_last(self, rank, data: dict) -> None:
         """Add fields to the last record of `rank` (formats that log one record over several lines)."""
         where = self._last.get(rank)
@@ -165,6 +177,12 @@ def fold(events: Iterable[ev.Event]) -> tuple[list[RunDraft], list[tuple[dict, d
             run.ranks.add(rank)
             if line > run.last_line:
                 run.last_line = line
+            continue
+        if kind == ev.BULK:
+            r = current(line)
+            r.records.extend(data)
+            r.ranks.update(None if x == MISSING_INT else int(x) for x in np.unique(data["rank"]))
+            r.last_line = max(r.last_line, int(data["line"][-1]))
             continue
         if kind == ev.RUN_START:
             if run is not None and (

@@ -22,10 +22,10 @@ from . import LogFormat, register, scanning
 from .dllogger import LINE, parameters, step_of, values
 
 _ARGS = re.compile(r":INFO: Start with arguments Namespace\(([^\n]*)\)")
-_BATCH = re.compile(r":INFO: Epoch\[(\d+)\] Batch \[(\d+)-(\d+)\]\tSpeed: ([0-9.eE+-]+) samples/sec"
-                    r"(?:[^\n]*?LR: ([0-9.eE+-]+))?[^\n]*")
+_BATCH = re.compile(r"(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}):INFO: Epoch\[(\d+)\] Batch \[(\d+)-(\d+)\]"
+                    r"\tSpeed: ([0-9.eE+-]+) samples/sec(?:[^\n]*?LR: ([0-9.eE+-]+))?[^\n]*")
 _TOOK = re.compile(r"Experiment took: ([0-9.]+) sec")
-_TABLE = re.compile(r"(train\.[a-z_0-9]+|val\.[a-z_0-9]+)\n( *\|[^\n]*)\n-+\n((?: *\d+ *\|[^\n]*\n)+)")
+_TABLE = re.compile(r"\n((?:train|val)\.[a-z_0-9]+)\n( *\|[^\n]*)\n-+\n((?: *\d+ *\|[^\n]*\n)+)")
 
 
 @functools.lru_cache(maxsize=256)
@@ -75,10 +75,15 @@ def _start(m: re.Match):
     return ev.RUN_START, meta
 
 
-def _batch(m: re.Match):
-    first, last, lr = int(m.group(2)), int(m.group(3)), m.group(5)
-    return ev.STEP, (int(m.group(1)), last + 1, _stamp(m), float(m.group(4)), ev.NAN,
-                     float(lr) if lr else ev.NAN, last - first + 1)
+def _batch(g: np.ndarray) -> dict:
+    first, last = g[:, 2].astype(np.int64), g[:, 3].astype(np.int64)
+    lr = g[:, 5]
+    return {"timestamp": scanning.stamps(g[:, 0], "%Y-%m-%d %H:%M:%S,%f"), "epoch": g[:, 1].astype(np.int64),
+            "iteration": last + 1, "steps": (last - first + 1).astype(float), "throughput": g[:, 4].astype(float),
+            "lr": np.where(lr == None, "nan", lr).astype(float)}  # noqa: E711 (object array)
+
+
+_BULK = scanning.BulkRule(_BATCH, _batch)
 
 
 def _table(m: re.Match):
@@ -132,7 +137,6 @@ def _literal(value: str):
 
 _RULES = [
     (_ARGS, _start),
-    (_BATCH, _batch),
     (_TOOK, lambda m: (ev.END, f"Experiment took {m.group(1)} s")),
     (_TABLE, _table),
     (LINE, _dll),
@@ -141,7 +145,7 @@ _RULES = [
 
 def scan(text: str, first_line: int):
     """Events of a chunk of an NGC MXNet ResNet-50 log."""
-    return scanning.scan(text, first_line, _RULES)
+    return scanning.scan(text, first_line, _RULES, _BULK)
 
 
 def sniff(head: str) -> bool:

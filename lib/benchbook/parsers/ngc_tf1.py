@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
+
 from .. import events as ev
 from . import LogFormat, register, scanning
 from .dllogger import LINE, parameters, step_of, truthy, values
@@ -80,9 +82,11 @@ def _header(m: re.Match):
     return ev.META, {key: int(m.group(2))}
 
 
+_BULK = scanning.BulkRule(_TOTAL_IPS, lambda g: {
+    "timestamp": scanning.stamps(g[:, 0], "%Y-%m-%d %H:%M:%S.%f"), "epoch": g[:, 1].astype(np.int64),
+    "iteration": g[:, 2].astype(np.int64), "throughput": g[:, 3].astype(float)})
+
 _RULES = [
-    (_TOTAL_IPS, lambda m: (ev.STEP, (int(m.group(2)), int(m.group(3)), m.group(1), float(m.group(4)),
-                                      ev.NAN, ev.NAN, ev.NAN))),
     (_OTHER, _dll),
     (_HEADER, _header),
     (_END, lambda m: (ev.END, "Ending Model Training")),
@@ -91,7 +95,7 @@ _RULES = [
 
 def scan(text: str, first_line: int):
     """Events of a chunk of an NGC TF1 ConvNets log."""
-    return scanning.scan(text, first_line, _RULES)
+    return scanning.scan(text, first_line, _RULES, _BULK)
 
 
 def sniff(head: str) -> bool:

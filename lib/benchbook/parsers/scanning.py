@@ -7,9 +7,13 @@ instead of trying every position; that, not cleverness in Python, is what keeps 
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from operator import itemgetter
+
+import numpy as np
 
 from .. import events as ev
 from ..events import Event
@@ -17,6 +21,63 @@ from ..ranks import has_tags, rank_at
 
 Handler = Callable[[re.Match], "tuple[str, object] | None"]
 Rule = tuple[re.Pattern, Handler]
+
+
+@dataclass(frozen=True)
+class BulkRule:
+    """The per-step lines that make up most of a log, read as columns instead of one event each.
+
+    `pattern` matches one record from the start of its line; its groups feed `convert`, which
+    turns the string columns into STEP fields (numpy arrays, or scalars for constants). It is
+    searched behind a newline (a literal the regex engine skips to) or behind an mpirun rank tag,
+    whose rank becomes the first group.
+    """
+
+    pattern: re.Pattern
+    convert: Callable[[np.ndarray], dict]
+
+    @property
+    def tagged(self) -> re.Pattern:
+        return _compiled(r"\[\d+,(\d+)\](?:\[[^\]\n]*\])?<std(?:out|err|diag)>:" + self.pattern.pattern)
+
+    @property
+    def untagged(self) -> re.Pattern:
+        return _compiled("\n" + self.pattern.pattern)
+
+
+@functools.lru_cache(maxsize=64)
+def _compiled(pattern: str) -> re.Pattern:
+    return re.compile(pattern)
+
+
+def _bulk(text: str, first_line: int, rule: BulkRule, tagged: bool):
+    """(positions, events data) of every bulk record in the chunk, as one BULK payload."""
+    if tagged:
+        found = [(m.start(), m.groups()) for m in rule.tagged.finditer(text)]
+    else:
+        first = rule.pattern.match(text)
+        found = [(0, first.groups())] if first else []
+        found += [(m.start() + 1, m.groups()) for m in rule.untagged.finditer(text)]
+    if not found:
+        return np.zeros(0, dtype=np.int64), None
+    pos = np.fromiter((f[0] for f in found), dtype=np.int64, count=len(found))
+    groups = np.array([f[1] for f in found], dtype=object)
+    if tagged:
+        ranks, groups = groups[:, 0].astype(np.int64), groups[:, 1:]
+    else:
+        ranks = np.full(len(found), -1, dtype=np.int64)
+    # Line numbers: newlines before each position, from the text's code points.
+    codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
+    newlines = np.flatnonzero(codes == 10)
+    fields = rule.convert(groups)
+    n = len(found)
+    cols = {"line": first_line + np.searchsorted(newlines, pos), "rank": ranks}
+    for name in ev.ITER_FIELDS:
+        value = fields.get(name)
+        if value is None:
+            value = np.full(n, -1 if name in ("epoch", "iteration") else np.nan)
+        cols[name] = np.broadcast_to(value, (n,)) if np.ndim(value) == 0 else value
+    return pos, cols
 
 _FAILURES = re.compile(
     r"(?:Traceback \(most recent call last\)|ResourceExhaustedError|OOM when allocating|"
@@ -47,8 +108,12 @@ def failures(text: str, first_line: int) -> list[tuple[int, str]]:
     return [(e[0], e[3]) for e in scan(text, first_line, [FAILURE_RULE])]
 
 
-def scan(text: str, first_line: int, rules: Iterable[Rule]) -> list[Event]:
-    """Apply every rule to the whole chunk and return the events sorted by position."""
+def scan(text: str, first_line: int, rules: Iterable[Rule], bulk: BulkRule | None = None) -> list[Event]:
+    """Apply every rule to the whole chunk and return the events sorted by position.
+
+    Records of the bulk rule come as BULK events, one per stretch between other events.
+    """
+    tagged = has_tags(text)
     hits: list[tuple[int, str, object]] = []
     for pattern, handler in rules:
         for m in pattern.finditer(text):
@@ -56,14 +121,35 @@ def scan(text: str, first_line: int, rules: Iterable[Rule]) -> list[Event]:
             if out is not None:
                 hits.append((m.start(), out[0], out[1]))
     hits.sort(key=itemgetter(0))
-    tagged = has_tags(text)
+    bulk_pos, bulk_cols = _bulk(text, first_line, bulk, tagged) if bulk is not None else (None, None)
+    cuts = np.searchsorted(bulk_pos, [h[0] for h in hits]) if bulk_cols is not None else None
     events: list[Event] = []
-    line, last = first_line, 0
-    for pos, kind, data in hits:
+    line, last, done = first_line, 0, 0
+    for i, (pos, kind, data) in enumerate(hits):
         line += text.count("\n", last, pos)
         last = pos
+        if cuts is not None and cuts[i] > done:
+            events.append(_bulk_event(bulk_cols, done, cuts[i]))
+            done = cuts[i]
         events.append((line, rank_at(text, pos) if tagged else None, kind, data))
+    if bulk_cols is not None and done < len(bulk_pos):
+        events.append(_bulk_event(bulk_cols, done, len(bulk_pos)))
     return events
+
+
+def _bulk_event(cols: dict, start: int, stop: int) -> Event:
+    part = {k: v[start:stop] for k, v in cols.items()}
+    return (int(part["line"][0]), None, ev.BULK, part)
+
+
+def stamps(values: np.ndarray, fmt: str) -> np.ndarray:
+    """Seconds since the epoch (naive times read as UTC) from logged date-time strings; NaN if unreadable."""
+    import pandas as pd
+
+    parsed = pd.to_datetime(pd.Series(values, dtype=object), format=fmt, errors="coerce")
+    out = parsed.to_numpy(dtype="datetime64[ns]").astype(np.int64) / 1e9
+    out[parsed.isna().to_numpy()] = np.nan
+    return out
 
 
 def number(text: str) -> float | None:

@@ -141,13 +141,15 @@ def _run(draft: RunDraft, path: Path, fmt: LogFormat, rule: Rule, stats: textio.
     warnings: list[str] = []
     for key, value in fmt.finish(meta, draft.ranks).items():
         meta.setdefault(key, value)
+    origin = {key: "the log" for key, value in meta.items() if value is not None}
     for source, extra in (("the file name", filenames.from_path(path, draft.index)),
                           ("the run record", filenames.sidecar(path))):
         for key, value in extra.items():
             if meta.get(key) is None:
-                meta[key] = value
+                meta[key], origin[key] = value, source
             elif meta[key] != value:
-                warnings.append(f"{key} is {meta[key]!r} in the log but {value!r} in {source}; the log wins")
+                warnings.append(f"{key} is {meta[key]!r} in {origin[key]} but {value!r} in {source}; "
+                                f"{origin[key]} wins")
     gpus, batch = meta.get("gpus"), meta.get("batch_size")
     global_batch = meta.get("global_batch_size") or (gpus * batch if gpus and batch else None)
     for key, row in tables:

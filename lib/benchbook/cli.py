@@ -177,15 +177,15 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         err.print("benchbook: interrupted")
         return 130
+    except BrokenPipeError:  # `benchbook analyze --json ... | head`: the reader left, not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except Exception as exc:  # a bug: one line for the user, the traceback on request
         if os.environ.get("BENCHBOOK_DEBUG"):
             raise
         err.print(f"benchbook: internal error: {type(exc).__name__}: {exc} "
                   "(set BENCHBOOK_DEBUG=1 for the traceback, and please report it)", highlight=False)
         return 3
-    except BrokenPipeError:  # `benchbook analyze --json ... | head`: the reader left, not an error
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
 
 
 if __name__ == "__main__":

@@ -50,23 +50,24 @@ def _split(line: str) -> list[tuple[int | None, str]]:
     return pieces
 
 
-def demux(text: str) -> tuple[str, int]:
+def demux(text: str, carry: dict | None = None) -> tuple[str, int, dict]:
     """Rewrite physical lines that hold pieces of several ranks as whole logical lines.
 
-    Returns the new text, with exactly as many lines as the input, and the number of physical
-    lines that were rewritten. Text without interleaved tags is returned unchanged, at no cost
-    beyond one regex scan.
+    Returns the new text, with exactly as many lines as the input, the number of physical lines
+    rewritten, and the partial lines still open at the end of the text: pass those as `carry`
+    with the text that follows, so that a line cut across two chunks is still completed. Text
+    without interleaved tags and no carry is returned unchanged after one regex scan.
     """
-    first = _MULTI.search(text)
+    pending: dict[int | None, str] = dict(carry or {})
+    first = 0 if pending else (m.start() if (m := _MULTI.search(text)) else None)
     if first is None:
-        return text, 0
+        return text, 0, {}
     out: list[str] = []
     rewritten = 0
     pos = 0
     while first is not None:
-        start = text.rfind("\n", 0, first.start()) + 1
+        start = text.rfind("\n", 0, first) + 1
         out.append(text[pos:start])
-        pending: dict[int | None, str] = {}
         cursor = start
         # Rewrite from this line on until no rank has a partial line left over.
         while cursor < len(text):
@@ -84,6 +85,7 @@ def demux(text: str) -> tuple[str, int]:
             if not pending:
                 break
         pos = min(cursor, len(text))
-        first = _MULTI.search(text, pos)
+        m = _MULTI.search(text, pos) if not pending else None
+        first = m.start() if m else None
     out.append(text[pos:])
-    return "".join(out), rewritten
+    return "".join(out), rewritten, pending

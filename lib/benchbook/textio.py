@@ -77,6 +77,7 @@ def chunks(path: str | os.PathLike, stats: ReadStats | None = None, size: int = 
     stats = stats if stats is not None else ReadStats()
     line = 1
     carry = b""
+    open_lines: dict = {}  # ranks' partial lines left at the end of the previous chunk
     with open(path, "rb") as f:
         while True:
             raw = f.read(size)
@@ -96,8 +97,8 @@ def chunks(path: str | os.PathLike, stats: ReadStats | None = None, size: int = 
                     stats.cut_last_line = True
                     data += b"\n"
             text = _decode(data, stats)
-            if ranks.has_tags(text):
-                text, n = ranks.demux(text)
+            if open_lines or ranks.has_tags(text):
+                text, n, open_lines = ranks.demux(text, open_lines)
                 stats.demuxed_lines += n
             n_lines = text.count("\n")
             yield Chunk(text, line)

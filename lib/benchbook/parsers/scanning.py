@@ -52,18 +52,21 @@ def _compiled(pattern: str) -> re.Pattern:
 
 def _bulk(text: str, first_line: int, rule: BulkRule, tagged: bool):
     """(positions, events data) of every bulk record in the chunk, as one BULK payload."""
-    if tagged:
-        found = [(m.start(), m.groups()) for m in rule.tagged.finditer(text)]
+    first = rule.pattern.match(text)
+    found = [(0, (None, *first.groups()) if tagged else first.groups())] if first else []
+    if tagged:  # untagged lines can sit among tagged ones (a run launched without mpirun)
+        found += [(m.start() + 1, (None, *m.groups())) for m in rule.untagged.finditer(text)]
+        found += [(m.start(), m.groups()) for m in rule.tagged.finditer(text)]
+        found.sort(key=itemgetter(0))
     else:
-        first = rule.pattern.match(text)
-        found = [(0, first.groups())] if first else []
         found += [(m.start() + 1, m.groups()) for m in rule.untagged.finditer(text)]
     if not found:
         return np.zeros(0, dtype=np.int64), None
     pos = np.fromiter((f[0] for f in found), dtype=np.int64, count=len(found))
     groups = np.array([f[1] for f in found], dtype=object)
     if tagged:
-        ranks, groups = groups[:, 0].astype(np.int64), groups[:, 1:]
+        ranks = np.array([-1 if r is None else int(r) for r in groups[:, 0]], dtype=np.int64)
+        groups = groups[:, 1:]
     else:
         ranks = np.full(len(found), -1, dtype=np.int64)
     # Line numbers: newlines before each position, from the text's code points.

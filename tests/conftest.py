@@ -1,0 +1,77 @@
+"""Shared paths and small log builders for the benchbook tests.
+
+Fixture files under `tests/fixtures/` are short logs written for this project with made-up
+numbers, named by the behaviour they show. Logs whose bytes matter (CRLF, invalid UTF-8, NUL
+bytes, a cut last line) are built in a temporary folder by the tests themselves, so that no
+editor or git setting can change them.
+"""
+
+from __future__ import annotations
+
+import shutil
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parent.parent
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@pytest.fixture
+def fixtures() -> Path:
+    """The folder of fixture logs."""
+    return FIXTURES
+
+
+@pytest.fixture
+def repo_root() -> Path:
+    """The repository root (tools/, examples/, pyproject.toml)."""
+    return ROOT
+
+
+@pytest.fixture
+def copy_fixture(tmp_path):
+    """Copy a fixture log to `tmp_path / dest` (folders created) and return the new path."""
+
+    def copy(src: str, dest: str) -> Path:
+        target = tmp_path / dest
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(FIXTURES / src, target)
+        return target
+
+    return copy
+
+
+def tf1_log_text(*, gpus: int, batch: int, amp: bool, rates: list[float], warmup: int = 0,
+                 reported: float | None = None, start: datetime = datetime(2021, 1, 4, 8, 0, 0),
+                 summary_unit: str = " images/s", ended: bool = True) -> str:
+    """An NGC TF1 ConvNets benchmark log: one `total_ips` record per step, timestamps consistent with
+    the rates (so that wall-clock and logged rates agree), and the script's summary unless not `ended`."""
+    lines = [f"DLL {start:%Y-%m-%d %H:%M:%S.%f} - PARAMETER arch : resnet50  mode : training_benchmark  "
+             f"data_dir : /data/tfrecords  batch_size : {batch}  num_iter : {len(rates)}  iter_unit : batch  "
+             f"warmup_steps : {warmup}  display_every : 1  use_xla : True  use_dali : False  use_tf_amp : {amp} ",
+             f"Num GPUs {gpus}", f"Per-GPU Batch Size {batch}", "Starting Model Training..."]
+    t = start + timedelta(seconds=30)
+    for step, rate in enumerate(rates):
+        t += timedelta(seconds=gpus * batch / rate)
+        lines.append(f"DLL {t:%Y-%m-%d %H:%M:%S.%f} - (0, {step}) total_ips : {rate} ")
+    if ended:
+        measured = rates[warmup:]
+        value = reported if reported is not None else sum(measured) / len(measured)
+        lines += ["Ending Model Training ...",
+                  f"DLL {t:%Y-%m-%d %H:%M:%S.%f} - () train_throughput : {value}{summary_unit} "]
+    return "\n".join(lines) + "\n"
+
+
+@pytest.fixture
+def write_tf1_log(tmp_path):
+    """Write `tf1_log_text(**kwargs)` to `tmp_path / name` and return the path."""
+
+    def write(name: str, **kwargs) -> Path:
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(tf1_log_text(**kwargs), encoding="utf-8")
+        return path
+
+    return write

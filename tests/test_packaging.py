@@ -1,0 +1,55 @@
+"""pyproject.toml and environment.yml name the same packages with the same version bounds."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+
+import yaml
+
+_REQ = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?\s*(.*?)\s*$")
+
+
+def _requirement(text: str) -> tuple[str, str]:
+    """(normalised name, version bounds without spaces, sorted) of `name[extras] >=1.0,<2`."""
+    m = _REQ.match(text.split(";")[0])
+    assert m, f"not a requirement: {text!r}"
+    name = re.sub(r"[-_.]+", "-", m.group(1)).lower()
+    bounds = ",".join(sorted(b.strip().replace(" ", "") for b in m.group(3).split(",") if b.strip()))
+    return name, bounds
+
+
+def _pyproject(root) -> dict[str, str]:
+    project = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    reqs = [*project["dependencies"], *project["optional-dependencies"]["test"]]
+    return dict(_requirement(r) for r in reqs)
+
+
+def _conda(root) -> dict[str, str]:
+    env = yaml.safe_load((root / "environment.yml").read_text(encoding="utf-8"))
+    deps = [d for d in env["dependencies"] if isinstance(d, str)]
+    # conda writes `pkg>=1.0` or `pkg >=1.0` or `pkg=1.0` (conda's own `=` means a version prefix)
+    out = dict(_requirement(d) for d in deps)
+    return {name: bounds for name, bounds in out.items() if name not in ("python", "pip")}
+
+
+def test_requirement_parsing():
+    assert _requirement("PyYAML >= 6.0") == ("pyyaml", ">=6.0")
+    assert _requirement("ruff>=0.4,<1") == ("ruff", "<1,>=0.4")
+    assert _requirement("jupyter_server") == ("jupyter-server", "")
+
+
+def test_pyproject_and_environment_yml_agree(repo_root):
+    pip, conda = _pyproject(repo_root), _conda(repo_root)
+    assert pip, "no dependencies found in pyproject.toml"
+    only_pip = {k: v for k, v in pip.items() if k not in conda}
+    only_conda = {k: v for k, v in conda.items() if k not in pip}
+    assert not only_pip and not only_conda, f"only in pyproject.toml: {only_pip}; only in environment.yml: {only_conda}"
+    differ = {k: (pip[k], conda[k]) for k in pip if pip[k] != conda[k]}
+    assert not differ, f"version bounds differ (pyproject.toml, environment.yml): {differ}"
+
+
+def test_environment_yml_installs_the_package_itself(repo_root):
+    env = yaml.safe_load((repo_root / "environment.yml").read_text(encoding="utf-8"))
+    pip_sections = [d["pip"] for d in env["dependencies"] if isinstance(d, dict) and "pip" in d]
+    assert any("-e ." in section for section in pip_sections)

@@ -1,0 +1,147 @@
+"""NGC TF1 ConvNets logs: `total_ips` and older `imgs_per_sec` records, summaries, evaluations."""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime
+
+import pytest
+
+from benchbook import analyze
+
+# tf_gpu1_amp_bs256.log: warmup_steps 3 and steps (0, 0)..(0, 7); the default rule is the mean of
+# the records at or past step 3.
+WARMUP_RATES = [120.0, 610.0, 870.0]
+MEASURED_RATES = [1000.0, 1120.0, 900.0, 1010.0, 1250.0]
+
+
+def test_total_ips_log_is_one_complete_run(fixtures):
+    result = analyze([fixtures / "ngc_tf1" / "tf_gpu1_amp_bs256.log"])
+
+    assert result.problems == []
+    assert len(result.runs) == 1
+    run = result.runs.iloc[0]
+    assert run["format"] == "ngc_tf1_convnets"
+    assert (run["framework"], run["model"]) == ("tensorflow", "resnet50")
+    assert (run["run"], run["gpus"], run["batch_size"], run["global_batch_size"]) == (0, 1, 256, 256)
+    assert run["precision"] == "amp"  # use_tf_amp : True, whatever `precision : fp32` says
+    assert run["xla"] is not None and not run["xla"]
+    assert run["reported_throughput"] == 1055.5
+    assert run["recomputed_throughput"] == pytest.approx(sum(MEASURED_RATES) / len(MEASURED_RATES))
+    assert (run["iterations"], run["warmup_records"]) == (5, 3)
+    assert run["status"] == "complete"
+    assert (run["line_start"], run["line_end"]) == (1, 14)
+    assert list(run["warnings"]) == []
+
+
+def test_total_ips_records_keep_their_lines_steps_and_rates(fixtures):
+    it = analyze([fixtures / "ngc_tf1" / "tf_gpu1_amp_bs256.log"]).iterations
+
+    assert it["line"].tolist() == list(range(5, 13))
+    assert it["iteration"].tolist() == list(range(8))
+    assert it["epoch"].tolist() == [0] * 8
+    assert it["throughput"].tolist() == WARMUP_RATES + MEASURED_RATES
+    assert it["warmup"].tolist() == [True] * 3 + [False] * 5
+    assert it["measured"].tolist() == [False] * 3 + [True] * 5
+    # Timestamps relative to the PARAMETER line at 08:00:00.
+    assert it["elapsed"].tolist() == pytest.approx([5.0, 6.0, 7.0, 7.25, 7.5, 7.75, 8.0, 8.25])
+
+
+def test_elapsed_throughput_is_images_over_wall_clock_of_measured_records(fixtures):
+    run = analyze([fixtures / "ngc_tf1" / "tf_gpu1_amp_bs256.log"]).runs.iloc[0]
+    # Steps 4..7 finished between the timestamps of steps 3 and 7: 4 steps of 256 images in 1.0 s.
+    assert run["elapsed_throughput"] == pytest.approx(4 * 256 / 1.0)
+
+
+def test_older_imgs_per_sec_lines_give_rate_loss_and_learning_rate(fixtures):
+    result = analyze([fixtures / "ngc_tf1" / "tf_gpu8_fp32_bs128_imgs_per_sec.log"])
+
+    assert result.problems == []
+    run = result.runs.iloc[0]
+    assert run["format"] == "ngc_tf1_convnets"
+    assert (run["gpus"], run["batch_size"], run["global_batch_size"]) == (8, 128, 1024)
+    assert run["precision"] == "fp32"
+    assert bool(run["xla"])
+    assert run["synthetic"]  # data_dir : None
+    assert run["reported_throughput"] == 2851.25  # `() train_throughput : 2851.25` without a unit
+    assert run["recomputed_throughput"] == pytest.approx((2800 + 2900 + 3000 + 2700) / 4)
+    assert (run["iterations"], run["warmup_records"]) == (4, 1)
+    assert run["status"] == "complete"
+    assert (run["line_start"], run["line_end"]) == (1, 11)
+
+    it = result.iterations
+    assert it["iteration"].tolist() == [0, 10, 20, 30, 40]
+    assert it["throughput"].tolist() == [350.0, 2800.0, 2900.0, 3000.0, 2700.0]
+    assert it["loss"].tolist() == [7.76, 7.72, 7.69, 7.65, 7.61]  # total_loss, not cross_entropy
+    assert it["lr"].tolist() == [0.0, 0.01, 0.02, 0.03, 0.04]
+    # One record every 10 steps: 3 intervals of 10 steps of 1024 images in 10.5 s.
+    assert run["elapsed_throughput"] == pytest.approx(30 * 1024 / 10.5)
+
+
+@pytest.mark.parametrize("unit", [" images/s", "", " [images/s]"])
+def test_train_throughput_summary_with_or_without_unit(write_tf1_log, unit):
+    path = write_tf1_log("tf_unit.log", gpus=2, batch=64, amp=False, rates=[300.0, 700.0, 710.0],
+                         warmup=1, reported=704.75, summary_unit=unit)
+    run = analyze([path]).runs.iloc[0]
+    assert run["reported_throughput"] == 704.75
+    assert run["recomputed_throughput"] == pytest.approx(705.0)
+    assert run["status"] == "complete"
+
+
+def test_train_and_evaluate_mode_gives_evaluations_in_percent(fixtures):
+    result = analyze([fixtures / "ngc_tf1" / "train_and_evaluate_gpu1_amp_bs256.log"])
+
+    run = result.runs.iloc[0]
+    assert run["status"] == "complete"
+    assert run["reported_throughput"] == 1000.0
+    assert run["recomputed_throughput"] == pytest.approx((1010 + 990 + 1005 + 995 + 1000 + 1000) / 6)
+    assert run["final_top1"] == pytest.approx(76.81)
+    assert (run["line_start"], run["line_end"]) == (1, 19)
+
+    ev = result.evaluations
+    assert ev["line"].tolist() == [8, 12, 16, 19]
+    assert ev["epoch"].tolist()[:3] == [0, 1, 2]
+    assert math.isnan(ev["epoch"].tolist()[3])  # `() top1_accuracy ...` names no epoch
+    assert ev["top1"].tolist() == pytest.approx([52.10, 71.05, 76.55, 76.81])
+    assert ev["top5"].tolist() == pytest.approx([77.02, 90.21, 92.88, 93.10])
+    assert ev["eval_throughput"].tolist() == [2950.0, 3010.0, 3020.0, 3100.0]
+    # Seconds since the PARAMETER line at 12:00:00.
+    assert ev["elapsed"].tolist() == pytest.approx([600.0, 1200.0, 1800.0, 1860.0])
+    assert set(ev["source"]) == {str(fixtures / "ngc_tf1" / "train_and_evaluate_gpu1_amp_bs256.log")}
+
+
+def test_time_between_logged_steps_earns_a_wall_clock_warning(fixtures):
+    # Evaluation passes sit between the logged steps: 600 records' worth of images over 29 minutes.
+    run = analyze([fixtures / "ngc_tf1" / "train_and_evaluate_gpu1_amp_bs256.log"]).runs.iloc[0]
+    assert run["elapsed_throughput"] == pytest.approx(256 * 500 / (29 * 60 - 5 * 60))
+    assert any("wall-clock" in w for w in run["warnings"])
+
+
+def test_two_runs_in_one_file_are_found_in_file_order(tmp_path, write_tf1_log):
+    first = write_tf1_log("a.log", gpus=1, batch=64, amp=False, rates=[50.0, 300.0, 310.0], warmup=1).read_text()
+    second = write_tf1_log("b.log", gpus=1, batch=64, amp=True, rates=[50.0, 800.0, 820.0], warmup=1,
+                           start=datetime(2021, 1, 4, 9, 0, 0)).read_text()
+    path = tmp_path / "two_runs.log"
+    path.write_text(first + second)
+    n = first.count("\n")
+
+    runs = analyze([path]).runs
+    assert runs["run"].tolist() == [0, 1]
+    assert runs["precision"].tolist() == ["fp32", "amp"]
+    assert runs["line_start"].tolist() == [1, n + 1]
+    assert runs["line_end"].tolist() == [n, 2 * n]
+    assert runs["recomputed_throughput"].tolist() == pytest.approx([305.0, 810.0])
+    assert runs["status"].tolist() == ["complete", "complete"]
+
+
+def test_records_under_rank_tags_belong_to_rank_0(tmp_path, write_tf1_log):
+    text = write_tf1_log("plain.log", gpus=1, batch=64, amp=False, rates=[50.0, 300.0, 310.0], warmup=1).read_text()
+    path = tmp_path / "tagged.log"
+    path.write_text("".join(f"[1,0]<stdout>:{line}\n" for line in text.splitlines()))
+
+    result = analyze([path])
+    assert result.iterations["rank"].tolist() == [0, 0, 0]
+    run = result.runs.iloc[0]
+    assert (run["gpus"], run["batch_size"], run["precision"]) == (1, 64, "fp32")
+    assert run["recomputed_throughput"] == pytest.approx(305.0)
+    assert run["status"] == "complete"

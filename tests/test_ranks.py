@@ -1,0 +1,120 @@
+"""mpirun rank tags: pieces of several ranks' lines on one physical line, `--timestamp-output`."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchbook import analyze, textio
+from benchbook.ranks import demux
+
+
+def test_text_without_interleaved_tags_is_unchanged():
+    text = "[1,0]<stdout>:a\n[1,1]<stdout>:b\nplain line\n"
+    assert demux(text) == (text, 0, {})
+
+
+def test_a_line_cut_by_another_rank_is_completed_on_the_line_that_ends_it():
+    text = ("[1,0]<stdout>:zero-1\n"
+            "[1,1]<stdout>:one-par[1,0]<stdout>:zero-2\n"
+            "[1,1]<stdout>:tial\n"
+            "[1,0]<stdout>:zero-3\n")
+    out, rewritten, _ = demux(text)
+    lines = out.split("\n")
+    assert len(lines) == len(text.split("\n"))  # line numbers are kept
+    assert rewritten >= 1
+    assert lines[0] == "[1,0]<stdout>:zero-1"
+    assert lines[1].endswith("zero-2") and "one" not in lines[1]
+    assert lines[2].startswith("[1,1]<") and lines[2].endswith(":one-partial")
+    assert lines[3] == "[1,0]<stdout>:zero-3"
+
+
+def test_same_rank_tag_repeated_inside_a_line_is_removed():
+    out, _, _ = demux("[1,3]<stderr>:[[1,3]<stderr>:03:16:39] conv[1,3]<stderr>:: tuning\n")
+    assert out.endswith(":[03:16:39] conv: tuning\n")
+    assert out.count("\n") == 1
+
+
+def test_timestamp_output_prefix_is_part_of_the_tag():
+    text = ("Fri Apr 02 10:41:27 2021[1,1]<stdout>:rate 19"
+            "Fri Apr 02 10:41:27 2021[1,0]<stdout>:rate 1900.0\n"
+            "Fri Apr 02 10:41:27 2021[1,1]<stdout>:02.0\n")
+    out, _, _ = demux(text)
+    lines = out.split("\n")
+    assert len(lines) == 3
+    assert lines[0].endswith(":rate 1900.0") and "Fri" not in lines[0].split("<stdout>:")[1]
+    assert lines[1].endswith(":rate 1902.0")
+
+
+def test_records_cut_across_rank_tags_are_parsed_on_their_physical_lines(fixtures):
+    result = analyze([fixtures / "robustness" / "mpirun_ranks_cut_into_each_other.txt"])
+
+    assert result.problems == []
+    got = list(zip(result.iterations["rank"], result.iterations["line"], result.iterations["throughput"], strict=True))
+    assert got == [(0, 3, 400.0), (1, 4, 400.5), (0, 5, 760.0), (1, 6, 762.0),
+                   (0, 7, 780.0), (1, 8, 781.0), (0, 9, 790.0), (1, 11, 791.0)]
+    run = result.runs.iloc[0]
+    assert (run["gpus"], run["batch_size"], run["precision"]) == (2, 128, "fp32")
+    assert run["recomputed_throughput"] == pytest.approx((780.0 + 790.0) / 2)  # rank 0, epoch 1
+    assert run["status"] == "complete"
+    assert (run["line_start"], run["line_end"]) == (1, 12)
+    assert run["ranks"] == 2
+
+
+def test_timestamp_output_tags_still_give_ranks_and_gpus(fixtures):
+    result = analyze([fixtures / "robustness" / "timestamp_output_prefix.txt"])
+
+    assert result.problems == []
+    run = result.runs.iloc[0]
+    # Horovod: one GPU per rank, and no GPU count anywhere but in the tags.
+    assert (run["gpus"], run["batch_size"], run["global_batch_size"]) == (2, 96, 192)
+    assert run["precision"] == "amp"
+    assert run["recomputed_throughput"] == pytest.approx((1900.0 + 1940.0) / 2)
+    it = result.iterations
+    assert sorted(it["rank"].unique().tolist()) == [0, 1]
+    assert list(zip(it["rank"], it["line"], it["throughput"], strict=True))[2:4] == [(0, 5, 1900.0), (1, 6, 1902.0)]
+    # Python logging's stamp (not the mpirun prefix) is the record's time: 10:41:25 is 4.9 s after 10:41:20,100.
+    assert it["elapsed"].tolist()[0] == pytest.approx(4.9)
+
+
+def test_a_cut_line_at_the_end_of_a_read_chunk_is_still_completed(tmp_path):
+    args = ("amp=False, arch='resnetv15', batch_size=256, data_backend='dali-gpu', dtype='float32', "
+            "gpus=[0, 1], kv_store='horovod', mode='train', num_epochs=2")
+    head = "".join(f"[1,{r}]<stderr>:2021-04-02 09:00:00,000:INFO: Start with arguments Namespace({args})\n"
+                   for r in (0, 1))
+    batch = "2021-04-02 09:00:{:02d},000:INFO: Epoch[{}] Batch [0-19]\tSpeed: {} samples/sec\tLR: 0.1\t"
+    records = "".join(f"[1,{r}]<stderr>:" + batch.format(10, 0, 400.0 + r) + "\n" for r in (0, 1))
+    cut = ("[1,1]<stderr>:" + batch.format(20, 1, 7)[: -len(" samples/sec\tLR: 0.1\t")]
+           + "[1,0]<stderr>:" + batch.format(20, 1, 780.0) + "\n")
+    rest = ("[1,1]<stderr>:81.0 samples/sec\tLR: 0.1\t\n"
+            "[1,0]<stderr>:2021-04-02 09:00:30,000:INFO: Experiment took: 30.0 sec\n")
+    filler_line = "[1,0]<stderr>:2021-04-02 09:00:05,000:WARNING: DALI iterator padding the last batch\n"
+    # Filler so that the cut line ends exactly at the end of the first read.
+    room = textio.CHUNK_BYTES - len((head + records + cut).encode())
+    filler = filler_line * (room // len(filler_line))
+    filler += "[1,0]<stderr>:" + "." * (room - len(filler) - len("[1,0]<stderr>:") - 1) + "\n"
+    text = head + filler + records + cut + rest
+    assert len((head + filler + records + cut).encode()) == textio.CHUNK_BYTES
+    path = tmp_path / "mxnet_cut_at_chunk_end.txt"
+    path.write_text(text)
+    cut_line = (head + filler + records).count("\n") + 1
+
+    it = analyze([path]).iterations
+    got = list(zip(it["rank"], it["line"], it["throughput"], strict=True))
+    assert got[-2:] == [(0, cut_line, 780.0), (1, cut_line + 1, 781.0)]
+
+
+def test_an_untagged_run_before_a_tagged_run_keeps_its_records(fixtures, tmp_path):
+    lines = (fixtures / "ngc_mxnet" / "mxnet_gpu1_gpu4_amp_bs64.txt").read_text().splitlines()
+    # The 1-GPU run (lines 1-10) launched without mpirun, the 4-GPU run under mpirun --tag-output.
+    lines[:10] = [line.removeprefix("[1,0]<stderr>:") for line in lines[:10]]
+    path = tmp_path / "mxnet_gpu1_gpu4_amp_bs64.txt"
+    path.write_text("\n".join(lines) + "\n")
+
+    result = analyze([path])
+    runs = result.runs
+    assert runs["gpus"].tolist() == [1, 4]
+    assert runs["iterations"].tolist() == [3, 3]
+    assert runs["recomputed_throughput"].tolist() == pytest.approx([(600 + 610 + 650) / 3, (2350 + 2400 + 2450) / 3])
+    one = result.iterations[result.iterations["run"] == 0]
+    assert one["line"].tolist() == [3, 4, 5, 7, 8, 9]
+    assert one["rank"].tolist() == [-1] * 6

@@ -1,0 +1,104 @@
+"""The throughput rule: warm-up, window and method override each format's default; bad values refuse."""
+
+from __future__ import annotations
+
+import statistics
+
+import pandas as pd
+import pytest
+
+from benchbook import Rule, analyze
+
+# tf_gpu1_amp_bs256.log: 8 records of 1 GPU x 256 images, the format's warm-up is its first 3.
+RATES = [120.0, 610.0, 870.0, 1000.0, 1120.0, 900.0, 1010.0, 1250.0]
+STAMPS = [5.0, 6.0, 7.0, 7.25, 7.5, 7.75, 8.0, 8.25]  # seconds after 08:00:00
+BATCH = 256
+
+
+def _run(fixtures, rule):
+    return analyze([fixtures / "ngc_tf1" / "tf_gpu1_amp_bs256.log"], rule)
+
+
+def _harmonic(rates):
+    return len(rates) / sum(1 / r for r in rates)
+
+
+def _elapsed(first, last):
+    return BATCH * (last - first) / (STAMPS[last] - STAMPS[first])
+
+
+@pytest.mark.parametrize("rule, expected, used", [
+    (Rule(), statistics.mean(RATES[3:]), 5),
+    (Rule(method="mean"), statistics.mean(RATES[3:]), 5),
+    (Rule(method="median"), statistics.median(RATES[3:]), 5),
+    (Rule(method="harmonic"), _harmonic(RATES[3:]), 5),
+    (Rule(method="elapsed"), _elapsed(3, 7), 5),
+    (Rule(warmup=0), statistics.mean(RATES), 8),
+    (Rule(warmup=6), statistics.mean(RATES[6:]), 2),
+    (Rule(window=2), statistics.mean(RATES[3:5]), 2),
+    (Rule(window=3), statistics.mean(RATES[3:6]), 3),
+    (Rule(warmup=1, window=4, method="median"), statistics.median(RATES[1:5]), 4),
+    (Rule(warmup=0, method="elapsed"), _elapsed(0, 7), 8),
+    (Rule(warmup=2, window=3, method="harmonic"), _harmonic(RATES[2:5]), 3),
+])
+def test_rule_overrides_the_default(fixtures, rule, expected, used):
+    run = _run(fixtures, rule).runs.iloc[0]
+    # Timestamps are seconds since 1970 (float ulp ~2e-7 s), so elapsed values agree to ~1e-7.
+    assert run["recomputed_throughput"] == pytest.approx(expected, rel=1e-6)
+    assert run["iterations"] == used
+    assert run["reported_throughput"] == 1055.5  # the rule never changes what the script printed
+
+
+def test_measured_records_are_the_ones_the_rule_used(fixtures):
+    it = _run(fixtures, Rule(warmup=1, window=4)).iterations
+    assert it["measured"].tolist() == [False, True, True, True, True, False, False, False]
+    assert it.loc[it["measured"], "throughput"].tolist() == RATES[1:5]
+
+
+def test_records_after_the_window_are_not_warm_up(fixtures):
+    result = _run(fixtures, Rule(window=2))
+    assert result.iterations["warmup"].tolist() == [True] * 3 + [False] * 5
+    assert result.runs.iloc[0]["warmup_records"] == 3
+
+
+def test_rule_is_described_in_words(fixtures):
+    default = _run(fixtures, Rule()).runs.iloc[0]["rule"]
+    assert "warmup_steps" in default and "mean" in default
+    custom = _run(fixtures, Rule(warmup=2, window=4, method="median")).runs.iloc[0]["rule"]
+    assert "2" in custom and "4" in custom and "median" in custom
+
+
+def test_a_warm_up_longer_than_the_run_leaves_nothing_to_recompute(fixtures):
+    run = _run(fixtures, Rule(warmup=50)).runs.iloc[0]
+    assert pd.isna(run["recomputed_throughput"])
+    assert run["iterations"] == 0
+    assert any("no record left" in w for w in run["warnings"])
+
+
+def test_tolerance_decides_when_a_gap_to_the_reported_value_warns(fixtures):
+    # Recomputed 1056.0 against reported 1055.5: a gap of 0.047%.
+    quiet = _run(fixtures, Rule(tolerance=0.001)).runs.iloc[0]
+    loud = _run(fixtures, Rule(tolerance=0.0001)).runs.iloc[0]
+    assert not any("differs from the reported" in w for w in quiet["warnings"])
+    assert any("differs from the reported" in w for w in loud["warnings"])
+
+
+@pytest.mark.parametrize("kwargs, field", [
+    ({"warmup": -1}, "warmup"),
+    ({"window": 0}, "window"),
+    ({"method": "geometric"}, "method"),
+    ({"tolerance": 0}, "tolerance"),
+    ({"warmpu": 3}, "warmpu"),
+])
+def test_invalid_rule_values_are_refused_naming_the_field(kwargs, field):
+    with pytest.raises(ValueError) as info:
+        Rule(**kwargs)
+    assert field in str(info.value)
+
+
+def test_rule_is_immutable():
+    rule = Rule(warmup=3)
+    with pytest.raises(Exception) as info:
+        rule.warmup = 5
+    assert rule.warmup == 3
+    assert "frozen" in str(info.value).lower()

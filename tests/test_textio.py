@@ -1,0 +1,93 @@
+"""Reading logs in chunks of whole lines: line numbers, line ends, bytes that are not UTF-8, cut files."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchbook.ranks import demux
+from benchbook.textio import ReadStats, chunks
+
+LINES = [f"line {i} " + "x" * (i % 7) for i in range(1, 41)]
+
+
+def _check_whole_lines(parts, expected_text):
+    line = 1
+    for part in parts:
+        assert part.first_line == line
+        assert part.text.endswith("\n")
+        line += part.text.count("\n")
+    assert "".join(p.text for p in parts) == expected_text
+
+
+@pytest.mark.parametrize("size", [8, 33, 100, 1 << 20])
+def test_chunks_are_whole_lines_numbered_from_1(tmp_path, size):
+    text = "\n".join(LINES) + "\n"
+    path = tmp_path / "plain.log"
+    path.write_bytes(text.encode())
+    stats = ReadStats()
+
+    parts = list(chunks(path, stats, size=size))
+
+    _check_whole_lines(parts, text)
+    assert stats.lines == 40
+    assert stats.bytes == len(text.encode())
+    assert not stats.invalid_utf8 and not stats.cut_last_line
+    if size < len(text):
+        assert len(parts) > 1
+
+
+def test_a_line_longer_than_a_chunk_is_kept_whole(tmp_path):
+    long = "y" * 500
+    path = tmp_path / "long.log"
+    path.write_bytes(f"a\n{long}\nb\n".encode())
+    parts = list(chunks(path, size=64))
+    _check_whole_lines(parts, f"a\n{long}\nb\n")
+    assert any(long + "\n" in p.text for p in parts)
+
+
+def test_crlf_and_lone_cr_become_newlines(tmp_path):
+    path = tmp_path / "crlf.log"
+    path.write_bytes(b"one\r\ntwo\rthree\r\n")
+    stats = ReadStats()
+    assert "".join(p.text for p in chunks(path, stats, size=5)) == "one\ntwo\nthree\n"
+    assert stats.lines == 3
+
+
+def test_bytes_that_are_not_utf8_are_replaced_and_noted(tmp_path):
+    path = tmp_path / "latin1.log"
+    path.write_bytes("caf\u00e9 ok\n".encode("latin-1") + b"next \xff\xfe line\n")
+    stats = ReadStats()
+    text = "".join(p.text for p in chunks(path, stats))
+    assert stats.invalid_utf8
+    assert text.count("\n") == 2
+    assert "\ufffd" in text and text.endswith("next \ufffd\ufffd line\n")
+
+
+def test_a_file_cut_mid_line_is_noted_and_its_last_line_kept(tmp_path):
+    path = tmp_path / "cut.log"
+    path.write_bytes(b"first\nsecond\nthi")
+    stats = ReadStats()
+    parts = list(chunks(path, stats, size=4))
+    assert stats.cut_last_line
+    _check_whole_lines(parts, "first\nsecond\nthi\n")
+    assert stats.lines == 3
+
+
+def test_tagged_chunks_are_demultiplexed(tmp_path):
+    text = "[1,1]<stdout>:b-par[1,0]<stdout>:a1\n[1,1]<stdout>:tial\n"
+    path = tmp_path / "tagged.log"
+    path.write_text(text)
+    assert "".join(p.text for p in chunks(path)) == demux(text)[0]
+
+
+def test_demultiplexing_does_not_depend_on_where_chunks_end(tmp_path):
+    text = ("[1,0]<stdout>:a1\n"
+            "[1,1]<stdout>:b-par[1,0]<stdout>:a2\n"
+            "[1,1]<stdout>:tial\n"
+            "[1,0]<stdout>:a3\n")
+    path = tmp_path / "tagged.log"
+    path.write_text(text)
+    whole = demux(text)[0]
+    assert "[1,1]<stdout>:b-partial\n" in whole
+    for size in range(1, len(text) + 2):
+        assert "".join(p.text for p in chunks(path, size=size)) == whole, f"chunk size {size}"

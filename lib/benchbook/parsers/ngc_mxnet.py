@@ -78,7 +78,7 @@ def _start(m: re.Match):
 def _batch(g: np.ndarray) -> dict:
     first, last = g[:, 2].astype(np.int64), g[:, 3].astype(np.int64)
     lr = g[:, 5]
-    return {"timestamp": scanning.stamps(g[:, 0], "%Y-%m-%d %H:%M:%S,%f"), "epoch": g[:, 1].astype(np.int64),
+    return {"timestamp": scanning.stamps(g[:, 0]), "epoch": g[:, 1].astype(np.int64),
             "iteration": last + 1, "steps": (last - first + 1).astype(float), "throughput": g[:, 4].astype(float),
             "lr": np.where(lr == None, "nan", lr).astype(float)}  # noqa: E711 (object array)
 

@@ -83,7 +83,7 @@ def _header(m: re.Match):
 
 
 _BULK = scanning.BulkRule(_TOTAL_IPS, lambda g: {
-    "timestamp": scanning.stamps(g[:, 0], "%Y-%m-%d %H:%M:%S.%f"), "epoch": g[:, 1].astype(np.int64),
+    "timestamp": scanning.stamps(g[:, 0]), "epoch": g[:, 1].astype(np.int64),
     "iteration": g[:, 2].astype(np.int64), "throughput": g[:, 3].astype(float)})
 
 _RULES = [

@@ -145,14 +145,19 @@ def _bulk_event(cols: dict, start: int, stop: int) -> Event:
     return (int(part["line"][0]), None, ev.BULK, part)
 
 
-def stamps(values: np.ndarray, fmt: str) -> np.ndarray:
-    """Seconds since the epoch (naive times read as UTC) from logged date-time strings; NaN if unreadable."""
-    import pandas as pd
+def stamps(values: np.ndarray) -> np.ndarray:
+    """Seconds since the epoch (naive times read as UTC) from `YYYY-MM-DD HH:MM:SS[.f|,f]` strings.
 
-    parsed = pd.to_datetime(pd.Series(values, dtype=object), format=fmt, errors="coerce")
-    out = parsed.to_numpy(dtype="datetime64[ns]").astype(np.int64) / 1e9
-    out[parsed.isna().to_numpy()] = np.nan
-    return out
+    numpy parses ISO dates in C; a column with anything else in it is read value by value,
+    unreadable values becoming NaN.
+    """
+    try:
+        parsed = np.array([v.replace(",", ".") for v in values], dtype="datetime64[us]")
+        return parsed.astype(np.int64) / 1e6
+    except (ValueError, TypeError, AttributeError):
+        from ..assemble import seconds
+
+        return np.fromiter(map(seconds, values), dtype=float, count=len(values))
 
 
 def number(text: str) -> float | None:

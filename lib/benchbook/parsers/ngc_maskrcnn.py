@@ -25,11 +25,12 @@ _TOTALS = re.compile(_P + r"Total process(?:ed steps: (\d+)|ing time: (\d+)h (\d
 _FEATURE = re.compile(_P + r"\[train\] (AMP|XLA) is activated")
 _START = re.compile(_P + r"(?:Horovod successfully initialized|  +Start Training)")
 _DONE = re.compile(_P + r"Job finished with status: `SUCCESS`")
-_COMMAND = re.compile(r"(horovodrun|mpirun|mpiexec) [^\n]*mask_rcnn_main\.py[^\n]*")
+# The launch command stands on a line of its own; the leading newline is a literal to skip to.
+_COMMAND = re.compile(r"\n((?:horovodrun|mpirun|mpiexec) [^\n]*mask_rcnn_main\.py[^\n]*)")
 
 
 def _command(m: re.Match):
-    cmd = m.group(0).strip()
+    cmd = m.group(1).strip()
     meta: dict = {"command": cmd}
     np_ = re.search(r"-np? (\d+)", cmd)
     if np_:

@@ -119,10 +119,11 @@ def scan(text: str, first_line: int, rules: Iterable[Rule], bulk: BulkRule | Non
     tagged = has_tags(text)
     hits: list[tuple[int, str, object]] = []
     for pattern, handler in rules:
+        skip = 1 if pattern.pattern.startswith("\\n") else 0  # a leading newline belongs to the line before
         for m in pattern.finditer(text):
             out = handler(m)
             if out is not None:
-                hits.append((m.start(), out[0], out[1]))
+                hits.append((m.start() + skip, out[0], out[1]))
     hits.sort(key=itemgetter(0))
     bulk_pos, bulk_cols = _bulk(text, first_line, bulk, tagged) if bulk is not None else (None, None)
     cuts = np.searchsorted(bulk_pos, [h[0] for h in hits]) if bulk_cols is not None else None

@@ -300,17 +300,19 @@ def analyze_file(path: str | os.PathLike, rule: Rule | None = None, log_format: 
 
 def _find_failures(path: Path, drafts: list[RunDraft]) -> None:
     """Read again the lines of runs that did not finish, looking for why (out of memory, crash)."""
-    open_runs = [d for d in drafts if not d.ended and d.reported.get("throughput") is None]
-    if not open_runs:
+    # A run's lines reach up to where the next run starts; only unfinished runs are searched.
+    ends = [d.first_line for d in drafts[1:]] + [float("inf")]
+    spans = [(d.first_line, end, d) for d, end in zip(drafts, ends, strict=True)
+             if not d.ended and d.reported.get("throughput") is None]
+    if not spans:
         return
-    first = min(d.first_line for d in open_runs)
+    first = spans[0][0]
     for chunk in textio.chunks(path):
         if chunk.first_line + chunk.text.count("\n") < first:
             continue
         for line, cause in scanning.failures(chunk.text, chunk.first_line):
-            for i, d in enumerate(drafts):
-                end = drafts[i + 1].first_line if i + 1 < len(drafts) else float("inf")
-                if d in open_runs and d.first_line <= line < end:
+            for start, end, d in spans:
+                if start <= line < end:
                     d.failures.append((line, cause))
                     d.last_line = max(d.last_line, line)
 

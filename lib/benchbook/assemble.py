@@ -47,18 +47,31 @@ def seconds(stamp) -> float:
         return math.nan
 
 
+def seconds_array(values) -> np.ndarray:
+    """`seconds` over a column: numbers as they are, ISO date-time strings parsed by numpy in C,
+    anything else value by value."""
+    try:
+        return np.array(values, dtype=float)
+    except (ValueError, TypeError):
+        pass
+    try:
+        return np.array([v.replace(",", ".") for v in values], dtype="datetime64[us]").astype(np.int64) / 1e6
+    except (ValueError, TypeError, AttributeError):
+        return np.fromiter(map(seconds, values), dtype=float, count=len(values))
+
+
 def _block(rows: list[list], stamps: list) -> dict[str, np.ndarray]:
-    """Typed columns from buffered rows; timestamps given as strings are parsed in one go."""
+    """Typed columns from buffered rows, timestamps parsed as one column."""
     nums = np.array(rows, dtype=float).reshape(len(rows), len(_NUMERIC))
     out = {name: nums[:, i].astype(np.int64) if name in _INT_COLUMNS else nums[:, i].copy()
            for i, name in enumerate(_NUMERIC)}
-    out["timestamp"] = np.fromiter(map(seconds, stamps), dtype=float, count=len(stamps))
+    out["timestamp"] = seconds_array(stamps)
     return {name: out[name] for name in RECORD_COLUMNS}
 
 
 class Records:
-    """Per-iteration records of one run: rows `[line, rank, epoch, iteration, timestamp, throughput,
-    loss, lr, steps]` (None where not logged), kept as typed numpy blocks."""
+    """Per-iteration records of one run, kept as typed numpy blocks with the RECORD_COLUMNS
+    (-1 for a missing int, NaN for a missing float)."""
 
     def __init__(self) -> None:
         self._rows: list[list] = []

@@ -16,6 +16,7 @@ from operator import itemgetter
 import numpy as np
 
 from .. import events as ev
+from ..assemble import seconds_array as stamps  # noqa: F401  (used by the formats)
 from ..events import Event
 from ..ranks import has_tags, rank_at
 
@@ -144,21 +145,6 @@ def scan(text: str, first_line: int, rules: Iterable[Rule], bulk: BulkRule | Non
 def _bulk_event(cols: dict, start: int, stop: int) -> Event:
     part = {k: v[start:stop] for k, v in cols.items()}
     return (int(part["line"][0]), None, ev.BULK, part)
-
-
-def stamps(values: np.ndarray) -> np.ndarray:
-    """Seconds since the epoch (naive times read as UTC) from `YYYY-MM-DD HH:MM:SS[.f|,f]` strings.
-
-    numpy parses ISO dates in C; a column with anything else in it is read value by value,
-    unreadable values becoming NaN.
-    """
-    try:
-        parsed = np.array([v.replace(",", ".") for v in values], dtype="datetime64[us]")
-        return parsed.astype(np.int64) / 1e6
-    except (ValueError, TypeError, AttributeError):
-        from ..assemble import seconds
-
-        return np.fromiter(map(seconds, values), dtype=float, count=len(values))
 
 
 def number(text: str) -> float | None:

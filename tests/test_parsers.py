@@ -7,10 +7,10 @@ import pytest
 from benchbook import parsers
 from benchbook.errors import BenchbookError
 
-NAMES = {"ngc_tf1_convnets", "ngc_mxnet_resnet50", "ngc_tf2_maskrcnn"}
+NAMES = {"ngc_tf1_convnets", "ngc_mxnet_resnet50", "ngc_tf2_maskrcnn", "benchbook_cpu"}
 
 
-def test_the_three_ngc_formats_are_registered():
+def test_the_formats_are_registered():
     assert set(parsers.FORMATS) == NAMES
     for name, fmt in parsers.FORMATS.items():
         assert fmt.name == name

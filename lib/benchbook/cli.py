@@ -9,42 +9,27 @@ analyzed, or with `--strict` when anything could not.
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import json
 import math
 import os
 import sys
+from pathlib import Path
 
 import pandas as pd
 from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
-from . import __version__, metrics, parsers, tables
+from . import __version__, commands, metrics, parsers, records, runner, study, tables
 from .analysis import Analysis, analyze
 from .errors import BenchbookError
 from .rules import METHODS, Rule
 
-JSON_KEYS = ["source", "run", "format", "framework", "model", "gpus", "nodes", "batch_size", "global_batch_size",
-             "precision", "xla", "dali", "synthetic", "repeat", "line_start", "line_end", "reported_throughput",
-             "recomputed_throughput", "elapsed_throughput", "rule", "iterations", "warmup_records", "status",
-             "failure", "final_top1", "warnings", "reported"]
-
-
-def _clean(value):
-    if value is pd.NA or value is None:
-        return None
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _clean(v) for k, v in value.items()}
-    if hasattr(value, "item"):  # numpy scalars
-        return _clean(value.item())
-    return value
-
 
 def run_json(row: pd.Series) -> str:
     """One run as the JSON object of the CLI contract."""
-    return json.dumps({k: _clean(row[k]) for k in JSON_KEYS}, sort_keys=False)
+    return json.dumps(records.run_dict(row), sort_keys=False)
 
 
 def _rule_args(p: argparse.ArgumentParser) -> None:
@@ -143,6 +128,46 @@ def cmd_formats(args, out: Console, err: Console) -> int:
     return 0
 
 
+def cmd_run(args, out: Console, err: Console) -> int:
+    spec = study.load(args.study)
+    if args.dry_run:
+        plan = runner.plan(spec, args.out)
+        print(f"# study {spec.name} ({spec.path}): {len(plan)} runs, {spec.model} on {spec.runtime}")
+        for step in commands.setup_steps(spec):
+            print(f"# set-up: {step}")
+        for run_id, run_dir, _cfg, cmd in plan:
+            print(f"# {run_id} -> {run_dir}")
+            print(cmd.shell())
+        return 0
+    only = (lambda run_id: any(fnmatch.fnmatch(run_id, g) for g in args.only)) if args.only else None
+    try:
+        results = runner.run_study(spec, args.out, resume=args.resume, only=only,
+                                   echo=None if args.quiet else True, say=lambda m: err.print(m, highlight=False))
+    except runner.StudyInterrupted as exc:
+        err.print(f"benchbook: interrupted during run {exc}; its record says interrupted. "
+                  f"Continue with: benchbook run {args.study} --resume", highlight=False)
+        return 130
+    _print_runs(out, runner.study_dir(spec, args.out))
+    return 0 if all(r.get("status") == "complete" for r in results.values()) else 1
+
+
+def _print_runs(out: Console, folder) -> None:
+    frame = records.table(folder)
+    t = Table(title=f"{folder}: {len(frame)} runs")
+    for col in ("run_id", "status", "cause", "duration_s", "throughput"):
+        t.add_column(col)
+    for _, r in frame.iterrows():
+        t.add_row(str(r["run_id"]), str(r["status"]), str(r["cause"] or "-"), _fmt(r["duration_s"]),
+                  _fmt(r["throughput"]))
+    out.print(t)
+
+
+def cmd_status(args, out: Console, err: Console) -> int:
+    for folder in args.folders:
+        _print_runs(out, folder)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="benchbook", description=__doc__.splitlines()[0])
     p.add_argument("--version", action="version", version=f"benchbook {__version__}")
@@ -161,6 +186,17 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_summarize)
     f = sub.add_parser("formats", help="list the log formats and their default throughput rules")
     f.set_defaults(func=cmd_formats)
+    r = sub.add_parser("run", help="run every configuration and repeat of a study (params/*.yaml)")
+    r.add_argument("study", help="study file, e.g. params/resnet50_tf/cpu.yaml")
+    r.add_argument("--dry-run", action="store_true", help="print the exact commands; launch nothing")
+    r.add_argument("--resume", action="store_true", help="finish a study folder: redo only runs not complete")
+    r.add_argument("--out", default="runs", type=Path, help="folder of study folders (default: runs)")
+    r.add_argument("--only", action="append", metavar="GLOB", help="run only the run ids matching (repeatable)")
+    r.add_argument("--quiet", action="store_true", help="do not echo the runs' output (it is still logged)")
+    r.set_defaults(func=cmd_run)
+    st = sub.add_parser("status", help="the runs of study folders: status, cause, duration, throughput")
+    st.add_argument("folders", nargs="+", type=Path, help="study folders (runs/<study name>)")
+    st.set_defaults(func=cmd_status)
     return p
 
 

@@ -69,5 +69,5 @@ def sidecar(path: str | Path) -> dict:
     return {}
 
 
-_SIDECAR_KEYS = {"gpus", "nodes", "batch_size", "precision", "xla", "dali", "synthetic", "repeat", "model",
+_SIDECAR_KEYS = {"gpus", "nodes", "batch_size", "precision", "xla", "dali", "synthetic", "repeat",
                  "framework"}

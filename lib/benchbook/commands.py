@@ -1,0 +1,199 @@
+"""The exact command of every run: the model's script and flags, MPI, then the container around it.
+
+Each (model, runtime) pair registers a builder that turns a run's configuration into the script's
+argv, written as the published reports wrote them. `command` wraps that in `mpiexec`/`mpirun` when
+the script does not start its own workers, then in `docker run` / `docker exec` unless benchbook
+already runs inside the container. CPU runs call the project's workload with the Python of the
+framework's isolated environment. Nothing here starts a process: `benchbook run --dry-run` prints
+these commands, and golden tests pin them.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import envs, workloads
+from .errors import UnknownNameError
+from .study import Study
+
+RESULTS = "/results"  # the run folder, as the container sees it
+
+
+@dataclass(frozen=True)
+class Command:
+    """A run's command: argv, extra environment, working directory and the clean-up that precedes it."""
+
+    argv: list[str]
+    env: dict[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+    pre: list[list[str]] = field(default_factory=list)
+
+    def shell(self) -> str:
+        """The command as one shell line, to print and to paste."""
+        env = " ".join(f"{k}={shlex.quote(v)}" for k, v in self.env.items())
+        cd = f"cd {shlex.quote(self.cwd)} && " if self.cwd else ""
+        pre = "".join(shlex.join(p) + " && " for p in self.pre)
+        return f"{cd}{pre}{env + ' ' if env else ''}{shlex.join(self.argv)}"
+
+
+Builder = Callable[[Study, dict, Path], list[str]]
+BUILDERS: dict[tuple[str, str], Builder] = {}
+# Whether the model's script starts its own workers (benchmark.py, horovodrun) or needs MPI around it.
+SPAWNS_OWN_WORKERS = {"resnet50_mxnet", "maskrcnn_tf2"}
+
+
+def builder(model: str, runtime: str):
+    def register(fn: Builder) -> Builder:
+        BUILDERS[(model, runtime)] = fn
+        return fn
+    return register
+
+
+def flags(options: dict) -> list[str]:
+    """Study `options` as flags, in file order: `key: v` -> `--key=v`, `key: true` -> `--key`,
+    `key: false`/null -> nothing; a key written with its dashes (`-e`, `--num-examples`) is passed
+    as `-e 3`, the way scripts with short options are documented."""
+    out: list[str] = []
+    for key, value in options.items():
+        if value is None or value is False:
+            continue
+        if key.startswith("-"):
+            out += [key] if value is True else [key, str(value)]
+        else:
+            out += [f"--{key}"] if value is True else [f"--{key}={value}"]
+    return out
+
+
+def _data_dir(study: Study, cfg: dict) -> str | None:
+    return None if cfg["synthetic"] else study.data.mount
+
+
+@builder("resnet50_tf", "ngc")
+def _resnet50_tf(study: Study, cfg: dict, run_dir: Path) -> list[str]:
+    # DeepLearningExamples TensorFlow/Classification/ConvNets main.py; flags as its README prints them.
+    b, data = cfg["batch_size"], _data_dir(study, cfg)
+    amp = ["--use_tf_amp", "--use_static_loss_scaling", "--loss_scale=128"] if cfg["precision"] == "amp" else []
+    if study.mode == "training_benchmark":
+        argv = ["python3", "main.py", "--mode=training_benchmark"] + (["--use_xla"] if cfg["xla"] else [])
+        argv += ["--warmup_steps", str(study.warmup), "--num_iter", str(study.iterations), "--iter_unit", "batch",
+                 "--batch_size", str(b)]
+    else:
+        argv = ["python3", "main.py", "--arch=resnet50", "--mode=train_and_evaluate", "--iter_unit=epoch",
+                f"--num_iter={study.iterations}", f"--batch_size={b}", f"--warmup_steps={study.warmup}"]
+        argv += ["--use_xla"] if cfg["xla"] else []
+    argv += flags(study.options)
+    if data:
+        argv.append(f"--data_dir={data}")
+        if study.data.dali_index:
+            argv.append(f"--data_idx_dir={study.data.dali_index}")
+        if cfg["dali"]:
+            argv.append("--use_dali")
+    argv.append(f"--results_dir={RESULTS}")
+    return argv + amp
+
+
+@builder("resnet50_mxnet", "ngc")
+def _resnet50_mxnet(study: Study, cfg: dict, run_dir: Path) -> list[str]:
+    # DeepLearningExamples MxNet/Classification/RN50v1.5 benchmark.py: one invocation, several GPU counts.
+    dtype = {"fp32": "float32", "amp": "float16", "tf32": "float32"}[cfg["precision"]]
+    argv = ["python3", "benchmark.py", "-n", ",".join(map(str, cfg["gpu_counts"])), "-b", str(cfg["batch_size"]),
+            "--dtype", dtype, "-i", str(study.iterations)]
+    argv += flags(study.options)
+    if cfg["synthetic"]:  # real data goes through benchmark.py's default backend, DALI on the GPU
+        argv += ["--data-backend", "synthetic"]
+    return argv + ["--mode", "train"]
+
+
+@builder("maskrcnn_tf2", "ngc")
+def _maskrcnn(study: Study, cfg: dict, run_dir: Path) -> list[str]:
+    # DeepLearningExamples TensorFlow2/Segmentation/MaskRCNN: the script runs horovodrun itself.
+    argv = ["python3", "scripts/benchmark_training.py", "--gpus", str(cfg["gpus"]), "--batch_size",
+            str(cfg["batch_size"])]
+    return argv + flags(study.options) + (["--amp"] if cfg["precision"] == "amp" else [])
+
+
+def _cpu(study: Study, cfg: dict, run_dir: Path) -> list[str]:
+    c = study.cpu
+    argv = ["--mode", study.mode, "--batch_size", str(cfg["batch_size"]),
+            "--image_size", str(c.image_size), "--num_iter", str(study.iterations), "--warmup_steps",
+            str(study.warmup), "--precision", cfg["precision"], "--data", "synthetic" if cfg["synthetic"] else "digits",
+            "--threads", str(c.threads), "--seed", str(cfg["repeat"])]
+    if study.mode == "train_and_evaluate":
+        argv += ["--target_accuracy", str(study.target_accuracy), "--max_epochs", str(c.max_epochs)]
+    return argv + (["--xla"] if cfg["xla"] else []) + flags(study.options)
+
+
+BUILDERS[("resnet50_tf", "cpu")] = BUILDERS[("resnet50_mxnet", "cpu")] = _cpu
+
+
+def _mpi(study: Study, cfg: dict) -> list[str]:
+    """MPI around scripts that expect one process per GPU (TF1 ConvNets main.py with Horovod)."""
+    if study.model in SPAWNS_OWN_WORKERS or cfg.get("gpus", 1) <= 1:
+        return []
+    if cfg["nodes"] == 1:
+        return ["mpiexec", "--allow-run-as-root", "--bind-to", "socket", "-np", str(cfg["gpus"])]
+    hosts = ",".join(f"{h}:{cfg['gpus_per_node']}" for h in study.hosts[: cfg["nodes"]])
+    argv = ["mpirun", "--allow-run-as-root", "--tag-output", "-np", str(cfg["gpus"]), "-H", hosts,
+            "--bind-to", "none", "--map-by", "slot"]
+    exported = dict.fromkeys(["NCCL_DEBUG", "LD_LIBRARY_PATH", "PATH", *study.env])
+    argv += [a for k in exported for a in ("-x", k)]
+    argv += ["--mca", "pml", "ob1", "--mca", "btl", "^openib"]
+    if study.ssh_port:
+        argv += ["--mca", "plm_rsh_args", f"-p {study.ssh_port}"]
+    return argv
+
+
+def workdir(study: Study) -> str | None:
+    return study.code.workdir if study.code else None
+
+
+def command(study: Study, cfg: dict, run_dir: Path, python: str | None = None) -> Command:
+    """The full command of one run, ready for `subprocess` (argv, env, cwd, pre-run clean-up)."""
+    try:
+        build = BUILDERS[(study.model, study.runtime)]
+    except KeyError:
+        raise UnknownNameError("model/runtime pair", f"{study.model}/{study.runtime}",
+                               [f"{m}/{r}" for m, r in BUILDERS]) from None
+    script = build(study, cfg, run_dir)
+    if study.runtime == "cpu":
+        py = python or str(envs.python(study.framework))
+        argv = [py, str(workloads.script(study.framework)), *script]
+        env = {"OMP_NUM_THREADS": str(study.cpu.threads)} if study.cpu.threads else {}
+        return Command(argv, {**env, **study.env}, None, [["rm", "-rf", p] for p in study.clean])
+    inner = _mpi(study, cfg) + script
+    pre = [["rm", "-rf", p] for p in study.clean]
+    c = study.container
+    if c.mode == "inside":
+        return Command(inner, dict(study.env), workdir(study), pre)
+    line = " && ".join([*(shlex.join(p) for p in pre), shlex.join(inner)])
+    payload = ["bash", "-c", line] if pre else inner
+    env_flags = [a for k, v in study.env.items() for a in ("-e", f"{k}={v}")]
+    if c.mode == "exec":
+        return Command(["docker", "exec", "-w", workdir(study), *env_flags, c.name, *payload])
+    mounts = [f"{run_dir}:{RESULTS}"]
+    if study.data.path:
+        mounts.insert(0, f"{study.data.path}:{study.data.mount}")
+    mounts += [f"{h}:{m}" for h, m in c.mounts.items()]
+    argv = ["docker", "run", "--rm", "--gpus", "all", "--ipc=host", *c.options]
+    argv += [a for m in mounts for a in ("-v", m)] + ["-w", workdir(study), *env_flags, c.image, *payload]
+    return Command(argv)
+
+
+def setup_steps(study: Study) -> list[str]:
+    """The published set-up of an NGC study as shell lines: clone, checkout, patches, image build."""
+    if study.runtime != "ngc":
+        return [f"benchbook creates the {study.framework} CPU environment on first use "
+                f"(pinned in {workloads.requirements(study.framework).name})"]
+    code, folder = study.code, study.code.repository.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git")
+    steps = [f"git clone {code.repository} {folder}", f"cd {folder} && git checkout {code.commit}"]
+    base = Path(study.path).parent if study.path else Path(".")
+    steps += [f"git -C {folder} apply --unidiff-zero {shlex.quote(os.path.relpath((base / p).resolve()))}"
+              for p in code.patches]
+    if study.container.mode != "inside":
+        sub = f"{folder}/{code.subfolder}" if code.subfolder else folder
+        steps.append(f"docker build -t {study.container.image} {sub}   # or: docker pull {study.container.image}")
+    return steps

@@ -1,0 +1,97 @@
+"""The project's own CPU workloads (`lib/benchbook/workloads/`): DLLogger stdout, one run per process.
+
+`PARAMETER workload : resnet50_tf  framework : tensorflow ...` opens the run with its whole
+configuration; `Epoch: E Iteration: I  train.loss : ...  train.ips : x images/s` is one iteration
+(I is the global step, 0-based); `Epoch: E  val.top1 : ...` an evaluation; `Summary: train.ips :`
+the end. The workload's summary is the arithmetic mean of the rates of the iterations at or past
+`warmup_steps`, the NGC TF1 rule, which is therefore the default recompute rule here too.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from .. import events as ev
+from . import LogFormat, register, scanning
+from .dllogger import LINE, parameters, step_of, truthy, values
+
+_STEP = re.compile(
+    r"DLL (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+) - Epoch: (\d+) Iteration: (\d+)  train\.loss : (\S+)"
+    r"  train\.ips : (\S+) images/s  train\.lr : (\S+)[^\n]*")
+# Everything else, and iteration lines in another key order (handled one by one).
+_OTHER = re.compile(LINE.pattern.replace(
+    " - (", " - (?!Epoch: \\d+ Iteration: \\d+  train\\.loss : \\S+  train\\.ips : \\S+ images/s  train\\.lr : )(", 1))
+
+
+def _meta(p: dict[str, str], stamp: str) -> dict:
+    meta = {
+        "params": p, "start_time": stamp, "mode": p.get("mode"), "framework": p.get("framework"),
+        "model": "resnet50", "arch": p.get("model"), "device": p.get("device", "cpu"),
+        "precision": p.get("precision", "fp32"), "xla": bool(truthy(p.get("xla"))), "dali": False,
+        "synthetic": p.get("data") == "synthetic", "nodes": 1,
+    }
+    for key in ("gpus", "batch_size", "warmup_steps", "num_iter", "image_size", "threads", "seed"):
+        if p.get(key, "").isdigit():
+            meta[key] = int(p[key])
+    return meta
+
+
+def _dll(m: re.Match):
+    kind, epoch, step = step_of(m)
+    rest = m.group(9)
+    if kind == "parameter":
+        return ev.RUN_START, _meta(parameters(rest), m.group(1))
+    kv = values(rest)
+    if kind == "step" and "train.ips" in kv:
+        return ev.STEP, ev.step(epoch, step, m.group(1), scanning.number(kv["train.ips"]),
+                                scanning.number(kv.get("train.loss", "")), scanning.number(kv.get("train.lr", "")))
+    if kind == "epoch" and "val.top1" in kv:
+        return ev.EVAL, {"epoch": epoch, "timestamp": m.group(1), "top1": scanning.number(kv["val.top1"]),
+                         "top5": scanning.number(kv.get("val.top5", "")),
+                         "eval_throughput": scanning.number(kv.get("val.ips", ""))}
+    if kind == "summary" and "train.ips" in kv:
+        out = {k: scanning.number(v) for k, v in kv.items() if k != "target_reached"}
+        out["throughput"] = out["train.ips"]
+        if "target_reached" in kv:
+            out["target_reached"] = truthy(kv["target_reached"])
+        return ev.SUMMARY, out
+    return None
+
+
+_BULK = scanning.BulkRule(_STEP, lambda g: {
+    "timestamp": scanning.stamps(g[:, 0]), "epoch": g[:, 1].astype(np.int64),
+    "iteration": g[:, 2].astype(np.int64), "loss": g[:, 3].astype(float), "throughput": g[:, 4].astype(float),
+    "lr": g[:, 5].astype(float)})
+
+_RULES = [(_OTHER, _dll)]
+
+
+def scan(text: str, first_line: int):
+    """Events of a chunk of a benchbook CPU workload log."""
+    return scanning.scan(text, first_line, _RULES, _BULK)
+
+
+def sniff(head: str) -> bool:
+    return "- PARAMETER workload : " in head
+
+
+def warmup(records: dict, meta: dict):
+    """Iterations before the run's `warmup_steps` (PARAMETER line) are warm-up."""
+    return records["iteration"] < int(meta.get("warmup_steps") or 0)
+
+
+FORMAT = register(
+    LogFormat(
+        name="benchbook_cpu",
+        framework="tensorflow|mxnet",
+        model="resnet50",
+        sniff=sniff,
+        scan=scan,
+        method="mean",
+        warmup="iterations before the run's warmup_steps (PARAMETER line)",
+        mark_warmup=warmup,
+        priority=30,
+    )
+)

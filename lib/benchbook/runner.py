@@ -1,0 +1,275 @@
+"""Running a study: every configuration and repeat, each in its own folder with its log and record.
+
+Layout: `<out>/<study name>/study.json` (what was asked) and one folder per run,
+`<run id>/<run id>.log` (the process's output, teed live) and `<run id>/run.json` (the record).
+Runs execute outside the caller (a child process in its own session), one at a time; a failed run
+is recorded with its cause and the study goes on; Ctrl-C stops the current run cleanly, records
+it as interrupted and stops the study. Finished runs are never touched again: `resume` redoes only
+runs whose record is missing or not `complete`, keeping earlier attempts under `attempts/`.
+"""
+
+from __future__ import annotations
+
+import collections
+import datetime as dt
+import os
+import platform
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from tqdm.auto import tqdm
+
+from . import __version__, commands, envs, records
+from .analysis import analyze
+from .commands import Command
+from .failures import Ending, classify
+from .study import Study, StudyError, digest, expand
+
+STOP_GRACE_S = 10.0  # between SIGINT to a run and SIGKILL
+POLL_S = 0.2
+
+
+class StudyInterrupted(KeyboardInterrupt):
+    """The user stopped the study; the current run is recorded as interrupted."""
+
+
+def now() -> str:
+    return dt.datetime.now(dt.UTC).astimezone().isoformat(timespec="seconds")
+
+
+def study_dir(study: Study, out: Path) -> Path:
+    return Path(out) / study.name
+
+
+def _stop(proc: subprocess.Popen, first: int = signal.SIGINT) -> None:
+    """Ask the run's whole process group to stop, then insist."""
+    for sig, wait in ((first, STOP_GRACE_S), (signal.SIGTERM, 5.0), (signal.SIGKILL, None)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(timeout=wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def _die_with_parent() -> None:
+    """In the child: get SIGKILL when benchbook dies, so a killed study leaves no orphan training."""
+    try:
+        import ctypes
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except OSError:
+        pass
+
+
+def execute(cmd: Command, log: Path, timeout: float | None = None, no_progress: float | None = None,
+            echo: Callable[[str], None] | None = None, started: Callable[[int], None] | None = None) -> Ending:
+    """Run one command, teeing its output (stdout and stderr, as it comes) to `log`."""
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", **cmd.env}
+    for pre in cmd.pre:
+        subprocess.run(pre, cwd=cmd.cwd, env=env, check=False, capture_output=True)
+    tail: collections.deque[str] = collections.deque(maxlen=50)
+    last_output = [time.monotonic()]
+    with open(log, "ab") as sink:
+        proc = subprocess.Popen(cmd.argv, cwd=cmd.cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, start_new_session=True,
+                                preexec_fn=_die_with_parent if sys.platform == "linux" else None)
+        if started:
+            started(proc.pid)
+
+        def pump():
+            partial = b""
+            fd = proc.stdout.fileno()
+            while chunk := os.read(fd, 1 << 16):
+                sink.write(chunk)
+                sink.flush()
+                last_output[0] = time.monotonic()
+                lines = (partial + chunk).split(b"\n")
+                partial = lines.pop()
+                for raw in lines:
+                    line = raw.decode("utf-8", "replace").rstrip("\r")
+                    tail.append(line)
+                    if echo:
+                        echo(line)
+            if partial:
+                tail.append(partial.decode("utf-8", "replace"))
+
+        reader = threading.Thread(target=pump, daemon=True)
+        reader.start()
+        start = time.monotonic()
+        ending = Ending(exit_code=None)
+        try:
+            while proc.poll() is None:
+                t = time.monotonic()
+                if timeout and t - start > timeout:
+                    ending.timed_out = True
+                    _stop(proc, signal.SIGTERM)
+                elif no_progress and t - last_output[0] > no_progress:
+                    ending.stalled = True
+                    _stop(proc, signal.SIGTERM)
+                else:
+                    try:
+                        proc.wait(timeout=POLL_S)
+                    except subprocess.TimeoutExpired:
+                        pass
+        except KeyboardInterrupt:
+            ending.interrupted = True
+            _stop(proc, signal.SIGINT)
+        finally:
+            if proc.poll() is None:
+                _stop(proc, signal.SIGKILL)
+            reader.join(timeout=10)
+        ending.exit_code = proc.returncode
+        ending.tail = list(tail)
+    return ending
+
+
+def _archive(run_dir: Path) -> Path | None:
+    """Move an unfinished earlier attempt aside (never deleted) so the run starts clean; a process
+    of that attempt still running (its launcher was killed) is stopped first."""
+    try:
+        old = records.read(run_dir / records.RECORD)
+    except records.RecordError:
+        old = {}
+    if old.get("status") == "running" and old.get("child_pid"):
+        try:
+            os.killpg(old["child_pid"], signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    items = [p for p in run_dir.iterdir() if p.name != "attempts"]
+    if not items:
+        return None
+    attempts = run_dir / "attempts"
+    n = 1 + sum(1 for _ in attempts.glob("*")) if attempts.exists() else 1
+    target = attempts / str(n)
+    target.mkdir(parents=True)
+    for p in items:
+        shutil.move(str(p), target / p.name)
+    return target
+
+
+def plan(study: Study, out: Path, python: str | None = None) -> list[tuple[str, Path, dict, Command]]:
+    """(run id, run folder, configuration, command) of every run, in launch order."""
+    sdir = study_dir(study, out).resolve()
+    return [(s.run_id, sdir / s.run_id, s.config, commands.command(study, s.config, sdir / s.run_id, python))
+            for s in expand(study)]
+
+
+def _host() -> dict:
+    return {"hostname": socket.gethostname(), "platform": platform.platform(), "python": sys.version.split()[0]}
+
+
+def _capture(python: str | None) -> dict:
+    """The environment of the run's host (and of the framework's Python for CPU runs)."""
+    try:
+        from .environment import capture
+    except Exception:
+        return {"host": _host()}
+    try:
+        return capture.capture(python=python)
+    except Exception as exc:  # a capture problem must never cost a run
+        return {"host": _host(), "capture_error": f"{type(exc).__name__}: {exc}"}
+
+
+def run_study(study: Study, out: Path, *, resume: bool = False, only: Callable[[str], bool] | None = None,
+              echo: Callable[[str], None] | None = None, progress: bool = True,
+              say: Callable[[str], None] = print) -> dict[str, dict]:
+    """Run every run of the study that is not complete yet; return the records by run id."""
+    sdir = study_dir(study, out)
+    existing = records.find(sdir) if sdir.exists() else {}
+    if existing and not resume:
+        done = sum(r.get("status") == "complete" for r in existing.values())
+        raise StudyError(f"{sdir} already holds {len(existing)} runs ({done} complete) of study {study.name}; "
+                         "use --resume to finish it (complete runs are kept), or --out DIR for a fresh study folder")
+    python = envs.ensure(study.framework, say) if study.runtime == "cpu" else None
+    runs = plan(study, out, str(python) if python else None)
+    if only:
+        runs = [r for r in runs if only(r[0])]
+    sdir.mkdir(parents=True, exist_ok=True)
+    meta_path = sdir / "study.json"
+    meta = records.read_json(meta_path) if meta_path.exists() else {"attempts": []}
+    if meta.get("study_digest") and meta["study_digest"] != digest(study.path):
+        say(f"warning: {study.path} changed since this study folder was started; "
+            "each run's record holds the configuration it ran with")
+    meta.update(study=study.name, study_file=str(study.path), study_digest=digest(study.path),
+                study_text=Path(study.path).read_text(encoding="utf-8"), runs=[r[0] for r in runs],
+                benchbook_version=__version__)
+    meta["attempts"] = [*meta.get("attempts", []), {"started_at": now(), "pid": os.getpid(), **_host()}]
+    records.write(meta_path, meta)
+    environment = _capture(str(python) if python else None)
+
+    todo = [r for r in runs if existing.get(r[0], {}).get("status") != "complete"]
+    bar = tqdm(total=len(runs), initial=len(runs) - len(todo), unit="run", desc=study.name, disable=not progress,
+               dynamic_ncols=True)
+    write = (lambda line: bar.write(line)) if echo is True else echo
+    results = dict(existing)
+    previous = signal.getsignal(signal.SIGTERM)
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _term_as_interrupt)
+    try:
+        for run_id, run_dir, cfg, cmd in todo:
+            bar.set_postfix_str(run_id)
+            results[run_id] = _one(study, run_id, run_dir, cfg, cmd, environment, write)
+            bar.update(1)
+            status = results[run_id]["status"]
+            if status != "complete":
+                failure = results[run_id]["failure"]
+                bar.write(f"{run_id}: {status} ({failure['cause']}: {failure['detail']})")
+            if status == "interrupted":
+                raise StudyInterrupted(run_id)
+    finally:
+        bar.close()
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGTERM, previous)
+    return results
+
+
+def _term_as_interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+def _one(study: Study, run_id: str, run_dir: Path, cfg: dict, cmd: Command, environment: dict,
+         echo: Callable[[str], None] | None) -> dict:
+    if run_dir.exists():
+        _archive(run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    log = run_dir / f"{run_id}.log"
+    record = {
+        "schema_version": records.SCHEMA_VERSION, "run_id": run_id, "study": study.name,
+        "study_file": str(study.path), "study_digest": digest(study.path), "status": "running",
+        "config": cfg, "code": study.code.model_dump() if study.code else None,
+        "container": study.container.model_dump() if study.container else None,
+        "command": cmd.argv, "command_line": cmd.shell(), "pre": cmd.pre, "env": cmd.env, "cwd": cmd.cwd,
+        "log": log.name, "started_at": now(), "ended_at": None, "duration_s": None, "exit_code": None,
+        "failure": None, "analysis": [], "launcher": {"pid": os.getpid(), **_host(),
+                                                      "benchbook_version": __version__},
+        "environment": environment,
+    }
+    records.write(run_dir / records.RECORD, record)
+    t0 = time.monotonic()
+
+    def started(pid: int) -> None:
+        record["child_pid"] = pid
+        records.write(run_dir / records.RECORD, record)
+
+    ending = execute(cmd, log, study.timeout, study.no_progress, echo, started)
+    record.update(ended_at=now(), duration_s=round(time.monotonic() - t0, 3), exit_code=ending.exit_code)
+    try:
+        result = analyze([log])
+        analyzed = [records.run_dict(row) for _, row in result.runs.iterrows()]
+        problems = [p.reason for p in result.problems]
+    except Exception as exc:  # the run is measured; an analysis bug must not lose its record
+        analyzed, problems = [], [f"analysis failed: {type(exc).__name__}: {exc}"]
+    status, failure = classify(ending, analyzed)
+    record.update(status=status, failure=failure, analysis=analyzed, analysis_problems=problems)
+    records.write(run_dir / records.RECORD, record)
+    return record

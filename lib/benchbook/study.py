@@ -1,0 +1,458 @@
+"""Study files (`params/**/*.yaml`): one sweep of configurations, validated before anything runs.
+
+A study names the model, the runtime (`ngc`: NVIDIA's code in an NGC container; `cpu`: the
+project's own CPU workloads), where the code and data come from, the sweep, repeats, iterations,
+warm-up, limits and the published reference. `load` turns a file into a `Study` or raises a
+`StudyError` that names the file, the line, the field, the value and what is allowed; `expand`
+turns a study into the list of runs to launch, in a stable order with stable ids.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import itertools
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from .errors import BenchbookError
+
+SCHEMA_VERSION = 1
+MODELS = {"resnet50_tf": "tensorflow", "resnet50_mxnet": "mxnet", "maskrcnn_tf2": "tensorflow"}
+RUNTIMES = ("ngc", "cpu")
+PRECISIONS = {"ngc": ("fp32", "amp", "tf32"), "cpu": ("fp32", "bf16")}
+CPU_MODELS = ("resnet50_tf", "resnet50_mxnet")
+
+
+class StudyError(BenchbookError, ValueError):
+    """A study file that cannot be run as written; the message says where and what is allowed."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def seconds(value: int | float | str) -> float:
+    """`90`, `"90s"`, `"30m"`, `"2h"` or `"1h30m"` as seconds."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        if value <= 0:
+            raise ValueError("must be positive")
+        return float(value)
+    text = str(value).strip().lower()
+    parts = re.fullmatch(r"(?:(\d+(?:\.\d+)?)h)?\s*(?:(\d+(?:\.\d+)?)m)?\s*(?:(\d+(?:\.\d+)?)s?)?", text)
+    if not text or not parts or not any(parts.groups()):
+        raise ValueError("expected seconds or a duration such as 90s, 30m, 2h, 1h30m")
+    h, m, s = (float(g) if g else 0.0 for g in parts.groups())
+    total = h * 3600 + m * 60 + s
+    if total <= 0:
+        raise ValueError("must be positive")
+    return total
+
+
+class Code(_Strict):
+    """The model code: a repository at a commit, a subfolder, patches applied on top (recorded per run)."""
+
+    repository: str
+    commit: str = Field(pattern=r"^[0-9a-f]{7,40}$")
+    subfolder: str = ""
+    patches: list[str] = []
+    workdir: str = Field("/workspace", description="where the subfolder is inside the container")
+
+
+class Container(_Strict):
+    """How commands reach the NGC container: `run` a new one, `exec` into a running one, or `inside` it."""
+
+    image: str
+    mode: Literal["run", "exec", "inside"] = "run"
+    name: str | None = Field(None, description="container name for mode exec")
+    options: list[str] = ["--shm-size=16g", "--ulimit", "memlock=-1", "--ulimit", "stack=67108864"]
+    mounts: dict[str, str] = Field({}, description="extra host path -> container path mounts")
+
+    @model_validator(mode="after")
+    def _exec_needs_name(self):
+        if self.mode == "exec" and not self.name:
+            raise ValueError("container.mode exec needs container.name (the running container to exec into)")
+        return self
+
+
+class Data(_Strict):
+    """The data set: a host folder mounted in the container, and the DALI index folder if any."""
+
+    path: str | None = Field(None, description="host folder of the data (TFRecords, RecordIO, COCO)")
+    mount: str = Field("/data", description="where the data folder appears inside the container")
+    dali_index: str | None = Field(None, description="DALI index folder, as seen inside the container")
+
+
+class Cpu(_Strict):
+    """Options of the project's CPU workloads."""
+
+    image_size: int = Field(64, ge=16, le=512)
+    threads: int = Field(0, ge=0, description="intra/inter-op threads; 0 = the framework's default")
+    max_epochs: int = Field(30, ge=1)
+    dataset: Literal["digits"] = "digits"
+
+
+Scalar = int | float | str | bool | None
+GpuSpec = int | str
+
+
+class SweepBlock(_Strict):
+    """One block of the sweep: the cartesian product of its lists (a scalar is a list of one)."""
+
+    gpus: GpuSpec | list[GpuSpec] | None = Field(None, description="8 (one node) or 2x8; default 0 on cpu, 1 on ngc")
+    batch_size: int | list[int]
+    precision: str | list[str] = "fp32"
+    xla: bool | list[bool] = False
+    dali: bool | list[bool] = False
+    data: Literal["real", "synthetic"] | list[Literal["real", "synthetic"]] = "real"
+
+    def points(self, runtime: str = "ngc") -> list[dict]:
+        values = self.model_dump()
+        if values["gpus"] is None:
+            values["gpus"] = 0 if runtime == "cpu" else 1
+        axes = {k: v if isinstance(v, list) else [v] for k, v in values.items()}
+        return [dict(zip(axes, values, strict=True)) for values in itertools.product(*axes.values())]
+
+
+class Study(_Strict):
+    """A study file, validated. `path` and `name` are filled in by `load`."""
+
+    schema_version: Literal[1]
+    name: str | None = Field(None, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+    description: str = ""
+    model: Literal["resnet50_tf", "resnet50_mxnet", "maskrcnn_tf2"]
+    runtime: Literal["ngc", "cpu"]
+    mode: Literal["training_benchmark", "train_and_evaluate"] = "training_benchmark"
+    code: Code | None = None
+    container: Container | None = None
+    data: Data = Data()
+    cpu: Cpu = Cpu()
+    sweep: list[SweepBlock]
+    repeats: int = Field(1, ge=1, le=1000)
+    iterations: int = Field(ge=1, description="iterations per run (epochs in train_and_evaluate on NGC)")
+    warmup: int = Field(0, ge=0, description="warm-up iterations the script skips in its own summary")
+    timeout: float = Field(3600.0, description="per-run wall-clock limit (seconds or 30m, 2h)")
+    no_progress: float | None = Field(None, description="kill a run whose log is silent this long")
+    env: dict[str, str] = {}
+    options: dict[str, Scalar] = Field({}, description="extra script flags, in order")
+    clean: list[str] = Field([], description="paths removed before each run (e.g. the model folder)")
+    hosts: list[str] = Field([], description="hosts of multi-node runs, the launching host first")
+    gpus_per_node: int = Field(8, ge=1, le=16)
+    ssh_port: int | None = Field(None, ge=1, le=65535)
+    target_accuracy: float | None = Field(None, gt=0, le=100, description="top-1 % that ends time to train")
+    reference: str | None = Field(None, description="name of a file in params/references/")
+    path: Path | None = Field(None, exclude=True)
+
+    @field_validator("sweep", mode="before")
+    @classmethod
+    def _one_block(cls, v):
+        return [v] if isinstance(v, dict) else v
+
+    @field_validator("timeout", "no_progress", mode="before")
+    @classmethod
+    def _duration(cls, v):
+        return None if v is None else seconds(v)
+
+    @field_validator("env", mode="before")
+    @classmethod
+    def _env_strings(cls, v):
+        if isinstance(v, dict):
+            return {k: (str(x).lower() if isinstance(x, bool) else str(x)) for k, x in v.items()}
+        return v
+
+    @model_validator(mode="after")
+    def _coherent(self):
+        if self.runtime == "ngc":
+            if self.code is None or self.container is None:
+                raise ValueError("runtime ngc needs `code` (repository, commit) and `container` (image)")
+        elif self.model not in CPU_MODELS:
+            raise ValueError(f"runtime cpu has workloads for {', '.join(CPU_MODELS)}, not {self.model}")
+        if self.mode == "train_and_evaluate" and self.target_accuracy is None and self.runtime == "cpu":
+            raise ValueError("mode train_and_evaluate on the CPU needs target_accuracy (top-1 %, e.g. 90)")
+        if self.warmup >= self.iterations and self.mode == "training_benchmark":
+            raise ValueError(f"warmup ({self.warmup}) must be below iterations ({self.iterations})")
+        return self
+
+    @property
+    def framework(self) -> str:
+        return MODELS[self.model]
+
+
+class RunSpec(BaseModel):
+    """One run to launch: the resolved configuration of one sweep point and repeat."""
+
+    model_config = ConfigDict(frozen=True)
+
+    run_id: str
+    config: dict[str, Any]
+
+
+def parse_gpus(spec: GpuSpec, gpus_per_node: int) -> tuple[int, int]:
+    """`8` or `"8"` (one node) or `"2x8"` (nodes x GPUs per node) as (nodes, GPUs per node)."""
+    if isinstance(spec, bool):
+        raise ValueError(f"{spec!r} is not a GPU count")
+    if isinstance(spec, int):
+        return 1, spec
+    m = re.fullmatch(r"\s*(\d+)\s*(?:[xX*]\s*(\d+))?\s*", str(spec))
+    if not m:
+        raise ValueError(f"{spec!r} is not a GPU count; write 8 (one node) or 2x8 (nodes x GPUs per node)")
+    return (int(m.group(1)), int(m.group(2))) if m.group(2) else (1, int(m.group(1)))
+
+
+def _point_errors(study: Study, point: dict) -> list[str]:
+    """What is impossible about one sweep point, in words."""
+    errors = []
+    try:
+        nodes, per_node = parse_gpus(point["gpus"], study.gpus_per_node)
+    except ValueError as exc:
+        return [f"gpus: {exc}"]
+    precision, rt = point["precision"], study.runtime
+    if precision not in PRECISIONS[rt]:
+        errors.append(f"precision: {precision!r} is not available on runtime {rt}; "
+                      f"allowed: {', '.join(PRECISIONS[rt])}")
+    if point["batch_size"] < 1:
+        errors.append(f"batch_size: {point['batch_size']} must be at least 1")
+    if rt == "cpu":
+        if (nodes, per_node) != (1, 0):
+            errors.append(f"gpus: {point['gpus']!r} on runtime cpu; CPU runs use no GPU: write gpus: 0")
+        if point["dali"]:
+            errors.append("dali: the CPU workloads have no DALI pipeline; write dali: false")
+        if point["xla"] and study.model != "resnet50_tf":
+            errors.append(f"xla: {study.model} has no XLA; write xla: false")
+        return errors
+    if nodes < 1 or per_node < 1:
+        errors.append(f"gpus: {point['gpus']!r}; runtime ngc needs at least one GPU")
+    if per_node > study.gpus_per_node:
+        errors.append(
+            f"gpus: {point['gpus']!r} puts {per_node} GPUs on one node but gpus_per_node is {study.gpus_per_node}; "
+            f"write it as nodes x GPUs per node, e.g. {max(1, -(-per_node // study.gpus_per_node))}x"
+            f"{min(per_node, study.gpus_per_node)}")
+    if nodes > 1 and len(study.hosts) < nodes:
+        errors.append(f"gpus: {point['gpus']!r} needs {nodes} hosts but `hosts` lists {len(study.hosts)}")
+    if point["xla"] and study.model == "resnet50_mxnet":
+        errors.append("xla: MXNet has no XLA; write xla: false")
+    if study.model == "maskrcnn_tf2":
+        if not point["xla"]:
+            errors.append("xla: scripts/benchmark_training.py always enables XLA; write xla: true")
+        if point["dali"]:
+            errors.append("dali: the Mask R-CNN pipeline does not use DALI; write dali: false")
+    if point["dali"] and point["data"] == "synthetic":
+        errors.append("dali: DALI reads real data; synthetic data runs with dali: false")
+    if point["data"] == "real" and not study.data.path and study.container and study.container.mode == "run":
+        errors.append("data: real data needs data.path (the host folder to mount)")
+    if study.model == "maskrcnn_tf2" and point["data"] == "synthetic":
+        errors.append("data: Mask R-CNN trains on COCO; synthetic data is not available")
+    if point["dali"] and study.model == "resnet50_tf" and not study.data.dali_index:
+        errors.append("dali: DALI with TFRecords needs data.dali_index (the index folder)")
+    return errors
+
+
+def _run_id(study: Study, cfg: dict) -> str:
+    if study.runtime == "cpu":
+        head = "cpu"
+    elif "gpu_counts" in cfg:
+        head = "_".join(f"gpu{g}" for g in cfg["gpu_counts"])
+    else:
+        head = f"{cfg['nodes']}n{cfg['gpus_per_node']}g"
+    parts = [head, cfg["precision"], f"bs{cfg['batch_size']}"]
+    parts += ["xla"] if cfg["xla"] and study.model != "maskrcnn_tf2" else []
+    parts += ["dali"] if cfg["dali"] else []
+    parts += ["syn"] if cfg["synthetic"] else []
+    return "_".join(parts) + f"_r{cfg['repeat']}"
+
+
+def expand(study: Study) -> list[RunSpec]:
+    """Every run of the study: sweep points in file order, each repeated; duplicates removed.
+
+    MXNet's `benchmark.py` measures several GPU counts in one invocation (`-n 1,8`), as the
+    published study did, so its points that differ only in GPU count become one run.
+    """
+    runs: list[RunSpec] = []
+    seen: set[str] = set()
+    points = []
+    for block in study.sweep:
+        for point in block.points(study.runtime):
+            nodes, per_node = parse_gpus(point["gpus"], study.gpus_per_node)
+            points.append((nodes, per_node, point))
+    combine = study.model == "resnet50_mxnet" and study.runtime == "ngc"
+    groups: dict[tuple, list] = {}
+    for nodes, per_node, point in points:
+        key = tuple(v for k, v in point.items() if k != "gpus") if combine else (nodes, per_node, *point.values())
+        groups.setdefault(key, []).append((nodes, per_node, point))
+    for members in groups.values():
+        nodes, per_node, point = members[0]
+        cfg = {
+            "study": study.name, "model": study.model, "framework": study.framework, "runtime": study.runtime,
+            "mode": study.mode, "batch_size": point["batch_size"], "precision": point["precision"],
+            "xla": point["xla"], "dali": point["dali"], "synthetic": point["data"] == "synthetic",
+            "iterations": study.iterations, "warmup": study.warmup,
+        }
+        if combine:
+            cfg["gpu_counts"] = sorted({n * g for n, g, _ in members})
+        elif study.runtime == "cpu":
+            cfg.update(gpus=0, nodes=1, gpus_per_node=0)
+        else:
+            cfg.update(gpus=nodes * per_node, nodes=nodes, gpus_per_node=per_node)
+        for repeat in range(1, study.repeats + 1):
+            run = dict(cfg, repeat=repeat)
+            run_id = _run_id(study, run)
+            if run_id not in seen:
+                seen.add(run_id)
+                runs.append(RunSpec(run_id=run_id, config=dict(run, run_id=run_id)))
+    # Repeats outermost: a study cut short still has every configuration measured at least once.
+    runs.sort(key=lambda r: r.config["repeat"])
+    return runs
+
+
+# --- loading, with errors that point at the file and line --------------------------------------------------
+
+
+class _LineLoader(yaml.SafeLoader):
+    """A YAML loader that remembers the line of every mapping key and sequence item."""
+
+
+def _construct_mapping(loader, node, deep=False):
+    mapping = yaml.SafeLoader.construct_mapping(loader, node, deep=deep)
+    lines = {key_node.value: key_node.start_mark.line + 1 for key_node, _ in node.value
+             if isinstance(key_node, yaml.ScalarNode)}
+    return _Mapping(mapping, lines, node.start_mark.line + 1)
+
+
+def _construct_sequence(loader, node, deep=False):
+    items = yaml.SafeLoader.construct_sequence(loader, node, deep=True)
+    return _Sequence(items, [n.start_mark.line + 1 for n in node.value], node.start_mark.line + 1)
+
+
+class _Mapping(dict):
+    def __init__(self, data, lines, line):
+        super().__init__(data)
+        self.lines, self.line = lines, line
+
+
+class _Sequence(list):
+    def __init__(self, data, lines, line):
+        super().__init__(data)
+        self.lines, self.line = lines, line
+
+
+_LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+_LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, _construct_sequence)
+
+
+def _line(doc, loc: tuple) -> int | None:
+    """The line of the deepest part of `loc` that the document holds."""
+    node, line = doc, getattr(doc, "line", None)
+    for part in loc:
+        if isinstance(node, _Mapping) and part in node:
+            line, node = node.lines.get(part, line), node[part]
+        elif isinstance(node, _Sequence) and isinstance(part, int) and part < len(node):
+            line, node = node.lines[part], node[part]
+        elif isinstance(node, _Mapping) and part == 0:  # a single mapping where a list is allowed
+            continue
+        else:
+            break
+    return line
+
+
+def _fields(model: type[BaseModel], loc: tuple) -> list[str]:
+    """The field names allowed where `loc` points (for 'did you mean')."""
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        field = model.model_fields.get(part)
+        if field is None:
+            break
+        inner = field.annotation
+        candidates = [inner, *getattr(inner, "__args__", ())]
+        for c in candidates:
+            for a in [c, *getattr(c, "__args__", ())]:
+                if isinstance(a, type) and issubclass(a, BaseModel):
+                    model = a
+                    break
+    return [f for f in model.model_fields if f != "path"]
+
+
+def _describe(error: dict, doc, path: Path) -> str:
+    loc = tuple(p for p in error["loc"] if not (isinstance(p, str) and ("[" in p or p in _UNION_TAGS)))
+    where = ".".join(str(p) for p in loc) or "(top level)"
+    line = _line(doc, loc)
+    prefix = f"{path}:{line}: " if line else f"{path}: "
+    if error["type"] == "extra_forbidden":
+        key = str(loc[-1])
+        allowed = _fields(Study, loc[:-1])
+        close = difflib.get_close_matches(key, allowed, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        return f"{prefix}unknown key {where!r}{hint} (allowed here: {', '.join(allowed)})"
+    value = error.get("input")
+    shown = "" if isinstance(value, dict | list) or value is None else f" = {value!r}"
+    msg = error["msg"].removeprefix("Value error, ")
+    if error["type"] == "literal_error":
+        msg = "must be one of " + msg.removeprefix("Input should be ")
+    return f"{prefix}{where}{shown}: {msg}"
+
+
+_UNION_TAGS = {"int", "str", "float", "bool", "list[int]", "list[str]", "list[bool]", "function-after"}
+
+
+def _plain(obj):
+    if isinstance(obj, dict):
+        return {k: _plain(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_plain(v) for v in obj]
+    return obj
+
+
+def load(path: str | Path) -> Study:
+    """Read and validate a study file; every problem is reported at once, with file and line."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise StudyError(f"{path}: no such study file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise StudyError(f"{path}: cannot read the study file ({exc})") from None
+    try:
+        doc = yaml.load(text, Loader=_LineLoader)  # noqa: S506 (a SafeLoader subclass)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark else str(path)
+        raise StudyError(f"{where}: not valid YAML ({getattr(exc, 'problem', exc)})") from None
+    if not isinstance(doc, dict):
+        raise StudyError(f"{path}: a study file is a YAML mapping (schema_version, model, runtime, sweep, ...)")
+    if "schema_version" not in doc:
+        raise StudyError(f"{path}: schema_version is missing; this benchbook reads schema_version: {SCHEMA_VERSION}")
+    if doc["schema_version"] != SCHEMA_VERSION:
+        raise StudyError(f"{path}:{doc.lines.get('schema_version')}: schema_version {doc['schema_version']!r} "
+                         f"is not supported; this benchbook reads schema_version: {SCHEMA_VERSION}")
+    data = _plain(doc)
+    data.setdefault("name", default_name(path))
+    try:
+        study = Study.model_validate({**data, "path": path})
+    except ValidationError as exc:
+        raise StudyError("\n".join(_describe(e, doc, path) for e in exc.errors())) from None
+    problems = []
+    for b, block in enumerate(study.sweep):
+        for point in block.points(study.runtime):
+            for problem in _point_errors(study, point):
+                field = problem.split(":", 1)[0]
+                line = _line(doc, ("sweep", b, field)) if isinstance(doc.get("sweep"), list) else \
+                    _line(doc, ("sweep", field))
+                shown = ", ".join(f"{k}={v}" for k, v in point.items())
+                problems.append(f"{path}:{line}: sweep[{b}].{problem} (in the point {shown})")
+    if problems:
+        raise StudyError("\n".join(dict.fromkeys(problems)))
+    return study
+
+
+def default_name(path: Path) -> str:
+    """`params/resnet50_tf/cpu.yaml` -> `resnet50_tf-cpu`: unique per file within `params/`."""
+    return f"{path.parent.name}-{path.stem}" if path.parent.name not in ("", ".", "params") else path.stem
+
+
+def digest(path: Path) -> str:
+    """A short hash of the study file, recorded with every run (what was asked, exactly)."""
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]

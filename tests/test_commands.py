@@ -1,0 +1,152 @@
+"""The exact commands of the shipped studies: golden files, and the published commands they reproduce.
+
+Regenerate the golden files after an intended change with `BENCHBOOK_UPDATE_GOLDEN=1 pytest tests/test_commands.py`
+and review the diff.
+"""
+
+import os
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+
+from benchbook import cli, commands, runner, study
+
+ROOT = Path(__file__).resolve().parents[1]
+GOLDEN = ROOT / "tests" / "golden"
+NGC_STUDIES = ["resnet50_tf/ngc_throughput", "resnet50_tf/dlperf_scaling", "resnet50_tf/ngc_time_to_train",
+               "resnet50_tf/ngc_accuracy", "resnet50_mxnet/ngc", "maskrcnn_tf2/ngc"]
+
+
+def dry_run(name, capsys, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setenv("BENCHBOOK_ENVS", "/envs")
+    assert cli.main(["run", f"params/{name}.yaml", "--dry-run", "--out", "/runs"]) == 0
+    return capsys.readouterr().out
+
+
+@pytest.mark.parametrize("name", NGC_STUDIES)
+def test_dry_run_matches_golden(name, capsys, monkeypatch):
+    out = dry_run(name, capsys, monkeypatch)
+    golden = GOLDEN / (name.replace("/", "__") + ".txt")
+    if os.environ.get("BENCHBOOK_UPDATE_GOLDEN"):
+        golden.write_text(out)
+    assert out == golden.read_text()
+
+
+def tokens(line: str) -> list[str]:
+    """A command's tokens with `--k=v` split as `--k v`, so that both spellings compare equal."""
+    out = []
+    for t in shlex.split(line):
+        out += t.split("=", 1) if re.match(r"--\w+=", t) else [t]
+    return out
+
+
+def inner(study_name: str, run_id: str) -> list[str]:
+    """The command inside the container for one run of a shipped study, results dir dropped."""
+    s = study.load(ROOT / "params" / f"{study_name}.yaml")
+    for rid, _dir, _cfg, cmd in runner.plan(s, Path("/runs")):
+        if rid == run_id:
+            argv = cmd.argv[cmd.argv.index(s.container.image) + 1:] if s.container.mode == "run" else cmd.argv
+            t = tokens(shlex.join(argv))
+            i = t.index("--results_dir") if "--results_dir" in t else None
+            return t[:i] + t[i + 2:] if i is not None else t
+    raise AssertionError(f"no run {run_id}")
+
+
+TF1 = ("python3 main.py --mode=training_benchmark --use_xla --warmup_steps 200 --num_iter 500 --iter_unit batch "
+       "--batch_size {b} --data_dir=/data/tfrecords")
+AMP = " --use_tf_amp --use_static_loss_scaling --loss_scale=128"
+
+
+@pytest.mark.parametrize("run_id, published", [
+    ("1n1g_fp32_bs128_xla_r1", TF1.format(b=128)),
+    ("1n1g_amp_bs256_xla_r1", TF1.format(b=256) + AMP),
+    ("1n8g_amp_bs128_xla_r1", "mpiexec --allow-run-as-root --bind-to socket -np 8 " + TF1.format(b=128) + AMP),
+])
+def test_tf1_throughput_commands_are_the_published_ones(run_id, published):
+    assert sorted(inner("resnet50_tf/ngc_throughput", run_id)) == sorted(tokens(published))
+    assert inner("resnet50_tf/ngc_throughput", run_id)[:2] == tokens(published)[:2]
+
+
+def test_tf1_time_to_train_command_is_the_published_one():
+    published = """python3 main.py --arch=resnet50 \
+      --mode=train_and_evaluate --iter_unit=epoch --num_iter=120 \
+      --batch_size=256 --warmup_steps=100 --use_cosine --label_smoothing 0.1 \
+      --lr_init=0.256 --lr_warmup_epochs=8 --momentum=0.875 --weight_decay=3.0517578125e-05 \
+      --use_tf_amp --use_static_loss_scaling --loss_scale 128 \
+      --data_dir=/data/tfrecords --data_idx_dir=/data/dali_idx \
+      --results_dir=/workspace/rn50v15_tf/results --weight_init=fan_in"""
+    published_tokens = tokens(published)
+    i = published_tokens.index("--results_dir")
+    del published_tokens[i:i + 2]
+    assert sorted(inner("resnet50_tf/ngc_time_to_train", "1n1g_amp_bs256_r1")) == sorted(published_tokens)
+    acc = inner("resnet50_tf/ngc_accuracy", "1n1g_amp_bs256_r1")
+    assert acc[acc.index("--num_iter") + 1] == "250"
+
+
+def test_dlperf_commands():
+    t = inner("resnet50_tf/dlperf_scaling", "1n8g_fp32_bs128_dali_r1")
+    assert t[:7] == ["docker", "exec", "-w", "/workspace/rn50v15", "-e", "NCCL_DEBUG=INFO", "tf_resnet"]
+    for flag in (["--warmup_steps", "20"], ["--num_iter", "120"], ["--display_every", "1"], ["--use_dali"],
+                 ["--data_idx_dir", "/data/dali_idx"], ["--batch_size", "128"]):
+        assert " ".join(flag) in " ".join(t)
+    multi = inner("resnet50_tf/dlperf_scaling", "4n8g_amp_bs224_xla_dali_r3")
+    line = " ".join(multi)
+    assert "mpirun --allow-run-as-root --tag-output -np 32 -H 10.11.0.2:8,10.11.0.3:8,10.11.0.4:8,10.11.0.5:8" in line
+    assert "--mca plm_rsh_args -p 10000" in line and "--use_xla" in line and "--use_tf_amp" in line
+    syn = inner("resnet50_tf/dlperf_scaling", "1n4g_amp_bs224_xla_syn_r1")
+    assert "--data_dir" not in syn and "--use_dali" not in syn
+
+
+@pytest.mark.parametrize("run_id, published", [
+    ("gpu1_gpu8_fp32_bs128_dali_r1", "python3 benchmark.py -n 1,8 -b 128 --dtype float32 -i 500 -e 3 -w 1 "
+                                     "--num-examples 32000 --mode train"),
+    ("gpu1_gpu8_amp_bs256_dali_r1", "python3 benchmark.py -n 1,8 -b 256 --dtype float16 -i 500 -e 3 -w 1 "
+                                    "--num-examples 32000 --mode train"),
+])
+def test_mxnet_commands_are_the_published_ones(run_id, published):
+    assert inner("resnet50_mxnet/ngc", run_id) == tokens(published)
+
+
+@pytest.mark.parametrize("run_id, published", [
+    ("1n1g_fp32_bs2_r1", "python3 scripts/benchmark_training.py --gpus 1 --batch_size 2"),
+    ("1n8g_amp_bs4_r1", "python3 scripts/benchmark_training.py --gpus 8 --batch_size 4 --amp"),
+])
+def test_maskrcnn_commands_clear_the_model_folder(run_id, published):
+    t = inner("maskrcnn_tf2/ngc", run_id)
+    assert t[:4] == ["bash", "-c", "rm", "-rf"] or t[:2] == ["bash", "-c"]
+    assert t[2] == "rm -rf /tmp/model && " + published
+
+
+def test_docker_run_wraps_with_gpus_ipc_mounts_and_workdir():
+    s = study.load(ROOT / "params/resnet50_tf/ngc_throughput.yaml")
+    _rid, run_dir, _cfg, cmd = runner.plan(s, Path("/runs"))[0]
+    assert cmd.argv[:6] == ["docker", "run", "--rm", "--gpus", "all", "--ipc=host"]
+    line = shlex.join(cmd.argv)
+    assert f"-v /data/imagenet/tfrecords:/data/tfrecords -v {run_dir}:/results" in line
+    assert "-w /workspace/rn50v15_tf nvidia_rn50_tf python3 main.py" in line
+
+
+def test_inside_the_container_commands_run_directly(tmp_path):
+    text = (ROOT / "params/resnet50_tf/ngc_throughput.yaml").read_text().replace(
+        "  image: nvidia_rn50_tf\n", "  image: nvidia_rn50_tf\n  mode: inside\n")
+    p = tmp_path / "inside.yaml"
+    p.write_text(text)
+    _rid, _dir, _cfg, cmd = runner.plan(study.load(p), Path("/runs"))[0]
+    assert cmd.argv[:2] == ["python3", "main.py"] and cmd.cwd == "/workspace/rn50v15_tf"
+
+
+def test_setup_steps_clone_checkout_patch_build(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    steps = commands.setup_steps(study.load(Path("params/resnet50_tf/ngc_time_to_train.yaml")))
+    assert steps[0] == "git clone https://github.com/NVIDIA/DeepLearningExamples DeepLearningExamples"
+    assert steps[1].endswith("git checkout 99b1c898cead5603c945721162270c2fe077b4a2")
+    assert steps[2] == ("git -C DeepLearningExamples apply --unidiff-zero "
+                        "params/patches/tf1_inter_op_threads.patch")
+
+
+def test_flags_rendering():
+    assert commands.flags({"a": 1, "b": True, "c": False, "d": None, "-e": 3, "--num-examples": 5, "-v": True}) == [
+        "--a=1", "--b", "-e", "3", "--num-examples", "5", "-v"]

@@ -1,0 +1,205 @@
+"""Running studies for real (with a fake CPU workload): records, failures, interrupts and resume."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from benchbook import analysis, commands, envs, records, runner, study
+from benchbook.commands import Command
+from benchbook.study import StudyError
+
+FIXTURES = Path(__file__).parent / "fixtures" / "runner"
+FAKE = FIXTURES / "fake_workload.py"
+
+STUDY = """\
+schema_version: 1
+model: resnet50_tf
+runtime: cpu
+sweep:
+  batch_size: [8, 16]
+  data: synthetic
+repeats: 2
+iterations: 6
+warmup: 2
+timeout: {timeout}
+options: {options}
+"""
+
+
+@pytest.fixture
+def fake(monkeypatch):
+    monkeypatch.setattr(commands.workloads, "script", lambda framework: FAKE, raising=False)
+    monkeypatch.setattr(envs, "ensure", lambda framework, say=print: Path(sys.executable))
+
+
+def make(tmp_path, options="{}", timeout="60", **subs):
+    text = STUDY.format(options=options, timeout=timeout)
+    for old, new in subs.items():
+        text = text.replace(old, new)
+    p = tmp_path / "fake.yaml"
+    p.write_text(text)
+    return study.load(p)
+
+
+def test_a_study_runs_every_configuration_and_repeat(tmp_path, fake):
+    s = make(tmp_path)
+    results = runner.run_study(s, tmp_path / "runs", progress=False)
+    assert len(results) == 4 and all(r["status"] == "complete" for r in results.values())
+    folder = tmp_path / "runs" / s.name
+    rec = records.read(folder / "cpu_fp32_bs8_syn_r1" / "run.json")
+    assert rec["command"][:2] == [sys.executable, str(FAKE)]
+    assert rec["config"]["batch_size"] == 8 and rec["config"]["repeat"] == 1
+    assert rec["exit_code"] == 0 and rec["failure"] is None and rec["ended_at"] and rec["duration_s"] > 0
+    assert rec["analysis"][0]["recomputed_throughput"] == pytest.approx(103.5)  # mean of 102..105
+    assert rec["analysis"][0]["reported_throughput"] == pytest.approx(103.5)
+    assert "--seed" in rec["command"] and rec["command_line"].startswith(sys.executable)
+    meta = json.loads((folder / "study.json").read_text())
+    assert meta["study_text"] == s.path.read_text() and len(meta["runs"]) == 4
+    # The study folder analyzes on its own: every run complete, metadata from log and record.
+    result = analysis.analyze([folder])
+    assert len(result.runs) == 4 and set(result.runs["status"]) == {"complete"}
+    assert (result.runs["recomputed_throughput"] > 0).all()
+    assert sorted(result.runs["repeat"]) == [1, 1, 2, 2]
+    assert result.runs["warnings"].map(len).sum() == 0
+
+
+@pytest.mark.parametrize("options, cause, detail", [
+    ("{behave: crash}", "crash", "exit code 3: RuntimeError: boom"),
+    ("{behave: oom}", "out_of_memory", "OOM when allocating"),
+    ("{behave: exit0_no_summary}", "missing_output", "incomplete"),
+])
+def test_failures_are_classified_and_the_study_goes_on(tmp_path, fake, options, cause, detail):
+    s = make(tmp_path, options)
+    results = runner.run_study(s, tmp_path / "runs", progress=False)
+    assert len(results) == 4  # every run was attempted
+    for rec in results.values():
+        assert rec["status"] == "failed" and rec["failure"]["cause"] == cause
+        assert detail in rec["failure"]["detail"]
+        assert rec["failure"]["last_lines"]  # the end of the log is kept in the record
+        assert (tmp_path / "runs" / s.name / rec["run_id"] / f"{rec['run_id']}.log").stat().st_size > 0
+
+
+def test_timeout_and_no_progress_stop_the_run(tmp_path, fake):
+    s = make(tmp_path, "{behave: hang}", timeout="2", **{"batch_size: [8, 16]": "batch_size: 8", "repeats: 2": ""})
+    t = time.monotonic()
+    (rec,) = runner.run_study(s, tmp_path / "runs", progress=False).values()
+    assert rec["failure"]["cause"] == "timeout" and time.monotonic() - t < 30
+    s2 = make(tmp_path, "{behave: silent}", **{"batch_size: [8, 16]": "batch_size: 8", "repeats: 2": "",
+                                               "timeout: 60": "timeout: 60\nno_progress: 2"})
+    (rec2,) = runner.run_study(s2, tmp_path / "runs2", progress=False).values()
+    assert rec2["failure"]["cause"] == "no_progress"
+
+
+def test_existing_study_folder_needs_resume(tmp_path, fake):
+    s = make(tmp_path)
+    runner.run_study(s, tmp_path / "runs", progress=False)
+    with pytest.raises(StudyError, match="already holds 4 runs .4 complete.*--resume"):
+        runner.run_study(s, tmp_path / "runs", progress=False)
+
+
+def test_resume_redoes_only_what_is_not_complete(tmp_path, fake):
+    s = make(tmp_path)
+    out = tmp_path / "runs"
+    runner.run_study(s, out, progress=False)
+    folder = out / s.name
+    keep = folder / "cpu_fp32_bs8_syn_r1" / "run.json"
+    before = keep.read_bytes()
+    failed = folder / "cpu_fp32_bs16_syn_r2"
+    rec = records.read(failed / "run.json")
+    records.write(failed / "run.json", dict(rec, status="failed"))
+    import shutil
+    shutil.rmtree(folder / "cpu_fp32_bs8_syn_r2")
+    results = runner.run_study(s, out, resume=True, progress=False)
+    assert all(r["status"] == "complete" for r in results.values()) and len(results) == 4
+    assert keep.read_bytes() == before  # complete runs are never touched
+    assert (failed / "attempts" / "1" / "run.json").is_file()  # the earlier attempt is kept
+    assert records.read(failed / "attempts" / "1" / "run.json")["status"] == "failed"
+
+
+def drive(tmp_path, *args):
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).parents[1] / "lib"))
+    return subprocess.Popen([sys.executable, str(FIXTURES / "drive.py"), "run", *args, "--out",
+                             str(tmp_path / "runs"), "--quiet"], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+
+
+def wait_for_running(folder: Path, timeout=30.0) -> dict:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        for rec in records.find(folder).values():
+            if rec["status"] == "running" and rec.get("child_pid"):
+                return rec
+        time.sleep(0.1)
+    raise AssertionError("no run started")
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    state = subprocess.run(["ps", "-o", "stat=", "-p", str(pid)], capture_output=True, text=True).stdout.strip()
+    return bool(state) and not state.startswith("Z")  # a zombie is dead, just not reaped yet
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL])
+def test_killed_study_resumes_without_redoing_or_losing_runs(tmp_path, sig):
+    s = make(tmp_path, "{behave: slow}", **{"repeats: 2": "repeats: 1", "iterations: 6": "iterations: 3",
+                                             "warmup: 2": "warmup: 1"})
+    folder = tmp_path / "runs" / s.name
+    first = drive(tmp_path, str(s.path))
+    try:
+        # Let the first run finish, then kill the study during the second.
+        end = time.monotonic() + 60
+        while sum(r["status"] == "complete" for r in records.find(folder).values()) < 1:
+            assert time.monotonic() < end and first.poll() is None, first.communicate()
+            time.sleep(0.1)
+        running = wait_for_running(folder)
+        os.killpg(first.pid, sig) if sig == signal.SIGKILL else first.send_signal(sig)
+        first.wait(timeout=30)
+    finally:
+        if first.poll() is None:
+            first.kill()
+    if sig == signal.SIGINT:
+        assert first.returncode == 130
+        rec = records.find(folder)[running["run_id"]]
+        assert rec["status"] == "interrupted" and rec["failure"]["cause"] == "interrupted"
+    else:
+        assert records.find(folder)[running["run_id"]]["status"] == "running"
+    time.sleep(0.5)
+    assert not alive(running["child_pid"])  # no orphan training left behind
+    done_before = {k: (folder / k / "run.json").read_bytes() for k, r in records.find(folder).items()
+                   if r["status"] == "complete"}
+    second = drive(tmp_path, str(s.path), "--resume")
+    out, err = second.communicate(timeout=120)
+    assert second.returncode == 0, err
+    final = records.find(folder)
+    assert len(final) == 2 and all(r["status"] == "complete" for r in final.values())
+    for k, data in done_before.items():
+        assert (folder / k / "run.json").read_bytes() == data
+    assert (folder / running["run_id"] / "attempts" / "1").is_dir()
+
+
+def test_execute_tees_output_and_keeps_the_tail(tmp_path):
+    seen = []
+    log = tmp_path / "x.log"
+    end = runner.execute(Command([sys.executable, "-c", "import sys\nfor i in range(100): print(i)\n"
+                                  "sys.stderr.write('bad\\n'); sys.exit(2)"]), log, echo=seen.append)
+    assert end.exit_code == 2 and end.tail[-1] == "bad" and len(end.tail) == 50
+    assert seen[:3] == ["0", "1", "2"] and log.read_text().splitlines()[-1] == "bad"
+
+
+def test_records_are_written_atomically(tmp_path):
+    p = tmp_path / "run.json"
+    records.write(p, {"status": "running", "config": {"a": float("nan")}})
+    assert records.read(p)["config"]["a"] is None
+    assert list(tmp_path.iterdir()) == [p]
+    p.write_text("{not json")
+    with pytest.raises(records.RecordError, match="run.json: not a readable run record"):
+        records.read(p)

@@ -1,0 +1,183 @@
+"""Study files: the shipped params load, bad files fail before anything runs, sweeps expand stably."""
+
+from pathlib import Path
+
+import pytest
+
+from benchbook import study
+from benchbook.study import StudyError
+
+ROOT = Path(__file__).resolve().parents[1]
+PARAMS = sorted(p for p in (ROOT / "params").rglob("*.yaml") if "references" not in p.parts)
+
+CPU = """\
+schema_version: 1
+model: resnet50_tf
+runtime: cpu
+sweep:
+  batch_size: [8, 16]
+  precision: [fp32, bf16]
+repeats: 2
+iterations: 12
+warmup: 4
+"""
+
+NGC = """\
+schema_version: 1
+model: resnet50_tf
+runtime: ngc
+code: {repository: https://github.com/NVIDIA/DeepLearningExamples, commit: 99b1c898cead5603c945721162270c2fe077b4a2}
+container: {image: nvidia_rn50_tf}
+data: {path: /data/tfrecords}
+sweep:
+  gpus: [1, 8]
+  batch_size: 128
+iterations: 100
+warmup: 10
+"""
+
+
+def write(tmp_path, text, name="study.yaml"):
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+@pytest.mark.parametrize("path", PARAMS, ids=lambda p: str(p.relative_to(ROOT / "params")))
+def test_shipped_studies_load_and_expand(path):
+    s = study.load(path)
+    runs = study.expand(s)
+    assert runs and len({r.run_id for r in runs}) == len(runs)
+
+
+def test_every_model_has_shipped_studies():
+    models = {study.load(p).model for p in PARAMS}
+    assert models == {"resnet50_tf", "resnet50_mxnet", "maskrcnn_tf2"}
+
+
+def test_expand_orders_repeats_outermost(tmp_path):
+    runs = study.expand(study.load(write(tmp_path, CPU)))
+    assert [r.config["repeat"] for r in runs] == [1, 1, 1, 1, 2, 2, 2, 2]
+    assert runs[0].run_id == "cpu_fp32_bs8_syn_r1" or runs[0].run_id == "cpu_fp32_bs8_r1"
+    assert {r.config["gpus"] for r in runs} == {0}
+    assert study.load(write(tmp_path, CPU)).name == tmp_path.name + "-study"
+
+
+def test_dlperf_scaling_study_matches_the_published_plan():
+    s = study.load(ROOT / "params/resnet50_tf/dlperf_scaling.yaml")
+    runs = study.expand(s)
+    # (5 counts x fp32) + (5 counts x amp x 2 xla) + (3 counts x 2 data) = 21 configurations, 5 repeats.
+    assert len(runs) == 21 * 5
+    cfg = {(r.config["gpus"], r.config["nodes"]) for r in runs}
+    assert cfg == {(1, 1), (4, 1), (8, 1), (16, 2), (32, 4)}
+    assert {r.config["batch_size"] for r in runs if r.config["precision"] == "fp32"} == {128}
+    assert {r.config["batch_size"] for r in runs if r.config["precision"] == "amp"} == {224}
+
+
+def test_mxnet_benchmark_runs_gpu_counts_in_one_invocation():
+    runs = study.expand(study.load(ROOT / "params/resnet50_mxnet/ngc.yaml"))
+    assert len(runs) == 4
+    assert all(r.config["gpu_counts"] == [1, 8] and "gpus" not in r.config for r in runs)
+    assert runs[0].run_id == "gpu1_gpu8_fp32_bs128_dali_r1"
+
+
+def test_unknown_key_names_file_line_and_suggests(tmp_path):
+    p = write(tmp_path, CPU.replace("  batch_size: [8, 16]", "  batch_size: [8, 16]\n  presicion: fp32"))
+    with pytest.raises(StudyError) as e:
+        study.load(p)
+    msg = str(e.value)
+    assert f"{p}:6:" in msg and "presicion" in msg and "did you mean 'precision'" in msg
+
+
+def test_unknown_top_level_key(tmp_path):
+    p = write(tmp_path, CPU + "repeat: 3\n")
+    with pytest.raises(StudyError, match=r"study.yaml:10: unknown key 'repeat'; did you mean 'repeats'"):
+        study.load(p)
+
+
+def test_wrong_type_names_field_and_value(tmp_path):
+    p = write(tmp_path, CPU.replace("repeats: 2", "repeats: many"))
+    with pytest.raises(StudyError, match=r"study.yaml:7: repeats = 'many'"):
+        study.load(p)
+
+
+def test_sixteen_gpus_on_one_node_is_refused_with_the_fix(tmp_path):
+    p = write(tmp_path, NGC.replace("gpus: [1, 8]", "gpus: [1, 16]"))
+    with pytest.raises(StudyError) as e:
+        study.load(p)
+    assert "16 GPUs on one node" in str(e.value) and "2x8" in str(e.value) and f"{p}:8:" in str(e.value)
+
+
+def test_multi_node_needs_hosts(tmp_path):
+    p = write(tmp_path, NGC.replace("gpus: [1, 8]", "gpus: 2x8"))
+    with pytest.raises(StudyError, match="needs 2 hosts but `hosts` lists 0"):
+        study.load(p)
+
+
+@pytest.mark.parametrize("change, message", [
+    (("runtime: cpu", "runtime: cpu\nmode: train_and_evaluate"), "needs target_accuracy"),
+    (("precision: [fp32, bf16]", "precision: [fp32, amp]"), "'amp' is not available on runtime cpu"),
+    (("batch_size: [8, 16]", "batch_size: [8, 16]\n  gpus: 8"), "CPU runs use no GPU"),
+    (("model: resnet50_tf", "model: maskrcnn_tf2"), "runtime cpu has workloads for"),
+    (("model: resnet50_tf", "model: resnet50_mxnet"), None),
+    (("model: resnet50_tf", "model: resnet5O_tf"), "model = 'resnet5O_tf': must be one of"),
+    (("warmup: 4", "warmup: 12"), "warmup (12) must be below iterations (12)"),
+    (("schema_version: 1", "schema_version: 2"), "schema_version 2 is not supported"),
+    (("schema_version: 1\n", ""), "schema_version is missing"),
+])
+def test_bad_cpu_studies(tmp_path, change, message):
+    p = write(tmp_path, CPU.replace(*change))
+    if message is None:
+        assert study.load(p).model == "resnet50_mxnet"
+        return
+    with pytest.raises(StudyError) as e:
+        study.load(p)
+    assert message in str(e.value) and str(p) in str(e.value)
+
+
+def test_xla_on_mxnet_is_impossible(tmp_path):
+    p = write(tmp_path, CPU.replace("model: resnet50_tf", "model: resnet50_mxnet").replace(
+        "  precision: [fp32, bf16]", "  precision: fp32\n  xla: true"))
+    with pytest.raises(StudyError, match="resnet50_mxnet has no XLA"):
+        study.load(p)
+
+
+def test_ngc_needs_code_and_container(tmp_path):
+    p = write(tmp_path, NGC.replace("container: {image: nvidia_rn50_tf}\n", ""))
+    with pytest.raises(StudyError, match="runtime ngc needs `code`"):
+        study.load(p)
+
+
+def test_every_problem_is_reported_at_once(tmp_path):
+    p = write(tmp_path, CPU.replace("repeats: 2", "repeats: 0").replace("iterations: 12", "iterations: -1"))
+    with pytest.raises(StudyError) as e:
+        study.load(p)
+    assert "repeats" in str(e.value) and "iterations" in str(e.value)
+
+
+def test_invalid_yaml_and_missing_file(tmp_path):
+    with pytest.raises(StudyError, match=r"study.yaml:\d+: not valid YAML"):
+        study.load(write(tmp_path, "schema_version: 1\nsweep: [a, b\n"))
+    with pytest.raises(StudyError, match="no such study file"):
+        study.load(tmp_path / "nope.yaml")
+    with pytest.raises(StudyError, match="a study file is a YAML mapping"):
+        study.load(write(tmp_path, "- 1\n- 2\n"))
+
+
+@pytest.mark.parametrize("text, seconds", [(90, 90), ("90s", 90), ("30m", 1800), ("2h", 7200), ("1h30m", 5400)])
+def test_durations(text, seconds):
+    assert study.seconds(text) == seconds
+
+
+@pytest.mark.parametrize("bad", ["soon", "", "-5m", 0])
+def test_bad_durations(bad):
+    with pytest.raises(ValueError):
+        study.seconds(bad)
+
+
+def test_parse_gpus():
+    assert study.parse_gpus(8, 8) == (1, 8)
+    assert study.parse_gpus("4x8", 8) == (4, 8)
+    assert study.parse_gpus("16", 8) == (1, 16)
+    with pytest.raises(ValueError, match="nodes x GPUs per node"):
+        study.parse_gpus("eight", 8)

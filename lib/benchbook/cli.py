@@ -21,7 +21,7 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
-from . import __version__, commands, metrics, parsers, records, runner, study, tables
+from . import __version__, cli_env, commands, metrics, parsers, records, runner, study, tables
 from .analysis import Analysis, analyze
 from .errors import BenchbookError
 from .rules import METHODS, Rule
@@ -168,6 +168,35 @@ def cmd_status(args, out: Console, err: Console) -> int:
     return 0
 
 
+def cmd_publish(args, out: Console, err: Console) -> int:
+    from . import publish
+
+    targets = [publish.for_study(p, args.runs, launch=args.launch) for p in args.studies]
+    if args.logs:
+        if not args.model:
+            raise BenchbookError("--logs needs --model (resnet50_tf, resnet50_mxnet or maskrcnn_tf2): "
+                                 "it picks the notebook")
+        targets.append(publish.for_logs(args.logs, args.model, args.name, args.reference))
+    if args.compare:
+        targets.append(publish.for_comparison(args.compare, args.labels, args.name or "comparison"))
+    if not targets:
+        targets = publish.default_targets(runs_dir=args.runs)
+        if not targets:
+            raise BenchbookError(f"nothing to publish: no study folder under {args.runs}; give study files, "
+                                 "or --logs DIR --model MODEL")
+    entries = publish.publish(targets, args.reports, jobs=args.jobs, force=args.force, progress=not args.quiet)
+    t = Table(title=f"{args.reports}/index.html")
+    for col in ("report", "status", "verdict", "runs", "note"):
+        t.add_column(col)
+    for e in entries:
+        s = e.get("summary") or {}
+        t.add_row(e["name"], e.get("status", "?"), str(s.get("verdict", "-")),
+                  f"{s.get('complete', '-')}/{s.get('runs', '-')}",
+                  "unchanged, not executed again" if e.get("skipped") else (e.get("error") or ""))
+    out.print(t)
+    return 0 if all(e.get("status") == "ok" for e in entries) else 1
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="benchbook", description=__doc__.splitlines()[0])
     p.add_argument("--version", action="version", version=f"benchbook {__version__}")
@@ -186,6 +215,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_summarize)
     f = sub.add_parser("formats", help="list the log formats and their default throughput rules")
     f.set_defaults(func=cmd_formats)
+    cli_env.add_parsers(sub)
     r = sub.add_parser("run", help="run every configuration and repeat of a study (params/*.yaml)")
     r.add_argument("study", help="study file, e.g. params/resnet50_tf/cpu.yaml")
     r.add_argument("--dry-run", action="store_true", help="print the exact commands; launch nothing")
@@ -194,6 +224,21 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--only", action="append", metavar="GLOB", help="run only the run ids matching (repeatable)")
     r.add_argument("--quiet", action="store_true", help="do not echo the runs' output (it is still logged)")
     r.set_defaults(func=cmd_run)
+    pb = sub.add_parser("publish", help="execute the notebooks of studies and publish HTML reports with an index")
+    pb.add_argument("studies", nargs="*", help="study files (default: every study with a folder under --runs)")
+    pb.add_argument("--logs", metavar="DIR", help="analysis-only report of the logs in DIR (needs --model)")
+    pb.add_argument("--model", choices=sorted(study.MODELS), help="the notebook for --logs")
+    pb.add_argument("--reference", help="published reference for --logs (params/references/NAME.yaml)")
+    pb.add_argument("--compare", nargs="+", metavar="DIR", help="a comparison report of these folders")
+    pb.add_argument("--labels", nargs="+", help="labels of the --compare folders")
+    pb.add_argument("--name", help="report name for --logs or --compare (default: the folder name)")
+    pb.add_argument("--runs", type=Path, default=Path("runs"), help="folder of study folders (default: runs)")
+    pb.add_argument("--reports", type=Path, default=Path("reports"), help="output folder (default: reports)")
+    pb.add_argument("--jobs", type=int, default=2, help="notebooks executed in parallel (default: 2)")
+    pb.add_argument("--launch", action="store_true", help="let the notebooks launch (resume) their studies")
+    pb.add_argument("--force", action="store_true", help="execute even the reports whose inputs did not change")
+    pb.add_argument("--quiet", action="store_true", help="no progress bar")
+    pb.set_defaults(func=cmd_publish)
     st = sub.add_parser("status", help="the runs of study folders: status, cause, duration, throughput")
     st.add_argument("folders", nargs="+", type=Path, help="study folders (runs/<study name>)")
     st.set_defaults(func=cmd_status)

@@ -1,0 +1,227 @@
+"""`benchbook env`: capture this environment; `benchbook env diff A B`: what differs between two.
+
+`env` prints a table of the main fields, or with `--json` the whole record (the same record every
+run embeds). `env diff` takes captures, run records, run folders or study folders (see
+`benchbook.environment.diff`) and lists the differences most significant first; it exits 0 whether
+or not they differ, so that scripts can read its output; an input it cannot read is an error
+(exit 2 through `benchbook.cli.main`) that names the file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from . import environment
+from .environment import Difference, Loaded, describe
+from .environment.capture import capture
+from .errors import BenchbookError
+
+DIFF_LIMIT = 40  # rows `env diff` shows without --all: the rest are Python packages in practice
+
+
+def add_parsers(sub: argparse._SubParsersAction) -> None:
+    """Add `env` (and its `diff`) to the subcommands of `benchbook`."""
+    e = sub.add_parser("env", help="capture the environment: GPUs, driver, CUDA, framework, container, code",
+                       description="Capture this machine's environment (absent parts are recorded as absent).")
+    e.add_argument("--json", action="store_true", help="print the whole record as JSON")
+    e.add_argument("--python", metavar="PY", help="interpreter of the framework environment (default: benchbook's)")
+    e.add_argument("--code", metavar="DIR", help="the model code's git checkout (repository, commit, local patch)")
+    e.add_argument("--image", metavar="NAME", help="the container image the run uses")
+    e.add_argument("--no-import", action="store_true",
+                   help="list framework packages without importing them (faster; no build information)")
+    e.set_defaults(func=cmd_env)
+    esub = e.add_subparsers(dest="env_command", metavar="{diff}")
+    d = esub.add_parser("diff", help="what differs between two environments, most significant first",
+                        description="Compare two captures, run records (run.json or run folder) or study folders.")
+    d.add_argument("a", metavar="A", help="capture JSON, run.json, run folder or study folder")
+    d.add_argument("b", metavar="B", help="the same kinds as A")
+    d.add_argument("--json", dest="diff_json", action="store_true", help="the differences as one JSON object")
+    d.add_argument("--all", action="store_true", help=f"list every difference (default: the {DIFF_LIMIT} first)")
+    d.set_defaults(func=cmd_env_diff)
+
+
+# ---------------------------------------------------------------- env
+
+
+def cmd_env(args, out: Console, err: Console) -> int:
+    python = args.python
+    if python and shutil.which(python) is None:
+        raise BenchbookError(f"--python {python}: no such interpreter (give a path or a name on PATH)")
+    if args.code and not Path(args.code).is_dir():
+        raise BenchbookError(f"--code {args.code}: not a folder (give the model code's checkout)")
+    record = capture(shutil.which(python) if python else None, args.code, image=args.image,
+                     import_frameworks=not args.no_import)
+    if args.json:
+        print(json.dumps(record, indent=2))
+        return 0
+    t = Table(title=f"environment of {escape(str(record.get('hostname')))}", show_header=False)
+    t.add_column("part", style="bold")
+    t.add_column("value", overflow="fold")
+    for part, value in summary_rows(record):
+        t.add_row(part, value)
+    out.print(t)
+    return 0
+
+
+def _absent(section: dict[str, Any]) -> str:
+    return f"[dim]absent: {escape(str(section.get('reason', 'not recorded')))}[/]"
+
+
+def _join(*parts: Any) -> str:
+    return escape(", ".join(str(p) for p in parts if p not in (None, "")))
+
+
+def _count(n: Any, noun: str) -> str:
+    return f"{n if n is not None else '?'} {noun}{'' if n == 1 else 's'}"
+
+
+def summary_rows(record: dict[str, Any]) -> list[tuple[str, str]]:
+    """The main fields of a capture as (part, rich markup) rows: what a reader checks first."""
+    rows: list[tuple[str, str]] = []
+    system = record.get("system") or {}
+    if system.get("available"):
+        distro = (system.get("distro") or {}).get("pretty")
+        rows.append(("OS", _join(distro, f"{system.get('os')} {system.get('kernel')}", system.get("arch"))))
+        cpu = system.get("cpu") or {}
+        rows.append(("CPU", _join(cpu.get("model"), _count(cpu.get("sockets"), "socket"),
+                                  _count(cpu.get("cores"), "core"), _count(cpu.get("threads"), "thread"),
+                                  f"{cpu.get('usable_threads')} usable", cpu.get("governor"))))
+        memory = system.get("memory") or {}
+        total, limit = memory.get("total_bytes"), memory.get("cgroup_limit_bytes")
+        rows.append(("memory", _join(f"{total / 2**30:.1f} GiB" if total else "unknown",
+                                     f"limit {limit / 2**30:.1f} GiB" if limit else None)))
+    else:
+        rows.append(("system", _absent(system)))
+    rows += _gpu_rows(record.get("gpus") or {})
+    for name, label in (("cuda", "CUDA"), ("cudnn", "cuDNN"), ("nccl", "NCCL")):
+        section = record.get(name) or {}
+        rows.append((label, escape(str(section.get("version"))) if section.get("available") else _absent(section)))
+    rows.append(("frameworks", _frameworks(record.get("frameworks") or {})))
+    container = record.get("container") or {}
+    if container.get("available"):
+        env = container.get("env") or {}
+        versions = [f"{k}={v}" for k, v in env.items() if k.startswith("NVIDIA_") and k.endswith("_VERSION")]
+        rows.append(("container", _join("inside " + str(container.get("runtime")) if container.get("inside")
+                                        else "host", container.get("image"), container.get("digest"),
+                                        container.get("build_id") and f"build {container.get('build_id')}",
+                                        *versions)))
+    else:
+        rows.append(("container", _absent(container)))
+    python = record.get("python") or {}
+    rows.append(("Python", _join(python.get("version"), python.get("executable"),
+                                 f"{len(python.get('packages') or {})} packages") if python.get("available")
+                 else _absent(python)))
+    code = record.get("code") or {}
+    if code.get("available"):
+        patch = f"local patch in {len(code.get('changed_files') or [])} files" if code.get("dirty") else "clean"
+        rows.append(("code", _join(code.get("repository") or code.get("root"),
+                                   (code.get("commit") or "no commit")[:12], code.get("branch"), patch)))
+    else:
+        rows.append(("code", _absent(code)))
+    ib = record.get("infiniband") or {}
+    if ib.get("available"):
+        ports = [f"{dev}/{port} {p.get('state')} {p.get('rate') or ''}".strip()
+                 for dev, info in (ib.get("devices") or {}).items() for port, p in (info.get("ports") or {}).items()]
+        rows.append(("InfiniBand", _join(*ports)))
+    else:
+        rows.append(("InfiniBand", _absent(ib)))
+    variables = record.get("variables") or {}
+    rows.append(("variables", _join(*(f"{k}={v}" for k, v in variables.items())) or "[dim]none set[/]"))
+    return rows
+
+
+def _gpu_rows(gpus: dict[str, Any]) -> list[tuple[str, str]]:
+    if not gpus.get("available"):
+        return [("GPUs", _absent(gpus))]
+    devices = gpus.get("devices") or []
+    first = devices[0] if devices else {}
+    models = " + ".join(str(m) for m in gpus.get("models") or [])
+    clocks = f"max {first.get('clock_max_sm_mhz')}/{first.get('clock_max_mem_mhz')} MHz"
+    if first.get("clock_app_sm_mhz"):
+        clocks += f", application {first.get('clock_app_sm_mhz')}/{first.get('clock_app_mem_mhz')} MHz"
+    rows = [("GPUs", _join(f"{gpus.get('count')} x {models}", f"{first.get('memory_mib')} MiB", clocks,
+                           first.get("power_limit_w") and f"{first.get('power_limit_w')} W")),
+            ("driver", _join(gpus.get("driver"), gpus.get("cuda_driver") and f"CUDA {gpus.get('cuda_driver')}"))]
+    topology = gpus.get("topology") or {}
+    rows.append(("topology", escape(str(topology.get("summary"))) if topology.get("available")
+                 else _absent(topology)))
+    return rows
+
+
+def _frameworks(section: dict[str, Any]) -> str:
+    if not section.get("available"):
+        return _absent(section)
+    parts = []
+    for name, info in section.items():
+        if not isinstance(info, dict):
+            continue
+        build = [f"{k} {info[k]}" for k in ("cuda", "cudnn", "nccl") if info.get(k)]
+        text = f"{name} {info.get('version')}" + (f" ({', '.join(build)})" if build else "")
+        if info.get("import_error"):
+            text += f" [import failed: {info['import_error']}]"
+        parts.append(text)
+    return escape("; ".join(parts))
+
+
+# ---------------------------------------------------------------- env diff
+
+
+def _label(loaded: Loaded) -> str:
+    name = loaded.path.name or str(loaded.path)
+    return f"{name} ({len(loaded.entries)} runs)" if loaded.kind == "study" else name
+
+
+def cmd_env_diff(args, out: Console, err: Console) -> int:
+    a, b = environment.load(args.a), environment.load(args.b)
+    differences = environment.diff(a, b)
+    drifts = {side: loaded.drift() for side, loaded in (("a", a), ("b", b)) if len(loaded.entries) > 1}
+    for problem in a.problems + b.problems:
+        err.print(f"[yellow]warning[/]: {escape(problem)}", highlight=False)
+    if args.diff_json:
+        print(json.dumps({"a": str(a.path), "b": str(b.path), "differences": [d.to_json() for d in differences],
+                          "drift": {side: [d.to_json() for d in ds] for side, ds in drifts.items()},
+                          "problems": a.problems + b.problems}, indent=2))
+        return 0
+    if not differences:
+        out.print(f"[green]no differences[/] between {escape(_label(a))} and {escape(_label(b))}", highlight=False)
+    else:
+        shown = differences if args.all else differences[:DIFF_LIMIT]
+        t = Table(title=f"{len(differences)} differences, most significant first")
+        t.add_column("field", overflow="fold")
+        t.add_column("what", style="dim")
+        t.add_column(escape(f"A: {_label(a)}"), overflow="fold")
+        t.add_column(escape(f"B: {_label(b)}"), overflow="fold")
+        for d in shown:
+            t.add_row(escape(d.key), d.category, escape(describe(d.a)), escape(describe(d.b)))
+        out.print(t)
+        if len(shown) < len(differences):
+            rest = differences[len(shown):]
+            kinds = ", ".join(dict.fromkeys(d.category for d in rest))
+            out.print(f"... and {len(rest)} more ({escape(kinds)}); --all lists them", highlight=False)
+    for side, ds in drifts.items():
+        loaded = a if side == "a" else b
+        if ds:
+            out.print(_drift_table(side.upper(), loaded, ds))
+    return 0
+
+
+def _drift_table(side: str, loaded: Loaded, drift: list[Difference]) -> Table:
+    """Within one study or multi-host run: the fields its members do not share, and who differs."""
+    labels = [e.label for e in loaded.entries]
+    t = Table(title=f"drift within {side}: {len(loaded.entries)} environments that should be alike")
+    t.add_column("field", overflow="fold")
+    t.add_column(escape(f"{labels[0]}"), overflow="fold")
+    t.add_column("instead", overflow="fold")
+    t.add_column("in", overflow="fold")
+    for d in drift:
+        t.add_row(escape(d.key), escape(describe(d.a)), escape(describe(d.b)), escape(", ".join(labels[i]
+                                                                                                for i in d.where)))
+    return t

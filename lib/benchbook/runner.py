@@ -11,7 +11,9 @@ runs whose record is missing or not `complete`, keeping earlier attempts under `
 from __future__ import annotations
 
 import collections
+import contextlib
 import datetime as dt
+import fcntl
 import os
 import platform
 import shutil
@@ -34,6 +36,10 @@ from .study import Study, StudyError, digest, expand
 
 STOP_GRACE_S = 10.0  # between SIGINT to a run and SIGKILL
 POLL_S = 0.2
+
+
+class StudyBusy(StudyError):
+    """Another launcher holds the study folder."""
 
 
 class StudyInterrupted(KeyboardInterrupt):
@@ -190,11 +196,38 @@ def run_study(study: Study, out: Path, *, resume: bool = False, only: Callable[[
         done = sum(r.get("status") == "complete" for r in existing.values())
         raise StudyError(f"{sdir} already holds {len(existing)} runs ({done} complete) of study {study.name}; "
                          "use --resume to finish it (complete runs are kept), or --out DIR for a fresh study folder")
+    sdir.mkdir(parents=True, exist_ok=True)
+    with _study_lock(sdir):
+        return _run_locked(study, out, sdir, existing, only, echo, progress, say)
+
+
+@contextlib.contextmanager
+def _study_lock(sdir: Path):
+    """One launcher per study folder: a second `run` (or a notebook's launch) fails instead of racing."""
+    handle = open(sdir.parent / f".{sdir.name}.lock", "a+")  # beside the folder: not a log to analyze
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.seek(0)
+        holder = handle.read().strip() or "another process"
+        handle.close()
+        raise StudyBusy(f"{sdir} is being run by {holder}; wait for it, or follow it with benchbook status {sdir}")
+    handle.seek(0)
+    handle.truncate()
+    handle.write(f"pid {os.getpid()} on {socket.gethostname()}")
+    handle.flush()
+    try:
+        yield
+    finally:
+        fcntl.flock(handle, fcntl.LOCK_UN)
+        handle.close()
+
+
+def _run_locked(study, out, sdir, existing, only, echo, progress, say) -> dict[str, dict]:
     python = envs.ensure(study.framework, say) if study.runtime == "cpu" else None
     runs = plan(study, out, str(python) if python else None)
     if only:
         runs = [r for r in runs if only(r[0])]
-    sdir.mkdir(parents=True, exist_ok=True)
     meta_path = sdir / "study.json"
     meta = records.read_json(meta_path) if meta_path.exists() else {"attempts": []}
     if meta.get("study_digest") and meta["study_digest"] != digest(study.path):

@@ -1,0 +1,111 @@
+"""Several studies (or folders of logs) side by side: same configurations, different stacks.
+
+Used by `notebooks/compare.ipynb`: frameworks against each other, two machines, two containers,
+or a reproduction against the logs it reproduces. Configurations are matched on GPUs, per-GPU
+batch, precision and XLA; ratios are medians against the baseline source's medians.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from . import metrics, records
+from .analysis import analyze
+from .errors import BenchbookError
+
+KEYS = ["gpus", "batch_size", "precision", "xla"]
+
+
+def _split(text: str | list) -> list[str]:
+    items = text if isinstance(text, list) else str(text).split(",")
+    return [s.strip() for s in items if s and s.strip()]
+
+
+class Comparison:
+    """Analyses of several sources, with labels and a baseline for ratios."""
+
+    def __init__(self, sources: str | list, labels: str | list = "", baseline: int = 0):
+        self.sources = [Path(s) for s in _split(sources)]
+        if len(self.sources) < 2:
+            raise BenchbookError(f"a comparison needs at least two sources; got {len(self.sources)}: {sources!r}")
+        missing = [str(s) for s in self.sources if not s.exists()]
+        if missing:
+            raise BenchbookError(f"no such folder: {', '.join(missing)}")
+        names = _split(labels) or [s.name for s in self.sources]
+        if len(names) != len(self.sources):
+            raise BenchbookError(f"{len(names)} labels for {len(self.sources)} sources; give one label per source")
+        if not 0 <= baseline < len(self.sources):
+            raise BenchbookError(f"baseline {baseline} is not a source index (0..{len(self.sources) - 1})")
+        self.labels, self.baseline = names, baseline
+        self.analyses = [analyze([s]) for s in self.sources]
+
+    def describe(self) -> pd.DataFrame:
+        return pd.DataFrame([{"label": label, "source": str(s), "runs": len(a.runs),
+                              "complete": int((a.runs["status"] == "complete").sum()) if len(a.runs) else 0,
+                              "baseline": i == self.baseline}
+                             for i, (label, s, a) in enumerate(zip(self.labels, self.sources, self.analyses,
+                                                                   strict=True))])
+
+    def stats(self) -> pd.DataFrame:
+        """metrics.aggregate of every source, with a `label` column (tidy: one row per source x config)."""
+        frames = [metrics.aggregate(a.runs).assign(label=label) for label, a in zip(self.labels, self.analyses,
+                                                                                     strict=True)]
+        return pd.concat(frames, ignore_index=True)
+
+    def table(self) -> pd.DataFrame:
+        """Median images/s: a row per configuration, a column per source."""
+        s = self.stats()
+        if s.empty:
+            return pd.DataFrame()
+        return s.pivot_table(index=KEYS, columns="label", values="median", aggfunc="first")[self.labels].round(2)
+
+    def ratios(self) -> pd.DataFrame:
+        """Each source's median over the baseline's, for configurations the baseline measured."""
+        t = self.table()
+        if t.empty:
+            return t
+        base = t[self.labels[self.baseline]]
+        return t.drop(columns=[self.labels[self.baseline]]).div(base, axis=0).round(3).dropna(how="all")
+
+    def figure(self):
+        from . import plots
+        stats = self.stats()
+        return plots.repeats(pd.concat([a.runs.assign(model=label) for label, a in
+                                        zip(self.labels, self.analyses, strict=True)], ignore_index=True)) \
+            if not stats.empty else plots.repeats(self.analyses[0].runs)
+
+    def environment_differences(self) -> pd.DataFrame:
+        """What differs between the first run record's environment of each source and the baseline's."""
+        envs = [_first_environment(s) for s in self.sources]
+        base = envs[self.baseline]
+        rows = []
+        try:
+            from .environment import diff as envdiff
+        except Exception:
+            envdiff = None
+        for label, env in zip(self.labels, envs, strict=True):
+            if env is base or env is None or base is None or envdiff is None:
+                continue
+            for d in envdiff.diff(base, env):
+                rows.append({"source": label, "field": d.key, "baseline": d.a, "this source": d.b})
+        return pd.DataFrame(rows, columns=["source", "field", "baseline", "this source"])
+
+    def save_summary(self, path: str | Path | None) -> dict:
+        data = {"title": "comparison: " + " vs ".join(self.labels), "mode": "comparison",
+                "source": ", ".join(map(str, self.sources)),
+                "runs": int(sum(len(a.runs) for a in self.analyses)),
+                "complete": int(sum((a.runs["status"] == "complete").sum() for a in self.analyses if len(a.runs))),
+                "verdict": "comparison", "configurations": int(len(self.table()))}
+        if path:
+            Path(path).write_text(json.dumps(records.clean(data), indent=2))
+        return data
+
+
+def _first_environment(folder: Path) -> dict | None:
+    for rec in records.find(folder).values():
+        if isinstance(rec.get("environment"), dict):
+            return rec["environment"]
+    return None

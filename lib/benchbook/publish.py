@@ -1,0 +1,254 @@
+"""`benchbook publish`: execute each study's notebook with papermill, convert it to self-contained
+HTML with nbconvert, and write `reports/index.html`.
+
+Per report, `reports/<name>/` holds `executed/<time>.ipynb` (the immutable record of each
+execution), `report.html` (code hidden), `code.html` (code shown), `summary.json` (the headline
+numbers the notebook wrote) and `entry.json` (what the index shows, with the digest of the inputs).
+A report whose inputs (notebook, study file, parameters, logs and run records, benchbook's code)
+did not change is not executed again. A notebook that fails is still published, error visible,
+and marked failed in the index.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import datetime as dt
+import hashlib
+import html
+import json
+import multiprocessing
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from tqdm.auto import tqdm
+
+from . import __version__, records
+from . import study as studies
+from .errors import BenchbookError
+
+PACKAGE = Path(__file__).resolve().parent
+ROOT = PACKAGE.parents[1]
+NOTEBOOKS = ROOT / "notebooks"
+
+
+@dataclass
+class Target:
+    """One report to publish: a notebook, its parameters, and the inputs whose change re-executes it."""
+
+    name: str
+    notebook: Path
+    parameters: dict
+    inputs: list[str] = field(default_factory=list)
+
+
+def for_study(path: str | Path, runs_dir: str | Path = "runs", launch: bool = False) -> Target:
+    s = studies.load(path)
+    folder = Path(runs_dir).resolve() / s.name
+    return Target(s.name, NOTEBOOKS / f"{s.model}.ipynb",
+                  {"study": str(Path(path).resolve()), "runs_dir": str(Path(runs_dir).resolve()), "launch": launch,
+                   "log_dir": ""},
+                  [str(Path(path).resolve()), str(folder)])
+
+
+def for_logs(log_dir: str | Path, model: str, name: str | None = None, reference: str | None = None) -> Target:
+    if model not in studies.MODELS:
+        raise BenchbookError(f"unknown model {model!r}; known: {', '.join(studies.MODELS)}")
+    folder = Path(log_dir).resolve()
+    if not folder.exists():
+        raise BenchbookError(f"{log_dir}: no such folder of logs")
+    return Target(name or folder.name, NOTEBOOKS / f"{model}.ipynb",
+                  {"study": "", "log_dir": str(folder), "launch": False, "reference": reference or ""},
+                  [str(folder)])
+
+
+def for_comparison(sources: list[str], labels: list[str] | None, name: str) -> Target:
+    resolved = [str(Path(s).resolve()) for s in sources]
+    return Target(name, NOTEBOOKS / "compare.ipynb",
+                  {"sources": ",".join(resolved), "labels": ",".join(labels or [])}, resolved)
+
+
+def digest(target: Target) -> str:
+    """What the report depends on; any change means the notebook runs again."""
+    h = hashlib.sha256()
+    h.update(json.dumps(target.parameters, sort_keys=True).encode())
+    h.update(target.notebook.read_bytes())
+    h.update(__version__.encode())
+    for p in sorted(PACKAGE.rglob("*.py")):
+        h.update(p.read_bytes())
+    for item in target.inputs:
+        p = Path(item)
+        files = sorted(q for q in p.rglob("*") if q.is_file()) if p.is_dir() else [p] if p.exists() else []
+        for q in files:
+            st = q.stat()
+            h.update(f"{q}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+    return h.hexdigest()[:20]
+
+
+def _execute(target: Target, out: Path, stamp: str) -> dict:
+    """Run the notebook (in a worker process); return status and error, never raise for a notebook error."""
+    import papermill
+
+    executed = out / "executed" / f"{stamp}.ipynb"
+    executed.parent.mkdir(parents=True, exist_ok=True)
+    summary = out / "summary.json"
+    summary.unlink(missing_ok=True)
+    params = dict(target.parameters, summary_path=str(summary))
+    if "sources" not in params:
+        params["interactive"] = False
+    try:
+        papermill.execute_notebook(str(target.notebook), str(executed), parameters=params, kernel_name="python3",
+                                   progress_bar=False, cwd=str(ROOT))
+        status, error = "ok", None
+    except papermill.PapermillExecutionError as exc:
+        status, error = "failed", f"{exc.ename}: {exc.evalue}"
+    except Exception as exc:  # the kernel died, the notebook is unreadable...
+        status, error = "failed", f"{type(exc).__name__}: {exc}"
+    if executed.exists():
+        _convert(executed, out)
+    return {"status": status, "error": error, "executed": str(executed.relative_to(out))}
+
+
+def _convert(executed: Path, out: Path) -> None:
+    """The executed notebook as two self-contained HTML pages: report (no code) and code."""
+    import nbformat
+    from nbconvert import HTMLExporter
+
+    nb = nbformat.read(executed, as_version=4)
+    for name, hide in (("report.html", True), ("code.html", False)):
+        exporter = HTMLExporter(template_name="lab", exclude_input=hide, exclude_input_prompt=hide,
+                                exclude_output_prompt=hide, embed_images=True)
+        body, _ = exporter.from_notebook_node(nb)
+        (out / name).write_text(_offline(body), encoding="utf-8")
+
+
+_EXTERNAL_SCRIPT = re.compile(r'<script[^>]*\bsrc="https?://[^"]*"[^>]*>\s*</script>', re.IGNORECASE)
+_MATHJAX = re.compile(r"<!-- Load mathjax -->.*?<!-- End of mathjax configuration -->", re.DOTALL)
+
+
+def _offline(body: str) -> str:
+    """Drop the CDN scripts nbconvert's template links (require.js, MathJax): a report must open
+    offline, with everything it shows embedded, and load nothing from the network."""
+    body = _EXTERNAL_SCRIPT.sub("", _MATHJAX.sub("", body))
+    return body.replace("<head>", '<head><link rel="icon" href="data:,">', 1)  # no favicon request either
+
+
+def _work(args) -> dict:
+    target, out, stamp = args
+    return _execute(target, Path(out), stamp)
+
+
+def publish(targets: list[Target], reports: str | Path = "reports", jobs: int = 2, force: bool = False,
+            progress: bool = True) -> list[dict]:
+    """Execute and convert every target whose inputs changed, then rewrite the index; the entries."""
+    reports = Path(reports)
+    reports.mkdir(parents=True, exist_ok=True)
+    names = [t.name for t in targets]
+    if len(set(names)) != len(names):
+        raise BenchbookError(f"two reports would have the same name: {sorted(n for n in names if names.count(n) > 1)}")
+    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    todo, entries = [], {}
+    for t in targets:
+        out = reports / t.name
+        entry_path = out / "entry.json"
+        d = digest(t)
+        old = records.read_json(entry_path) if entry_path.exists() else None
+        if old and old.get("digest") == d and not force and (out / "report.html").exists():
+            entries[t.name] = dict(old, skipped=True)
+            continue
+        out.mkdir(parents=True, exist_ok=True)
+        todo.append((t, d))
+    bar = tqdm(total=len(todo), unit="report", desc="publish", disable=not progress or not todo)
+    ctx = multiprocessing.get_context("spawn")  # a clean interpreter per notebook run
+    with cf.ProcessPoolExecutor(max_workers=max(1, jobs), mp_context=ctx) as pool:
+        futures = {pool.submit(_work, (t, str(reports / t.name), stamp)): (t, d) for t, d in todo}
+        for fut in cf.as_completed(futures):
+            t, d = futures[fut]
+            try:
+                result = fut.result()
+            except Exception as exc:
+                result = {"status": "failed", "error": f"{type(exc).__name__}: {exc}", "executed": None}
+            out = reports / t.name
+            summary = records.read_json(out / "summary.json") if (out / "summary.json").exists() else {}
+            entry = {"name": t.name, "digest": d, "published_at": stamp, "notebook": t.notebook.name,
+                     "parameters": t.parameters, "benchbook_version": __version__, **result, "summary": summary,
+                     "target": asdict(t) | {"notebook": str(t.notebook)}}
+            records.write(out / "entry.json", entry)
+            entries[t.name] = entry
+            bar.update(1)
+            bar.write(f"{t.name}: {result['status']}" + (f" ({result['error']})" if result.get("error") else ""))
+    bar.close()
+    for p in sorted(reports.glob("*/entry.json")):  # reports published earlier stay in the index
+        name = p.parent.name
+        if name not in entries:
+            try:
+                entries[name] = records.read_json(p)
+            except records.RecordError:
+                continue
+    write_index(reports, list(entries.values()))
+    return [entries[n] for n in names]
+
+
+def _fmt(value) -> str:
+    return f"{value:,.2f}" if isinstance(value, int | float) and not isinstance(value, bool) else str(value)
+
+
+def write_index(reports: Path, entries: list[dict]) -> Path:
+    """`reports/index.html`: a row per report with its status, headline numbers and verdict."""
+    e = html.escape
+    rows = []
+    for entry in sorted(entries, key=lambda x: x["name"]):
+        s = entry.get("summary") or {}
+        best = s.get("best") or {}
+        status = entry.get("status", "?")
+        verdict = s.get("verdict", "-")
+        name = entry["name"]
+        links = (f'<a href="{e(name)}/report.html">report</a> · <a href="{e(name)}/code.html">code</a> · '
+                 f'<a href="{e(name)}/{e(entry.get("executed") or "")}">notebook</a>')
+        rows.append(
+            f'<tr class="{e(status)}"><td><a href="{e(name)}/report.html">{e(name)}</a></td>'
+            f'<td>{e(str(s.get("title", "")))}</td><td class="status">{e(status)}</td>'
+            f'<td>{e(str(s.get("mode", "-")))}</td>'
+            f'<td>{e(_fmt(s.get("complete", "-")))} / {e(_fmt(s.get("runs", "-")))}</td>'
+            f'<td>{e(str(best.get("label", "-")))}</td><td class="num">{e(_fmt(best.get("median", "-")))}</td>'
+            f'<td class="verdict">{e(str(verdict))}</td><td>{e(entry.get("published_at", ""))}</td><td>{links}</td>'
+            + (f'</tr><tr class="error"><td colspan="10">{e(entry["error"])}</td>' if entry.get("error") else "")
+            + "</tr>")
+    page = f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>benchbook reports</title><link rel="icon" href="data:,">
+<style>
+body {{ font-family: system-ui, sans-serif; margin: 2rem; color: #222; }}
+table {{ border-collapse: collapse; width: 100%; }}
+th, td {{ border-bottom: 1px solid #ddd; padding: .4rem .6rem; text-align: left; vertical-align: top; }}
+th {{ background: #f4f4f4; }} td.num {{ text-align: right; font-variant-numeric: tabular-nums; }}
+tr.failed td.status {{ color: #b00020; font-weight: bold; }} tr.ok td.status {{ color: #1b5e20; }}
+tr.error td {{ color: #b00020; font-family: monospace; white-space: pre-wrap; }}
+</style></head><body>
+<h1>benchbook reports</h1>
+<p>{len(entries)} reports · benchbook {e(__version__)} · best = the configuration with the highest median
+images/s over repeats · verdict = measured against the published reference.</p>
+<table id="reports"><thead><tr><th>report</th><th>title</th><th>status</th><th>mode</th><th>runs complete</th>
+<th>best configuration</th><th>median images/s</th><th>verdict</th><th>published (UTC)</th><th>views</th></tr></thead>
+<tbody>
+{chr(10).join(rows)}
+</tbody></table></body></html>
+"""
+    path = reports / "index.html"
+    path.write_text(page, encoding="utf-8")
+    return path
+
+
+def default_targets(params: Path = ROOT / "params", runs_dir: Path = Path("runs")) -> list[Target]:
+    """Every study in params/ that has a study folder under runs_dir."""
+    out = []
+    for p in sorted(params.rglob("*.yaml")):
+        if "references" in p.parts:
+            continue
+        try:
+            s = studies.load(p)
+        except BenchbookError:
+            continue
+        if (runs_dir / s.name).exists():
+            out.append(for_study(p, runs_dir))
+    return out
+

@@ -1,0 +1,316 @@
+"""What the notebooks call: one `Report` per study (or folder of logs), one method per section.
+
+The notebooks stay thin: a cell calls one method and shows the frame or figure it returns. A
+report is in launch mode (it has a study and may run it) or analysis-only mode (`log_dir`: logs
+that exist already, nothing is launched). Runs never execute inside the notebook kernel: `launch`
+starts `benchbook run --resume` as a separate process and follows its run records.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+
+from . import __version__, commands, envs, metrics, records, tables
+from . import study as studies
+from .analysis import Analysis, analyze
+from .errors import BenchbookError
+from .rules import Rule
+
+RUN_TABLE = {"run": "run id (folder) or file:run", "gpus": "GPUs", "batch_size": "per-GPU batch",
+             "precision": "precision", "xla": "XLA", "repeat": "repeat", "status": "status",
+             "reported_throughput": "reported images/s", "recomputed_throughput": "recomputed images/s",
+             "iterations": "records used", "warnings": "warnings"}
+
+
+def _blank(value) -> bool:
+    return value is None or (isinstance(value, str) and not value.strip()) or (
+        isinstance(value, int | float) and not isinstance(value, bool) and value < 0)
+
+
+class Report:
+    """A study's report: environment, set-up, launch, analysis and reproduction, as data."""
+
+    def __init__(self, study: str | Path | None = None, log_dir: str | Path | None = None,
+                 runs_dir: str | Path = "runs", reference: str | None = None, warmup: int | None = None,
+                 method: str | None = None, title: str | None = None, target_accuracy: float | None = None):
+        self.study = studies.load(study) if not _blank(study) else None
+        self.log_dir = Path(log_dir) if not _blank(log_dir) else None
+        if self.study is None and self.log_dir is None:
+            raise BenchbookError("a report needs a study file (study=...) or a folder of logs (log_dir=...)")
+        self.runs_dir = Path(runs_dir)
+        self.reference_name = reference if not _blank(reference) else (self.study.reference if self.study else None)
+        self.rule = Rule(warmup=None if _blank(warmup) else int(warmup), method=None if _blank(method) else method)
+        self.title = title if not _blank(title) else (
+            self.study.description or self.study.name if self.study else f"Logs in {self.log_dir}")
+        self.target = target_accuracy if not _blank(target_accuracy) else (
+            self.study.target_accuracy if self.study else None)
+
+    # --- where things are ------------------------------------------------------------------------------
+
+    @property
+    def mode(self) -> str:
+        return "analysis-only" if self.log_dir else "launch"
+
+    @property
+    def source(self) -> Path:
+        """The folder analyzed: `log_dir`, else the study's folder under `runs_dir`."""
+        return self.log_dir if self.log_dir else self.runs_dir / self.study.name
+
+    def describe(self) -> pd.DataFrame:
+        rows = {"title": self.title, "mode": self.mode, "logs": str(self.source),
+                "study file": str(self.study.path) if self.study else "-",
+                "model / runtime": f"{self.study.model} / {self.study.runtime}" if self.study else "-",
+                "reference": self.reference_name or "-", "rule": self._rule_text(),
+                "benchbook": __version__}
+        return pd.DataFrame({"value": rows}).rename_axis("")
+
+    def _rule_text(self) -> str:
+        parts = []
+        if self.rule.warmup is not None:
+            parts.append(f"skip the first {self.rule.warmup} records")
+        if self.rule.method:
+            parts.append(self.rule.method)
+        return ", ".join(parts) or "each log format's documented rule (benchbook formats)"
+
+    # --- 1. environment --------------------------------------------------------------------------------
+
+    @functools.cached_property
+    def capture(self) -> dict:
+        """The environment of this machine (and of the CPU framework's Python, when it exists)."""
+        python = None
+        if self.study and self.study.runtime == "cpu" and envs.ready(self.study.framework):
+            python = str(envs.python(self.study.framework))
+        try:
+            from .environment import capture
+            return capture.capture(python=python)
+        except Exception as exc:  # the report goes on without it, saying why
+            return {"host": {"hostname": platform.node(), "platform": platform.platform(),
+                             "python": sys.version.split()[0]}, "capture_error": f"{type(exc).__name__}: {exc}"}
+
+    def environment(self) -> pd.DataFrame:
+        """The machine in one table: what `benchbook env` shows, flattened."""
+        from .cli_env import summary_rows
+        try:
+            rows = summary_rows(self.capture)
+        except Exception:  # a fallback capture (see `capture`): show what it holds
+            return pd.json_normalize(self.capture, sep=".").T.rename(columns={0: "value"})
+        return pd.DataFrame(rows, columns=["", "value"]).set_index("")
+
+    def fits(self) -> pd.DataFrame:
+        """Whether this machine can run the study: GPUs, container tooling, CPU environment."""
+        rows = []
+        if self.study is None:
+            return pd.DataFrame([{"check": "launch", "ok": True, "detail": "analysis-only: nothing is launched"}])
+        gpus = _gpu_count(self.capture)
+        if self.study.runtime == "cpu":
+            rows.append({"check": "runtime", "ok": True, "detail": "CPU workload: runs on any machine"})
+            rows.append({"check": "cores", "ok": True, "detail": f"{os.cpu_count()} CPU cores"})
+        else:
+            need = max((c.get("gpus") or max(c.get("gpu_counts", [0])) for c in
+                        (s.config for s in studies.expand(self.study))), default=0)
+            per_node = min(need, self.study.gpus_per_node)
+            rows.append({"check": "GPUs", "ok": gpus >= per_node,
+                         "detail": f"the study needs {per_node} GPUs per node; this machine has {gpus}"})
+            tool = "docker" if self.study.container.mode != "inside" else None
+            if tool:
+                rows.append({"check": tool, "ok": shutil.which(tool) is not None,
+                             "detail": shutil.which(tool) or f"{tool} is not on the PATH"})
+        return pd.DataFrame(rows)
+
+    # --- 2. set-up -------------------------------------------------------------------------------------
+
+    def setup(self) -> pd.DataFrame:
+        """What the study needs and whether it is there."""
+        if self.study is None:
+            exists = self.source.exists()
+            return pd.DataFrame([{"need": "logs", "ready": exists, "how": str(self.source)}])
+        s = self.study
+        if s.runtime == "cpu":
+            ready = envs.ready(s.framework)
+            return pd.DataFrame([
+                {"need": f"{s.framework} CPU environment", "ready": ready,
+                 "how": str(envs.path(s.framework)) if ready else "created by the first run (pinned requirements)"},
+                {"need": "data", "ready": True, "how": "synthetic tensors, or scikit-learn's digits (in the package)"},
+            ])
+        rows = [{"need": "set-up step", "ready": None, "how": step} for step in commands.setup_steps(s)]
+        if s.data.path:
+            rows.append({"need": "data", "ready": Path(s.data.path).exists(), "how": s.data.path})
+        return pd.DataFrame(rows)
+
+    # --- 3. launch -------------------------------------------------------------------------------------
+
+    def launch(self, poll_s: float = 2.0, quiet: bool = False) -> pd.DataFrame:
+        """Run the study (resuming it) in a separate process and follow its records until it ends."""
+        if self.study is None:
+            print("analysis-only mode: nothing to launch")
+            return self.status()
+        folder = self.source
+        folder.mkdir(parents=True, exist_ok=True)
+        log = self.runs_dir / f"{self.study.name}.launcher.log"  # beside the study folder, not in it
+        argv = [sys.executable, "-m", "benchbook", "run", str(self.study.path), "--resume", "--out",
+                str(self.runs_dir), "--quiet"]
+        with open(log, "ab") as out:
+            proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                    start_new_session=True)
+        if not quiet:
+            print(f"started: {' '.join(argv)} (pid {proc.pid}); its output goes to {log}")
+        seen: dict[str, str] = {}
+        total = len(studies.expand(self.study))
+        while True:
+            done = proc.poll() is not None
+            for run_id, rec in records.find(folder).items():
+                status = rec.get("status")
+                if status != "running" and seen.get(run_id) != status and rec.get("ended_at"):
+                    seen[run_id] = status
+                    if not quiet:
+                        value = (rec.get("analysis") or [{}])[0].get("recomputed_throughput")
+                        extra = f", {value:.1f} images/s" if value else (
+                            f", {rec['failure']['cause']}" if rec.get("failure") else "")
+                        print(f"[{len(seen)}/{total}] {run_id}: {status}{extra}", flush=True)
+            if done:
+                break
+            time.sleep(poll_s)
+        if proc.returncode not in (0, 1) and not quiet:
+            tail = log.read_text(errors="replace").splitlines()[-10:]
+            print(f"benchbook run exited with {proc.returncode}:\n" + "\n".join(tail))
+        return self.status()
+
+    def status(self) -> pd.DataFrame:
+        """The study folder's run records: one row per run."""
+        return records.table(self.source) if self.source.exists() else records.table(Path("/nonexistent"))
+
+    # --- 4. analysis -----------------------------------------------------------------------------------
+
+    @functools.cached_property
+    def analysis(self) -> Analysis:
+        if not self.source.exists():
+            raise BenchbookError(f"{self.source}: no such folder; run the study first or set log_dir")
+        return analyze(self.logs(), self.rule)
+
+    def logs(self) -> list[Path]:
+        """The logs to analyze: for a study folder, each run's current log (earlier attempts kept
+        under `attempts/` are not part of the results); otherwise every file under `log_dir`."""
+        found = records.find(self.source)
+        if found and not self.log_dir:
+            return [self.source / run_id / rec.get("log", f"{run_id}.log") for run_id, rec in found.items()
+                    if (self.source / run_id / rec.get("log", f"{run_id}.log")).exists()]
+        return [self.source]
+
+    @functools.cached_property
+    def stats(self) -> pd.DataFrame:
+        return metrics.aggregate(self.analysis.runs)
+
+    def runs(self) -> pd.DataFrame:
+        """One row per run found in the logs, the columns a reader needs (all columns: `analysis.runs`)."""
+        runs = self.analysis.runs
+        if runs.empty:
+            return pd.DataFrame(columns=list(RUN_TABLE))
+        names = runs["source"].map(lambda s: Path(s).parent.name if Path(s).parent != self.source else Path(s).name)
+        view = runs.assign(run=names + ":" + runs["run"].astype(str),
+                           warnings=runs["warnings"].map(lambda w: "; ".join(w)))
+        return view[list(RUN_TABLE)].rename(columns=RUN_TABLE)
+
+    def problems(self) -> pd.DataFrame:
+        return pd.DataFrame([{"file": p.source, "problem": p.reason} for p in self.analysis.problems],
+                            columns=["file", "problem"])
+
+    def summary(self) -> pd.DataFrame:
+        """The table in the layout of the published reports: median, mean and speedup over repeats."""
+        return tables.published_layout(self.stats).round(2)
+
+    def scaling(self) -> pd.DataFrame:
+        cols = ["gpus", "nodes", "precision", "batch_size", "xla", "runs", "median", "speedup", "efficiency"]
+        return self.stats[cols].sort_values(["precision", "batch_size", "xla", "gpus"]).round(3).reset_index(
+            drop=True)
+
+    def time_to_train(self) -> pd.DataFrame:
+        if self.analysis.evaluations.empty:
+            return pd.DataFrame(columns=["source", "run", "reached", "seconds", "epoch", "top1", "final_top1"])
+        target = self.target or 0.0
+        return metrics.time_to_target(self.analysis.evaluations, target)
+
+    # --- 5. reproduction -------------------------------------------------------------------------------
+
+    @functools.cached_property
+    def reference(self):
+        if not self.reference_name:
+            return None
+        from . import references
+        return references.load(self.reference_name)
+
+    def reproduction(self) -> pd.DataFrame:
+        """Measured against published: ratio and verdict per published configuration."""
+        if self.reference is None:
+            return pd.DataFrame(columns=["verdict"])
+        from . import references
+        return references.compare(self.stats, self.reference)
+
+    def verdict(self) -> str:
+        if self.reference is None:
+            return "no reference"
+        from . import references
+        return references.verdict_summary(self.reproduction())["overall"]
+
+    def failures(self) -> pd.DataFrame:
+        """Runs that did not complete: from run records when the project launched them, else from logs."""
+        rows = []
+        for run_id, rec in (records.find(self.source).items() if self.source.exists() else []):
+            if rec.get("status") != "complete":
+                failure = rec.get("failure") or {}
+                rows.append({"run": run_id, "status": rec.get("status"), "cause": failure.get("cause"),
+                             "detail": failure.get("detail"),
+                             "last lines": "\n".join(failure.get("last_lines") or [])[-2000:]})
+        if not rows:
+            runs = self.analysis.runs
+            for _, r in runs[runs["status"] != "complete"].iterrows():
+                rows.append({"run": f"{Path(r['source']).name}:{r['run']}", "status": r["status"],
+                             "cause": r["failure"], "detail": "; ".join(r["warnings"]), "last lines": ""})
+        return pd.DataFrame(rows, columns=["run", "status", "cause", "detail", "last lines"])
+
+    # --- for the index page ----------------------------------------------------------------------------
+
+    def headline(self) -> dict:
+        """The numbers the index page shows, each traceable to the runs frame."""
+        runs = self.analysis.runs
+        best = self.stats.sort_values("median", ascending=False).head(1)
+        out = {
+            "title": self.title, "mode": self.mode, "source": str(self.source), "runs": int(len(runs)),
+            "complete": int((runs["status"] == "complete").sum()) if len(runs) else 0,
+            "configurations": int(len(self.stats)), "reference": self.reference_name, "verdict": self.verdict(),
+            "problems": len(self.analysis.problems),
+        }
+        if len(best):
+            b = best.iloc[0]
+            gpus = "CPU" if b["gpus"] == 0 else f"{b['gpus']} GPU"
+            out["best"] = {"label": f"{gpus} {b['precision']} bs{b['batch_size']}" + (" xla" if b["xla"] is True
+                                                                                      else ""),
+                           "median": float(b["median"]), "runs": int(b["runs"])}
+        return out
+
+    def save_summary(self, path: str | Path | None) -> dict:
+        """Write the headline as JSON for `benchbook publish`'s index (no-op without a path)."""
+        data = self.headline()
+        if not _blank(path):
+            Path(path).write_text(json.dumps(records.clean(data), indent=2))
+        return data
+
+
+def _gpu_count(capture: dict) -> int:
+    gpus = capture.get("gpus")
+    if isinstance(gpus, dict):
+        if isinstance(gpus.get("devices"), list):
+            return len(gpus["devices"])
+        return int(gpus.get("count") or 0)
+    if isinstance(gpus, list):
+        return len(gpus)
+    return 0

@@ -1,0 +1,110 @@
+"""The published reports in a real browser (headless Chromium driven by Playwright): the index and
+every report open with no console error, every figure loads, the tables are there; screenshots are
+saved (to $BENCHBOOK_SCREENSHOTS when set). CI installs Chromium and sets BENCHBOOK_REQUIRE_BROWSER=1,
+so that a missing browser fails there instead of skipping."""
+
+import functools
+import http.server
+import os
+import shutil
+import threading
+from pathlib import Path
+
+import pytest
+
+from benchbook import publish
+
+FIXTURES = Path(__file__).parent / "fixtures"
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+REQUIRED = os.environ.get("BENCHBOOK_REQUIRE_BROWSER") == "1"
+
+
+def _need_browser():
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        if REQUIRED:
+            raise
+        pytest.skip("playwright is not installed (pip install playwright)")
+    if not CHROMIUM:
+        if REQUIRED:
+            pytest.fail("BENCHBOOK_REQUIRE_BROWSER=1 but no chromium on the PATH (apt-get install chromium)")
+        pytest.skip("no chromium on the PATH (apt-get install chromium)")
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    _need_browser()
+    reports = tmp_path_factory.mktemp("site") / "reports"
+    targets = [publish.for_logs(FIXTURES / "ngc_mxnet", "resnet50_mxnet", "mxnet", "ngc_mxnet_resnet50"),
+               publish.for_logs(FIXTURES / "ngc_maskrcnn", "maskrcnn_tf2", "maskrcnn", "ngc_tf2_maskrcnn")]
+    entries = publish.publish(targets, reports, progress=False)
+    assert all(e["status"] == "ok" for e in entries), [e.get("error") for e in entries]
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(reports))
+    handler.log_message = lambda *a, **k: None
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_port}", reports, entries
+    server.shutdown()
+
+
+@pytest.fixture(scope="module")
+def browser(site):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=[
+            "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+            "--disable-component-update", "--disable-sync"])
+        yield b
+        b.close()
+
+
+def visit(browser, url: str, shot: Path):
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(f"page error: {e}"))
+    page.on("requestfailed", lambda r: errors.append(f"request failed: {r.url}"))
+    response = page.goto(url, wait_until="load")
+    assert response and response.ok, url
+    shot.parent.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(shot), full_page=True)
+    return page, errors
+
+
+def test_index_and_reports_render_without_errors(site, browser, tmp_path):
+    base, reports, entries = site
+    shots = Path(os.environ.get("BENCHBOOK_SCREENSHOTS", tmp_path / "screenshots"))
+    page, errors = visit(browser, f"{base}/index.html", shots / "index.png")
+    assert not errors, errors
+    rows = page.locator("table#reports tbody tr:not(.error)")
+    assert rows.count() == len(entries)
+    links = [a.get_attribute("href") for a in page.locator("table#reports tbody tr td:first-child a").all()]
+    assert links == [f"{e['name']}/report.html" for e in sorted(entries, key=lambda e: e["name"])]
+    page.close()
+    for href in links:
+        name = href.split("/")[0]
+        page, errors = visit(browser, f"{base}/{href}", shots / f"{name}.png")
+        assert not errors, errors
+        images = page.locator("img")
+        assert images.count() >= 3, f"{href}: expected the report's figures"
+        broken = page.evaluate("() => [...document.images].filter(i => !i.complete || i.naturalWidth === 0)"
+                               ".map(i => i.alt || i.src.slice(0, 40))")
+        assert not broken, f"{href}: figures that did not load: {broken}"
+        assert page.locator("table").count() >= 4, f"{href}: expected the run, summary and reproduction tables"
+        assert page.get_by_text("5. Reproduction").count() >= 1
+        page.close()
+        page, errors = visit(browser, f"{base}/{name}/code.html", shots / f"{name}-code.png")
+        assert not errors, errors
+        assert page.locator(".jp-CodeCell .highlight").count() > 5  # the code view shows the code
+        page.close()
+    assert len(list(shots.glob("*.png"))) == 1 + 2 * len(links)
+
+
+def test_reproduction_verdicts_are_visible(site, browser, tmp_path):
+    base, _reports, _entries = site
+    page, errors = visit(browser, f"{base}/maskrcnn/report.html", tmp_path / "m.png")
+    text = page.inner_text("body")
+    assert "verdict" in text and ("reproduced" in text or "not measured" in text)
+    page.close()

@@ -1,0 +1,146 @@
+"""The notebooks: generated, thin, without outputs; executed by papermill; published as escaped HTML."""
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import papermill
+import pytest
+
+from benchbook import publish, records
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = ROOT / "notebooks"
+FIXTURES = Path(__file__).parent / "fixtures"
+sys.path.insert(0, str(ROOT / "tools"))
+import make_notebooks  # noqa: E402
+
+
+def test_committed_notebooks_are_the_generated_ones():
+    generated = make_notebooks.notebooks()
+    assert sorted(generated) == sorted(p.name for p in NOTEBOOKS.glob("*.ipynb"))
+    for name, nb in generated.items():
+        assert (NOTEBOOKS / name).read_text() == nbformat.writes(nb) + "\n", f"run tools/make_notebooks.py ({name})"
+
+
+@pytest.mark.parametrize("name", ["resnet50_tf", "resnet50_mxnet", "maskrcnn_tf2", "compare"])
+def test_notebooks_are_thin_and_stored_without_outputs(name):
+    nb = nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert all(not c.outputs and c.execution_count is None for c in code)
+    params = [c for c in code if "parameters" in c.metadata.get("tags", [])]
+    assert len(params) == 1 and code[0] is params[0]
+    for c in code[1:]:
+        assert len(c.source.splitlines()) <= 5, c.source  # one or two library calls per cell
+    # papermill documents every parameter from its comment (`papermill --help-notebook`).
+    inferred = papermill.inspect_notebook(str(NOTEBOOKS / f"{name}.ipynb"))
+    assert inferred and all(p["help"] for p in inferred.values())
+
+
+def test_model_notebooks_have_the_five_sections():
+    for name in ("resnet50_tf", "resnet50_mxnet", "maskrcnn_tf2"):
+        text = "\n".join(c.source for c in nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4).cells)
+        for section in ("## 1. Environment", "## 2. Set-up", "## 3. Launch", "## 4. Analysis", "## 5. Reproduction"):
+            assert section in text
+
+
+@pytest.fixture(scope="module")
+def published(tmp_path_factory):
+    """Analysis-only reports of the project's fixture logs, one per model notebook, plus a comparison."""
+    tmp = tmp_path_factory.mktemp("pub")
+    reports = tmp / "reports"
+    logs = {}
+    for model, folder in (("resnet50_tf", "ngc_tf1"), ("resnet50_mxnet", "ngc_mxnet"),
+                          ("maskrcnn_tf2", "ngc_maskrcnn")):
+        logs[model] = tmp / folder
+        shutil.copytree(FIXTURES / folder, logs[model])
+    targets = [publish.for_logs(logs["resnet50_tf"], "resnet50_tf", "tf1", "dlperf_tf1_resnet50"),
+               publish.for_logs(logs["resnet50_mxnet"], "resnet50_mxnet", "mxnet", "ngc_mxnet_resnet50"),
+               publish.for_logs(logs["maskrcnn_tf2"], "maskrcnn_tf2", "maskrcnn", "ngc_tf2_maskrcnn"),
+               publish.for_comparison([str(logs["resnet50_tf"]), str(logs["resnet50_mxnet"])], ["tf", "mx"], "cmp")]
+    entries = publish.publish(targets, reports, jobs=2, progress=False)
+    return reports, entries, targets
+
+
+def test_every_notebook_executes_in_analysis_only_mode(published):
+    reports, entries, _ = published
+    assert [e["status"] for e in entries] == ["ok"] * 4, [e.get("error") for e in entries]
+    for e in entries:
+        out = reports / e["name"]
+        executed = nbformat.read(out / e["executed"], as_version=4)
+        errors = [o for c in executed.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
+        assert not errors
+        page = (out / "report.html").read_text()
+        assert "<img" in page or e["name"] == "cmp" or "data:image/png;base64" in page
+        assert "highlight hl-ipython3" not in page  # code hidden in the report view...
+        assert "highlight hl-ipython3" in (out / "code.html").read_text()  # ...shown in the code view
+
+
+def test_reports_embed_everything_and_load_nothing_from_the_network(published):
+    reports, entries, _ = published
+    for e in entries:
+        page = (reports / e["name"] / "report.html").read_text()
+        assert not re.search(r'<(?:script|link)[^>]+(?:src|href)="https?://', page)
+        assert 'src="data:image/png;base64,' in page or e["name"] == "cmp"
+
+
+def test_index_lists_every_report_with_status_and_verdict(published):
+    reports, entries, _ = published
+    index = (reports / "index.html").read_text()
+    for e in entries:
+        assert f'href="{e["name"]}/report.html"' in index
+        assert (reports / e["name"] / "summary.json").is_file()
+    mxnet = records.read_json(reports / "mxnet" / "summary.json")
+    assert mxnet["mode"] == "analysis-only" and mxnet["runs"] >= 2 and mxnet["reference"] == "ngc_mxnet_resnet50"
+
+
+def test_unchanged_reports_are_not_executed_again(published):
+    reports, entries, targets = published
+    again = publish.publish(targets[:1], reports, progress=False)
+    assert again[0].get("skipped") and again[0]["executed"] == entries[0]["executed"]
+    log = next(Path(targets[0].inputs[0]).glob("*.log"))
+    log.write_text(log.read_text() + "\n")  # a log changed: the report is executed again
+    third = publish.publish(targets[:1], reports, progress=False)
+    assert not third[0].get("skipped") and third[0]["status"] == "ok"
+    assert len(list((reports / "tf1" / "executed").glob("*.ipynb"))) >= 1
+
+
+def test_a_failing_notebook_is_published_with_its_error(tmp_path):
+    target = publish.for_logs(FIXTURES / "ngc_tf1", "resnet50_tf", "broken", "no_such_reference")
+    (entry,) = publish.publish([target], tmp_path / "reports", progress=False)
+    assert entry["status"] == "failed" and "no_such_reference" in entry["error"]
+    assert "no_such_reference" in (tmp_path / "reports" / "broken" / "report.html").read_text()
+    index = (tmp_path / "reports" / "index.html").read_text()
+    assert 'class="failed"' in index
+
+
+def test_log_content_in_reports_is_escaped(tmp_path):
+    """A log line holding <script> shows as text, in the failures table of a launched study."""
+    study = tmp_path / "evil.yaml"
+    study.write_text("schema_version: 1\nname: evil\nmodel: resnet50_tf\nruntime: cpu\nsweep: {batch_size: 8}\n"
+                     "iterations: 4\nwarmup: 1\n")
+    run = tmp_path / "runs" / "evil" / "cpu_fp32_bs8_r1"
+    run.mkdir(parents=True)
+    evil = '<script>document.title="pwned"</script>'
+    (run / "cpu_fp32_bs8_r1.log").write_text(f"Traceback (most recent call last):\nRuntimeError: {evil}\n")
+    records.write(run / "run.json", {"run_id": "cpu_fp32_bs8_r1", "status": "failed", "config": {"batch_size": 8},
+                                     "log": "cpu_fp32_bs8_r1.log", "ended_at": "x",
+                                     "failure": {"cause": "crash", "detail": f"exit code 1: {evil}",
+                                                 "last_lines": [f"RuntimeError: {evil}"]}})
+    (entry,) = publish.publish([publish.for_study(study, tmp_path / "runs")], tmp_path / "reports", progress=False)
+    page = (tmp_path / "reports" / "evil" / "report.html").read_text()
+    assert entry["status"] == "ok", entry.get("error")
+    assert "&lt;script&gt;document.title" in page and evil not in page
+
+
+def test_cli_publish_logs(tmp_path):
+    env_bin = Path(sys.executable).parent
+    r = subprocess.run([str(env_bin / "benchbook"), "publish", "--logs", str(FIXTURES / "ngc_mxnet"), "--model",
+                        "resnet50_mxnet", "--name", "mx", "--reports", str(tmp_path), "--quiet"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert json.loads((tmp_path / "mx" / "entry.json").read_text())["status"] == "ok"

@@ -1,6 +1,9 @@
 # Set-up is part of every target: a fresh machine needs nothing but python3 (3.11+) and make.
 VENV ?= .venv
 BIN := $(VENV)/bin
+# The CPU studies of the main job: real short training runs, then their published reports.
+CPU_STUDIES := params/resnet50_tf/cpu.yaml params/resnet50_mxnet/cpu.yaml params/resnet50_tf/cpu_time_to_train.yaml
+SMOKE_STUDIES := params/resnet50_tf/cpu_smoke.yaml params/resnet50_mxnet/cpu_smoke.yaml
 
 $(BIN)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
@@ -8,13 +11,16 @@ $(BIN)/.installed: pyproject.toml
 	$(BIN)/pip install --quiet -e '.[test]'
 	touch $@
 
-.PHONY: setup report test lint bench reference
+.PHONY: setup report test lint bench reference smoke
 setup: $(BIN)/.installed
 
-# The main job (for now): analyze the example logs and print the published-report tables.
+# The main job: run the CPU studies (each framework's environment is created on first use; runs
+# already complete are kept), then execute their notebooks and publish reports/index.html.
+# A failed run does not stop the job: its report shows the failure and its cause.
 report: $(BIN)/.installed
-	$(BIN)/benchbook analyze examples/logs
-	$(BIN)/benchbook summarize examples/logs
+	@for s in $(CPU_STUDIES); do $(BIN)/benchbook run $$s --resume --quiet || echo "benchbook: $$s had failures (see its report)"; done
+	$(BIN)/benchbook publish $(CPU_STUDIES)
+	@echo "open reports/index.html"
 
 lint: $(BIN)/.installed
 	$(BIN)/ruff check lib tests tools bench
@@ -22,9 +28,15 @@ lint: $(BIN)/.installed
 test: lint
 	$(BIN)/python -m pytest
 
+# CI: the smallest real runs through the launcher, notebooks and reports, on a fresh machine.
+smoke: $(BIN)/.installed
+	for s in $(SMOKE_STUDIES); do $(BIN)/benchbook run $$s --resume --out runs-smoke || exit 1; done
+	$(BIN)/benchbook publish $(SMOKE_STUDIES) --runs runs-smoke --reports reports-smoke
+
 # Analysis against the published reference logs beside the repository (CI runs it when present).
 reference: $(BIN)/.installed
 	$(BIN)/python tools/check_reference_logs.py ../shared/reference-logs
+	$(BIN)/python tools/check_reference_reports.py ../shared/reference-logs --reports reports-reference
 
 bench: $(BIN)/.installed
 	$(BIN)/python bench/bench_analyze.py

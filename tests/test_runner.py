@@ -203,3 +203,15 @@ def test_records_are_written_atomically(tmp_path):
     p.write_text("{not json")
     with pytest.raises(records.RecordError, match="run.json: not a readable run record"):
         records.read(p)
+
+
+def test_one_launcher_per_study_folder(tmp_path, fake):
+    s = make(tmp_path)
+    out = tmp_path / "runs"
+    assert runner.busy(s, out) is None
+    (out / s.name).mkdir(parents=True)
+    with runner._study_lock(out / s.name):
+        assert runner.busy(s, out).startswith("pid ")
+        with pytest.raises(runner.StudyBusy, match="is being run by pid"):
+            runner.run_study(s, out, progress=False)
+    assert runner.busy(s, out) is None

@@ -123,7 +123,8 @@ def _cpu(study: Study, cfg: dict, run_dir: Path) -> list[str]:
             str(study.warmup), "--precision", cfg["precision"], "--data", "synthetic" if cfg["synthetic"] else "digits",
             "--threads", str(c.threads), "--seed", str(cfg["repeat"])]
     if study.mode == "train_and_evaluate":
-        argv += ["--target_accuracy", str(study.target_accuracy), "--max_epochs", str(c.max_epochs)]
+        # As on NGC, `iterations` counts epochs in train_and_evaluate: the most the run may train.
+        argv += ["--target_accuracy", str(study.target_accuracy), "--max_epochs", str(study.iterations)]
     return argv + (["--xla"] if cfg["xla"] else []) + flags(study.options)
 
 

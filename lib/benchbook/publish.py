@@ -146,7 +146,7 @@ def publish(targets: list[Target], reports: str | Path = "reports", jobs: int = 
     names = [t.name for t in targets]
     if len(set(names)) != len(names):
         raise BenchbookError(f"two reports would have the same name: {sorted(n for n in names if names.count(n) > 1)}")
-    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     todo, entries = [], {}
     for t in targets:
         out = reports / t.name

@@ -104,7 +104,8 @@ class Report:
             rows = summary_rows(self.capture)
         except Exception:  # a fallback capture (see `capture`): show what it holds
             return pd.json_normalize(self.capture, sep=".").T.rename(columns={0: "value"})
-        return pd.DataFrame(rows, columns=["", "value"]).set_index("")
+        from rich.text import Text
+        return pd.DataFrame([(k, Text.from_markup(str(v)).plain) for k, v in rows], columns=["", "value"]).set_index("")
 
     def fits(self) -> pd.DataFrame:
         """Whether this machine can run the study: GPUs, container tooling, CPU environment."""
@@ -154,7 +155,15 @@ class Report:
         if self.study is None:
             print("analysis-only mode: nothing to launch")
             return self.status()
+        from . import runner
+
         folder = self.source
+        holder = runner.busy(self.study, self.runs_dir)
+        if holder:  # a launcher already runs it (another notebook, a terminal): follow it instead
+            print(f"{folder} is being run by {holder}; following its records")
+            while runner.busy(self.study, self.runs_dir):
+                time.sleep(poll_s)
+            return self.status()
         folder.mkdir(parents=True, exist_ok=True)
         log = self.runs_dir / f"{self.study.name}.launcher.log"  # beside the study folder, not in it
         argv = [sys.executable, "-m", "benchbook", "run", str(self.study.path), "--resume", "--out",
@@ -218,7 +227,7 @@ class Report:
         names = runs["source"].map(lambda s: Path(s).parent.name if Path(s).parent != self.source else Path(s).name)
         view = runs.assign(run=names + ":" + runs["run"].astype(str),
                            warnings=runs["warnings"].map(lambda w: "; ".join(w)))
-        return view[list(RUN_TABLE)].rename(columns=RUN_TABLE)
+        return view[list(RUN_TABLE)].rename(columns=RUN_TABLE).round(2)
 
     def problems(self) -> pd.DataFrame:
         return pd.DataFrame([{"file": p.source, "problem": p.reason} for p in self.analysis.problems],
@@ -253,7 +262,10 @@ class Report:
         if self.reference is None:
             return pd.DataFrame(columns=["verdict"])
         from . import references
-        return references.compare(self.stats, self.reference)
+        table = references.compare(self.stats, self.reference)
+        shown = table.round({"measured": 2, "ratio": 3, "delta_pct": 1, "measured_speedup": 2})
+        shown.attrs = table.attrs  # tolerance and unit, for plots.comparison
+        return shown
 
     def verdict(self) -> str:
         if self.reference is None:

@@ -211,7 +211,8 @@ def _study_lock(sdir: Path):
         handle.seek(0)
         holder = handle.read().strip() or "another process"
         handle.close()
-        raise StudyBusy(f"{sdir} is being run by {holder}; wait for it, or follow it with benchbook status {sdir}")
+        raise StudyBusy(
+            f"{sdir} is being run by {holder}; wait for it, or follow it with benchbook status {sdir}") from None
     handle.seek(0)
     handle.truncate()
     handle.write(f"pid {os.getpid()} on {socket.gethostname()}")
@@ -221,6 +222,18 @@ def _study_lock(sdir: Path):
     finally:
         fcntl.flock(handle, fcntl.LOCK_UN)
         handle.close()
+
+
+def busy(study: Study, out: Path) -> str | None:
+    """Who runs the study folder now ("pid N on host"), or None when no launcher holds it."""
+    sdir = study_dir(study, out)
+    if not sdir.exists():
+        return None
+    try:
+        with _study_lock(sdir):
+            return None
+    except StudyBusy as exc:
+        return str(exc).split(" is being run by ", 1)[1].split(";")[0]
 
 
 def _run_locked(study, out, sdir, existing, only, echo, progress, say) -> dict[str, dict]:

@@ -92,7 +92,6 @@ class Cpu(_Strict):
 
     image_size: int = Field(64, ge=16, le=512)
     threads: int = Field(0, ge=0, description="intra/inter-op threads; 0 = the framework's default")
-    max_epochs: int = Field(30, ge=1)
     dataset: Literal["digits"] = "digits"
 
 

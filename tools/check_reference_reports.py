@@ -1,0 +1,99 @@
+"""Publish analysis-only reports of the published reference logs and check what they show.
+
+For the MXNet and Mask R-CNN logs, every published number of the reference must appear in the
+report's reproduction table with the verdict "reproduced". Exit 1 with a line per problem.
+
+    python tools/check_reference_reports.py ../shared/reference-logs [--reports DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+
+from benchbook import publish, references
+
+REPORTS = {  # report name: (log folder, notebook model, reference, must be reproduced)
+    "reference-mxnet": ("ngc-mxnet-resnet50", "resnet50_mxnet", "ngc_mxnet_resnet50", True),
+    "reference-maskrcnn": ("ngc-tf2-maskrcnn", "maskrcnn_tf2", "ngc_tf2_maskrcnn", True),
+    "reference-tf1": ("ngc-tf1-resnet50", "resnet50_tf", "", False),
+}
+
+
+class Tables(HTMLParser):
+    """Every <table> of a page as rows of cell texts (header rows included)."""
+
+    def __init__(self):
+        super().__init__()
+        self.tables: list[list[list[str]]] = []
+        self._row: list[str] | None = None
+        self._cell: list[str] | None = None
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "table":
+            self.tables.append([])
+        elif tag == "tr" and self.tables:
+            self._row = []
+        elif tag in ("td", "th") and self._row is not None:
+            self._cell = []
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th") and self._cell is not None:
+            self._row.append("".join(self._cell).strip())
+            self._cell = None
+        elif tag == "tr" and self._row is not None:
+            self.tables[-1].append(self._row)
+            self._row = None
+
+    def handle_data(self, data):
+        if self._cell is not None:
+            self._cell.append(data)
+
+
+def reproduction_table(page: str) -> list[dict[str, str]]:
+    parser = Tables()
+    parser.feed(page)
+    for table in parser.tables:
+        header = next((r for r in table if "verdict" in r and "published" in r), None)
+        if header:
+            body = [r for r in table if r is not header and len(r) >= len(header) - 1]
+            # pandas writes the index as a first cell the header row does not have
+            return [dict(zip(header[-len(r):] if len(r) < len(header) else header, r[-len(header):], strict=False))
+                    for r in body]
+    return []
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("logs", type=Path)
+    p.add_argument("--reports", type=Path, default=Path("reports-reference"))
+    args = p.parse_args(argv)
+    targets = [publish.for_logs(args.logs / folder, model, name, ref or None)
+               for name, (folder, model, ref, _) in REPORTS.items()]
+    entries = publish.publish(targets, args.reports, progress=False)
+    problems = [f"{e['name']}: notebook failed: {e.get('error')}" for e in entries if e.get("status") != "ok"]
+    for name, (_folder, _model, ref, strict) in REPORTS.items():
+        if not strict:
+            continue
+        rows = reproduction_table((args.reports / name / "report.html").read_text(encoding="utf-8"))
+        published = [r.throughput for r in references.load(ref).rows]
+        if len(rows) != len(published):
+            problems.append(f"{name}: {len(rows)} rows in the reproduction table, {len(published)} published")
+        for value in published:
+            match = [r for r in rows if r.get("published") and abs(float(r["published"]) - value) < 1e-6]
+            if not match:
+                problems.append(f"{name}: published {value} is not in the report's reproduction table")
+            elif match[0].get("verdict") != "reproduced":
+                problems.append(f"{name}: published {value}: verdict {match[0].get('verdict')!r}, "
+                                f"measured {match[0].get('measured')}")
+        print(f"{name}: {len(rows)} configurations, verdicts: "
+              f"{sorted({r.get('verdict') for r in rows})} ({args.reports / name / 'report.html'})")
+    for line in problems:
+        print("MISMATCH " + line)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -73,6 +73,9 @@ def model_notebook(model: str, spec: dict) -> nbformat.NotebookNode:
         md("## 1. Environment\nWhat this machine is, and whether it can run the study."),
         code("report.environment()"),
         code("report.fits()"),
+        md("Repeats of one configuration that ran on different environments (driver, container, code...) "
+           "are listed here; an empty table means every repeat ran on the same stack."),
+        code("report.drift()"),
         md("## 2. Set-up\nWhat the study needs (code at its commit, container image, data, or the CPU environment) "
            "and its state."),
         code("report.setup()"),
@@ -101,6 +104,8 @@ def model_notebook(model: str, spec: dict) -> nbformat.NotebookNode:
            "configuration with what differs from the published set-up."),
         code("report.reproduction()"),
         code("plots.comparison(report.reproduction())"),
+        md("What differs between the published set-up and this one (hardware, container, framework, flags):"),
+        code("report.reference_differences()"),
         md("### Failures and problems\nRuns that did not complete (with the cause and the last log lines), "
            "and files that could not be analyzed."),
         code("report.failures()"),

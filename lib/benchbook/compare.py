@@ -83,13 +83,13 @@ class Comparison:
         base = envs[self.baseline]
         rows = []
         try:
-            from .environment import diff as envdiff
+            from .environment.diff import diff as env_diff
         except Exception:
-            envdiff = None
+            env_diff = None
         for label, env in zip(self.labels, envs, strict=True):
-            if env is base or env is None or base is None or envdiff is None:
+            if env is base or env is None or base is None or env_diff is None:
                 continue
-            for d in envdiff.diff(base, env):
+            for d in env_diff(base, env):
                 rows.append({"source": label, "field": d.key, "baseline": d.a, "this source": d.b})
         return pd.DataFrame(rows, columns=["source", "field", "baseline", "this source"])
 

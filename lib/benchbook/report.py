@@ -107,6 +107,24 @@ class Report:
         from rich.text import Text
         return pd.DataFrame([(k, Text.from_markup(str(v)).plain) for k, v in rows], columns=["", "value"]).set_index("")
 
+    def drift(self) -> pd.DataFrame:
+        """Repeats of one configuration that ran on environments that differ (from the run records)."""
+        cols = ["configuration", "runs", "field", "values"]
+        if not records.find(self.source) if self.source.exists() else True:
+            return pd.DataFrame(columns=cols)
+        from .environment.diff import describe, load
+        try:
+            loaded = load(self.source)
+        except BenchbookError:
+            return pd.DataFrame(columns=cols)
+        rows = []
+        for config, entries, differences in loaded.repeat_drift():
+            label = ", ".join(f"{k}={config[k]}" for k in ("gpus", "batch_size", "precision", "xla") if k in config)
+            for d in differences:
+                rows.append({"configuration": label, "runs": ", ".join(e.label for e in entries), "field": d.key,
+                             "values": f"{describe(d.a)} vs {describe(d.b)}"})
+        return pd.DataFrame(rows, columns=cols)
+
     def fits(self) -> pd.DataFrame:
         """Whether this machine can run the study: GPUs, container tooling, CPU environment."""
         rows = []
@@ -266,6 +284,16 @@ class Report:
         shown = table.round({"measured": 2, "ratio": 3, "delta_pct": 1, "measured_speedup": 2})
         shown.attrs = table.attrs  # tolerance and unit, for plots.comparison
         return shown
+
+    def reference_differences(self) -> pd.DataFrame:
+        """What differs between the published set-up and this study's (its first run's environment)."""
+        if self.reference is None:
+            return pd.DataFrame(columns=["difference"])
+        from . import references
+        first = next(iter(records.find(self.source).values()), None) if self.source.exists() else None
+        lines = references.differences(self.reference, first if first else self.capture,
+                                       first.get("config") if first else None)
+        return pd.DataFrame({"difference": lines})
 
     def verdict(self) -> str:
         if self.reference is None:

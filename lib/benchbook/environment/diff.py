@@ -151,7 +151,7 @@ def _available(section: Any) -> dict[str, Any]:
 
 
 # Config keys that tell runs apart without configuring anything: the repeat number.
-CONFIG_IGNORED = frozenset({"repeat"})
+CONFIG_IGNORED = frozenset({"repeat", "run_id"})  # what differs between repeats by design
 
 _DEVICE_FIELDS = ("memory_mib", "clock_max_sm_mhz", "clock_max_mem_mhz", "clock_app_sm_mhz", "clock_app_mem_mhz",
                   "power_limit_w", "persistence_mode", "ecc_mode")

@@ -1,0 +1,76 @@
+"""The notebooks' Report API on study folders: run tables, drift between repeats, failures."""
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+
+from benchbook import records
+from benchbook.errors import BenchbookError
+from benchbook.report import Report
+
+FIXTURES = Path(__file__).parent / "fixtures"
+STUDY = "schema_version: 1\nname: s\nmodel: resnet50_tf\nruntime: cpu\nsweep: {batch_size: 8, data: synthetic}\n" \
+        "repeats: 2\niterations: 6\nwarmup: 2\n"
+
+
+def log_text(rate: float) -> str:
+    lines = ["DLL 2026-01-01 00:00:00.000000 - PARAMETER workload : resnet50_tf  framework : tensorflow  "
+             "model : resnet50_v1.5  mode : training_benchmark  gpus : 0  batch_size : 8  warmup_steps : 2  "
+             "precision : fp32  xla : False  data : synthetic"]
+    for i in range(6):
+        lines.append(f"DLL 2026-01-01 00:00:0{i + 1}.000000 - Epoch: 0 Iteration: {i}  train.loss : 1.0  "
+                     f"train.ips : {rate:.2f} images/s  train.lr : 0.1")
+    lines.append(f"DLL 2026-01-01 00:00:09.000000 - Summary: train.ips : {rate:.2f} images/s")
+    return "\n".join(lines) + "\n"
+
+
+@pytest.fixture
+def study_folder(tmp_path):
+    (tmp_path / "s.yaml").write_text(STUDY)
+    capture = json.loads((FIXTURES / "environment" / "dgx1_tf1_20.03.json").read_text())
+    for repeat, driver in ((1, None), (2, "450.51.06")):
+        run_id = f"cpu_fp32_bs8_syn_r{repeat}"
+        d = tmp_path / "runs" / "s" / run_id
+        d.mkdir(parents=True)
+        (d / f"{run_id}.log").write_text(log_text(10.0 * repeat))
+        env = copy.deepcopy(capture)
+        if driver:
+            env["gpus"]["driver"] = driver
+            for dev in env["gpus"].get("devices", []):
+                dev["driver"] = driver
+        records.write(d / "run.json", {"run_id": run_id, "status": "complete", "log": f"{run_id}.log",
+                                       "config": {"gpus": 0, "batch_size": 8, "precision": "fp32", "xla": False,
+                                                  "repeat": repeat, "run_id": run_id},
+                                       "environment": env, "ended_at": "x"})
+    return tmp_path
+
+
+def test_report_of_a_study_folder(study_folder):
+    r = Report(study_folder / "s.yaml", runs_dir=study_folder / "runs")
+    assert r.mode == "launch" and r.source == study_folder / "runs" / "s"
+    runs = r.runs()
+    assert len(runs) == 2 and sorted(runs["recomputed images/s"]) == [10.0, 20.0]
+    assert r.summary().shape[0] == 1 and r.failures().empty
+    assert r.headline()["best"]["median"] == 15.0
+
+
+def test_repeats_on_different_drivers_are_flagged(study_folder):
+    drift = Report(study_folder / "s.yaml", runs_dir=study_folder / "runs").drift()
+    assert "gpus.driver" in set(drift["field"])
+    assert drift[drift["field"] == "gpus.driver"]["values"].iloc[0].endswith("450.51.06")
+
+
+def test_earlier_attempts_are_not_results(study_folder):
+    old = study_folder / "runs" / "s" / "cpu_fp32_bs8_syn_r1" / "attempts" / "1"
+    old.mkdir(parents=True)
+    (old / "cpu_fp32_bs8_syn_r1.log").write_text(log_text(99.0))
+    assert len(Report(study_folder / "s.yaml", runs_dir=study_folder / "runs").runs()) == 2
+
+
+def test_a_report_needs_a_source(tmp_path):
+    with pytest.raises(BenchbookError, match="needs a study file"):
+        Report()
+    with pytest.raises(BenchbookError, match="no such folder"):
+        Report(log_dir=tmp_path / "nope").analysis  # noqa: B018

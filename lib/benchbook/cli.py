@@ -21,7 +21,7 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
-from . import __version__, cli_env, commands, metrics, parsers, records, runner, study, tables
+from . import __version__, checks, cli_env, commands, metrics, parsers, records, runner, study, tables
 from .analysis import Analysis, analyze
 from .errors import BenchbookError
 from .rules import METHODS, Rule
@@ -140,6 +140,14 @@ def cmd_run(args, out: Console, err: Console) -> int:
             print(cmd.shell())
         return 0
     only = (lambda run_id: any(fnmatch.fnmatch(run_id, g) for g in args.only)) if args.only else None
+    if not args.no_check:  # what the study needs, before anything is launched
+        selected = [r for r in study.expand(spec) if only is None or only(r.run_id)]
+        found = checks.check(spec, runs=selected)
+        if checks.failed(found):
+            out.print(checks.render(found))
+            err.print(f"benchbook: not launching: {len(checks.failed(found))} missing (see the fixes above); "
+                      "--no-check launches anyway", highlight=False)
+            return 1
     try:
         results = runner.run_study(spec, args.out, resume=args.resume, only=only,
                                    echo=None if args.quiet else True, say=lambda m: err.print(m, highlight=False))
@@ -216,6 +224,7 @@ def build_parser() -> argparse.ArgumentParser:
     f = sub.add_parser("formats", help="list the log formats and their default throughput rules")
     f.set_defaults(func=cmd_formats)
     cli_env.add_parsers(sub)
+    checks.add_check_parser(sub)
     r = sub.add_parser("run", help="run every configuration and repeat of a study (params/*.yaml)")
     r.add_argument("study", help="study file, e.g. params/resnet50_tf/cpu.yaml")
     r.add_argument("--dry-run", action="store_true", help="print the exact commands; launch nothing")
@@ -223,6 +232,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--out", default="runs", type=Path, help="folder of study folders (default: runs)")
     r.add_argument("--only", action="append", metavar="GLOB", help="run only the run ids matching (repeatable)")
     r.add_argument("--quiet", action="store_true", help="do not echo the runs' output (it is still logged)")
+    r.add_argument("--no-check", action="store_true", help="launch without the set-up checks (benchbook check)")
     r.set_defaults(func=cmd_run)
     pb = sub.add_parser("publish", help="execute the notebooks of studies and publish HTML reports with an index")
     pb.add_argument("studies", nargs="*", help="study files (default: every study with a folder under --runs)")

@@ -1,0 +1,43 @@
+"""Real CPU training workloads: ResNet-50 v1.5 in TensorFlow and in MXNet.
+
+With no GPU, benchbook still trains for real, on the CPU. Each framework has a standalone script
+that the launcher runs with the Python of that framework's own virtual environment, built from the
+pinned `requirements/<framework>.txt`. benchbook is not installed there, so the scripts import only
+the framework, numpy, scikit-learn and their sibling `_common.py` (command line, DLLogger lines,
+data, timing, the training loop).
+
+Both scripts take the same command line (`--mode training_benchmark|train_and_evaluate`,
+`--batch_size`, `--image_size`, `--num_iter`, `--warmup_steps`, `--precision fp32|bf16`, `--xla`,
+`--data synthetic|digits`, `--target_accuracy`, `--max_epochs`, `--eval_every`, `--threads`,
+`--seed`, `--display_every`; see `python <script> --help`) and print DLLogger lines on stdout:
+a PARAMETER line, one `Epoch: E Iteration: I` line per step, an `Epoch: E` line per evaluation and
+a `Summary:` line last, only on success. A setting the framework cannot honour (`--xla` with MXNet,
+bf16 where MXNet has no bf16 kernels) ends the run with exit status 2 before it starts.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+FRAMEWORKS = ("tensorflow", "mxnet")
+HERE = Path(__file__).resolve().parent
+_SCRIPTS = {"tensorflow": "resnet50_tf.py", "mxnet": "resnet50_mxnet.py"}
+
+
+def _check(framework: str) -> str:
+    if framework not in FRAMEWORKS:
+        raise ValueError(f"unknown framework {framework!r}; expected one of {', '.join(FRAMEWORKS)}")
+    return framework
+
+
+def script(framework: str) -> Path:
+    """The training script of `framework` ("tensorflow" or "mxnet")."""
+    return HERE / _SCRIPTS[_check(framework)]
+
+
+def requirements(framework: str) -> Path:
+    """The pinned requirements file for `framework`'s virtual environment."""
+    return HERE / "requirements" / f"{_check(framework)}.txt"
+
+
+__all__ = ["FRAMEWORKS", "requirements", "script"]

@@ -2,8 +2,9 @@
 VENV ?= .venv
 BIN := $(VENV)/bin
 # The CPU studies of the main job: real short training runs, then their published reports.
-CPU_STUDIES := params/resnet50_tf/cpu.yaml params/resnet50_mxnet/cpu.yaml params/resnet50_tf/cpu_time_to_train.yaml
-SMOKE_STUDIES := params/resnet50_tf/cpu_smoke.yaml params/resnet50_mxnet/cpu_smoke.yaml
+CPU_STUDIES := params/resnet50_tf/cpu.yaml params/resnet50_mxnet/cpu.yaml params/maskrcnn_tf2/cpu.yaml \
+               params/resnet50_tf/cpu_time_to_train.yaml
+SMOKE_STUDIES := params/resnet50_tf/cpu_smoke.yaml params/resnet50_mxnet/cpu_smoke.yaml params/maskrcnn_tf2/cpu_smoke.yaml
 
 $(BIN)/.installed: pyproject.toml
 	python3 -m venv $(VENV)

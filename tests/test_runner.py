@@ -34,7 +34,7 @@ options: {options}
 
 @pytest.fixture
 def fake(monkeypatch):
-    monkeypatch.setattr(commands.workloads, "script", lambda framework: FAKE, raising=False)
+    monkeypatch.setattr(commands.workloads, "script", lambda framework, model=None: FAKE, raising=False)
     monkeypatch.setattr(envs, "ensure", lambda framework, say=print: Path(sys.executable))
 
 

@@ -120,7 +120,8 @@ def _cpu(study: Study, cfg: dict, run_dir: Path) -> list[str]:
     c = study.cpu
     argv = ["--mode", study.mode, "--batch_size", str(cfg["batch_size"]),
             "--image_size", str(c.image_size), "--num_iter", str(study.iterations), "--warmup_steps",
-            str(study.warmup), "--precision", cfg["precision"], "--data", "synthetic" if cfg["synthetic"] else "digits",
+            str(study.warmup), "--precision", cfg["precision"],
+            "--data", "synthetic" if cfg["synthetic"] or study.model == "maskrcnn_tf2" else "digits",
             "--threads", str(c.threads), "--seed", str(cfg["repeat"])]
     if study.mode == "train_and_evaluate":
         # As on NGC, `iterations` counts epochs in train_and_evaluate: the most the run may train.
@@ -128,7 +129,7 @@ def _cpu(study: Study, cfg: dict, run_dir: Path) -> list[str]:
     return argv + (["--xla"] if cfg["xla"] else []) + flags(study.options)
 
 
-BUILDERS[("resnet50_tf", "cpu")] = BUILDERS[("resnet50_mxnet", "cpu")] = _cpu
+BUILDERS[("resnet50_tf", "cpu")] = BUILDERS[("resnet50_mxnet", "cpu")] = BUILDERS[("maskrcnn_tf2", "cpu")] = _cpu
 
 
 def _mpi(study: Study, cfg: dict) -> list[str]:
@@ -162,7 +163,7 @@ def command(study: Study, cfg: dict, run_dir: Path, python: str | None = None) -
     script = build(study, cfg, run_dir)
     if study.runtime == "cpu":
         py = python or str(envs.python(study.framework))
-        argv = [py, str(workloads.script(study.framework)), *script]
+        argv = [py, str(workloads.script(study.framework, study.model)), *script]
         env = {"OMP_NUM_THREADS": str(study.cpu.threads)} if study.cpu.threads else {}
         return Command(argv, {**env, **study.env}, None, [["rm", "-rf", p] for p in study.clean])
     inner = _mpi(study, cfg) + script

@@ -25,7 +25,7 @@ SCHEMA_VERSION = 1
 MODELS = {"resnet50_tf": "tensorflow", "resnet50_mxnet": "mxnet", "maskrcnn_tf2": "tensorflow"}
 RUNTIMES = ("ngc", "cpu")
 PRECISIONS = {"ngc": ("fp32", "amp", "tf32"), "cpu": ("fp32", "bf16")}
-CPU_MODELS = ("resnet50_tf", "resnet50_mxnet")
+CPU_MODELS = ("resnet50_tf", "resnet50_mxnet", "maskrcnn_tf2")
 
 
 class StudyError(BenchbookError, ValueError):
@@ -170,6 +170,8 @@ class Study(_Strict):
                 raise ValueError("runtime ngc needs `code` (repository, commit) and `container` (image)")
         elif self.model not in CPU_MODELS:
             raise ValueError(f"runtime cpu has workloads for {', '.join(CPU_MODELS)}, not {self.model}")
+        if self.runtime == "cpu" and self.model == "maskrcnn_tf2" and self.mode != "training_benchmark":
+            raise ValueError("the CPU Mask R-CNN workload measures throughput only: mode training_benchmark")
         if self.mode == "train_and_evaluate" and self.target_accuracy is None and self.runtime == "cpu":
             raise ValueError("mode train_and_evaluate on the CPU needs target_accuracy (top-1 %, e.g. 90)")
         if self.warmup >= self.iterations and self.mode == "training_benchmark":
@@ -221,7 +223,10 @@ def _point_errors(study: Study, point: dict) -> list[str]:
         if point["dali"]:
             errors.append("dali: the CPU workloads have no DALI pipeline; write dali: false")
         if point["xla"] and study.model != "resnet50_tf":
-            errors.append(f"xla: {study.model} has no XLA; write xla: false")
+            errors.append(f"xla: {study.model} has no XLA on the CPU; write xla: false")
+        if study.model == "maskrcnn_tf2" and point["data"] == "real":
+            errors.append("data: the CPU Mask R-CNN trains on generated images with boxes and masks; "
+                          "write data: synthetic")
         return errors
     if nodes < 1 or per_node < 1:
         errors.append(f"gpus: {point['gpus']!r}; runtime ngc needs at least one GPU")

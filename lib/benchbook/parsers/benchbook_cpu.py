@@ -28,7 +28,8 @@ _OTHER = re.compile(LINE.pattern.replace(
 def _meta(p: dict[str, str], stamp: str) -> dict:
     meta = {
         "params": p, "start_time": stamp, "mode": p.get("mode"), "framework": p.get("framework"),
-        "model": "resnet50", "arch": p.get("model"), "device": p.get("device", "cpu"),
+        "model": "maskrcnn" if p.get("model", "").startswith("maskrcnn") else "resnet50",
+        "arch": p.get("model"), "device": p.get("device", "cpu"),
         "precision": p.get("precision", "fp32"), "xla": bool(truthy(p.get("xla"))), "dali": False,
         "synthetic": p.get("data") == "synthetic", "nodes": 1,
     }

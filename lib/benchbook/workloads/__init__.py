@@ -22,6 +22,8 @@ from pathlib import Path
 FRAMEWORKS = ("tensorflow", "mxnet")
 HERE = Path(__file__).resolve().parent
 _SCRIPTS = {"tensorflow": "resnet50_tf.py", "mxnet": "resnet50_mxnet.py"}
+# Workloads other than a framework's ResNet-50, by benchbook model name (study.py MODELS).
+_MODEL_SCRIPTS = {"maskrcnn_tf2": "maskrcnn_tf.py"}
 
 
 def _check(framework: str) -> str:
@@ -30,9 +32,11 @@ def _check(framework: str) -> str:
     return framework
 
 
-def script(framework: str) -> Path:
-    """The training script of `framework` ("tensorflow" or "mxnet")."""
-    return HERE / _SCRIPTS[_check(framework)]
+def script(framework: str, model: str | None = None) -> Path:
+    """The training script of `framework` ("tensorflow" or "mxnet"): its ResNet-50, or `model`'s
+    workload when the model has its own (`maskrcnn_tf2` -> maskrcnn_tf.py, in the TensorFlow environment)."""
+    _check(framework)
+    return HERE / _MODEL_SCRIPTS.get(model or "", _SCRIPTS[framework])
 
 
 def requirements(framework: str) -> Path:

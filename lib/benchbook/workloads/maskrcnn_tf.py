@@ -296,7 +296,6 @@ def build_models(keras, image_size: int):
     RPN outputs in float32 and in the anchors' order.
     """
     layers = keras.layers
-    he = keras.initializers.VarianceScaling(scale=2.0, mode="fan_in", distribution="truncated_normal")
     small = keras.initializers.RandomNormal(stddev=0.01)
     tiny = keras.initializers.RandomNormal(stddev=0.001)
     # Detectron's fills: "c2_xavier" (uniform, variance 1/fan_in) for the FPN and the box head's layers,
@@ -304,39 +303,9 @@ def build_models(keras, image_size: int):
     xavier = keras.initializers.VarianceScaling(scale=1.0, mode="fan_in", distribution="uniform")
     msra = keras.initializers.VarianceScaling(scale=2.0, mode="fan_out", distribution="untruncated_normal")
 
-    def conv(x, filters, kernel, stride=1):
-        # Symmetric padding as in resnet50_tf.py ('same' would pad more on the right).
-        if stride > 1 and kernel > 1:
-            x = layers.ZeroPadding2D(kernel // 2)(x)
-            padding = "valid"
-        else:
-            padding = "same"
-        return layers.Conv2D(filters, kernel, strides=stride, padding=padding, use_bias=False, kernel_initializer=he)(x)
-
-    def bn(x, zero_gamma=False):
-        return layers.BatchNormalization(
-            momentum=common.BN_MOMENTUM, epsilon=common.BN_EPSILON, gamma_initializer="zeros" if zero_gamma else "ones"
-        )(x)
-
-    def bottleneck(x, width, stride, project):
-        shortcut = x
-        y = layers.ReLU()(bn(conv(x, width, 1)))
-        y = layers.ReLU()(bn(conv(y, width, 3, stride)))
-        y = bn(conv(y, width * common.EXPANSION, 1), zero_gamma=True)
-        if project:
-            shortcut = bn(conv(x, width * common.EXPANSION, 1, stride))
-        return layers.ReLU()(layers.Add()([y, shortcut]))
-
-    # ResNet-50 v1.5 (stride on the 3x3 conv), C2..C5 at strides 4..32.
+    # ResNet-50 v1.5 (stride on the 3x3 conv), C2..C5 at strides 4..32: the same builder as resnet50_tf.py.
     inputs = keras.Input((image_size, image_size, 3))
-    x = layers.ReLU()(bn(conv(inputs, 64, 7, 2)))
-    x = layers.ZeroPadding2D(1)(x)
-    x = layers.MaxPooling2D(3, strides=2)(x)
-    stages = []
-    for stage, (blocks, width) in enumerate(zip(common.LAYERS, common.WIDTHS, strict=True)):
-        for block in range(blocks):
-            x = bottleneck(x, width, 2 if stage > 0 and block == 0 else 1, project=block == 0)
-        stages.append(x)
+    stages = common.keras_resnet50_stages(keras, inputs)
 
     # FPN.
     def fpn_conv(filters, kernel, name):

@@ -29,40 +29,8 @@ def build_model(keras, num_classes: int, image_size: int):
     """ResNet-50 v1.5 as a Keras functional model: stride 2 on the 3x3 conv of each bottleneck."""
     layers = keras.layers
     he = keras.initializers.VarianceScaling(scale=2.0, mode="fan_in", distribution="truncated_normal")
-
-    def conv(x, filters, kernel, stride=1):
-        # Symmetric padding as in the reference implementations ('same' would pad more on the right).
-        if stride > 1 and kernel > 1:
-            x = layers.ZeroPadding2D(kernel // 2)(x)
-            padding = "valid"
-        else:
-            padding = "same"
-        return layers.Conv2D(filters, kernel, strides=stride, padding=padding, use_bias=False, kernel_initializer=he)(x)
-
-    def bn(x, zero_gamma=False):
-        return layers.BatchNormalization(
-            momentum=common.BN_MOMENTUM,
-            epsilon=common.BN_EPSILON,
-            gamma_initializer="zeros" if zero_gamma else "ones",
-        )(x)
-
-    def bottleneck(x, width, stride, project):
-        shortcut = x
-        y = layers.ReLU()(bn(conv(x, width, 1)))
-        y = layers.ReLU()(bn(conv(y, width, 3, stride)))
-        y = bn(conv(y, width * common.EXPANSION, 1), zero_gamma=True)
-        if project:
-            shortcut = bn(conv(x, width * common.EXPANSION, 1, stride))
-        return layers.ReLU()(layers.Add()([y, shortcut]))
-
     inputs = keras.Input((image_size, image_size, 3))
-    x = layers.ReLU()(bn(conv(inputs, 64, 7, 2)))
-    x = layers.ZeroPadding2D(1)(x)
-    x = layers.MaxPooling2D(3, strides=2)(x)
-    for stage, (blocks, width) in enumerate(zip(common.LAYERS, common.WIDTHS, strict=True)):
-        for block in range(blocks):
-            stride = 2 if stage > 0 and block == 0 else 1
-            x = bottleneck(x, width, stride, project=block == 0)
+    x = common.keras_resnet50_stages(keras, inputs)[-1]
     x = layers.GlobalAveragePooling2D()(x)
     x = layers.Dense(num_classes, kernel_initializer=he)(x)
     outputs = layers.Activation("linear", dtype="float32")(x)  # logits in fp32 under mixed precision

@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import events as ev
 from . import LogFormat, register, scanning
-from .dllogger import LINE, parameters, step_of, truthy, values
+from .dllogger import LINE, before_warmup_steps, parameters, step_of, truthy, values
 
 _STEP = re.compile(
     r"DLL (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+) - Epoch: (\d+) Iteration: (\d+)  train\.loss : (\S+)"
@@ -78,11 +78,6 @@ def sniff(head: str) -> bool:
     return "- PARAMETER workload : " in head
 
 
-def warmup(records: dict, meta: dict):
-    """Iterations before the run's `warmup_steps` (PARAMETER line) are warm-up."""
-    return records["iteration"] < int(meta.get("warmup_steps") or 0)
-
-
 FORMAT = register(
     LogFormat(
         name="benchbook_cpu",
@@ -92,7 +87,7 @@ FORMAT = register(
         scan=scan,
         method="mean",
         warmup="iterations before the run's warmup_steps (PARAMETER line)",
-        mark_warmup=warmup,
+        mark_warmup=before_warmup_steps,
         priority=30,
     )
 )

@@ -63,3 +63,9 @@ def truthy(value: str | None) -> bool | None:
     if v in ("false", "0", "no", "off", "none"):
         return False
     return None
+
+
+def before_warmup_steps(records: dict, meta: dict):
+    """The DLLogger scripts' own warm-up rule: records before the run's `warmup_steps` (its
+    PARAMETER line) are warm-up; the scripts' summaries average the records from that step on."""
+    return records["iteration"] < int(meta.get("warmup_steps") or 0)

@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import events as ev
 from . import LogFormat, register, scanning
-from .dllogger import LINE, parameters, step_of, truthy, values
+from .dllogger import LINE, before_warmup_steps, parameters, step_of, truthy, values
 
 # The one-metric step lines that make up most of a benchmark log get their own pattern.
 _TOTAL_IPS = re.compile(r"DLL (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+) - \((\d+), (\d+)\) total_ips : ([0-9.eE+-]+)[^\n]*")
@@ -106,11 +106,6 @@ def sniff(head: str) -> bool:
     )
 
 
-def warmup(records: dict, meta: dict):
-    """Records before the run's `warmup_steps` are warm-up (benchmark mode logs none of them)."""
-    return records["iteration"] < int(meta.get("warmup_steps") or 0)
-
-
 FORMAT = register(
     LogFormat(
         name="ngc_tf1_convnets",
@@ -120,7 +115,7 @@ FORMAT = register(
         scan=scan,
         method="mean",
         warmup="records before the run's warmup_steps (PARAMETER line)",
-        mark_warmup=warmup,
+        mark_warmup=before_warmup_steps,
         priority=10,
     )
 )

@@ -108,9 +108,27 @@ def test_sixteen_gpus_on_one_node_is_refused_with_the_fix(tmp_path):
     assert "16 GPUs on one node" in str(e.value) and "2x8" in str(e.value) and f"{p}:8:" in str(e.value)
 
 
-def test_multi_node_needs_hosts(tmp_path):
+def test_multi_node_needs_a_multi_node_launcher_and_hosts(tmp_path):
     p = write(tmp_path, NGC.replace("gpus: [1, 8]", "gpus: 2x8"))
+    with pytest.raises(StudyError, match="spans 2 nodes but launcher local runs on this node; choose launcher mpirun"):
+        study.load(p)
+    p = write(tmp_path, NGC.replace("gpus: [1, 8]", "gpus: 2x8") + "launcher: mpirun\n")
     with pytest.raises(StudyError, match="needs 2 hosts but `hosts` lists 0"):
+        study.load(p)
+    # Slurm picks the nodes itself: no host list
+    p = write(tmp_path, NGC.replace("gpus: [1, 8]", "gpus: 2x8") + "launcher: {name: slurm, slurm: {partition: gpu}}\n")
+    assert study.load(p).launcher.slurm.partition == "gpu"
+
+
+def test_unknown_launcher_is_named_with_the_known_ones(tmp_path):
+    p = write(tmp_path, NGC + "launcher: pbs\n")
+    with pytest.raises(StudyError, match=r"launcher.name = 'pbs': must be one of 'local', 'mpirun', 'horovodrun'"):
+        study.load(p)
+
+
+def test_processes_are_a_cpu_axis(tmp_path):
+    p = write(tmp_path, NGC.replace("gpus: [1, 8]", "gpus: 1\n  processes: 2"))
+    with pytest.raises(StudyError, match="processes: NGC runs start one process per GPU"):
         study.load(p)
 
 

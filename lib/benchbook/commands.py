@@ -1,11 +1,12 @@
 """The exact command of every run: the model's script and flags, MPI, then the container around it.
 
 Each (model, runtime) pair registers a builder that turns a run's configuration into the script's
-argv, written as the published reports wrote them. `command` wraps that in `mpiexec`/`mpirun` when
-the script does not start its own workers, then in `docker run` / `docker exec` unless benchbook
-already runs inside the container. CPU runs call the project's workload with the Python of the
-framework's isolated environment. Nothing here starts a process: `benchbook run --dry-run` prints
-these commands, and golden tests pin them.
+argv, written as the published reports wrote them. `command` hands that to the study's launcher
+(`launchers/`: nothing or `mpiexec` on one node, `mpirun`/`horovodrun` across hosts, an `sbatch`
+job), then wraps it in `docker run` / `docker exec` unless benchbook already runs inside the
+container or the scheduler starts the containers. CPU runs call the project's workload with the
+Python of the framework's isolated environment. Nothing here starts a process: `benchbook run
+--dry-run` prints these commands, and golden tests pin them.
 """
 
 from __future__ import annotations
@@ -13,37 +14,17 @@ from __future__ import annotations
 import os
 import shlex
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import envs, workloads
+from . import envs, launchers, workloads
 from .errors import UnknownNameError
+from .launchers.base import RESULTS, SPAWNS_OWN_WORKERS, Command
 from .study import Study
 
-RESULTS = "/results"  # the run folder, as the container sees it
-
-
-@dataclass(frozen=True)
-class Command:
-    """A run's command: argv, extra environment, working directory and the clean-up that precedes it."""
-
-    argv: list[str]
-    env: dict[str, str] = field(default_factory=dict)
-    cwd: str | None = None
-    pre: list[list[str]] = field(default_factory=list)
-
-    def shell(self) -> str:
-        """The command as one shell line, to print and to paste."""
-        env = " ".join(f"{k}={shlex.quote(v)}" for k, v in self.env.items())
-        cd = f"cd {shlex.quote(self.cwd)} && " if self.cwd else ""
-        pre = "".join(shlex.join(p) + " && " for p in self.pre)
-        return f"{cd}{pre}{env + ' ' if env else ''}{shlex.join(self.argv)}"
-
+__all__ = ["RESULTS", "SPAWNS_OWN_WORKERS", "Command", "command", "setup_steps", "flags", "BUILDERS"]
 
 Builder = Callable[[Study, dict, Path], list[str]]
 BUILDERS: dict[tuple[str, str], Builder] = {}
-# Whether the model's script starts its own workers (benchmark.py, horovodrun) or needs MPI around it.
-SPAWNS_OWN_WORKERS = {"resnet50_mxnet", "maskrcnn_tf2"}
 
 
 def builder(model: str, runtime: str):
@@ -132,57 +113,43 @@ def _cpu(study: Study, cfg: dict, run_dir: Path) -> list[str]:
 BUILDERS[("resnet50_tf", "cpu")] = BUILDERS[("resnet50_mxnet", "cpu")] = BUILDERS[("maskrcnn_tf2", "cpu")] = _cpu
 
 
-def _mpi(study: Study, cfg: dict) -> list[str]:
-    """MPI around scripts that expect one process per GPU (TF1 ConvNets main.py with Horovod)."""
-    if study.model in SPAWNS_OWN_WORKERS or cfg.get("gpus", 1) <= 1:
-        return []
-    if cfg["nodes"] == 1:
-        return ["mpiexec", "--allow-run-as-root", "--bind-to", "socket", "-np", str(cfg["gpus"])]
-    hosts = ",".join(f"{h}:{cfg['gpus_per_node']}" for h in study.hosts[: cfg["nodes"]])
-    argv = ["mpirun", "--allow-run-as-root", "--tag-output", "-np", str(cfg["gpus"]), "-H", hosts,
-            "--bind-to", "none", "--map-by", "slot"]
-    exported = dict.fromkeys(["NCCL_DEBUG", "LD_LIBRARY_PATH", "PATH", *study.env])
-    argv += [a for k in exported for a in ("-x", k)]
-    argv += ["--mca", "pml", "ob1", "--mca", "btl", "^openib"]
-    if study.ssh_port:
-        argv += ["--mca", "plm_rsh_args", f"-p {study.ssh_port}"]
-    return argv
-
-
 def workdir(study: Study) -> str | None:
     return study.code.workdir if study.code else None
 
 
 def command(study: Study, cfg: dict, run_dir: Path, python: str | None = None) -> Command:
-    """The full command of one run, ready for `subprocess` (argv, env, cwd, pre-run clean-up)."""
+    """The full command of one run, ready for its launcher (argv, env, cwd, pre-run clean-up)."""
     try:
         build = BUILDERS[(study.model, study.runtime)]
     except KeyError:
         raise UnknownNameError("model/runtime pair", f"{study.model}/{study.runtime}",
                                [f"{m}/{r}" for m, r in BUILDERS]) from None
     script = build(study, cfg, run_dir)
+    launcher = launchers.get(study.launcher.name)
+    pre = [["rm", "-rf", p] for p in study.clean]
     if study.runtime == "cpu":
         py = python or str(envs.python(study.framework))
-        argv = [py, str(workloads.script(study.framework, study.model)), *script]
+        argv = launcher.wrap(study, cfg, [py, str(workloads.script(study.framework, study.model)), *script])
         env = {"OMP_NUM_THREADS": str(study.cpu.threads)} if study.cpu.threads else {}
-        return Command(argv, {**env, **study.env}, None, [["rm", "-rf", p] for p in study.clean])
-    inner = _mpi(study, cfg) + script
-    pre = [["rm", "-rf", p] for p in study.clean]
+        cmd = Command(argv, {**env, **study.env}, None, pre, launcher.name)
+        return launcher.finish(study, cfg, run_dir, cmd)
+    inner = launcher.wrap(study, cfg, script)
     c = study.container
-    if c.mode == "inside":
-        return Command(inner, dict(study.env), workdir(study), pre)
+    if c.mode == "inside" or not launcher.uses_docker:
+        return launcher.finish(study, cfg, run_dir, Command(inner, dict(study.env), workdir(study), pre, launcher.name))
     line = " && ".join([*(shlex.join(p) for p in pre), shlex.join(inner)])
     payload = ["bash", "-c", line] if pre else inner
     env_flags = [a for k, v in study.env.items() for a in ("-e", f"{k}={v}")]
     if c.mode == "exec":
-        return Command(["docker", "exec", "-w", workdir(study), *env_flags, c.name, *payload])
+        cmd = Command(["docker", "exec", "-w", workdir(study), *env_flags, c.name, *payload], launcher=launcher.name)
+        return launcher.finish(study, cfg, run_dir, cmd)
     mounts = [f"{run_dir}:{RESULTS}"]
     if study.data.path:
         mounts.insert(0, f"{study.data.path}:{study.data.mount}")
     mounts += [f"{h}:{m}" for h, m in c.mounts.items()]
     argv = ["docker", "run", "--rm", "--gpus", "all", "--ipc=host", *c.options]
     argv += [a for m in mounts for a in ("-v", m)] + ["-w", workdir(study), *env_flags, c.image, *payload]
-    return Command(argv)
+    return launcher.finish(study, cfg, run_dir, Command(argv, launcher=launcher.name))
 
 
 def setup_steps(study: Study) -> list[str]:

@@ -10,7 +10,6 @@ runs whose record is missing or not `complete`, keeping earlier attempts under `
 
 from __future__ import annotations
 
-import collections
 import contextlib
 import datetime as dt
 import fcntl
@@ -19,7 +18,6 @@ import platform
 import shutil
 import signal
 import socket
-import subprocess
 import sys
 import threading
 import time
@@ -28,14 +26,14 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from . import __version__, commands, envs, records
+from . import __version__, commands, envs, launchers, records
 from .analysis import analyze
 from .commands import Command
-from .failures import Ending, classify
+from .failures import classify
+from .launchers import process
 from .study import Study, StudyError, digest, expand
 
-STOP_GRACE_S = 10.0  # between SIGINT to a run and SIGKILL
-POLL_S = 0.2
+execute = process.execute  # one command as a child process, teed to its log (local launchers)
 
 
 class StudyBusy(StudyError):
@@ -54,91 +52,6 @@ def study_dir(study: Study, out: Path) -> Path:
     return Path(out) / study.name
 
 
-def _stop(proc: subprocess.Popen, first: int = signal.SIGINT) -> None:
-    """Ask the run's whole process group to stop, then insist."""
-    for sig, wait in ((first, STOP_GRACE_S), (signal.SIGTERM, 5.0), (signal.SIGKILL, None)):
-        try:
-            os.killpg(proc.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            proc.wait(timeout=wait)
-            return
-        except subprocess.TimeoutExpired:
-            continue
-
-
-def _die_with_parent() -> None:
-    """In the child: get SIGKILL when benchbook dies, so a killed study leaves no orphan training."""
-    try:
-        import ctypes
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except OSError:
-        pass
-
-
-def execute(cmd: Command, log: Path, timeout: float | None = None, no_progress: float | None = None,
-            echo: Callable[[str], None] | None = None, started: Callable[[int], None] | None = None) -> Ending:
-    """Run one command, teeing its output (stdout and stderr, as it comes) to `log`."""
-    env = {**os.environ, "PYTHONUNBUFFERED": "1", **cmd.env}
-    for pre in cmd.pre:
-        subprocess.run(pre, cwd=cmd.cwd, env=env, check=False, capture_output=True)
-    tail: collections.deque[str] = collections.deque(maxlen=50)
-    last_output = [time.monotonic()]
-    with open(log, "ab") as sink:
-        proc = subprocess.Popen(cmd.argv, cwd=cmd.cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, start_new_session=True,
-                                preexec_fn=_die_with_parent if sys.platform == "linux" else None)
-        if started:
-            started(proc.pid)
-
-        def pump():
-            partial = b""
-            fd = proc.stdout.fileno()
-            while chunk := os.read(fd, 1 << 16):
-                sink.write(chunk)
-                sink.flush()
-                last_output[0] = time.monotonic()
-                lines = (partial + chunk).split(b"\n")
-                partial = lines.pop()
-                for raw in lines:
-                    line = raw.decode("utf-8", "replace").rstrip("\r")
-                    tail.append(line)
-                    if echo:
-                        echo(line)
-            if partial:
-                tail.append(partial.decode("utf-8", "replace"))
-
-        reader = threading.Thread(target=pump, daemon=True)
-        reader.start()
-        start = time.monotonic()
-        ending = Ending(exit_code=None)
-        try:
-            while proc.poll() is None:
-                t = time.monotonic()
-                if timeout and t - start > timeout:
-                    ending.timed_out = True
-                    _stop(proc, signal.SIGTERM)
-                elif no_progress and t - last_output[0] > no_progress:
-                    ending.stalled = True
-                    _stop(proc, signal.SIGTERM)
-                else:
-                    try:
-                        proc.wait(timeout=POLL_S)
-                    except subprocess.TimeoutExpired:
-                        pass
-        except KeyboardInterrupt:
-            ending.interrupted = True
-            _stop(proc, signal.SIGINT)
-        finally:
-            if proc.poll() is None:
-                _stop(proc, signal.SIGKILL)
-            reader.join(timeout=10)
-        ending.exit_code = proc.returncode
-        ending.tail = list(tail)
-    return ending
-
-
 def _archive(run_dir: Path) -> Path | None:
     """Move an unfinished earlier attempt aside (never deleted) so the run starts clean; a process
     of that attempt still running (its launcher was killed) is stopped first."""
@@ -146,11 +59,8 @@ def _archive(run_dir: Path) -> Path | None:
         old = records.read(run_dir / records.RECORD)
     except records.RecordError:
         old = {}
-    if old.get("status") == "running" and old.get("child_pid"):
-        try:
-            os.killpg(old["child_pid"], signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+    if old.get("status") == "running":
+        launchers.get(old.get("command_launcher") or "local").abandon(old)
     items = [p for p in run_dir.iterdir() if p.name != "attempts"]
     if not items:
         return None
@@ -295,6 +205,7 @@ def _one(study: Study, run_id: str, run_dir: Path, cfg: dict, cmd: Command, envi
         "config": cfg, "code": study.code.model_dump() if study.code else None,
         "container": study.container.model_dump() if study.container else None,
         "command": cmd.argv, "command_line": cmd.shell(), "pre": cmd.pre, "env": cmd.env, "cwd": cmd.cwd,
+        "command_launcher": cmd.launcher, "job_script": cmd.script,
         "log": log.name, "started_at": now(), "ended_at": None, "duration_s": None, "exit_code": None,
         "failure": None, "analysis": [], "launcher": {"pid": os.getpid(), **_host(),
                                                       "benchbook_version": __version__},
@@ -303,11 +214,11 @@ def _one(study: Study, run_id: str, run_dir: Path, cfg: dict, cmd: Command, envi
     records.write(run_dir / records.RECORD, record)
     t0 = time.monotonic()
 
-    def started(pid: int) -> None:
-        record["child_pid"] = pid
+    def started(info: dict) -> None:  # child_pid, or the scheduler's job id: what `abandon` needs
+        record.update(info)
         records.write(run_dir / records.RECORD, record)
 
-    ending = execute(cmd, log, study.timeout, study.no_progress, echo, started)
+    ending = launchers.get(cmd.launcher).execute(cmd, log, study.timeout, study.no_progress, echo, started)
     record.update(ended_at=now(), duration_s=round(time.monotonic() - t0, 3), exit_code=ending.exit_code)
     try:
         result = analyze([log])

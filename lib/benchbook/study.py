@@ -95,6 +95,43 @@ class Cpu(_Strict):
     dataset: Literal["digits"] = "digits"
 
 
+class Slurm(_Strict):
+    """How the `slurm` launcher submits a run: one `sbatch` job per run, `srun` inside it."""
+
+    partition: str | None = None
+    account: str | None = None
+    time: float | None = Field(None, description="job time limit (seconds or 30m, 2h); default: the run timeout")
+    mpi: str | None = Field(None, description="srun --mpi plugin (pmix on NGC clusters); default: Slurm's")
+    container_image: str | None = Field(None, description="pyxis image; default: container.image on ngc")
+    container_mounts: dict[str, str] = Field({}, description="extra host path -> container path mounts")
+    sbatch: list[str] = Field([], description="extra sbatch options, e.g. --exclusive, --qos=high")
+    srun: list[str] = Field([], description="extra srun options")
+
+    @field_validator("time", mode="before")
+    @classmethod
+    def _duration(cls, v):
+        return None if v is None else seconds(v)
+
+
+class Launcher(_Strict):
+    """What starts a run's processes: one of the registered launchers, and its options."""
+
+    name: Literal["local", "mpirun", "horovodrun", "slurm"] = "local"
+    bind_to: str = Field("none", description="mpirun --bind-to")
+    map_by: str = Field("slot", description="mpirun --map-by")
+    export: list[str] = Field(["NCCL_DEBUG", "LD_LIBRARY_PATH", "PATH"],
+                              description="variables passed to every rank (-x); the study's env is added")
+    mca: dict[str, str] = Field({"pml": "ob1", "btl": "^openib"}, description="mpirun --mca parameters")
+    ssh_agent: str | None = Field(None, description="the ssh command mpirun uses, e.g. 'ssh -o BatchMode=yes'")
+    args: list[str] = Field([], description="extra launcher arguments, before the program")
+    slurm: Slurm = Slurm()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _by_name(cls, v):
+        return {"name": v} if isinstance(v, str) else v
+
+
 Scalar = int | float | str | bool | None
 GpuSpec = int | str
 
@@ -108,6 +145,7 @@ class SweepBlock(_Strict):
     xla: bool | list[bool] = False
     dali: bool | list[bool] = False
     data: Literal["real", "synthetic"] | list[Literal["real", "synthetic"]] = "real"
+    processes: int | list[int] = Field(1, description="data-parallel processes of a CPU run (MPI ranks)")
 
     def points(self, runtime: str = "ngc") -> list[dict]:
         values = self.model_dump()
@@ -139,6 +177,7 @@ class Study(_Strict):
     env: dict[str, str] = {}
     options: dict[str, Scalar] = Field({}, description="extra script flags, in order")
     clean: list[str] = Field([], description="paths removed before each run (e.g. the model folder)")
+    launcher: Launcher = Launcher()
     hosts: list[str] = Field([], description="hosts of multi-node runs, the launching host first")
     gpus_per_node: int = Field(8, ge=1, le=16)
     ssh_port: int | None = Field(None, ge=1, le=65535)
@@ -174,6 +213,9 @@ class Study(_Strict):
             raise ValueError("the CPU Mask R-CNN workload measures throughput only: mode training_benchmark")
         if self.mode == "train_and_evaluate" and self.target_accuracy is None and self.runtime == "cpu":
             raise ValueError("mode train_and_evaluate on the CPU needs target_accuracy (top-1 %, e.g. 90)")
+        if self.launcher.name == "slurm" and self.container and self.container.mode != "run":
+            raise ValueError(f"launcher slurm starts its own containers (pyxis); container.mode "
+                             f"{self.container.mode!r} is for runs started on this machine: write mode: run")
         if self.warmup >= self.iterations and self.mode == "training_benchmark":
             raise ValueError(f"warmup ({self.warmup}) must be below iterations ({self.iterations})")
         return self
@@ -217,7 +259,12 @@ def _point_errors(study: Study, point: dict) -> list[str]:
                       f"allowed: {', '.join(PRECISIONS[rt])}")
     if point["batch_size"] < 1:
         errors.append(f"batch_size: {point['batch_size']} must be at least 1")
+    launcher = study.launcher.name
+    if point["processes"] < 1:
+        errors.append(f"processes: {point['processes']} must be at least 1")
     if rt == "cpu":
+        if point["processes"] > 1 and study.model != "resnet50_tf":
+            errors.append(f"processes: the {study.model} CPU workload trains in one process; write processes: 1")
         if (nodes, per_node) != (1, 0):
             errors.append(f"gpus: {point['gpus']!r} on runtime cpu; CPU runs use no GPU: write gpus: 0")
         if point["dali"]:
@@ -230,12 +277,17 @@ def _point_errors(study: Study, point: dict) -> list[str]:
         return errors
     if nodes < 1 or per_node < 1:
         errors.append(f"gpus: {point['gpus']!r}; runtime ngc needs at least one GPU")
+    if point["processes"] != 1:
+        errors.append("processes: NGC runs start one process per GPU; set gpus instead")
+    if nodes > 1 and launcher == "local":
+        errors.append(f"gpus: {point['gpus']!r} spans {nodes} nodes but launcher local runs on this node; "
+                      "choose launcher mpirun, horovodrun or slurm")
     if per_node > study.gpus_per_node:
         errors.append(
             f"gpus: {point['gpus']!r} puts {per_node} GPUs on one node but gpus_per_node is {study.gpus_per_node}; "
             f"write it as nodes x GPUs per node, e.g. {max(1, -(-per_node // study.gpus_per_node))}x"
             f"{min(per_node, study.gpus_per_node)}")
-    if nodes > 1 and len(study.hosts) < nodes:
+    if nodes > 1 and len(study.hosts) < nodes and launcher in ("mpirun", "horovodrun"):
         errors.append(f"gpus: {point['gpus']!r} needs {nodes} hosts but `hosts` lists {len(study.hosts)}")
     if point["xla"] and study.model == "resnet50_mxnet":
         errors.append("xla: MXNet has no XLA; write xla: false")
@@ -257,7 +309,7 @@ def _point_errors(study: Study, point: dict) -> list[str]:
 
 def _run_id(study: Study, cfg: dict) -> str:
     if study.runtime == "cpu":
-        head = "cpu"
+        head = "cpu" if cfg.get("processes", 1) == 1 else f"cpu_np{cfg['processes']}"
     elif "gpu_counts" in cfg:
         head = "_".join(f"gpu{g}" for g in cfg["gpu_counts"])
     else:
@@ -298,7 +350,7 @@ def expand(study: Study) -> list[RunSpec]:
         if combine:
             cfg["gpu_counts"] = sorted({n * g for n, g, _ in members})
         elif study.runtime == "cpu":
-            cfg.update(gpus=0, nodes=1, gpus_per_node=0)
+            cfg.update(gpus=0, nodes=1, gpus_per_node=0, processes=point["processes"])
         else:
             cfg.update(gpus=nodes * per_node, nodes=nodes, gpus_per_node=per_node)
         for repeat in range(1, study.repeats + 1):

@@ -1,0 +1,87 @@
+"""The launcher interface: wrap one process's command into the run's command, then execute it."""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..failures import Ending
+from . import process
+
+if TYPE_CHECKING:
+    from ..study import Study
+
+RESULTS = "/results"  # the run folder, as the container sees it
+
+
+@dataclass(frozen=True)
+class Command:
+    """A run's command: argv, extra environment, working directory, the clean-up that precedes it,
+    the launcher that executes it, and the job script when a scheduler runs it."""
+
+    argv: list[str]
+    env: dict[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+    pre: list[list[str]] = field(default_factory=list)
+    launcher: str = "local"
+    script: str | None = None
+
+    def shell(self) -> str:
+        """The command as shell text, to print and to paste (a job script as a here-document)."""
+        if self.script is not None:
+            return f"{shlex.join(self.argv)} <<'SBATCH'\n{self.script}SBATCH"
+        env = " ".join(f"{k}={shlex.quote(v)}" for k, v in self.env.items())
+        cd = f"cd {shlex.quote(self.cwd)} && " if self.cwd else ""
+        pre = "".join(shlex.join(p) + " && " for p in self.pre)
+        return f"{cd}{pre}{env + ' ' if env else ''}{shlex.join(self.argv)}"
+
+
+class Launcher:
+    """Starts the processes of one run. Subclasses set `name` and override what they change."""
+
+    name: str = ""
+    #: whether `commands` puts the run in a `docker run`/`docker exec` container around the launcher
+    #: (a scheduler that starts its own containers, like Slurm with pyxis, says False)
+    uses_docker: bool = True
+
+    def wrap(self, study: Study, cfg: dict, argv: list[str]) -> list[str]:
+        """The command that starts every process of the run, around one process's `argv`."""
+        return argv
+
+    def finish(self, study: Study, cfg: dict, run_dir: Path, cmd: Command) -> Command:
+        """The last step of building the command (a scheduler turns it into a job)."""
+        return cmd
+
+    def execute(self, cmd: Command, log: Path, timeout: float | None = None, no_progress: float | None = None,
+                echo: Callable[[str], None] | None = None,
+                started: Callable[[dict], None] | None = None) -> Ending:
+        """Run the command to its end, its output appended to `log` as it comes."""
+        return process.execute(cmd, log, timeout, no_progress, echo, started)
+
+    def abandon(self, record: dict) -> None:
+        """Stop what is left of a run recorded as running by a launcher that was killed."""
+        if record.get("child_pid"):
+            process.kill_group(record["child_pid"])
+
+
+def processes(cfg: dict, study: Study) -> int:
+    """How many processes the run starts: one per GPU (unless the script starts its own), or the
+    CPU run's `processes`."""
+    if study.runtime == "cpu":
+        return cfg.get("processes", 1)
+    if study.model in SPAWNS_OWN_WORKERS:
+        return 1
+    return cfg.get("gpus", 1)
+
+
+# Scripts that start their own workers (benchmark.py, horovodrun inside benchmark_training.py):
+# the launcher starts one process for them.
+SPAWNS_OWN_WORKERS = {"resnet50_mxnet", "maskrcnn_tf2"}
+
+
+def exported(study: Study) -> list[str]:
+    """Variables every rank gets: the launcher's list, then the study's env, without repeats."""
+    return list(dict.fromkeys([*study.launcher.export, *study.env]))

@@ -1,0 +1,119 @@
+"""Running one command as a child process of this machine, its output teed to the run's log.
+
+The child gets its own session (so a stop reaches all its processes, mpirun's ranks included)
+and dies with benchbook (PR_SET_PDEATHSIG), so a killed study leaves no orphan training behind.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..failures import Ending
+
+if TYPE_CHECKING:
+    from .base import Command
+
+STOP_GRACE_S = 10.0  # between SIGINT to a run and SIGKILL
+POLL_S = 0.2
+
+
+def _stop(proc: subprocess.Popen, first: int = signal.SIGINT) -> None:
+    """Ask the run's whole process group to stop, then insist."""
+    for sig, wait in ((first, STOP_GRACE_S), (signal.SIGTERM, 5.0), (signal.SIGKILL, None)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(timeout=wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def _die_with_parent() -> None:
+    """In the child: get SIGKILL when benchbook dies, so a killed study leaves no orphan training."""
+    try:
+        import ctypes
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except OSError:
+        pass
+
+
+def execute(cmd: Command, log: Path, timeout: float | None = None, no_progress: float | None = None,
+            echo: Callable[[str], None] | None = None, started: Callable[[dict], None] | None = None) -> Ending:
+    """Run one command, teeing its output (stdout and stderr, as it comes) to `log`."""
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", **cmd.env}
+    for pre in cmd.pre:
+        subprocess.run(pre, cwd=cmd.cwd, env=env, check=False, capture_output=True)
+    tail: collections.deque[str] = collections.deque(maxlen=50)
+    last_output = [time.monotonic()]
+    with open(log, "ab") as sink:
+        proc = subprocess.Popen(cmd.argv, cwd=cmd.cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, start_new_session=True,
+                                preexec_fn=_die_with_parent if sys.platform == "linux" else None)
+        if started:
+            started({"child_pid": proc.pid})
+
+        def pump():
+            partial = b""
+            fd = proc.stdout.fileno()
+            while chunk := os.read(fd, 1 << 16):
+                sink.write(chunk)
+                sink.flush()
+                last_output[0] = time.monotonic()
+                lines = (partial + chunk).split(b"\n")
+                partial = lines.pop()
+                for raw in lines:
+                    line = raw.decode("utf-8", "replace").rstrip("\r")
+                    tail.append(line)
+                    if echo:
+                        echo(line)
+            if partial:
+                tail.append(partial.decode("utf-8", "replace"))
+
+        reader = threading.Thread(target=pump, daemon=True)
+        reader.start()
+        start = time.monotonic()
+        ending = Ending(exit_code=None)
+        try:
+            while proc.poll() is None:
+                t = time.monotonic()
+                if timeout and t - start > timeout:
+                    ending.timed_out = True
+                    _stop(proc, signal.SIGTERM)
+                elif no_progress and t - last_output[0] > no_progress:
+                    ending.stalled = True
+                    _stop(proc, signal.SIGTERM)
+                else:
+                    try:
+                        proc.wait(timeout=POLL_S)
+                    except subprocess.TimeoutExpired:
+                        pass
+        except KeyboardInterrupt:
+            ending.interrupted = True
+            _stop(proc, signal.SIGINT)
+        finally:
+            if proc.poll() is None:
+                _stop(proc, signal.SIGKILL)
+            reader.join(timeout=10)
+        ending.exit_code = proc.returncode
+        ending.tail = list(tail)
+    return ending
+
+
+def kill_group(pid: int) -> None:
+    """Stop what is left of a run whose launcher was killed (its process group)."""
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass

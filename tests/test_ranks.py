@@ -118,3 +118,51 @@ def test_an_untagged_run_before_a_tagged_run_keeps_its_records(fixtures, tmp_pat
     one = result.iterations[result.iterations["run"] == 0]
     assert one["line"].tolist() == [3, 4, 5, 7, 8, 9]
     assert one["rank"].tolist() == [-1] * 6
+
+
+def test_tags_at_reads_every_line_start_as_the_tag_regex_does():
+    import random
+
+    import numpy as np
+
+    from benchbook.ranks import TAG, codes, tags_at
+
+    rng = random.Random(3)
+    tags = [lambda: f"[1,{rng.randint(0, 9)}]<{rng.choice(['stdout', 'stderr'])}>:",
+            lambda: f"[{rng.randint(1, 99999)},{rng.randint(0, 4096)}]<{rng.choice(['stdout', 'stderr', 'stddiag'])}>:",
+            lambda: f"[1,{rng.randint(0, 20)}][host{rng.randint(0, 9)}:123]<stdout>:",
+            lambda: f"Fri Apr 02 10:41:27 2021[1,{rng.randint(0, 20)}]<stdout>:",
+            lambda: "[1,2]<stdin>:", lambda: "[1,]<stdout>:", lambda: "[1,3]<stdou", lambda: "[x,1]<stdout>:",
+            lambda: "", lambda: ""]
+    bodies = ["hello", "[MaskRCNN] INFO    : x", "", "2020-12-11 03:13:49,587:INFO: Epoch[0]", "Traceback", "über"]
+    text = "\n".join(rng.choice(tags)() + rng.choice(bodies) for _ in range(5000)) + "\n"
+    points = codes(text)
+    starts = np.concatenate(([0], np.flatnonzero(points == 10)[:-1] + 1))
+    rank, content = tags_at(text, points, starts)
+    for i, start in enumerate(starts.tolist()):
+        m = TAG.match(text, start)
+        assert (rank[i], content[i]) == ((int(m.group(1)), m.end()) if m else (-1, start)), text[start : start + 40]
+
+
+def test_only_lines_with_a_second_tag_are_rewritten():
+    text = "".join(f"[1,{r}]<stdout>:line {i} <stdin> <std\n" for i, r in enumerate([0, 1] * 50))
+    assert demux(text) == (text, 0, {})
+    cut = text.replace("line 7 <stdin> <std\n", "line 7 [1,0]<stdout>:")
+    out, rewritten, _ = demux(cut)
+    assert rewritten >= 1 and out.count("\n") == cut.count("\n")
+
+
+def test_the_index_of_a_rewritten_text_is_that_text_s():
+    import numpy as np
+
+    from benchbook import ranks
+
+    text = "".join(f"[1,{i % 3}]<stdout>:line {i} ü\n" for i in range(200))
+    text = text.replace("line 7 ü\n[1,2]<stdout>:", "line 7 ü[1,2]<stdout>:", 1)
+    text = text.replace("line 50 ü\n", "line 5[1,1]<stderr>:0 ü\n", 1)
+    ranks.index(text)
+    out, rewritten, _ = ranks.demux(text)
+    assert rewritten >= 2
+    points, newlines = ranks.index(out)
+    assert np.array_equal(points, ranks.codes(out))
+    assert np.array_equal(newlines, np.flatnonzero(ranks.codes(out) == 10))

@@ -8,6 +8,7 @@ for a bad log.
 from __future__ import annotations
 
 import itertools
+import math
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -17,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from . import filenames, parsers, rules, textio
-from .assemble import RunDraft, fold
+from .assemble import RECORD_COLUMNS, Records, RunDraft, fold, seconds
 from .errors import BenchbookError, LogError
 from .parsers import LogFormat, scanning
 from .rules import Rule
@@ -119,146 +120,257 @@ def _pct(value: float | None) -> float | None:
     return value * 100 if value <= 1.0 else value
 
 
-def _steps(cols: dict[str, np.ndarray]) -> np.ndarray:
-    """Iterations each record covers: as logged, else the gap to the rank's previous record."""
-    steps = cols["steps"].copy()
+def _steps(cols: dict[str, np.ndarray], run: np.ndarray, runs: int) -> np.ndarray:
+    """Iterations each record covers: as logged, else the gap to the previous record of its rank
+    in its run, else the median gap of its run (1 without any)."""
+    steps = cols["steps"]
     missing = np.isnan(steps)
-    if missing.any():
-        it, rank = cols["iteration"].astype(float), cols["rank"]
-        gaps = np.full(len(it), np.nan)
-        for r in np.unique(rank):
-            idx = np.flatnonzero(rank == r)
-            gaps[idx[1:]] = np.diff(it[idx])
-        gaps[(gaps <= 0) | (it < 0)] = np.nan
-        fill = np.nanmedian(gaps) if np.isfinite(gaps).any() else 1.0
-        steps[missing] = np.where(np.isnan(gaps), fill, gaps)[missing]
+    if not missing.any():
+        return steps
+    steps = steps.copy()
+    it, rank = cols["iteration"].astype(float), cols["rank"]
+    # Each (run, rank)'s records in file order, one group after the other.
+    group = run * (int(rank.max()) - int(rank.min()) + 1) + (rank - rank.min())
+    order = np.argsort(group, kind="stable")
+    gaps = np.full(len(it), np.nan)
+    gaps[order[1:]] = np.where(group[order][1:] == group[order][:-1], np.diff(it[order]), np.nan)
+    gaps[(gaps <= 0) | (it < 0)] = np.nan
+    # The median gap of each run, as np.median gives it.
+    known = ~np.isnan(gaps)
+    by_run, values = run[known], gaps[known]
+    order = np.lexsort((values, by_run))
+    values = values[order]
+    counts = np.bincount(by_run, minlength=runs)
+    first = np.cumsum(counts) - counts
+    low = np.minimum(first + (counts - 1) // 2, max(len(values) - 1, 0))
+    high = np.minimum(first + counts // 2, max(len(values) - 1, 0))
+    fill = np.where(counts > 0, (values[low] + values[high]) / 2, 1.0) if len(values) else np.ones(runs)
+    steps[missing] = np.where(np.isnan(gaps), fill[run], gaps)[missing]
     return steps
 
 
-def _run(draft: RunDraft, path: Path, fmt: LogFormat, rule: Rule, stats: textio.ReadStats,
-         tables: list[tuple[dict, dict]]) -> tuple[dict, dict[str, np.ndarray], pd.DataFrame | None]:
+def _per_run(values: np.ndarray, bounds: np.ndarray) -> np.ndarray:
+    """The sum of `values` over each run's records (runs begin at `bounds`; 0 for empty runs)."""
+    sizes = np.diff(bounds)
+    out = np.zeros(len(sizes), dtype=np.int64)
+    filled = np.flatnonzero(sizes)
+    if len(filled):
+        out[filled] = np.add.reduceat(values.astype(np.int64), bounds[filled])
+    return out
+
+
+def _records(drafts: list[RunDraft]) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """The records of every run of a file as one set of columns, and where each run begins."""
+    blocks = [b for d in drafts for b in d.records.blocks()]
+    sizes = [len(d.records) for d in drafts]
+    if blocks:
+        cols = {k: np.concatenate([b[k] for b in blocks]) for k in RECORD_COLUMNS}
+    else:
+        cols = Records().columns()
+    return cols, np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
+
+
+def _meta(draft: RunDraft, path: Path, fmt: LogFormat, record: dict, tables: dict[tuple, dict]):
+    """A run's metadata from the log, its file name and run record; the warnings that gives."""
     meta = dict(draft.meta)
     warnings: list[str] = []
     for key, value in fmt.finish(meta, draft.ranks).items():
         meta.setdefault(key, value)
     origin = {key: "the log" for key, value in meta.items() if value is not None}
-    for source, extra in (("the file name", filenames.from_path(path, draft.index)),
-                          ("the run record", filenames.sidecar(path))):
+    for source, extra in (("the file name", filenames.from_path(path, draft.index)), ("the run record", record)):
         for key, value in extra.items():
             if meta.get(key) is None:
                 meta[key], origin[key] = value, source
             elif meta[key] != value:
                 warnings.append(f"{key} is {meta[key]!r} in {origin[key]} but {value!r} in {source}; "
                                 f"{origin[key]} wins")
-    gpus, batch = meta.get("gpus"), meta.get("batch_size")
-    global_batch = meta.get("global_batch_size") or (gpus * batch if gpus and batch else None)
-    for key, row in tables:
-        if key.get("gpus") == gpus and key.get("batch_size") == batch:
-            for metric, value in row.items():
-                draft.reported.setdefault(metric, value)
-                if metric in ("train.total_ips", "train.ips"):
-                    draft.reported.setdefault("throughput", value)
+    for metric, value in tables.get((meta.get("gpus"), meta.get("batch_size")), {}).items():
+        draft.reported.setdefault(metric, value)
+    return meta, warnings
 
-    cols = dict(draft.records.columns())
-    n = len(cols["line"])
-    cols["steps"] = _steps(cols) if n else cols["steps"]
-    t0 = _first_time(meta.get("start_time"), cols["timestamp"])
-    lowest = int(cols["rank"].min()) if n else -1
-    own_idx = np.flatnonzero(cols["rank"] == lowest)
-    own = {k: v[own_idx] for k, v in cols.items()}
-    has_rate = ~np.isnan(own["throughput"])
-    if rule.warmup is not None:
-        warm = np.arange(len(own_idx)) < rule.warmup
-    else:
-        warm = np.asarray(fmt.mark_warmup(own, meta), dtype=bool) if len(own_idx) else np.zeros(0, bool)
-    use = np.flatnonzero(~warm & has_rate)
-    if rule.window:
-        use = use[: rule.window]
-    used = {k: v[use] for k, v in own.items()}
+
+def _runs(drafts: list[RunDraft], path: Path, fmt: LogFormat, rule: Rule, stats: textio.ReadStats,
+          tables: dict[tuple, dict], record: dict) -> tuple[list[dict], dict[str, np.ndarray], list[dict]]:
+    """The rows of a file's runs, all its records as columns (with run, elapsed, warmup and
+    measured) and its evaluations. Column work is done once for the whole file; what is left
+    per run is what the format and the rule decide."""
+    described = rule.describe(fmt.method, fmt.warmup)
     method = rule.method or fmt.method
-    recomputed = rules.throughput(used, method, global_batch)
-    elapsed = rules.throughput(used, "elapsed", global_batch)
-    reported = draft.reported.get("throughput")
+    cols, bounds = _records(drafts)
+    runs, n = len(drafts), len(cols["line"])
+    sizes = np.diff(bounds)
+    run = np.repeat(np.arange(runs), sizes)
+    if n:
+        cols["steps"] = _steps(cols, run, runs)
+    rank, rate, stamps = cols["rank"], cols["throughput"], cols["timestamp"]
+    filled = np.flatnonzero(sizes)
+    lowest = np.full(runs, -1, dtype=np.int64)
+    first_stamp = np.full(runs, np.nan)
+    if n:
+        lowest[filled] = np.minimum.reduceat(rank, bounds[filled])
+        first_stamp[filled] = np.fmin.reduceat(stamps, bounds[filled])
+    own = rank == lowest[run]
+    single = _per_run(own, bounds) == sizes
+    has_rate = ~np.isnan(rate)
+    warmup = np.zeros(n, dtype=bool)
+    measured = np.zeros(n, dtype=bool)
+    t0s = np.full(runs, np.nan)
+    rows: list[dict] = []
+    evals: list[dict] = []
+    edges, singles, firsts, lows = bounds.tolist(), single.tolist(), first_stamp.tolist(), lowest.tolist()
+    for i, draft in enumerate(drafts):
+        meta, warnings = _meta(draft, path, fmt, record, tables)
+        gpus, batch = meta.get("gpus"), meta.get("batch_size")
+        global_batch = meta.get("global_batch_size") or (gpus * batch if gpus and batch else None)
+        start = meta.get("start_time")
+        t0 = seconds(start) if start is not None else math.nan
+        if math.isnan(t0):
+            t0 = firsts[i]
+        t0 = None if math.isnan(t0) else float(t0)
+        t0s[i] = math.nan if t0 is None else t0
+        a, b = edges[i], edges[i + 1]
+        if singles[i]:  # one rank (the usual case): its records are all the run's records
+            own_at: slice | np.ndarray = slice(a, b)
+            records = _Subset(cols, own_at)
+        else:
+            own_at = a + np.flatnonzero(own[a:b])
+            records = _Subset(cols, own_at)
+        own_rate = has_rate[own_at]
+        count = len(own_rate)
+        if rule.warmup is not None:
+            warm = np.arange(count) < rule.warmup
+        else:
+            warm = np.asarray(fmt.mark_warmup(records, meta), dtype=bool) if count else np.zeros(0, bool)
+        use = np.flatnonzero(~warm & own_rate)
+        if rule.window:
+            use = use[: rule.window]
+        used = _Subset(records, use)
+        recomputed = rules.throughput(used, method, global_batch)
+        elapsed = rules.throughput(used, "elapsed", global_batch)
+        reported = draft.reported.get("throughput")
+        warm_rows = warm & own_rate
+        if isinstance(own_at, slice):
+            warmup[a:b][warm_rows] = True
+            measured[a:b][use] = True
+        else:
+            warmup[own_at[warm_rows]] = True
+            measured[own_at[use]] = True
 
-    cols["elapsed"] = cols["timestamp"] - t0 if t0 is not None else np.full(n, np.nan)
-    cols["warmup"] = np.zeros(n, dtype=bool)
-    cols["warmup"][own_idx[warm & has_rate]] = True
-    cols["measured"] = np.zeros(n, dtype=bool)
-    cols["measured"][own_idx[use]] = True
+        failed_cause = draft.failures[0][1] if draft.failures else None
+        if draft.ended or reported is not None:
+            status = "complete"
+        elif failed_cause:
+            status = "failed"
+        else:
+            status = "incomplete"
+        if status == "incomplete":
+            warnings.append("no end-of-run summary: the log stops before the run finished" if b > a
+                            else "no iteration was logged and no summary: the run did not start training")
+        if status == "failed":
+            warnings.append(f"failed at line {draft.failures[0][0]}: {failed_cause}")
+        warnings.extend(f"conflicting {c}" for c in draft.conflicts)
+        for key in ("gpus", "batch_size", "precision"):
+            if meta.get(key) is None:
+                warnings.append(f"{key} unknown: neither the log, the file name nor a run record gives it")
+        if count and recomputed is None:
+            warnings.append("no record left after the warm-up to recompute the throughput from")
+        if recomputed and reported and abs(recomputed - reported) / reported > rule.tolerance:
+            warnings.append(f"recomputed throughput {recomputed:.2f} differs from the reported {reported:.2f} "
+                            f"by {100 * (recomputed - reported) / reported:+.1f}%")
+        if recomputed and elapsed and method != "elapsed" and abs(elapsed - recomputed) / recomputed > 0.10:
+            warnings.append(f"wall-clock throughput {elapsed:.2f} is {100 * (elapsed - recomputed) / recomputed:+.1f}% "
+                            f"from the {method} of logged rates: time passes between logged steps")
+        if not singles[i] and len(use):
+            # Every rank prints the same global rate; a rank that saw another rate is worth a look.
+            rates = has_rate[a:b]
+            codes = rank[a:b][rates] - lows[i]  # ranks from 0 (the lowest), in one bincount
+            counts = np.bincount(codes)
+            means = np.bincount(codes, weights=rate[a:b][rates]) / np.maximum(counts, 1)
+            if counts[1:].any() and counts[0]:
+                far = (counts > 0) & (np.abs(means - means[0]) > rule.tolerance * means[0])
+                far[0] = False
+                off = (np.flatnonzero(far) + lows[i]).tolist()
+                if off:
+                    warnings.append(f"ranks {', '.join(map(str, off))} logged rates more than "
+                                    f"{rule.tolerance:.0%} away from rank {lows[i]}'s, whose records the rule uses")
+        warnings.extend(_read_warnings(stats))
 
-    failed_cause = draft.failures[0][1] if draft.failures else None
-    if draft.ended or reported is not None:
-        status = "complete"
-    elif failed_cause:
-        status = "failed"
-    else:
-        status = "incomplete"
-    if status == "incomplete":
-        warnings.append("no end-of-run summary: the log stops before the run finished" if n
-                        else "no iteration was logged and no summary: the run did not start training")
-    if status == "failed":
-        warnings.append(f"failed at line {draft.failures[0][0]}: {failed_cause}")
-    warnings.extend(f"conflicting {c}" for c in draft.conflicts)
-    for key in ("gpus", "batch_size", "precision"):
-        if meta.get(key) is None:
-            warnings.append(f"{key} unknown: neither the log, the file name nor a run record gives it")
-    if len(own_idx) and recomputed is None:
-        warnings.append("no record left after the warm-up to recompute the throughput from")
-    if recomputed and reported and abs(recomputed - reported) / reported > rule.tolerance:
-        warnings.append(f"recomputed throughput {recomputed:.2f} differs from the reported {reported:.2f} "
-                        f"by {100 * (recomputed - reported) / reported:+.1f}%")
-    if recomputed and elapsed and method != "elapsed" and abs(elapsed - recomputed) / recomputed > 0.10:
-        warnings.append(f"wall-clock throughput {elapsed:.2f} is {100 * (elapsed - recomputed) / recomputed:+.1f}% "
-                        f"from the {method} of logged rates: time passes between logged steps")
-    others = np.flatnonzero((cols["rank"] != lowest) & ~np.isnan(cols["throughput"]))
-    if len(others) and len(use):
-        # Every rank prints the same global rate; a rank that saw another rate is worth a look.
-        own_mean = float(np.nanmean(own["throughput"]))
-        off = sorted({int(r) for r in np.unique(cols["rank"][others])
-                      if abs(np.nanmean(cols["throughput"][others][cols["rank"][others] == r]) - own_mean)
-                      > rule.tolerance * own_mean})
-        if off:
-            warnings.append(f"ranks {', '.join(map(str, off))} logged rates more than "
-                            f"{rule.tolerance:.0%} away from rank {lowest}'s, whose records the rule uses")
-    warnings.extend(_read_warnings(stats))
+        top1 = None
+        for e in draft.evals:
+            stamp = seconds(e.get("timestamp"))
+            evals.append({"source": str(path), "run": draft.index, "line": e.get("line"), "epoch": e.get("epoch"),
+                          "top1": _pct(e.get("top1")), "top5": _pct(e.get("top5")),
+                          "eval_throughput": e.get("eval_throughput"), "timestamp": stamp,
+                          "elapsed": stamp - t0 if t0 is not None else np.nan})
+            top1 = evals[-1]["top1"] if evals[-1]["top1"] is not None else top1
 
-    evals = pd.DataFrame(draft.evals, columns=["line", "epoch", "top1", "top5", "eval_throughput", "timestamp"]) \
-        if draft.evals else None
-    if evals is not None:
-        evals["top1"] = evals["top1"].map(_pct)
-        evals["top5"] = evals["top5"].map(_pct)
-        evals["timestamp"] = evals["timestamp"].map(_seconds)
-        evals["elapsed"] = evals["timestamp"] - t0 if t0 is not None else np.nan
-    top1 = evals["top1"].dropna() if evals is not None else pd.Series(dtype=float)
-
-    row = {
-        "source": str(path), "run": draft.index, "format": fmt.name,
-        "framework": meta.get("framework") or fmt.framework, "model": meta.get("model") or fmt.model,
-        "gpus": gpus, "nodes": meta.get("nodes"), "batch_size": batch, "global_batch_size": global_batch,
-        "precision": meta.get("precision"), "xla": meta.get("xla"), "dali": meta.get("dali"),
-        "synthetic": meta.get("synthetic"), "repeat": meta.get("repeat"),
-        "line_start": draft.first_line, "line_end": draft.last_line,
-        "reported_throughput": reported, "recomputed_throughput": recomputed, "elapsed_throughput": elapsed,
-        "rule": rule.describe(fmt.method, fmt.warmup), "iterations": int(len(use)),
-        "warmup_records": int(cols["warmup"].sum()), "ranks": len(draft.ranks),
-        "status": status, "failure": failed_cause if status == "failed" else None,
-        "final_top1": float(top1.iloc[-1]) if len(top1) else None,
-        "start_time": t0, "warnings": warnings, "reported": dict(draft.reported), "meta": meta,
-    }
-    return row, cols, evals
-
-
-def _seconds(value):
-    from .assemble import seconds
-
-    return seconds(value)
+        rows.append({
+            "source": str(path), "run": draft.index, "format": fmt.name,
+            "framework": meta.get("framework") or fmt.framework, "model": meta.get("model") or fmt.model,
+            "gpus": gpus, "nodes": meta.get("nodes"), "batch_size": batch, "global_batch_size": global_batch,
+            "precision": meta.get("precision"), "xla": meta.get("xla"), "dali": meta.get("dali"),
+            "synthetic": meta.get("synthetic"), "repeat": meta.get("repeat"),
+            "line_start": draft.first_line, "line_end": draft.last_line,
+            "reported_throughput": reported, "recomputed_throughput": recomputed, "elapsed_throughput": elapsed,
+            "rule": described, "iterations": int(len(use)), "warmup_records": 0, "ranks": len(draft.ranks),
+            "status": status, "failure": failed_cause if status == "failed" else None,
+            "final_top1": float(top1) if top1 is not None else None,
+            "start_time": t0, "warnings": warnings, "reported": dict(draft.reported), "meta": meta,
+        })
+    for row, count in zip(rows, _per_run(warmup, bounds).tolist(), strict=True):
+        row["warmup_records"] = count
+    cols["run"] = np.array([d.index for d in drafts], dtype=np.int64)[run] if n else np.zeros(0, dtype=np.int64)
+    cols["elapsed"] = stamps - t0s[run]
+    cols["warmup"] = warmup
+    cols["measured"] = measured
+    return rows, cols, evals
 
 
-def _first_time(start, stamps: np.ndarray) -> float | None:
-    t = _seconds(start) if start is not None else np.nan
-    if np.isnan(t) and np.isfinite(stamps).any():
-        t = float(np.nanmin(stamps))
-    return None if np.isnan(t) else float(t)
+class _Subset(dict):
+    """Columns at some rows (an index array or a slice), each made when first read: the format
+    and the rule read two or three of them."""
+
+    def __init__(self, columns: dict[str, np.ndarray], rows) -> None:
+        super().__init__()
+        self._columns, self._rows = columns, rows
+
+    def __missing__(self, key: str) -> np.ndarray:
+        value = self[key] = self._columns[key][self._rows]
+        return value
+
+    def __contains__(self, key) -> bool:
+        return key in self._columns
+
+    def __iter__(self):
+        return iter(self._columns)
+
+    def __len__(self) -> int:
+        return len(self._columns)
+
+    def keys(self):
+        return self._columns.keys()
+
+    def items(self):
+        return [(k, self[k]) for k in self._columns]
+
+    def values(self):
+        return [self[k] for k in self._columns]
+
+    def get(self, key, default=None):
+        return self[key] if key in self._columns else default
+
+
+def _table_values(tables: list[tuple[dict, dict]]) -> dict[tuple, dict]:
+    """The values of a file's summary tables by (gpus, per-GPU batch), the first row of a key
+    first; `throughput` is its first `train.total_ips` or `train.ips`."""
+    out: dict[tuple, dict] = {}
+    for key, row in tables:
+        values = out.setdefault((key.get("gpus"), key.get("batch_size")), {})
+        for metric, value in row.items():
+            values.setdefault(metric, value)
+            if metric in ("train.total_ips", "train.ips"):
+                values.setdefault("throughput", value)
+    return out
 
 
 def _read_warnings(stats: textio.ReadStats) -> list[str]:
@@ -271,7 +383,8 @@ def _read_warnings(stats: textio.ReadStats) -> list[str]:
 
 
 def analyze_file(path: str | os.PathLike, rule: Rule | None = None, log_format: str | None = None):
-    """Analyze one log: (run rows, iteration frames, evaluation frames). Raises LogError if it cannot."""
+    """Analyze one log: (run rows, its records as columns, evaluation rows). Raises LogError if
+    it cannot."""
     rule = rule or Rule()
     path = Path(path)
     textio.check_readable(path)
@@ -285,17 +398,23 @@ def analyze_file(path: str | os.PathLike, rule: Rule | None = None, log_format: 
     if not drafts:
         raise LogError(str(path), f"recognised as {fmt.name} but no run was found in it")
     _find_failures(path, drafts)
-    rows, blocks, evals = [], [], []
-    for draft in drafts:
-        row, cols, ev = _run(draft, path, fmt, rule, stats, tables)
-        rows.append(row)
-        blocks.append((draft.index, cols))
-        if ev is not None:
-            evals.append(ev.assign(source=str(path), run=draft.index))
-    iterations = pd.DataFrame({k: np.concatenate([c[k] for _, c in blocks]) for k in blocks[0][1]})
-    iterations.insert(0, "run", np.repeat([i for i, _ in blocks], [len(c["line"]) for _, c in blocks]))
-    iterations.insert(0, "source", str(path))
-    return rows, [iterations], evals
+    return _runs(drafts, path, fmt, rule, stats, _table_values(tables), filenames.sidecar(path))
+
+
+def _iterations(files: list[tuple[str, dict[str, np.ndarray]]]) -> pd.DataFrame:
+    """One frame of the records of every run of every file, built once."""
+    if not files:
+        return pd.DataFrame().reindex(columns=list(ITERATION_COLUMNS))
+    sizes = [len(cols["line"]) for _, cols in files]
+    sources = np.repeat(np.array([source for source, _ in files], dtype=object), sizes)
+    data = {"source": pd.array(sources, dtype=_TEXT)}  # typed here: cheaper than pandas guessing it
+    for name in ITERATION_COLUMNS:
+        if name not in data:
+            data[name] = np.concatenate([cols[name] for _, cols in files]) if len(files) > 1 else files[0][1][name]
+    return pd.DataFrame(data, columns=list(ITERATION_COLUMNS), copy=False)  # the arrays are the frame's own
+
+
+_TEXT = pd.Series(["text"]).dtype  # how this pandas stores a column of strings
 
 
 def _find_failures(path: Path, drafts: list[RunDraft]) -> None:
@@ -332,14 +451,12 @@ def analyze(paths: Iterable[str | os.PathLike], rule: Rule | None = None, log_fo
             problems.append(Problem(str(path), f"could not be parsed: {type(exc).__name__}: {exc}"))
             continue
         rows += r
-        iters += i
+        iters.append((str(path), i))
         evals += e
     runs = pd.DataFrame(rows, columns=[*RUN_COLUMNS, "reported", "meta"])
     for col in ("gpus", "nodes", "batch_size", "global_batch_size", "repeat"):
         runs[col] = pd.to_numeric(runs[col], errors="coerce").astype("Int64")
-    iterations = (pd.concat(iters, ignore_index=True) if iters else pd.DataFrame())
-    iterations = iterations.reindex(columns=list(ITERATION_COLUMNS))
-    evaluations = (pd.concat([e for e in evals if len(e)], ignore_index=True)
-                   if any(len(e) for e in evals) else pd.DataFrame())
-    evaluations = evaluations.reindex(columns=list(EVAL_COLUMNS))
+    iterations = _iterations(iters)
+    evaluations = pd.DataFrame(evals, columns=list(EVAL_COLUMNS)) if evals else \
+        pd.DataFrame().reindex(columns=list(EVAL_COLUMNS))
     return Analysis(runs=runs, iterations=iterations, evaluations=evaluations, problems=problems, rule=rule)

@@ -78,7 +78,6 @@ class Records:
         self._stamps: list = []
         self._blocks: list[dict[str, np.ndarray]] = []
         self._count = 0
-        self._last: dict = {}
 
     def __len__(self) -> int:
         return self._count
@@ -89,32 +88,34 @@ class Records:
         self._rows.append([line, MISSING_INT if rank is None else rank, epoch, iteration, rate, loss, lr, steps])
         self._stamps.append(stamp)
         self._count += 1
-        self._last[rank] = (len(self._blocks), len(self._rows) - 1)
         if len(self._rows) >= FLUSH_ROWS:
             self._flush()
 
     def extend(self, cols: dict[str, np.ndarray]) -> None:
-        """Add many records at once (a BULK payload)."""
+        """Add many records at once (a BULK payload; its arrays are kept, not copied)."""
         self._flush()
-        block = {n: np.asarray(cols[n], dtype=np.int64 if n in _INT_COLUMNS else float).copy()
-                 for n in RECORD_COLUMNS}
+        block = {n: cols[n] if cols[n].dtype == (np.int64 if n in _INT_COLUMNS else np.float64)
+                 else np.asarray(cols[n], dtype=np.int64 if n in _INT_COLUMNS else float) for n in RECORD_COLUMNS}
         self._blocks.append(block)
         self._count += len(block["line"])
-        ranks = block["rank"]
-        for r in np.unique(ranks):
-            self._last[None if r == MISSING_INT else int(r)] = (len(self._blocks) - 1,
-                                                               int(np.flatnonzero(ranks == r)[-1]))
 
     def update_last(self, rank, data: dict) -> None:
         """Add fields to the last record of `rank` (formats that log one record over several lines)."""
-        where = self._last.get(rank)
+        code = MISSING_INT if rank is None else rank
+        # The newest records are the buffered rows, then the blocks from the last one back.
+        where = next(((None, i) for i in range(len(self._rows) - 1, -1, -1) if self._rows[i][1] == code), None)
+        for b in range(len(self._blocks) - 1, -1, -1) if where is None else ():
+            idx = np.flatnonzero(self._blocks[b]["rank"] == code)
+            if len(idx):
+                where = (b, int(idx[-1]))
+                break
         if where is None:
             return
         block, idx = where
         for name, value in data.items():
             if value is None or (name not in _FIELD_INDEX and name != "timestamp"):
                 continue
-            if block == len(self._blocks):
+            if block is None:
                 if name == "timestamp":
                     self._stamps[idx] = value
                 else:
@@ -127,6 +128,11 @@ class Records:
             self._blocks.append(_block(self._rows, self._stamps))
             self._rows, self._stamps = [], []
 
+    def blocks(self) -> list[dict[str, np.ndarray]]:
+        """The records as typed blocks of columns, in order (concatenated, they are `columns()`)."""
+        self._flush()
+        return list(self._blocks)
+
     def columns(self) -> dict[str, np.ndarray]:
         """All records as typed columns (ints -1 and floats NaN where not logged)."""
         self._flush()
@@ -134,7 +140,6 @@ class Records:
             return {n: np.array([], dtype=np.int64 if n in _INT_COLUMNS else float) for n in RECORD_COLUMNS}
         if len(self._blocks) > 1:
             self._blocks = [{n: np.concatenate([b[n] for b in self._blocks]) for n in RECORD_COLUMNS}]
-            self._last = {}
         return self._blocks[0]
 
 
@@ -167,7 +172,7 @@ class RunDraft:
             old = self.meta.get(key)
             if old is None:
                 self.meta[key] = value
-            elif old != value and key not in ("params", "start_time", "command"):
+            elif key not in ("params", "start_time", "command") and old != value:
                 self.conflicts.append(f"{key}: {old!r} from the log, {value!r} from {source}")
 
 
@@ -194,7 +199,9 @@ def fold(events: Iterable[ev.Event]) -> tuple[list[RunDraft], list[tuple[dict, d
         if kind == ev.BULK:
             r = current(line)
             r.records.extend(data)
-            r.ranks.update(None if x == MISSING_INT else int(x) for x in np.unique(data["rank"]))
+            ranks = data["rank"]
+            seen = ranks[:1] if (ranks == ranks[0]).all() else np.unique(ranks)  # one rank, mostly
+            r.ranks.update(None if x == MISSING_INT else x for x in seen.tolist())
             r.last_line = max(r.last_line, int(data["line"][-1]))
             continue
         if kind == ev.RUN_START:

@@ -100,7 +100,7 @@ def chunks(path: str | os.PathLike, stats: ReadStats | None = None, size: int = 
             if open_lines or ranks.has_tags(text):
                 text, n, open_lines = ranks.demux(text, open_lines)
                 stats.demuxed_lines += n
-            n_lines = text.count("\n")
+            n_lines = len(ranks.index(text)[1])  # the scan of this chunk reads the same index
             yield Chunk(text, line)
             line += n_lines
             stats.lines += n_lines

@@ -19,7 +19,7 @@ from .dllogger import LINE, before_warmup_steps, parameters, step_of, truthy, va
 
 _STEP = re.compile(
     r"DLL (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+) - Epoch: (\d+) Iteration: (\d+)  train\.loss : (\S+)"
-    r"  train\.ips : (\S+) images/s  train\.lr : (\S+)[^\n]*")
+    r"  train\.ips : (\S+) images/s  train\.lr : (\S+)")
 # Everything else, and iteration lines in another key order (handled one by one).
 _OTHER = re.compile(LINE.pattern.replace(
     " - (", " - (?!Epoch: \\d+ Iteration: \\d+  train\\.loss : \\S+  train\\.ips : \\S+ images/s  train\\.lr : )(", 1))
@@ -62,9 +62,9 @@ def _dll(m: re.Match):
 
 
 _BULK = scanning.BulkRule(_STEP, lambda g: {
-    "timestamp": scanning.stamps(g[:, 0]), "epoch": g[:, 1].astype(np.int64),
-    "iteration": g[:, 2].astype(np.int64), "loss": g[:, 3].astype(float), "throughput": g[:, 4].astype(float),
-    "lr": g[:, 5].astype(float)})
+    "timestamp": scanning.stamps(g[0]), "epoch": np.array(g[1], dtype=np.int64),
+    "iteration": np.array(g[2], dtype=np.int64), "loss": np.array(g[3], dtype=float),
+    "throughput": np.array(g[4], dtype=float), "lr": np.array(g[5], dtype=float)}, line_start=True)
 
 _RULES = [(_OTHER, _dll)]
 

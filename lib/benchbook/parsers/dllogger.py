@@ -28,7 +28,10 @@ def values(rest: str) -> dict[str, str]:
 def parameters(rest: str) -> dict[str, str]:
     """The pairs of a PARAMETER line, whose values may hold single spaces (pairs are 2-space apart)."""
     out: dict[str, str] = {}
-    for part in re.split(r"\s{2,}", rest.strip()):
+    rest = rest.strip()
+    # Runs of two or more spaces: a plain split on two, when spaces are the only white space.
+    parts = rest.split("  ") if rest.isprintable() else re.split(r"\s{2,}", rest)
+    for part in parts:
         key, sep, value = part.partition(" : ")
         if sep:
             out[key.strip()] = value.strip()

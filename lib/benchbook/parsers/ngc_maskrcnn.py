@@ -15,16 +15,22 @@ import re
 from .. import events as ev
 from . import LogFormat, register, scanning
 
-_P = r"\[MaskRCNN\] INFO    : "
-_TIMESTAMP = re.compile(_P + r"timestamp: ([0-9.]+)")
-_ITERATION = re.compile(_P + r"iteration: (\d+)")
-_THROUGHPUT = re.compile(_P + r"throughput: ([0-9.eE+-]+)")
-_LOSS = re.compile(_P + r"(Total loss|Learning rate): ([0-9.eE+-]+)")
-_AVERAGE = re.compile(_P + r"Average throughput: ([0-9.eE+-]+)")
-_TOTALS = re.compile(_P + r"Total process(?:ed steps: (\d+)|ing time: (\d+)h (\d+)m (\d+)s)")
-_FEATURE = re.compile(_P + r"\[train\] (AMP|XLA) is activated")
-_START = re.compile(_P + r"(?:Horovod successfully initialized|  +Start Training)")
-_DONE = re.compile(_P + r"Job finished with status: `SUCCESS`")
+# Every line begins with `[MaskRCNN] INFO    : `. The lines of a logged block are read as columns:
+# the timestamp line opens a record, the others add to it (whatever lines come in between).
+_LOGGER = "[MaskRCNN] "
+_BULK = scanning.BulkRule(blocks=(
+    scanning.Layout(_LOGGER + "INFO    : timestamp: ", scanning.Num("timestamp")),
+    scanning.Layout(_LOGGER + "INFO    : iteration: ", scanning.Int("iteration")),
+    scanning.Layout(_LOGGER + "INFO    : throughput: ", scanning.Num("throughput")),
+    scanning.Layout(_LOGGER + "INFO    : Total loss: ", scanning.Num("loss")),
+    scanning.Layout(_LOGGER + "INFO    : Learning rate: ", scanning.Num("lr")),
+))
+# Every other line that means something, in one pattern: one pass over the chunk instead of one a
+# rule. It begins with the short `INFO    : `, on which the regex engine searches fastest; the
+# logger's name before it is checked by the handler.
+_INFO = re.compile(r"INFO    : (?:(Horovod successfully initialized|  +Start Training)|\[train\] (AMP|XLA) is activated"
+                   r"|Average throughput: ([0-9.eE+-]+)|Total process(?:ed steps: (\d+)|ing time: (\d+)h (\d+)m (\d+)s)"
+                   r"|(Job finished with status: `SUCCESS`))")
 # The launch command stands on a line of its own; the leading newline is a literal to skip to.
 _COMMAND = re.compile(r"\n((?:horovodrun|mpirun|mpiexec) [^\n]*mask_rcnn_main\.py[^\n]*)")
 
@@ -43,30 +49,29 @@ def _command(m: re.Match):
     return ev.TRAILER, meta
 
 
-def _totals(m: re.Match):
-    if m.group(1) is not None:
-        return ev.SUMMARY, {"steps": int(m.group(1))}
-    h, mi, s = (int(m.group(i)) for i in (2, 3, 4))
-    return ev.SUMMARY, {"seconds": h * 3600 + mi * 60 + s}
+def _info(m: re.Match):
+    if not m.string.startswith(_LOGGER, m.start() - len(_LOGGER)):
+        return None
+    start, feature, average, steps, h, mi, sec, _ = m.groups()
+    if start is not None:
+        return ev.RUN_START, {}
+    if feature is not None:
+        return ev.META, {"precision": "amp"} if feature == "AMP" else {"xla": True}
+    if average is not None:
+        return ev.SUMMARY, {"throughput": float(average)}
+    if steps is not None:
+        return ev.SUMMARY, {"steps": int(steps)}
+    if h is not None:
+        return ev.SUMMARY, {"seconds": int(h) * 3600 + int(mi) * 60 + int(sec)}
+    return ev.END, "Job finished with status: SUCCESS"
 
 
-_RULES = [
-    (_START, lambda m: (ev.RUN_START, {})),
-    (_FEATURE, lambda m: (ev.META, {"precision": "amp"} if m.group(1) == "AMP" else {"xla": True})),
-    (_TIMESTAMP, lambda m: (ev.STEP, ev.step(timestamp=float(m.group(1))))),
-    (_ITERATION, lambda m: (ev.FIELD, {"iteration": int(m.group(1))})),
-    (_THROUGHPUT, lambda m: (ev.FIELD, {"throughput": float(m.group(1))})),
-    (_LOSS, lambda m: (ev.FIELD, {"loss" if m.group(1) == "Total loss" else "lr": float(m.group(2))})),
-    (_AVERAGE, lambda m: (ev.SUMMARY, {"throughput": float(m.group(1))})),
-    (_TOTALS, _totals),
-    (_DONE, lambda m: (ev.END, "Job finished with status: SUCCESS")),
-    (_COMMAND, _command),
-]
+_RULES = [(_INFO, _info), (_COMMAND, _command)]
 
 
 def scan(text: str, first_line: int):
     """Events of a chunk of an NGC TF2 Mask R-CNN log."""
-    return scanning.scan(text, first_line, _RULES)
+    return scanning.scan(text, first_line, _RULES, _BULK)
 
 
 def sniff(head: str) -> bool:

@@ -22,8 +22,11 @@ from . import LogFormat, register, scanning
 from .dllogger import LINE, parameters, step_of, values
 
 _ARGS = re.compile(r":INFO: Start with arguments Namespace\(([^\n]*)\)")
-_BATCH = re.compile(r"(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}):INFO: Epoch\[(\d+)\] Batch \[(\d+)-(\d+)\]"
-                    r"\tSpeed: ([0-9.eE+-]+) samples/sec(?:[^\n]*?LR: ([0-9.eE+-]+))?[^\n]*")
+# A batch line: `2020-12-11 03:13:49,587:INFO: Epoch[0] Batch [0-19]\tSpeed: 633.1 samples/sec\tLR: 0.0019`,
+# found by its `:INFO: Epoch[` (Python logging's 23-character time stands before it).
+_BATCH = scanning.Layout(scanning.Stamp(), ":INFO: Epoch[", scanning.Int("epoch"), "] Batch [", scanning.Int("first"),
+                         "-", scanning.Int("last"), "]\tSpeed: ", scanning.Num("throughput"), " samples/sec",
+                         scanning.Seek("LR: ", scanning.Num("lr")))
 _TOOK = re.compile(r"Experiment took: ([0-9.]+) sec")
 _TABLE = re.compile(r"\n((?:train|val)\.[a-z_0-9]+)\n( *\|[^\n]*)\n-+\n((?: *\d+ *\|[^\n]*\n)+)")
 
@@ -69,21 +72,26 @@ def _stamp(m: re.Match) -> str | None:
     return stamp if len(stamp) == 23 and stamp[4] == "-" and stamp[19] == "," else None
 
 
+@functools.lru_cache(maxsize=256)
+def _start_meta(body: str) -> dict:
+    """Metadata of a printed Namespace: every rank of a run prints the same one."""
+    return _args_meta(namespace(body))
+
+
 def _start(m: re.Match):
-    meta = _args_meta(namespace(m.group(1)))
+    meta = dict(_start_meta(m.group(1)))
+    meta["params"] = dict(meta["params"])
     meta["start_time"] = _stamp(m)
     return ev.RUN_START, meta
 
 
-def _batch(g: np.ndarray) -> dict:
-    first, last = g[:, 2].astype(np.int64), g[:, 3].astype(np.int64)
-    lr = g[:, 5]
-    return {"timestamp": scanning.stamps(g[:, 0]), "epoch": g[:, 1].astype(np.int64),
-            "iteration": last + 1, "steps": (last - first + 1).astype(float), "throughput": g[:, 4].astype(float),
-            "lr": np.where(lr == None, "nan", lr).astype(float)}  # noqa: E711 (object array)
+def _batch(f: dict) -> dict:
+    first, last = f["first"], f["last"]
+    return {"timestamp": f["timestamp"], "epoch": f["epoch"], "iteration": last + 1,
+            "steps": (last - first + 1).astype(float), "throughput": f["throughput"], "lr": f["lr"]}
 
 
-_BULK = scanning.BulkRule(_BATCH, _batch)
+_BULK = scanning.BulkRule(layout=_BATCH, convert=_batch, lead=23, line_start=True)
 
 
 def _table(m: re.Match):

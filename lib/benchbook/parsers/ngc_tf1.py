@@ -11,16 +11,16 @@ from __future__ import annotations
 
 import re
 
-import numpy as np
-
 from .. import events as ev
 from . import LogFormat, register, scanning
 from .dllogger import LINE, before_warmup_steps, parameters, step_of, truthy, values
 
 # The one-metric step lines that make up most of a benchmark log get their own pattern.
-_TOTAL_IPS = re.compile(r"DLL (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+) - \((\d+), (\d+)\) total_ips : ([0-9.eE+-]+)[^\n]*")
+_TOTAL_IPS = scanning.Layout("DLL ", scanning.Stamp(), " - (", scanning.Int("epoch"), ", ", scanning.Int("iteration"),
+                             ") total_ips : ", scanning.Num("throughput"))
 _OTHER = re.compile(LINE.pattern.replace(" - (", " - (?!\\(\\d+, \\d+\\) total_ips : )(", 1))
-_HEADER = re.compile(r"(Num GPUs|Per-GPU Batch Size) (\d+)")
+_GPUS = re.compile(r"Num GPUs (\d+)")
+_BATCH = re.compile(r"Per-GPU Batch Size (\d+)")
 _END = re.compile(r"Ending Model Training")
 _RATE_KEYS = ("total_ips", "imgs_per_sec", "train_throughput_step")
 _LOSS_KEYS = ("total_loss", "loss", "cross_entropy")
@@ -77,18 +77,12 @@ def _dll(m: re.Match):
     return None
 
 
-def _header(m: re.Match):
-    key = "gpus" if m.group(1) == "Num GPUs" else "batch_size"
-    return ev.META, {key: int(m.group(2))}
-
-
-_BULK = scanning.BulkRule(_TOTAL_IPS, lambda g: {
-    "timestamp": scanning.stamps(g[:, 0]), "epoch": g[:, 1].astype(np.int64),
-    "iteration": g[:, 2].astype(np.int64), "throughput": g[:, 3].astype(float)})
+_BULK = scanning.BulkRule(layout=_TOTAL_IPS, line_start=True)
 
 _RULES = [
     (_OTHER, _dll),
-    (_HEADER, _header),
+    (_GPUS, lambda m: (ev.META, {"gpus": int(m.group(1))})),
+    (_BATCH, lambda m: (ev.META, {"batch_size": int(m.group(1))})),
     (_END, lambda m: (ev.END, "Ending Model Training")),
 ]
 

@@ -3,11 +3,17 @@
 Each rule is a compiled pattern plus a handler from its match to `(kind, data)` (or None to
 ignore the match). Patterns must begin with a literal so that the regex engine skips ahead in C
 instead of trying every position; that, not cleverness in Python, is what keeps parsing fast.
+
+The lines that make up most of a log (one per training step) are read by a `BulkRule` instead,
+as columns: numpy finds them (by a literal) and reads their fields (`layout.Layout`), line
+numbers and rank tags for all of them at once, and they travel as BULK events. No Python object
+is made per record. The rules then only read the text between those lines.
 """
 
 from __future__ import annotations
 
 import functools
+import os
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -18,70 +24,206 @@ import numpy as np
 from .. import events as ev
 from ..assemble import seconds_array as stamps  # noqa: F401  (used by the formats)
 from ..events import Event
-from ..ranks import has_tags, rank_at
+from ..ranks import has_tags, index, rank_at, tags_at
+from . import layout as _layout
+from .layout import Int, Layout, Num, Seek, Stamp  # noqa: F401  (used by the formats)
 
 Handler = Callable[[re.Match], "tuple[str, object] | None"]
 Rule = tuple[re.Pattern, Handler]
+_INT_FIELDS = ("epoch", "iteration")
 
 
 @dataclass(frozen=True)
 class BulkRule:
     """The per-step lines that make up most of a log, read as columns instead of one event each.
 
-    `pattern` matches one record from the start of its line; its groups feed `convert`, which
-    turns the string columns into STEP fields (numpy arrays, or scalars for constants). It is
-    searched behind a newline (a literal the regex engine skips to) or behind an mpirun rank tag,
-    whose rank becomes the first group.
+    Two shapes:
+    - one record per line: `layout` (see `layout.Layout`) or `pattern` describes a record. With
+      a layout, numpy reads its fields from the text and `convert`, if given, turns them into
+      STEP fields. With a pattern, its groups, as columns of strings (None where a group did not
+      take part), feed `convert`, which returns STEP fields (numpy arrays, or scalars for
+      constants). With `line_start`, a record must begin its line, after any rank tag. The other
+      rules then only read the text between records: a record's line belongs to the bulk rule.
+      `lead` is how many characters of the record stand before the layout's first literal (a
+      timestamp of fixed width, say), so that the lines can be found by a literal.
+    - one record over several lines (`blocks`, layouts of one line each): a line of the first
+      layout opens a new record of its rank, the fields of the other lines go to the last record
+      of their rank (as FIELD events do).
     """
 
-    pattern: re.Pattern
-    convert: Callable[[np.ndarray], dict]
+    pattern: re.Pattern | None = None
+    convert: Callable | None = None
+    lead: int = 0
+    line_start: bool = False
+    layout: Layout | None = None
+    blocks: tuple[Layout, ...] = ()
 
     @property
-    def tagged(self) -> re.Pattern:
-        return _compiled(r"\[\d+,(\d+)\](?:\[[^\]\n]*\])?<std(?:out|err|diag)>:" + self.pattern.pattern)
-
-    @property
-    def untagged(self) -> re.Pattern:
-        return _compiled("\n" + self.pattern.pattern)
+    def splitter(self) -> re.Pattern:
+        """The pattern as one outer group, to the end of its line."""
+        return _compiled(f"((?:{self.pattern.pattern})[^\n]*)", self.pattern.flags)
 
 
 @functools.lru_cache(maxsize=64)
-def _compiled(pattern: str) -> re.Pattern:
-    return re.compile(pattern)
+def _compiled(pattern: str, flags: int = 0) -> re.Pattern:
+    return re.compile(pattern, flags)
 
 
-def _bulk(text: str, first_line: int, rule: BulkRule, tagged: bool):
-    """(positions, events data) of every bulk record in the chunk, as one BULK payload."""
-    first = rule.pattern.match(text)
-    found = [(0, (None, *first.groups()) if tagged else first.groups())] if first else []
-    if tagged:  # untagged lines can sit among tagged ones (a run launched without mpirun)
-        found += [(m.start() + 1, (None, *m.groups())) for m in rule.untagged.finditer(text)]
-        found += [(m.start(), m.groups()) for m in rule.tagged.finditer(text)]
-        found.sort(key=itemgetter(0))
+class _Chunk:
+    """A chunk's code points and newline positions, made on first use."""
+
+    def __init__(self, text: str, first_line: int) -> None:
+        self.text, self.first_line = text, first_line
+        self.tagged = has_tags(text)
+        self._points: np.ndarray | None = None
+        self._newlines: np.ndarray | None = None
+
+    def tags(self, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(rank, content start) of the lines that begin at `starts` (see ranks.tags_at)."""
+        return tags_at(self.text, self.points, starts, self.tagged)
+
+    @property
+    def points(self) -> np.ndarray:
+        if self._points is None:
+            self._points, self._newlines = index(self.text)
+        return self._points
+
+    @property
+    def newlines(self) -> np.ndarray:
+        if self._newlines is None:
+            self._points, self._newlines = index(self.text)
+        return self._newlines
+
+    def lines(self, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(file line numbers, line start positions) of text positions."""
+        before = np.searchsorted(self.newlines, pos)
+        starts = np.where(before > 0, self.newlines[np.maximum(before - 1, 0)] + 1, 0)
+        return self.first_line + before, starts
+
+
+def _split(pattern: re.Pattern, text: str) -> tuple[np.ndarray, np.ndarray, list[list]]:
+    """(starts, ends, group columns) of every match of an outer-grouped pattern, from one
+    `split`: the lengths of the text between matches give their positions."""
+    parts = pattern.split(text)
+    step = pattern.groups + 1
+    n = (len(parts) - 1) // step
+    if n == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), []
+    gaps = np.fromiter(map(len, parts[0 : len(parts) - 1 : step]), dtype=np.int64, count=n)
+    sizes = np.fromiter(map(len, parts[1::step]), dtype=np.int64, count=n)
+    ends = np.cumsum(gaps + sizes)
+    return ends - sizes, ends, [parts[i::step] for i in range(2, step)]
+
+
+def _records(chunk: _Chunk, rule: BulkRule) -> tuple[dict | None, list[tuple[int, int]]]:
+    """Columns of the records of a bulk rule of one record per line (or None), and the spans of
+    text left to the other rules."""
+    text = chunk.text
+    whole = [(0, len(text))]
+    if rule.layout is not None:
+        anchors = _layout.find(text, rule.layout.anchor, chunk.points)
+        if len(anchors) == 0:
+            return None, whole
+        begin = anchors - rule.lead
+        keep, fields, stop = _layout.read(rule.layout, text, chunk.points, chunk.newlines, begin, found=True)
+        if rule.convert is not None:
+            fields = rule.convert(fields)
     else:
-        found += [(m.start() + 1, m.groups()) for m in rule.untagged.finditer(text)]
-    if not found:
-        return np.zeros(0, dtype=np.int64), None
-    pos = np.fromiter((f[0] for f in found), dtype=np.int64, count=len(found))
-    groups = np.array([f[1] for f in found], dtype=object)
-    if tagged:
-        ranks = np.array([-1 if r is None else int(r) for r in groups[:, 0]], dtype=np.int64)
-        groups = groups[:, 1:]
-    else:
-        ranks = np.full(len(found), -1, dtype=np.int64)
-    # Line numbers: newlines before each position, from the text's code points.
-    codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
-    newlines = np.flatnonzero(codes == 10)
-    fields = rule.convert(groups)
-    n = len(found)
-    cols = {"line": first_line + np.searchsorted(newlines, pos), "rank": ranks}
+        starts, stop, groups = _split(rule.splitter, text)
+        if len(starts) == 0:
+            return None, whole
+        begin, keep = starts - rule.lead, starts >= rule.lead
+        fields = rule.convert(groups)
+    lines, line_starts = chunk.lines(begin)
+    ranks, content = chunk.tags(line_starts)
+    keep &= (begin == content) if rule.line_start else (begin >= content)
+    if not keep.all():
+        idx = np.flatnonzero(keep)
+        if len(idx) == 0:
+            return None, whole
+        begin, stop, lines, line_starts, ranks = begin[idx], stop[idx], lines[idx], line_starts[idx], ranks[idx]
+        fields = {k: v[idx] if np.ndim(v) else v for k, v in fields.items()}
+    cols = _columns(begin, lines, ranks, fields)
+    # The text between records, for the other rules: from the end of one record's line to the
+    # start of the next record's line (its newline included, for rules that begin with one).
+    after = np.searchsorted(chunk.newlines, stop)
+    ends = np.where(after < len(chunk.newlines), chunk.newlines[np.minimum(after, len(chunk.newlines) - 1)], len(text))
+    lo = np.concatenate(([0], ends))
+    hi = np.concatenate((line_starts, [len(text)]))
+    open_ = np.flatnonzero(hi - lo > 1)
+    return cols, list(zip(lo[open_].tolist(), hi[open_].tolist(), strict=True))
+
+
+def _columns(pos: np.ndarray, lines: np.ndarray, ranks: np.ndarray, fields: dict) -> dict:
+    n = len(pos)
+    cols = {"pos": pos, "line": lines, "rank": ranks}
     for name in ev.ITER_FIELDS:
         value = fields.get(name)
         if value is None:
-            value = np.full(n, -1 if name in ("epoch", "iteration") else np.nan)
-        cols[name] = np.broadcast_to(value, (n,)) if np.ndim(value) == 0 else value
-    return pos, cols
+            value = np.full(n, -1 if name in _INT_FIELDS else np.nan)
+        elif np.ndim(value) == 0:
+            value = np.full(n, value, dtype=np.int64 if name in _INT_FIELDS else float)
+        cols[name] = value
+    return cols
+
+
+def _blocks(chunk: _Chunk, rule: BulkRule, hit_pos: np.ndarray) -> tuple[dict | None, list]:
+    """Columns of the records of a bulk rule of several lines, and FIELD hits for the values
+    whose record is not among them (it is in an earlier chunk, or an event lies in between)."""
+    text = chunk.text
+    # The lines are found by what all the layouts' first literals share (one search of the
+    # chunk), each layout then reads the ones where its own literal goes on.
+    common = os.path.commonprefix([lay.anchor for lay in rule.blocks])
+    candidates = _layout.find(text, common, chunk.points)
+    found = []
+    for kind, lay in enumerate(rule.blocks):
+        at = candidates
+        if len(lay.anchor) > len(common):
+            at = at[chunk.points[np.minimum(at + len(common), len(chunk.points) - 1)] == ord(lay.anchor[len(common)])]
+        ok, fields, _ = _layout.read(lay, text, chunk.points, chunk.newlines, at)
+        keep = np.flatnonzero(ok)
+        found.append((at[keep], np.full(len(keep), kind), {k: v[keep] for k, v in fields.items()}))
+    starts = np.concatenate([f[0] for f in found])
+    if len(starts) == 0:
+        return None, []
+    kinds = np.concatenate([f[1] for f in found])
+    order = np.argsort(starts, kind="stable")
+    starts, kinds = starts[order], kinds[order]
+    lines, line_starts = chunk.lines(starts)
+    ranks, _ = chunk.tags(line_starts)
+    rec = np.flatnonzero(kinds == 0)  # matches that open a record, in order
+    # The record of each match: the last record of its rank at or before it.
+    target = np.full(len(starts), -1, dtype=np.int64)
+    for r in np.unique(ranks).tolist():
+        own = np.flatnonzero(ranks == r)
+        own_rec = np.flatnonzero(ranks[rec] == r)  # indices into rec
+        before = np.searchsorted(rec[own_rec], own, side="right") - 1
+        target[own] = np.where(before >= 0, own_rec[np.maximum(before, 0)], -1)
+    # A value goes to its record only with no other event in between (that event may open a run).
+    segment = np.searchsorted(hit_pos, starts, side="right")
+    fields = dict(found[0][2])
+    leftover: list[tuple[int, str, object]] = []
+    where = np.empty(len(starts), dtype=np.int64)
+    where[order] = np.arange(len(starts))  # position in file order of each match, by layout
+    offset = len(found[0][0])
+    for kind in range(1, len(found)):
+        size = len(found[kind][0])
+        idx = where[offset : offset + size]  # this layout's matches, in file order
+        offset += size
+        to = target[idx]
+        same = (to >= 0) & (segment[idx] == segment[rec[np.maximum(to, 0)]])
+        for name, values in found[kind][2].items():
+            integer = values.dtype.kind == "i"
+            column = fields.get(name)
+            if column is None:
+                column = fields[name] = np.full(len(rec), -1 if integer else np.nan, dtype=values.dtype)
+            column[to[same]] = values[same]
+            for i in np.flatnonzero(~same).tolist():
+                leftover.append((int(starts[idx[i]]), ev.FIELD, {name: values[i].item()}))
+    if len(rec) == 0:
+        return None, leftover
+    return _columns(starts[rec], lines[rec], ranks[rec], fields), leftover
+
 
 _FAILURES = re.compile(
     r"(?:Traceback \(most recent call last\)|ResourceExhaustedError|OOM when allocating|"
@@ -112,38 +254,68 @@ def failures(text: str, first_line: int) -> list[tuple[int, str]]:
     return [(e[0], e[3]) for e in scan(text, first_line, [FAILURE_RULE])]
 
 
-def scan(text: str, first_line: int, rules: Iterable[Rule], bulk: BulkRule | None = None) -> list[Event]:
-    """Apply every rule to the whole chunk and return the events sorted by position.
-
-    Records of the bulk rule come as BULK events, one per stretch between other events.
-    """
-    tagged = has_tags(text)
+def _hits(text: str, rules: Iterable[Rule], spans: list[tuple[int, int]]) -> list[tuple[int, str, object]]:
     hits: list[tuple[int, str, object]] = []
     for pattern, handler in rules:
         skip = 1 if pattern.pattern.startswith("\\n") else 0  # a leading newline belongs to the line before
-        for m in pattern.finditer(text):
-            out = handler(m)
-            if out is not None:
-                hits.append((m.start() + skip, out[0], out[1]))
+        for lo, hi in spans:
+            for m in pattern.finditer(text, lo, hi):
+                out = handler(m)
+                if out is not None:
+                    hits.append((m.start() + skip, out[0], out[1]))
     hits.sort(key=itemgetter(0))
-    bulk_pos, bulk_cols = _bulk(text, first_line, bulk, tagged) if bulk is not None else (None, None)
-    cuts = np.searchsorted(bulk_pos, [h[0] for h in hits]) if bulk_cols is not None else None
+    return hits
+
+
+def scan(text: str, first_line: int, rules: Iterable[Rule], bulk: BulkRule | None = None) -> list[Event]:
+    """Apply every rule to the chunk and return the events sorted by position.
+
+    Records of the bulk rule come as BULK events, one per stretch between other events.
+    """
+    if bulk is None:
+        return _plain(text, first_line, _hits(text, rules, [(0, len(text))]))
+    chunk = _Chunk(text, first_line)
+    if bulk.blocks:
+        hits = _hits(text, rules, [(0, len(text))])
+        cols, leftover = _blocks(chunk, bulk, np.array([h[0] for h in hits], dtype=np.int64))
+        if leftover:
+            hits = sorted(hits + leftover, key=itemgetter(0))
+    else:
+        cols, spans = _records(chunk, bulk)
+        hits = _hits(text, rules, spans)
+    if cols is None:
+        return _plain(text, first_line, hits)
+    hit_pos = np.array([h[0] for h in hits], dtype=np.int64)
+    lines, line_starts = chunk.lines(hit_pos)
+    ranks, _ = chunk.tags(line_starts) if chunk.tagged else (None, None)
+    cuts = np.searchsorted(cols.pop("pos"), hit_pos).tolist()
     events: list[Event] = []
-    line, last, done = first_line, 0, 0
-    for i, (pos, kind, data) in enumerate(hits):
+    done = 0
+    for i, (_, kind, data) in enumerate(hits):
+        if cuts[i] > done:
+            events.append(_bulk_event(cols, done, cuts[i]))
+            done = cuts[i]
+        rank = None if ranks is None or ranks[i] < 0 else int(ranks[i])
+        events.append((int(lines[i]), rank, kind, data))
+    if done < len(cols["line"]):
+        events.append(_bulk_event(cols, done, len(cols["line"])))
+    return events
+
+
+def _plain(text: str, first_line: int, hits: list[tuple[int, str, object]]) -> list[Event]:
+    """Events of rule hits alone: few, so line numbers and ranks are found one by one."""
+    tagged = has_tags(text)
+    events: list[Event] = []
+    line, last = first_line, 0
+    for pos, kind, data in hits:
         line += text.count("\n", last, pos)
         last = pos
-        if cuts is not None and cuts[i] > done:
-            events.append(_bulk_event(bulk_cols, done, cuts[i]))
-            done = cuts[i]
         events.append((line, rank_at(text, pos) if tagged else None, kind, data))
-    if bulk_cols is not None and done < len(bulk_pos):
-        events.append(_bulk_event(bulk_cols, done, len(bulk_pos)))
     return events
 
 
 def _bulk_event(cols: dict, start: int, stop: int) -> Event:
-    part = {k: v[start:stop] for k, v in cols.items()}
+    part = cols if start == 0 and stop == len(cols["line"]) else {k: v[start:stop] for k, v in cols.items()}
     return (int(part["line"][0]), None, ev.BULK, part)
 
 

@@ -1,0 +1,374 @@
+"""Line layouts: the per-step lines of a log read with numpy, all lines of a chunk at once.
+
+A regex match costs Python objects per line (the match, each captured group), and a log of
+400 MB has millions of step lines. A `Layout` describes such a line as a sequence of pieces:
+literal text, `Int` (digits), `Num` (a logged number: digits, `.`, `e`, `E`, `+`, `-`), `Stamp`
+(a `YYYY-MM-DD HH:MM:SS[.,]f` date-time) and `Seek` (look further along the line for a literal,
+and read more pieces there when it is found). `read` reads every candidate line of a chunk at
+once, from windows of the text's code points (`ranks.codes`) at each line's cursor: a line is a
+record only if every piece is there, as a regex made of the same pieces would match it, and
+numbers come out exactly as `int()` and `float()` read them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..ranks import windows, words
+
+_NEAR = 4  # characters a Seek looks at with numpy before searching the whole chunk
+_RUN = 24  # characters of a number read from one window; longer ones are read on
+_NUMBER_CHARS = np.zeros(256, dtype=bool)
+for _c in b"0123456789.eE+-":
+    _NUMBER_CHARS[_c] = True
+_DIGITS = np.zeros(256, dtype=bool)
+_DIGITS[48:58] = True
+
+
+@dataclass(frozen=True)
+class Int:
+    """One or more digits (at most 18), as an int64 column named `name`."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class Num:
+    """A logged number (`[0-9.eE+-]+`), as a float column named `name`, read as `float()` does."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class Stamp:
+    """`YYYY-MM-DD HH:MM:SS` with an optional `.` or `,` fraction: seconds since the epoch (UTC)."""
+
+    name: str = "timestamp"
+
+
+@dataclass(frozen=True)
+class Seek:
+    """Further along the same line, `text` then `pieces`; their fields are missing (-1, NaN) on
+    the lines where they are not found. Whether a line is a record does not depend on them."""
+
+    text: str
+    pieces: tuple
+
+    def __init__(self, text: str, *pieces) -> None:
+        object.__setattr__(self, "text", text)
+        object.__setattr__(self, "pieces", pieces)
+
+
+class Layout:
+    """A step line as pieces: `Layout(Stamp(), ":INFO: Epoch[", Int("epoch"), "] Batch [", ...)`."""
+
+    def __init__(self, *pieces) -> None:
+        self.pieces = pieces
+
+    @property
+    def anchor(self) -> str:
+        """The first literal: what the lines are found by."""
+        return next(p for p in self.pieces if isinstance(p, str))
+
+
+def find(text: str, literal: str, points: np.ndarray | None = None) -> np.ndarray:
+    """Start positions of every occurrence of `literal`, in order.
+
+    With the text's code points, numpy finds the literal's rarest character (in the chunk's
+    first 4 KiB) and compares the text around each; without, one C-speed `str.split` does.
+    Neither makes a Python object per occurrence.
+    """
+    if points is None or len(literal) < 2 or not literal.isascii():
+        pieces = text.split(literal)
+        if len(pieces) == 1:
+            return np.zeros(0, dtype=np.int64)
+        lengths = np.fromiter(map(len, pieces), dtype=np.int64, count=len(pieces))[:-1] + len(literal)
+        return np.cumsum(lengths) - len(literal)
+    counts = np.bincount(np.minimum(points[: 1 << 12], 255), minlength=256)
+    lead = int(np.argmin([counts[ord(c)] for c in literal]))
+    at = np.flatnonzero(points == ord(literal[lead])) - lead
+    at = at[(at >= 0) & (at + len(literal) <= len(text))]
+    return at[equals(points, at, literal)]
+
+
+def equals(points: np.ndarray, at: np.ndarray, literal: str) -> np.ndarray:
+    """Whether the text holds `literal` (ASCII) at each position."""
+    raw = literal.encode("ascii")
+    if points.dtype != np.uint8:
+        return (windows(points, at, len(raw)) == np.frombuffer(raw, dtype=np.uint8)).all(axis=1)
+    if len(raw) <= 8:  # as one uint64 a line
+        word = words(points, at)
+        if len(raw) < 8:
+            word &= np.uint64((1 << (8 * len(raw))) - 1)
+        return word == np.uint64(int.from_bytes(raw, "little"))
+    return windows(points, at, len(raw)).view(f"S{len(raw)}")[:, 0] == raw  # as one byte string a line
+
+
+def _columns(points: np.ndarray, starts: np.ndarray, width: int) -> np.ndarray:
+    """The `width` code points from each start, as a (start, position) uint8 array whose columns
+    are read one at a time: code points past 255 read as 255 (no layout character)."""
+    win = windows(points, starts, width)
+    return win if win.dtype == np.uint8 else np.minimum(win, 255).astype(np.uint8)
+
+
+class _Reader:
+    """The state of reading one layout over many lines: a cursor and an ok flag per line."""
+
+    def __init__(self, text: str, points: np.ndarray, newlines: np.ndarray, at: np.ndarray) -> None:
+        self.text, self.points, self.newlines = text, points, newlines
+        at = np.asarray(at, dtype=np.int64)
+        self.ok = (at >= 0) & (at < len(text))
+        self.cur = np.minimum(np.maximum(at, 0), len(text))
+        self.fields: dict[str, np.ndarray] = {}
+        self.anchor: str | None = None
+
+    def literal(self, text: str) -> None:
+        self.ok &= equals(self.points, self.cur, text)
+        self.cur += len(text)
+
+    def run(self, allowed: np.ndarray, digits_only: bool = False, width: int = _RUN):
+        """Read the runs of `allowed` characters at the cursors of the lines still read, all at
+        once, a character position at a time, and move the cursors past them.
+
+        Returns (rows, start, length, value, digits, fraction, plain): the lines read, where their
+        runs start and how long they are, the run's digits as an integer, how many significant
+        digits it has (past 18, `value` wrapped around and is not to be used), how many digits
+        come after a point, and whether the run is a plain decimal (digits and at most one point,
+        of at most 18 significant digits)."""
+        rows = np.flatnonzero(self.ok)
+        n = len(rows)
+        start = self.cur[rows]
+        points, wide = self.points, self.points.dtype != np.uint8
+        # Counters as uint8 and masks viewed as uint8: same-type arithmetic, no buffered casts.
+        going = np.ones(n, dtype=bool)
+        length = np.zeros(n, dtype=np.uint8)
+        value = np.zeros(n, dtype=np.int64)
+        digits = np.zeros(n, dtype=np.uint8)  # significant ones: from the first that is not 0
+        fraction = np.zeros(n, dtype=np.uint8)
+        point = np.zeros(n, dtype=bool)
+        started = np.zeros(n, dtype=bool)  # a digit other than 0 was seen
+        plain = np.ones(n, dtype=bool)
+        for j in range(width):
+            c = points[start + j]  # a column at a time: as many gathers as the runs are long
+            if wide:  # code points past 255 are no layout character
+                c = np.minimum(c, 255).astype(np.uint8)
+            going &= allowed[c]
+            if not going.any():
+                break
+            length += going.view(np.uint8)
+            digit = going & _DIGITS[c] if not digits_only else going
+            value = np.where(digit, value * 10 + (c.astype(np.int64) - 48), value)  # wraps past 18 digits
+            started |= digit & (c != 48)
+            digits += (digit & started).view(np.uint8)
+            if not digits_only:
+                fraction += (digit & point).view(np.uint8)
+                dot = going & (c == 46)
+                plain &= ~going | digit | (dot & ~point)
+                point |= dot
+        plain &= digits <= 18  # else `value` wrapped around
+        length = length.astype(np.int64)
+        long = np.flatnonzero(length == width)
+        if len(long):  # a run longer than the window: read on, a window at a time
+            end = start[long] + width
+            going = np.ones(len(long), dtype=bool)
+            while going.any():
+                more = _columns(self.points, end, _RUN)
+                for j in range(_RUN):
+                    going &= allowed[more[:, j]]
+                    end += going
+            length[long] = end - start[long]
+            plain[long] = False  # its digits past the window were not read: float() reads it
+            digits[long] = 255  # nor an integer's
+        self.cur[rows] = start + length
+        return rows, start, length, value, digits.astype(np.int64), fraction.astype(np.int64), plain
+
+    def integer(self, name: str) -> None:
+        """Digits at the cursor, as an integer."""
+        rows, start, length, value, digits, _, _ = self.run(_DIGITS, digits_only=True, width=_RUN)
+        column = np.zeros(len(self.cur), dtype=np.int64)
+        column[rows] = value
+        self.ok[rows] &= (length > 0) & (digits <= 18)
+        self.fields[name] = column
+
+    def number(self, name: str) -> None:
+        """A logged number at the cursor, read as `float()` reads it (see `numbers`)."""
+        rows, start, length, mantissa, _, fraction, plain = self.run(_NUMBER_CHARS)
+        found = length > 0
+        self.ok[rows] &= found
+        column = np.full(len(self.cur), np.nan)
+        column[rows] = numbers(self.text, start, start + length, found, plain & found, mantissa, fraction)
+        self.fields[name] = column
+
+    def stamp(self, name: str) -> None:
+        seconds, layout, width = datetimes(self.points, self.cur)
+        self.ok &= layout
+        self.fields[name] = seconds
+        self.cur += width
+
+    def seek(self, seek: Seek) -> None:
+        """Find `seek.text` after the cursor on the same line, then read its pieces there."""
+        # Where the literal follows within a few characters (the usual case), a window shows it.
+        at = np.full(len(self.cur), -1, dtype=np.int64)
+        same_line = self.ok.copy()
+        for skip in range(_NEAR):
+            here = same_line & (at < 0) & equals(self.points, self.cur + skip, seek.text)
+            at[here] = self.cur[here] + skip
+            same_line &= self.points[np.minimum(self.cur + skip, len(self.points) - 1)] != 10
+        far = np.flatnonzero(self.ok & (at < 0))
+        if len(far):
+            hits = find(self.text, seek.text, self.points)
+            if len(hits):
+                cur = self.cur[far]
+                nxt = np.searchsorted(hits, cur)
+                hit = hits[np.minimum(nxt, len(hits) - 1)]
+                # Before the end of the line: no newline between the cursor and the literal.
+                there = (nxt < len(hits)) & (np.searchsorted(self.newlines, cur) == np.searchsorted(self.newlines, hit))
+                at[far[there]] = hit[there]
+        inner = _Reader(self.text, self.points, self.newlines, np.where(at >= 0, at + len(seek.text), -1))
+        inner.read(seek.pieces)
+        for piece in seek.pieces:
+            if not isinstance(piece, str):
+                missing = -1 if isinstance(piece, Int) else np.nan
+                column = inner.fields.get(piece.name)
+                self.fields[piece.name] = np.full(len(at), missing) if column is None else \
+                    np.where(inner.ok, column, missing)
+
+    def read(self, pieces) -> None:
+        for piece in pieces:
+            if not self.ok.any():
+                for p in pieces:  # nothing to read: empty columns of the right kind
+                    if isinstance(p, (Int, Num, Stamp)):
+                        self.fields.setdefault(p.name, np.full(len(self.cur), -1 if isinstance(p, Int) else np.nan))
+                break
+            if isinstance(piece, str):
+                if piece is self.anchor:
+                    self.cur += len(piece)
+                    self.anchor = None
+                else:
+                    self.literal(piece)
+            elif isinstance(piece, Int):
+                self.integer(piece.name)
+            elif isinstance(piece, Num):
+                self.number(piece.name)
+            elif isinstance(piece, Stamp):
+                self.stamp(piece.name)
+            elif isinstance(piece, Seek):
+                self.seek(piece)
+            else:
+                raise TypeError(f"not a layout piece: {piece!r}")
+
+
+def read(layout: Layout, text: str, points: np.ndarray, newlines: np.ndarray,
+         at: np.ndarray, found: bool = False) -> tuple[np.ndarray, dict, np.ndarray]:
+    """(lines that are records, their fields as columns, where each reading stopped) of the
+    lines whose layout begins at the positions `at`; `points` are the text's code points
+    (`ranks.codes`), `newlines` the positions of its newlines. With `found`, the anchor is known
+    to be where the layout puts it (`find` found it there) and is not read again."""
+    reader = _Reader(text, points, newlines, at)
+    reader.anchor = layout.anchor if found else None
+    reader.read(layout.pieces)
+    return reader.ok, reader.fields, reader.cur
+
+
+_POW10 = 10.0 ** np.arange(23)  # exact doubles
+# Whether long double is the x87 extended format (64-bit significand), or wider.
+_EXTENDED = np.finfo(np.longdouble).nmant >= 63
+
+
+def _powers() -> np.ndarray:
+    out, p = [], np.longdouble(1)
+    for _ in range(28):  # 10**27 = 2**27 * 5**27, and 5**27 < 2**63: exact
+        out.append(p)
+        p = p * np.longdouble(10)
+    return np.array(out, dtype=np.longdouble)
+
+
+_POW10_EXTENDED = _powers()
+
+
+def numbers(text: str, start: np.ndarray, end: np.ndarray, ok: np.ndarray, plain: np.ndarray,
+            mantissa: np.ndarray, fraction: np.ndarray) -> np.ndarray:
+    """Floats of the tokens text[start:end] where ok (NaN elsewhere), exactly as `float()` reads them.
+
+    `plain` tokens are decimals `digits[.digits]` of at most 18 significant digits, whose digits
+    make `mantissa`, with `fraction` of them after the point. Below 2**53 the mantissa over a power of ten is exact
+    after one correctly rounded division (strtod's fast path). Larger ones are divided in the x87
+    extended format, whose 64-bit significand holds them and the power exactly; rounding that
+    quotient to a double gives the correctly rounded value unless it fell exactly halfway between
+    two doubles, which is checked. Everything else goes through float().
+    """
+    out = np.full(len(start), np.nan)
+    plain = plain & (fraction < len(_POW10_EXTENDED))
+    fast = plain & (mantissa < 2**53) & (fraction < len(_POW10))
+    out[fast] = mantissa[fast] / _POW10[fraction[fast]]
+    rest = plain & ~fast
+    if _EXTENDED and rest.any():
+        idx = np.flatnonzero(rest)
+        quotient = mantissa[idx].astype(np.longdouble) / _POW10_EXTENDED[fraction[idx]]
+        value = quotient.astype(np.float64)
+        off = np.abs(quotient - value.astype(np.longdouble))
+        half = (np.spacing(value) / 2).astype(np.longdouble)
+        exact = (off != half) & (off != half / 2)  # else a tie of the double rounding: leave it to float()
+        out[idx[exact]] = value[exact]
+        rest[idx[exact]] = False
+    slow = np.flatnonzero(ok & ~fast & (~plain | rest))
+    if len(slow):
+        out[slow] = [float(text[a:b]) for a, b in zip(start[slow].tolist(), end[slow].tolist(), strict=True)]
+    return out
+
+
+_STAMP_MARKS = ((4, ord("-")), (7, ord("-")), (10, ord(" ")), (13, ord(":")), (16, ord(":")))
+_STAMP_DIGITS = (0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18)
+_FRACTION = 13  # a separator and up to 12 fraction digits, read from one window
+
+
+def datetimes(points: np.ndarray, at: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(seconds since the epoch, layout found, width) of `YYYY-MM-DD HH:MM:SS[.,]f` date-times at
+    positions of the code points, read as UTC like `assemble.seconds`: numpy's own date-time
+    parser reads the first 19 characters (NaN where the layout is there but the date is not
+    one); fraction digits past microseconds count in the width only."""
+    n = len(at)
+    if n == 0:
+        return np.zeros(0), np.zeros(0, dtype=bool), np.zeros(0, dtype=np.int64)
+    at = np.asarray(at, dtype=np.int64)
+    head = _columns(points, at, 19)
+    layout = at >= 0
+    for col, code in _STAMP_MARKS:
+        layout &= head[:, col] == code
+    rows = np.flatnonzero(layout)
+    whole = np.full(n, np.nan)
+    try:  # numpy's parser reads the digits, and refuses what is not one
+        whole[rows] = head[rows].view("S19")[:, 0].astype("datetime64[s]").astype(np.int64)
+    except ValueError:  # the layout but not a date-time (not digits, or 2021-02-30): those alone fail
+        for col in _STAMP_DIGITS:
+            layout &= _DIGITS[head[:, col]]
+        for i in np.flatnonzero(layout).tolist():
+            try:
+                whole[i] = np.datetime64(head[i].tobytes().decode("ascii"), "s").astype(np.int64)
+            except ValueError:
+                pass
+    # The fraction: digits after a `.` or `,`, as long as they go on.
+    tail = _columns(points, at + 19, _FRACTION)
+    going = (tail[:, 0] == 46) | (tail[:, 0] == 44)
+    size = np.zeros(n, dtype=np.int64)
+    micros = np.zeros(n, dtype=np.int64)
+    for j in range(1, _FRACTION):
+        going &= _DIGITS[tail[:, j]]
+        if not going.any():
+            micros *= 10 ** max(7 - j, 0)
+            break
+        if j <= 6:
+            micros = micros * 10 + np.where(going, tail[:, j] - 48, 0)
+        size += going
+    else:
+        for i in np.flatnonzero(size == _FRACTION - 1).tolist():  # more digits than the window holds
+            end = int(at[i]) + 19 + _FRACTION
+            while end < len(points) and 48 <= points[end] <= 57:
+                end += 1
+            size[i] = end - int(at[i]) - 20
+    width = 19 + np.where(size > 0, size + 1, 0)
+    # Whole microseconds first, as numpy's datetime64[us] gives them, then seconds.
+    total = np.where(np.isnan(whole), np.nan, (np.nan_to_num(whole).astype(np.int64) * 1_000_000 + micros) / 1e6)
+    return total, layout, width

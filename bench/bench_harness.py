@@ -1,16 +1,26 @@
 """Benchmark: the cost of `benchbook run` over running the same CPU workload command directly.
 
-Runs one CPU training configuration in pairs, alternating (direct, through the harness) so that
-drift in the machine's speed hits both sides alike: directly with `subprocess` and its output in
-a file, and through `benchbook.runner.run_study` (tee to the log, progress, run record, analysis).
-Both throughputs are the workload's measured images/s, recomputed by benchbook from each log by
-the same rule. Prints every pair and the median ratio harness/direct, which must be >= 0.98 (the
-harness costs under 2%); `--check` makes the exit code say so.
+Runs one CPU training configuration in pairs: directly with `subprocess` and its output in a
+file, and through `benchbook.runner.run_study` (tee to the log, progress, run record, analysis).
+The order alternates from pair to pair (direct first, then harness first) so that drift in the
+machine's speed hits both sides alike. Both throughputs are the workload's measured images/s,
+recomputed by benchbook from each log by the same rule. Prints every pair and the median ratio
+harness/direct, which must be >= 0.98 (the harness costs under 2%); `--check` makes the exit code
+say so.
+
+Throughput ratios between two processes of the same training scatter by several percent on a
+small shared machine, more than the 2% to resolve, so the benchmark also measures the cost
+directly: the CPU time benchbook's own process spends over a whole `run_study` (record writing,
+teeing, polling, environment capture, analysis: an upper bound of what it takes from the
+workload) as a share of the CPU time of the workload it runs. That share does not depend on how
+fast the machine happens to be, and a harness that costs 2% of the workload's throughput on a
+saturated machine must spend about 2% of its CPU time.
 """
 
 from __future__ import annotations
 
 import argparse
+import resource
 import statistics
 import subprocess
 import sys
@@ -60,21 +70,47 @@ def main(argv: list[str] | None = None) -> int:
         (spec,) = study.expand(s)
         cmd = commands.command(s, spec.config, tmp, str(python))
         print(f"workload: {cmd.shell()}")
-        ratios = []
-        for i in range(args.pairs):
+        ratios, shares = [], []
+
+        def direct_run(i: int) -> tuple[float, float]:
             log = tmp / f"direct-{i}.log"
+            before = cpu(resource.RUSAGE_CHILDREN)
             with open(log, "wb") as out:
                 subprocess.run(cmd.argv, stdout=out, stderr=subprocess.STDOUT, check=True, env=None)
-            direct = throughput(log)
+            return throughput(log), cpu(resource.RUSAGE_CHILDREN) - before
+
+        def harness_run(i: int) -> tuple[float, float]:
+            before = cpu(resource.RUSAGE_SELF)
             (rec,) = runner.run_study(s, tmp / f"runs-{i}", progress=False, say=lambda m: None).values()
-            harness = throughput(tmp / f"runs-{i}" / s.name / rec["run_id"] / rec["log"])
+            own = cpu(resource.RUSAGE_SELF) - before  # the workload and the capture's probes are children
+            return throughput(tmp / f"runs-{i}" / s.name / rec["run_id"] / rec["log"]), own
+
+        for i in range(args.pairs):
+            if i % 2 == 0:
+                direct, workload_cpu = direct_run(i)
+                harness, own_cpu = harness_run(i)
+            else:
+                harness, own_cpu = harness_run(i)
+                direct, workload_cpu = direct_run(i)
             ratios.append(harness / direct)
-            print(f"pair {i + 1}: direct {direct:.2f} images/s, benchbook run {harness:.2f} images/s, "
-                  f"ratio {ratios[-1]:.3f}", flush=True)
-    ratio = statistics.median(ratios)
+            shares.append(own_cpu / workload_cpu)
+            share = shares[-1]
+            print(f"pair {i + 1} ({'direct' if i % 2 == 0 else 'harness'} first): direct {direct:.2f} images/s, "
+                  f"benchbook run {harness:.2f} images/s, ratio {ratios[-1]:.3f}; benchbook's own CPU time "
+                  f"{100 * share:.2f}% of the workload's", flush=True)
+    ratio, share = statistics.median(ratios), max(shares)
     verdict = "OK, under 2%" if ratio >= 0.98 else "ABOVE 2%"
-    print(f"harness/direct throughput ratio (median of {len(ratios)} pairs): {ratio:.3f}: {verdict}")
-    return 1 if args.check and ratio < 0.98 else 0
+    print(f"harness/direct throughput ratio (median of {len(ratios)} pairs, range {min(ratios):.3f}-"
+          f"{max(ratios):.3f}): {ratio:.3f}: {verdict}")
+    print(f"benchbook's own CPU time per run, as a share of the workload's (largest of {len(shares)}): "
+          f"{100 * share:.2f}%: {'OK, under 2%' if share < 0.02 else 'ABOVE 2%'}")
+    return 1 if args.check and (ratio < 0.98 or share >= 0.02) else 0
+
+
+def cpu(who: int) -> float:
+    """User + system CPU seconds of this process (or of its finished children) so far."""
+    r = resource.getrusage(who)
+    return r.ru_utime + r.ru_stime
 
 
 if __name__ == "__main__":

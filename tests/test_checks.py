@@ -321,6 +321,53 @@ def test_docker_absent_under_slurm_points_to_enroot_pyxis(tmp_path):
     docker = by_name(Machine(tools=("srun", "enroot")).check(spec))["docker"]
     assert docker.ok is False and "Slurm" in docker.detail
     assert "--container-image=nvidia_rn50_tf:20.03-resnet" in docker.fix and "container.mode: inside" in docker.fix
+    assert "launcher: slurm" in docker.fix
+
+
+SINFO = "gpu* up 4 idle\ndebug up 1 idle\n"
+
+
+def test_slurm_launcher_checks_the_scheduler_and_pyxis_instead_of_docker(tmp_path):
+    slurm = {"name": "slurm", "slurm": {"partition": "gpu"}}
+    spec = write_study(tmp_path, "resnet50_tf/ngc_throughput", launcher=slurm,
+                       sweep={"gpus": [1, 8], "batch_size": 128, "data": "synthetic"})
+    m = Machine(tools=("sbatch", "srun")).set("sinfo", 0, SINFO).set("srun --help", 0, "  --container-image=[USER@]...")
+    got = by_name(m.check(spec))
+    assert got["slurm"].ok is True and "gpu, debug" in got["slurm"].detail
+    assert got["pyxis"].ok is True and "slurm partition" not in got
+    assert "docker" not in got and not any("docker" in c for c in m.calls)
+    m = Machine(tools=("sbatch", "srun")).set("sinfo", 0, SINFO).set("srun --help", 0, "Usage: srun [OPTIONS...]")
+    got = by_name(m.check(write_study(tmp_path, "resnet50_tf/ngc_throughput",
+                                      launcher={"name": "slurm", "slurm": {"partition": "a100"}})))
+    assert got["slurm partition"].ok is False and "'a100' is not among gpu, debug" in got["slurm partition"].detail
+    assert got["pyxis"].ok is False and "github.com/NVIDIA/pyxis" in got["pyxis"].fix
+
+
+def test_slurm_launcher_without_sbatch_or_controller(tmp_path, monkeypatch):
+    monkeypatch.setenv("BENCHBOOK_ENVS", str(tmp_path / "envs"))
+    cpu = tmp_path / "cpu_slurm.yaml"
+    cpu.write_text((PARAMS / "resnet50_tf" / "cpu_smoke.yaml").read_text() + "launcher: slurm\n")
+    spec = study.load(cpu)
+    got = by_name(Machine(tools=()).check(spec))
+    assert got["slurm"].ok is False and "tools/slurm_cluster.sh up" in got["slurm"].fix
+    m = Machine(tools=("sbatch",)).set("sinfo", 1, "", "slurm_load_partitions: Unable to contact slurm controller")
+    got = by_name(m.check(spec))
+    assert got["slurm"].ok is False and "Unable to contact slurm controller" in got["slurm"].detail
+
+
+def test_cpu_runs_of_several_processes_need_the_mpi_launcher_here(tmp_path, monkeypatch):
+    monkeypatch.setenv("BENCHBOOK_ENVS", str(tmp_path / "envs"))
+    path = tmp_path / "cpu_mpi.yaml"
+    text = (PARAMS / "resnet50_tf" / "cpu_smoke.yaml").read_text()
+    path.write_text(text + "launcher: mpirun\n")
+    assert "mpirun" not in by_name(Machine(tools=()).check(study.load(path)))  # one process: no MPI
+    doc = yaml.safe_load(text)
+    doc["sweep"]["processes"] = [1, 2]
+    doc["launcher"] = "mpirun"
+    path.write_text(yaml.safe_dump(doc))
+    got = by_name(Machine(tools=()).check(study.load(path)))
+    assert got["mpirun"].ok is False and "openmpi-bin" in got["mpirun"].fix
+    assert by_name(Machine(tools=("mpirun",)).check(study.load(path)))["mpirun"].ok is True
 
 
 def test_docker_engine_unreachable(tmp_path):

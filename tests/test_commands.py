@@ -150,3 +150,64 @@ def test_setup_steps_clone_checkout_patch_build(monkeypatch):
 def test_flags_rendering():
     assert commands.flags({"a": 1, "b": True, "c": False, "d": None, "-e": 3, "--num-examples": 5, "-v": True}) == [
         "--a=1", "--b", "-e", "3", "--num-examples", "5", "-v"]
+
+
+CPU_MPI = """\
+schema_version: 1
+model: resnet50_tf
+runtime: cpu
+cpu: {{image_size: 32}}
+sweep: {{batch_size: 8, data: synthetic, processes: [1, 2]}}
+iterations: 6
+warmup: 2
+launcher: {launcher}
+env: {{TF_CPP_MIN_LOG_LEVEL: "2"}}
+"""
+
+
+def cpu_commands(tmp_path, launcher: str) -> dict[str, commands.Command]:
+    path = tmp_path / f"cpu_{len(list(tmp_path.glob('*.yaml')))}.yaml"
+    path.write_text(CPU_MPI.format(launcher=launcher))
+    s = study.load(path)
+    return {rid: cmd for rid, _d, _c, cmd in runner.plan(s, tmp_path / "runs", python="/envs/tf/bin/python")}
+
+
+def test_cpu_ranks_through_each_launcher(tmp_path):
+    workload = str(commands.workloads.script("tensorflow", "resnet50_tf"))
+    for launcher in ("local", "mpirun", "horovodrun"):
+        cmds = cpu_commands(tmp_path, launcher)
+        assert list(cmds) == ["cpu_fp32_bs8_syn_r1", "cpu_np2_fp32_bs8_syn_r1"]
+        one, two = cmds["cpu_fp32_bs8_syn_r1"], cmds["cpu_np2_fp32_bs8_syn_r1"]
+        assert one.argv[:2] == ["/envs/tf/bin/python", workload]  # one process: no launcher program around it
+        i = two.argv.index("/envs/tf/bin/python")
+        assert two.argv[i + 1] == workload and two.launcher == launcher
+        head = shlex.join(two.argv[:i])
+        if launcher == "local":
+            assert head == "mpiexec --allow-run-as-root --tag-output --oversubscribe --bind-to none -np 2"
+        elif launcher == "mpirun":
+            assert head.startswith("mpirun --allow-run-as-root --tag-output -np 2 -H localhost:2 --bind-to none "
+                                   "--map-by slot --oversubscribe -x NCCL_DEBUG -x LD_LIBRARY_PATH -x PATH "
+                                   "-x TF_CPP_MIN_LOG_LEVEL --mca pml ob1 --mca btl '^openib'")
+        else:
+            assert head == "horovodrun -np 2 -H localhost:2"
+
+
+def test_mpirun_options_come_from_the_study(tmp_path):
+    cmds = cpu_commands(tmp_path, "{name: mpirun, bind_to: core, map_by: node, export: [OMP_NUM_THREADS], "
+                                  "mca: {btl: 'self,tcp'}, ssh_agent: 'ssh -o BatchMode=yes', "
+                                  "args: [--report-bindings]}")
+    argv = cmds["cpu_np2_fp32_bs8_syn_r1"].argv
+    line = shlex.join(argv[:argv.index("/envs/tf/bin/python")])
+    assert "--bind-to core --map-by node" in line and "-x OMP_NUM_THREADS -x TF_CPP_MIN_LOG_LEVEL" in line
+    assert "--mca btl self,tcp" in line and "pml" not in line and "-x PATH" not in line
+    assert line.endswith("--mca plm_rsh_agent 'ssh -o BatchMode=yes' --report-bindings")
+
+
+def test_dlperf_multi_node_through_horovodrun(tmp_path):
+    doc = (ROOT / "params" / "resnet50_tf" / "dlperf_scaling.yaml").read_text()
+    path = tmp_path / "dlperf_horovod.yaml"
+    path.write_text(doc.replace("launcher: mpirun", "launcher: horovodrun"))
+    s = study.load(path)
+    cmd = {rid: c for rid, _d, _c, c in runner.plan(s, Path("/runs"))}["2n8g_amp_bs224_xla_dali_r1"]
+    line = shlex.join(cmd.argv)
+    assert "tf_resnet horovodrun -np 16 -H 10.11.0.2:8,10.11.0.3:8 -p 10000 python3 main.py" in line

@@ -14,10 +14,13 @@ What is checked, by runtime and container mode:
   image (`run`) or the running container (`exec`), the GPUs of this node (`nvidia-smi -L`, or
   `gpus=`) against the most GPUs per node in the sweep. Mode `inside`: that benchbook runs in a
   container (NGC images set NVIDIA_BUILD_ID; docker writes /.dockerenv); no docker check.
-- Multi-GPU TF1 points: `mpiexec`/`mpirun`; multi-node points: passwordless ssh to every host the
-  sweep uses, on `ssh_port` (the published runs: sshd on port 10000 in every container). Both are
-  probed where the launcher runs: in the container (`docker exec NAME ...`, or a throw-away
-  `docker run --rm IMAGE ...`), or here in mode `inside`.
+- The launcher's program for runs of several processes (`mpiexec`, `mpirun`, `horovodrun`);
+  multi-node points: passwordless ssh to every host the sweep uses, on `ssh_port` (the published
+  runs: sshd on port 10000 in every container). Both are probed where the launcher runs: in the
+  container (`docker exec NAME ...`, or a throw-away `docker run --rm IMAGE ...`), or here in mode
+  `inside` and on the CPU.
+- Launcher `slurm`: `sbatch` here and a controller that answers `sinfo`; on `ngc`, the pyxis
+  plugin (`srun --container-image`) instead of docker, which the cluster's nodes run.
 - The model code: the commit to check out (`code_dir=` a clone compares its HEAD).
 - The data, where the container will see it: a container path (data.mount, data.dali_index,
   /model) is looked up on the host through the mounts (`data.path` -> `data.mount` and
@@ -58,6 +61,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from . import commands, envs, workloads
+from . import launchers as launchers_registry
 from .study import RunSpec, Study, expand, load
 
 Which = Callable[[str], "str | None"]
@@ -133,7 +137,7 @@ class _Needs:
     per_node: int  # most GPUs on one node
     widest: str  # the point that needs them, as written (8, 4x8, 1,8)
     nodes: int  # most nodes
-    launchers: tuple[str, ...]  # mpiexec (one node) / mpirun (several nodes)
+    launchers: tuple[str, ...]  # the programs that start several processes: mpiexec, mpirun, horovodrun
     real_data: bool
     dali: bool
 
@@ -150,8 +154,9 @@ def _needs(study: Study, runs: list[RunSpec]) -> _Needs:
         if g > per_node:
             per_node, widest = g, label
         nodes = max(nodes, n)
-        if study.runtime == "ngc" and study.model not in commands.SPAWNS_OWN_WORKERS and n * g > 1:
-            launchers.add("mpirun" if n > 1 else "mpiexec")
+        wrapped = launchers_registry.get(study.launcher.name).wrap(study, cfg, ["PROGRAM"])
+        if wrapped[0] != "PROGRAM":
+            launchers.add(wrapped[0])
         real |= not cfg["synthetic"]
         dali |= bool(cfg["dali"]) and not cfg["synthetic"]
     return _Needs(per_node, widest, nodes, tuple(sorted(launchers)), real, dali)
@@ -175,7 +180,12 @@ def check(study: Study, *, which: Which = shutil.which, run: Runner = subprocess
     runs = expand(study) if runs is None else runs
     needs = _needs(study, runs)
     if study.runtime == "cpu":
-        return [_cpu_environment(study)]
+        out = [_cpu_environment(study)]
+        if study.launcher.name == "slurm":
+            return out + _slurm(p, study)
+        return out + [_program(p, name) for name in needs.launchers]
+    if study.launcher.name == "slurm":
+        return [*_slurm(p, study), _code(p, study, code_dir)]
     out: list[Check] = []
     c = study.container
     ready = True  # whether commands can be run where the launcher runs (in the container)
@@ -227,6 +237,46 @@ def _cpu_environment(study: Study) -> Check:
                  f"benchbook run {shlex.quote(str(study.path)) if study.path else 'STUDY'}")
 
 
+_MPI_FIX = "sudo apt-get install -y openmpi-bin   # Open MPI: mpirun, mpiexec"
+
+
+def _program(p: _Probes, name: str) -> Check:
+    """A launcher program that runs here (CPU runs start their ranks from this machine)."""
+    found = p.which(name)
+    if found:
+        return Check(name, True, found)
+    fix = "pip install horovod   # in the framework's environment" if name == "horovodrun" else _MPI_FIX
+    return Check(name, False, f"no `{name}` on PATH here; the study's launcher starts its processes with it", fix)
+
+
+_SLURM_FIX = ("run benchbook on the cluster's login node, or install the Slurm client (sudo apt-get install -y "
+              "slurm-client) configured for the cluster; for a one-machine cluster: tools/slurm_cluster.sh up")
+
+
+def _slurm(p: _Probes, study: Study) -> list[Check]:
+    """The scheduler the `slurm` launcher submits to, reached from here."""
+    if not p.which("sbatch"):
+        return [Check("slurm", False, "no `sbatch` on PATH; launcher slurm submits every run with it", _SLURM_FIX)]
+    code, out, err = p.call(["sinfo", "-h", "-o", "%P %a %D %T"], CONTAINER_TIMEOUT)
+    if code != 0:
+        return [Check("slurm", False, f"`sinfo` failed: {_first_line(err, out) or f'exit {code}'}", _SLURM_FIX)]
+    partitions = [line.split()[0].rstrip("*") for line in out.splitlines() if line.strip()]
+    wanted = study.launcher.slurm.partition
+    checks = [Check("slurm", True, f"controller answers; partitions: {', '.join(dict.fromkeys(partitions))}")]
+    if wanted and wanted not in partitions:
+        checks.append(Check("slurm partition", False, f"partition {wanted!r} is not among {', '.join(partitions)}",
+                            "set launcher.slurm.partition to one that `sinfo` lists"))
+    if study.runtime == "ngc":
+        code, out, err = p.call(["srun", "--help"], CONTAINER_TIMEOUT)
+        if code == 0 and "--container-image" in out:
+            checks.append(Check("pyxis", True, "srun --container-image is available"))
+        else:
+            checks.append(Check("pyxis", False, "srun has no --container-image: the pyxis plugin is not installed",
+                                "install enroot and pyxis on the cluster (https://github.com/NVIDIA/pyxis), or ask "
+                                "the cluster's administrators"))
+    return checks
+
+
 # ---------------------------------------------------------------- docker, image, container
 
 
@@ -242,9 +292,11 @@ def _docker(p: _Probes, study: Study) -> list[Check]:
         fix = "install Docker Engine (https://docs.docker.com/engine/install/) and the NVIDIA Container Toolkit"
         if p.which("srun") and (p.which("enroot") or p.which("enroot-start")):
             detail += "; this is a Slurm machine with enroot"
-            fix = (f"under Slurm, run benchbook inside the container with enroot/pyxis and set container.mode: inside, "
-                   f"e.g. srun --container-image={study.container.image} --container-mounts="
-                   f"{study.data.path or 'DATA'}:{study.data.mount} benchbook run STUDY")
+            fix = (f"under Slurm, set `launcher: slurm` in the study: every run becomes an sbatch job whose srun "
+                   f"starts the container with pyxis (--container-image={study.container.image}); or run benchbook "
+                   f"inside the container with container.mode: inside, e.g. srun --container-image="
+                   f"{study.container.image} --container-mounts={study.data.path or 'DATA'}:{study.data.mount} "
+                   f"benchbook run STUDY")
         return [Check("docker", False, detail, fix)]
     code, out, err = p.call(["docker", "info", "--format", "{{json .Runtimes}}"])
     if code != 0:

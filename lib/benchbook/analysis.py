@@ -202,7 +202,7 @@ def _runs(drafts: list[RunDraft], path: Path, fmt: LogFormat, rule: Rule, stats:
     run = np.repeat(np.arange(runs), sizes)
     if n:
         cols["steps"] = _steps(cols, run, runs)
-    rank, rate, stamps = cols["rank"], cols["throughput"], cols["timestamp"]
+    rank, rate, stamps, steps = cols["rank"], cols["throughput"], cols["timestamp"], cols["steps"]
     filled = np.flatnonzero(sizes)
     lowest = np.full(runs, -1, dtype=np.int64)
     first_stamp = np.full(runs, np.nan)
@@ -229,32 +229,31 @@ def _runs(drafts: list[RunDraft], path: Path, fmt: LogFormat, rule: Rule, stats:
         t0 = None if math.isnan(t0) else float(t0)
         t0s[i] = math.nan if t0 is None else t0
         a, b = edges[i], edges[i + 1]
-        if singles[i]:  # one rank (the usual case): its records are all the run's records
-            own_at: slice | np.ndarray = slice(a, b)
-            records = _Subset(cols, own_at)
-        else:
-            own_at = a + np.flatnonzero(own[a:b])
-            records = _Subset(cols, own_at)
+        # The rows of the run's lowest rank: all of the run's rows when one rank logged (the usual case).
+        own_at: slice | np.ndarray = slice(a, b) if singles[i] else a + np.flatnonzero(own[a:b])
         own_rate = has_rate[own_at]
         count = len(own_rate)
         if rule.warmup is not None:
             warm = np.arange(count) < rule.warmup
         else:
-            warm = np.asarray(fmt.mark_warmup(records, meta), dtype=bool) if count else np.zeros(0, bool)
+            warm = np.asarray(fmt.mark_warmup(_Subset(cols, own_at), meta), dtype=bool) if count else np.zeros(0, bool)
         use = np.flatnonzero(~warm & own_rate)
         if rule.window:
             use = use[: rule.window]
-        used = _Subset(records, use)
+        warm_rows = np.flatnonzero(warm & own_rate)
+        if isinstance(own_at, slice):
+            # Rows in the file's columns; a run of consecutive rows as a slice, whose columns are views.
+            used_at: slice | np.ndarray = slice(a + int(use[0]), a + int(use[-1]) + 1) \
+                if len(use) and use[-1] - use[0] + 1 == len(use) else a + use
+            warm_rows += a
+        else:
+            used_at, warm_rows = own_at[use], own_at[warm_rows]
+        used = {"throughput": rate[used_at], "steps": steps[used_at], "timestamp": stamps[used_at]}
         recomputed = rules.throughput(used, method, global_batch)
         elapsed = rules.throughput(used, "elapsed", global_batch)
         reported = draft.reported.get("throughput")
-        warm_rows = warm & own_rate
-        if isinstance(own_at, slice):
-            warmup[a:b][warm_rows] = True
-            measured[a:b][use] = True
-        else:
-            warmup[own_at[warm_rows]] = True
-            measured[own_at[use]] = True
+        warmup[warm_rows] = True
+        measured[used_at] = True
 
         failed_cause = draft.failures[0][1] if draft.failures else None
         if draft.ended or reported is not None:

@@ -8,6 +8,7 @@ source.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from pathlib import Path
@@ -21,18 +22,29 @@ _REPEAT = re.compile(r"[_-](\d+)$")
 
 def from_path(path: str | Path, run_index: int = 0) -> dict:
     """Metadata the path names for the `run_index`-th run of the file (keys absent when unknown)."""
-    p = Path(path)
-    stem = p.stem.lower()
-    meta: dict = {}
-    for part in [q.lower() for q in p.parent.parts[-2:]] + [stem]:
-        m = _NODES.search(part)
-        if m:
-            meta["nodes"], meta["gpus"] = int(m.group(1)), int(m.group(1)) * int(m.group(2))
-    tokens = re.split(r"[_\-.]", stem)
-    gpus = [int(a or b) for t in tokens for a, b in _GPUS.findall(t) if not _NODES.fullmatch(t)]
+    nodes, gpus, rest = _parse(str(path))
+    meta = dict(nodes)
     if gpus and "gpus" not in meta:
         # One GPU token per run when a file holds several runs (mxnet_gpu1_gpu8_...).
         meta["gpus"] = gpus[min(run_index, len(gpus) - 1)]
+    meta.update(rest)
+    return meta
+
+
+@functools.lru_cache(maxsize=1024)
+def _parse(path: str) -> tuple[dict, tuple[int, ...], dict]:
+    """What a path names, read once per path (every run of a file asks): nodes and GPUs of an
+    `NnMg` part, the GPU tokens in order, and the rest. The dicts are shared: copy, never change."""
+    p = Path(path)
+    stem = p.stem.lower()
+    nodes: dict = {}
+    for part in [q.lower() for q in p.parent.parts[-2:]] + [stem]:
+        m = _NODES.search(part)
+        if m:
+            nodes["nodes"], nodes["gpus"] = int(m.group(1)), int(m.group(1)) * int(m.group(2))
+    tokens = re.split(r"[_\-.]", stem)
+    gpus = tuple(int(a or b) for t in tokens for a, b in _GPUS.findall(t) if not _NODES.fullmatch(t))
+    meta: dict = {}
     for token in tokens:
         if "batch_size" not in meta and (m := _BATCH.fullmatch(token)):
             meta["batch_size"] = int(m.group(1))
@@ -49,7 +61,7 @@ def from_path(path: str | Path, run_index: int = 0) -> dict:
     m = _REPEAT.search(stem)
     if m and not _BATCH.fullmatch(tokens[-1]) and not _GPUS.fullmatch(tokens[-1]):
         meta["repeat"] = int(m.group(1))
-    return meta
+    return nodes, gpus, meta
 
 
 def sidecar(path: str | Path) -> dict:

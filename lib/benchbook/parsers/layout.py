@@ -20,6 +20,7 @@ from ..ranks import windows, words
 
 _NEAR = 4  # characters a Seek looks at with numpy before searching the whole chunk
 _RUN = 24  # characters of a number read from one window; longer ones are read on
+_BLOCK = 8  # characters of every line read from the text at once
 _NUMBER_CHARS = np.zeros(256, dtype=bool)
 for _c in b"0123456789.eE+-":
     _NUMBER_CHARS[_c] = True
@@ -113,6 +114,14 @@ def _columns(points: np.ndarray, starts: np.ndarray, width: int) -> np.ndarray:
     return win if win.dtype == np.uint8 else np.minimum(win, 255).astype(np.uint8)
 
 
+def _block(points: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """The _BLOCK code points from each start as a (_BLOCK, start) uint8 array, each row one
+    position of every line, as `_columns` reads them; ASCII text in one uint64 gather a line."""
+    if points.dtype == np.uint8:
+        return words(points, starts).view(np.uint8).reshape(-1, _BLOCK).T.copy()
+    return _columns(points, starts, _BLOCK).T.copy()
+
+
 class _Reader:
     """The state of reading one layout over many lines: a cursor and an ok flag per line."""
 
@@ -128,9 +137,10 @@ class _Reader:
         self.ok &= equals(self.points, self.cur, text)
         self.cur += len(text)
 
-    def run(self, allowed: np.ndarray, digits_only: bool = False, width: int = _RUN):
-        """Read the runs of `allowed` characters at the cursors of the lines still read, all at
-        once, a character position at a time, and move the cursors past them.
+    def run(self, allowed: np.ndarray, width: int = _RUN):
+        """Read the runs of `allowed` characters (`_DIGITS` or `_NUMBER_CHARS`) at the cursors of
+        the lines still read, all at once, a character position at a time, and move the cursors
+        past them.
 
         Returns (rows, start, length, value, digits, fraction, plain): the lines read, where their
         runs start and how long they are, the run's digits as an integer, how many significant
@@ -140,7 +150,6 @@ class _Reader:
         rows = np.flatnonzero(self.ok)
         n = len(rows)
         start = self.cur[rows]
-        points, wide = self.points, self.points.dtype != np.uint8
         # Counters as uint8 and masks viewed as uint8: same-type arithmetic, no buffered casts.
         going = np.ones(n, dtype=bool)
         length = np.zeros(n, dtype=np.uint8)
@@ -149,24 +158,34 @@ class _Reader:
         fraction = np.zeros(n, dtype=np.uint8)
         point = np.zeros(n, dtype=bool)
         started = np.zeros(n, dtype=bool)  # a digit other than 0 was seen
-        plain = np.ones(n, dtype=bool)
+        odd = np.zeros(n, dtype=bool)  # an exponent, a sign or a second point: not a plain decimal
+        numbers = allowed is not _DIGITS
         for j in range(width):
-            c = points[start + j]  # a column at a time: as many gathers as the runs are long
-            if wide:  # code points past 255 are no layout character
-                c = np.minimum(c, 255).astype(np.uint8)
-            going &= allowed[c]
+            if j % _BLOCK == 0:  # the next columns of every line, one gather for _BLOCK of them
+                block = _block(self.points, start + j)
+            c = block[j % _BLOCK]
+            d = c - np.uint8(48)  # a digit's value; past 9 (wrapped around below 0) for any other character
+            digit = d < 10
+            if numbers:
+                dot = c == 46
+                sign = (c == 101) | (c == 69) | (c == 43) | (c == 45)  # e E + -
+                going &= digit | dot | sign
+            else:
+                going &= digit
             if not going.any():
                 break
             length += going.view(np.uint8)
-            digit = going & _DIGITS[c] if not digits_only else going
-            value = np.where(digit, value * 10 + (c.astype(np.int64) - 48), value)  # wraps past 18 digits
-            started |= digit & (c != 48)
+            digit &= going
+            np.multiply(value, 10, out=value, where=digit)  # wraps past 18 digits
+            np.add(value, d, out=value, where=digit)
+            started |= digit & (d != 0)
             digits += (digit & started).view(np.uint8)
-            if not digits_only:
+            if numbers:
                 fraction += (digit & point).view(np.uint8)
-                dot = going & (c == 46)
-                plain &= ~going | digit | (dot & ~point)
+                dot &= going
+                odd |= (sign & going) | (dot & point)
                 point |= dot
+        plain = ~odd
         plain &= digits <= 18  # else `value` wrapped around
         length = length.astype(np.int64)
         long = np.flatnonzero(length == width)
@@ -186,7 +205,7 @@ class _Reader:
 
     def integer(self, name: str) -> None:
         """Digits at the cursor, as an integer."""
-        rows, start, length, value, digits, _, _ = self.run(_DIGITS, digits_only=True, width=_RUN)
+        rows, start, length, value, digits, _, _ = self.run(_DIGITS)
         column = np.zeros(len(self.cur), dtype=np.int64)
         column[rows] = value
         self.ok[rows] &= (length > 0) & (digits <= 18)

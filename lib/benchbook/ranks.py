@@ -45,20 +45,51 @@ def codes(text: str) -> np.ndarray:
     return np.frombuffer((text + "\0" * PAD).encode("utf-32-le"), dtype=np.uint32)
 
 
-# The last text indexed, its code points and newline positions: one tuple, replaced whole, so
-# that a thread never sees another text's arrays (at worst it indexes its text again).
-_INDEX: tuple = (None, None, None)
+class TextIndex:
+    """What numpy reads of a text, made once for all who ask: its code points (`codes`), the
+    positions of its newlines and, on first use, where every line starts and the rank tag that
+    opens it (`tags_at`). The text after its last newline counts as a line (empty when the text
+    ends with one)."""
+
+    __slots__ = ("text", "points", "newlines", "_lines")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.points = codes(text)
+        self.newlines = np.flatnonzero(self.points == _NEWLINE)
+        self._lines: tuple | None = None
+
+    def lines(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(start, rank, content start) of every line: the rank is -1 and the content starts at
+        the line's start where no tag opens the line."""
+        if self._lines is None:
+            starts = np.concatenate(([0], self.newlines + 1))
+            self._lines = (starts, *tags_at(self.text, self.points, starts))
+        return self._lines
+
+    def line_of(self, pos: np.ndarray) -> np.ndarray:
+        """The 0-based line of each text position."""
+        return np.searchsorted(self.newlines, pos)
+
+
+# The last text indexed: reading a chunk (its line count, rank tags) and scanning it share it.
+# One reference, replaced whole, so that a thread never sees another text's arrays.
+_INDEX: TextIndex | None = None
+
+
+def text_index(text: str) -> TextIndex:
+    """The TextIndex of a text; the last text's is kept."""
+    global _INDEX
+    last = _INDEX
+    if last is None or last.text is not text:
+        last = _INDEX = TextIndex(text)
+    return last
 
 
 def index(text: str) -> tuple[np.ndarray, np.ndarray]:
-    """(code points, newline positions) of a text. The last text's are kept: reading a chunk
-    (line count, rank tags) and scanning it share them."""
-    global _INDEX
-    last = _INDEX
-    if last[0] is not text:
-        points = codes(text)
-        last = _INDEX = (text, points, np.flatnonzero(points == _NEWLINE))
-    return last[1], last[2]
+    """(code points, newline positions) of a text (see TextIndex)."""
+    last = text_index(text)
+    return last.points, last.newlines
 
 
 def windows(points: np.ndarray, starts: np.ndarray, width: int) -> np.ndarray:
@@ -176,18 +207,21 @@ def rank_at(text: str, pos: int) -> int | None:
     return int(m.group(1)) if m else None
 
 
-def _multi_lines(text: str) -> np.ndarray:
+def _multi_lines(text: str, raw: bytes | None = None) -> np.ndarray:
     """Start positions of the physical lines where a `<std` stands elsewhere than in a tag that
     opens the line (`\n[j,r]<std`, one or two digits each): the only lines that can hold a second
-    tag. Found with numpy, as a regex would try every tag of every line; each is then checked."""
-    raw = np.frombuffer(text.encode("ascii"), dtype=np.uint8) if text.isascii() else codes(text)[: len(text)]
-    lt = np.flatnonzero(raw[: max(len(raw) - 3, 0)] == _LT)
-    lt = lt[(raw[lt + 1] == 115) & (raw[lt + 2] == 116) & (raw[lt + 3] == 100)]  # "std"
+    tag. Found with numpy, as a regex would try every tag of every line; each is then checked.
+    `raw` is the text as ASCII bytes when the caller has them (read from the file): no copy then."""
+    if raw is None:
+        raw = text.encode("ascii") if text.isascii() else None
+    points = np.frombuffer(raw, dtype=np.uint8) if raw is not None else codes(text)[: len(text)]
+    lt = np.flatnonzero(points[: max(len(points) - 3, 0)] == _LT)
+    lt = lt[(points[lt + 1] == 115) & (points[lt + 2] == 116) & (points[lt + 3] == 100)]  # "std"
     opening = np.zeros(len(lt), dtype=bool)
     for size in (5, 6, 7):  # `[j,r]`, with one or two digits each
         at = lt - size  # where its `[` would be
-        ok = (at >= 0) & (raw[np.maximum(at, 0)] == _OPEN) & (raw[lt - 1] == _CLOSE)
-        ok &= (at == 0) | (raw[np.maximum(at - 1, 0)] == _NEWLINE)
+        ok = (at >= 0) & (points[np.maximum(at, 0)] == _OPEN) & (points[lt - 1] == _CLOSE)
+        ok &= (at == 0) | (points[np.maximum(at - 1, 0)] == _NEWLINE)
         opening |= ok
     starts = {text.rfind("\n", 0, int(p)) + 1 for p in lt[~opening].tolist()}
     return np.array(sorted(starts), dtype=np.int64)
@@ -225,17 +259,18 @@ def _split(line: str) -> list[tuple[int | None, str]]:
     return pieces
 
 
-def demux(text: str, carry: dict | None = None) -> tuple[str, int, dict]:
+def demux(text: str, carry: dict | None = None, raw: bytes | None = None) -> tuple[str, int, dict]:
     """Rewrite physical lines that hold pieces of several ranks as whole logical lines.
 
     Returns the new text, with exactly as many lines as the input, the number of physical lines
     rewritten, and the partial lines still open at the end of the text: pass those as `carry`
     with the text that follows, so that a line cut across two chunks is still completed. Text
     without interleaved tags and no carry is returned unchanged after one numpy scan for lines
-    with two `<std` (the only candidates, each then checked by a regex).
+    with two `<std` (the only candidates, each then checked by a regex). `raw`, when given, is
+    the text as ASCII bytes.
     """
     pending: dict[int | None, str] = dict(carry or {})
-    candidates = _multi_lines(text)
+    candidates = _multi_lines(text, raw)
     first = 0 if pending else _next_multi(text, candidates, 0)
     if first is None:
         return text, 0, {}

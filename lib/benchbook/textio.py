@@ -98,7 +98,8 @@ def chunks(path: str | os.PathLike, stats: ReadStats | None = None, size: int = 
                     data += b"\n"
             text = _decode(data, stats)
             if open_lines or ranks.has_tags(text):
-                text, n, open_lines = ranks.demux(text, open_lines)
+                # An ASCII text has its bytes' positions (a lone CR read as LF too): demux reads them.
+                text, n, open_lines = ranks.demux(text, open_lines, data if len(data) == len(text) else None)
                 stats.demuxed_lines += n
             n_lines = len(ranks.index(text)[1])  # the scan of this chunk reads the same index
             yield Chunk(text, line)

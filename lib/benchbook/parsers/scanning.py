@@ -24,7 +24,7 @@ import numpy as np
 from .. import events as ev
 from ..assemble import seconds_array as stamps  # noqa: F401  (used by the formats)
 from ..events import Event
-from ..ranks import has_tags, index, rank_at, tags_at
+from ..ranks import has_tags, rank_at, text_index
 from . import layout as _layout
 from .layout import Int, Layout, Num, Seek, Stamp  # noqa: F401  (used by the formats)
 
@@ -70,35 +70,19 @@ def _compiled(pattern: str, flags: int = 0) -> re.Pattern:
 
 
 class _Chunk:
-    """A chunk's code points and newline positions, made on first use."""
+    """A chunk, its first line number and its index (see ranks.TextIndex), which reading the
+    chunk made already."""
 
     def __init__(self, text: str, first_line: int) -> None:
         self.text, self.first_line = text, first_line
-        self.tagged = has_tags(text)
-        self._points: np.ndarray | None = None
-        self._newlines: np.ndarray | None = None
+        self.index = text_index(text)
+        self.points, self.newlines = self.index.points, self.index.newlines
 
-    def tags(self, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(rank, content start) of the lines that begin at `starts` (see ranks.tags_at)."""
-        return tags_at(self.text, self.points, starts, self.tagged)
-
-    @property
-    def points(self) -> np.ndarray:
-        if self._points is None:
-            self._points, self._newlines = index(self.text)
-        return self._points
-
-    @property
-    def newlines(self) -> np.ndarray:
-        if self._newlines is None:
-            self._points, self._newlines = index(self.text)
-        return self._newlines
-
-    def lines(self, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(file line numbers, line start positions) of text positions."""
-        before = np.searchsorted(self.newlines, pos)
-        starts = np.where(before > 0, self.newlines[np.maximum(before - 1, 0)] + 1, 0)
-        return self.first_line + before, starts
+    def lines(self, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(0-based line in the chunk, rank, content start) of the lines holding text positions."""
+        line = self.index.line_of(pos)
+        _, rank, content = self.index.lines()
+        return line, rank[line], content[line]
 
 
 def _split(pattern: re.Pattern, text: str) -> tuple[np.ndarray, np.ndarray, list[list]]:
@@ -121,10 +105,13 @@ def _records(chunk: _Chunk, rule: BulkRule) -> tuple[dict | None, list[tuple[int
     text = chunk.text
     whole = [(0, len(text))]
     if rule.layout is not None:
-        anchors = _layout.find(text, rule.layout.anchor, chunk.points)
-        if len(anchors) == 0:
+        if rule.line_start:  # the lines whose content has the anchor where the layout puts it
+            _, _, content = chunk.index.lines()
+            begin = content[_layout.equals(chunk.points, content + rule.lead, rule.layout.anchor)]
+        else:
+            begin = _layout.find(text, rule.layout.anchor, chunk.points) - rule.lead
+        if len(begin) == 0:
             return None, whole
-        begin = anchors - rule.lead
         keep, fields, stop = _layout.read(rule.layout, text, chunk.points, chunk.newlines, begin, found=True)
         if rule.convert is not None:
             fields = rule.convert(fields)
@@ -134,22 +121,22 @@ def _records(chunk: _Chunk, rule: BulkRule) -> tuple[dict | None, list[tuple[int
             return None, whole
         begin, keep = starts - rule.lead, starts >= rule.lead
         fields = rule.convert(groups)
-    lines, line_starts = chunk.lines(begin)
-    ranks, content = chunk.tags(line_starts)
+    line, ranks, content = chunk.lines(begin)
     keep &= (begin == content) if rule.line_start else (begin >= content)
     if not keep.all():
         idx = np.flatnonzero(keep)
         if len(idx) == 0:
             return None, whole
-        begin, stop, lines, line_starts, ranks = begin[idx], stop[idx], lines[idx], line_starts[idx], ranks[idx]
+        begin, stop, line, ranks = begin[idx], stop[idx], line[idx], ranks[idx]
         fields = {k: v[idx] if np.ndim(v) else v for k, v in fields.items()}
-    cols = _columns(begin, lines, ranks, fields)
+    cols = _columns(begin, chunk.first_line + line, ranks, fields)
     # The text between records, for the other rules: from the end of one record's line to the
     # start of the next record's line (its newline included, for rules that begin with one).
-    after = np.searchsorted(chunk.newlines, stop)
-    ends = np.where(after < len(chunk.newlines), chunk.newlines[np.minimum(after, len(chunk.newlines) - 1)], len(text))
+    newlines = chunk.newlines
+    after = np.searchsorted(newlines, stop)
+    ends = np.where(after < len(newlines), newlines[np.minimum(after, len(newlines) - 1)], len(text))
     lo = np.concatenate(([0], ends))
-    hi = np.concatenate((line_starts, [len(text)]))
+    hi = np.concatenate((chunk.index.lines()[0][line], [len(text)]))
     open_ = np.flatnonzero(hi - lo > 1)
     return cols, list(zip(lo[open_].tolist(), hi[open_].tolist(), strict=True))
 
@@ -189,8 +176,7 @@ def _blocks(chunk: _Chunk, rule: BulkRule, hit_pos: np.ndarray) -> tuple[dict | 
     kinds = np.concatenate([f[1] for f in found])
     order = np.argsort(starts, kind="stable")
     starts, kinds = starts[order], kinds[order]
-    lines, line_starts = chunk.lines(starts)
-    ranks, _ = chunk.tags(line_starts)
+    line, ranks, _ = chunk.lines(starts)
     rec = np.flatnonzero(kinds == 0)  # matches that open a record, in order
     # The record of each match: the last record of its rank at or before it.
     target = np.full(len(starts), -1, dtype=np.int64)
@@ -222,7 +208,7 @@ def _blocks(chunk: _Chunk, rule: BulkRule, hit_pos: np.ndarray) -> tuple[dict | 
                 leftover.append((int(starts[idx[i]]), ev.FIELD, {name: values[i].item()}))
     if len(rec) == 0:
         return None, leftover
-    return _columns(starts[rec], lines[rec], ranks[rec], fields), leftover
+    return _columns(starts[rec], chunk.first_line + line[rec], ranks[rec], fields), leftover
 
 
 _FAILURES = re.compile(
@@ -286,8 +272,9 @@ def scan(text: str, first_line: int, rules: Iterable[Rule], bulk: BulkRule | Non
     if cols is None:
         return _plain(text, first_line, hits)
     hit_pos = np.array([h[0] for h in hits], dtype=np.int64)
-    lines, line_starts = chunk.lines(hit_pos)
-    ranks, _ = chunk.tags(line_starts) if chunk.tagged else (None, None)
+    line, ranks, _ = chunk.lines(hit_pos)
+    lines = (chunk.first_line + line).tolist()
+    ranks = [None if r < 0 else r for r in ranks.tolist()]
     cuts = np.searchsorted(cols.pop("pos"), hit_pos).tolist()
     events: list[Event] = []
     done = 0
@@ -295,8 +282,7 @@ def scan(text: str, first_line: int, rules: Iterable[Rule], bulk: BulkRule | Non
         if cuts[i] > done:
             events.append(_bulk_event(cols, done, cuts[i]))
             done = cuts[i]
-        rank = None if ranks is None or ranks[i] < 0 else int(ranks[i])
-        events.append((int(lines[i]), rank, kind, data))
+        events.append((lines[i], ranks[i], kind, data))
     if done < len(cols["line"]):
         events.append(_bulk_event(cols, done, len(cols["line"])))
     return events

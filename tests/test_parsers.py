@@ -122,3 +122,52 @@ def test_find_gives_every_occurrence_with_and_without_code_points():
         assert find(text, "DLL ").tolist() == want
         assert find(text, "DLL ", codes(text)).tolist() == want
         assert isinstance(find(text, "DLL "), np.ndarray)
+
+
+# Line rules: what numpy finds at the lines' starts is what a regex search finds.
+
+def _events(events):
+    """Events with their BULK columns as lists (NaN as None), comparable with ==."""
+    def column(values):
+        return [None if v != v else v for v in values.tolist()]
+
+    return [(line, rank, kind, {k: column(v) for k, v in data.items()} if kind == "bulk" else data)
+            for line, rank, kind, data in events]
+
+
+def _maskrcnn_text(fixtures, tagged: bool, midline: bool) -> str:
+    text = (fixtures / "ngc_maskrcnn" / "launch_command_at_end.txt").read_text(encoding="utf-8")
+    lines = text.splitlines(keepends=True)  # tagged by mpirun
+    if not tagged:
+        lines = [line.removeprefix("[1,0]<stdout>:") for line in lines]
+    if midline:  # the logger's prefix inside a line too: the line rules search the whole chunk
+        lines.insert(3, "a note: [MaskRCNN] INFO    : Average throughput: 12.5 samples/sec\n")
+    return "".join(lines)
+
+
+@pytest.mark.parametrize("tagged", [False, True])
+@pytest.mark.parametrize("midline", [False, True])
+def test_line_rules_find_what_the_plain_rules_find(fixtures, tagged, midline):
+    from benchbook.parsers import ngc_maskrcnn, scanning
+
+    text = _maskrcnn_text(fixtures, tagged, midline)
+    assert (scanning._Chunk(text, 1).opening(ngc_maskrcnn._RULES[0].prefix) is None) == midline  # the path taken
+    plain = [(rule.pattern, rule.handler) for rule in ngc_maskrcnn._RULES]
+    got = _events(scanning.scan(text, 1, ngc_maskrcnn._RULES, ngc_maskrcnn._BULK))
+    assert got == _events(scanning.scan(text, 1, plain, ngc_maskrcnn._BULK))
+    summaries = [e for e in got if e[2] == "summary" and "throughput" in e[3]]
+    assert len(summaries) == (2 if midline else 1)
+    assert any(e[2] == "trailer" for e in got) and any(e[2] == "run_start" for e in got)
+
+
+def test_a_line_rule_of_a_newline_matches_the_lines_a_search_does():
+    import re
+
+    from benchbook.parsers import scanning
+
+    pattern = re.compile(r"\n(mpirun [^\n]*)")
+    text = "mpirun first line\nx\nmpirun -np 2 a.py\n[1,0]<stdout>:mpirun tagged\nmpirun again\n"
+    rule = scanning.LineRule(pattern, lambda m: ("trailer", m.group(1)), heads=("mpirun ",))
+    chunk = scanning._Chunk(text, 1)
+    assert scanning._hits(chunk, [rule]) == scanning._hits(text, [(pattern, rule.handler)])
+    assert [h[2] for h in scanning._hits(chunk, [rule])] == ["mpirun -np 2 a.py", "mpirun again"]

@@ -99,12 +99,29 @@ def equals(points: np.ndarray, at: np.ndarray, literal: str) -> np.ndarray:
     raw = literal.encode("ascii")
     if points.dtype != np.uint8:
         return (windows(points, at, len(raw)) == np.frombuffer(raw, dtype=np.uint8)).all(axis=1)
-    if len(raw) <= 8:  # as one uint64 a line
-        word = words(points, at)
-        if len(raw) < 8:
-            word &= np.uint64((1 << (8 * len(raw))) - 1)
-        return word == np.uint64(int.from_bytes(raw, "little"))
-    return windows(points, at, len(raw)).view(f"S{len(raw)}")[:, 0] == raw  # as one byte string a line
+    ok = None
+    for k in range(0, len(raw), 8):  # as one uint64 a line for every 8 characters
+        piece = raw[k : k + 8]
+        word = words(points, at + k if k else at)
+        if len(piece) < 8:
+            word &= np.uint64((1 << (8 * len(piece))) - 1)
+        same = word == np.uint64(int.from_bytes(piece, "little"))
+        ok = same if ok is None else ok & same
+    return ok if ok is not None else np.ones(len(at), dtype=bool)
+
+
+def begins(points: np.ndarray, at: np.ndarray, literals) -> list[np.ndarray]:
+    """For each of `literals` (ASCII), whether the text holds its first 8 characters at each
+    position: one gather of 8 characters a position for all of them."""
+    if points.dtype != np.uint8:
+        return [equals(points, at, lit[:8]) for lit in literals]
+    word = words(points, at)
+    out = []
+    for lit in literals:
+        raw = lit[:8].encode("ascii")
+        mask = np.uint64((1 << (8 * len(raw))) - 1)
+        out.append((word & mask) == np.uint64(int.from_bytes(raw, "little")))
+    return out
 
 
 def _columns(points: np.ndarray, starts: np.ndarray, width: int) -> np.ndarray:

@@ -25,13 +25,16 @@ _BULK = scanning.BulkRule(blocks=(
     scanning.Layout(_LOGGER + "INFO    : Total loss: ", scanning.Num("loss")),
     scanning.Layout(_LOGGER + "INFO    : Learning rate: ", scanning.Num("lr")),
 ))
-# Every other line that means something, in one pattern: one pass over the chunk instead of one a
-# rule. It begins with the short `INFO    : `, on which the regex engine searches fastest; the
-# logger's name before it is checked by the handler.
-_INFO = re.compile(r"INFO    : (?:(Horovod successfully initialized|  +Start Training)|\[train\] (AMP|XLA) is activated"
-                   r"|Average throughput: ([0-9.eE+-]+)|Total process(?:ed steps: (\d+)|ing time: (\d+)h (\d+)m (\d+)s)"
+# Every other line that means something, in one pattern, tried only on the lines that begin
+# with the logger's prefix and one of these heads (numpy finds them; a regex search would stop at
+# every line of the logger).
+_INFO = re.compile(r"\[MaskRCNN\] INFO    : (?:(Horovod successfully initialized|  +Start Training)"
+                   r"|\[train\] (AMP|XLA) is activated|Average throughput: ([0-9.eE+-]+)"
+                   r"|Total process(?:ed steps: (\d+)|ing time: (\d+)h (\d+)m (\d+)s)"
                    r"|(Job finished with status: `SUCCESS`))")
-# The launch command stands on a line of its own; the leading newline is a literal to skip to.
+_INFO_HEADS = ("Horovod successfully initialized", "  ", "[train] ", "Average throughput: ", "Total process",
+               "Job finished with status: `SUCCESS`")
+# The launch command stands on a line of its own, after the run.
 _COMMAND = re.compile(r"\n((?:horovodrun|mpirun|mpiexec) [^\n]*mask_rcnn_main\.py[^\n]*)")
 
 
@@ -50,8 +53,6 @@ def _command(m: re.Match):
 
 
 def _info(m: re.Match):
-    if not m.string.startswith(_LOGGER, m.start() - len(_LOGGER)):
-        return None
     start, feature, average, steps, h, mi, sec, _ = m.groups()
     if start is not None:
         return ev.RUN_START, {}
@@ -66,7 +67,10 @@ def _info(m: re.Match):
     return ev.END, "Job finished with status: SUCCESS"
 
 
-_RULES = [(_INFO, _info), (_COMMAND, _command)]
+_RULES = [
+    scanning.LineRule(_INFO, _info, _INFO_HEADS, prefix=_LOGGER + "INFO    : "),
+    scanning.LineRule(_COMMAND, _command, ("horovodrun ", "mpirun ", "mpiexec ")),
+]
 
 
 def scan(text: str, first_line: int):

@@ -176,14 +176,14 @@ def _meta(draft: RunDraft, path: Path, fmt: LogFormat, record: dict, tables: dic
     warnings: list[str] = []
     for key, value in fmt.finish(meta, draft.ranks).items():
         meta.setdefault(key, value)
-    origin = {key: "the log" for key, value in meta.items() if value is not None}
+    origin: dict[str, str] = {}  # where a value came from, when not from the log
     for source, extra in (("the file name", filenames.from_path(path, draft.index)), ("the run record", record)):
         for key, value in extra.items():
             if meta.get(key) is None:
                 meta[key], origin[key] = value, source
             elif meta[key] != value:
-                warnings.append(f"{key} is {meta[key]!r} in {origin[key]} but {value!r} in {source}; "
-                                f"{origin[key]} wins")
+                first = origin.get(key, "the log")
+                warnings.append(f"{key} is {meta[key]!r} in {first} but {value!r} in {source}; {first} wins")
     for metric, value in tables.get((meta.get("gpus"), meta.get("batch_size")), {}).items():
         draft.reported.setdefault(metric, value)
     return meta, warnings
@@ -212,6 +212,7 @@ def _runs(drafts: list[RunDraft], path: Path, fmt: LogFormat, rule: Rule, stats:
     own = rank == lowest[run]
     single = _per_run(own, bounds) == sizes
     has_rate = ~np.isnan(rate)
+    rated = (_per_run(has_rate, bounds) == sizes).tolist()  # runs whose every record has a rate
     warmup = np.zeros(n, dtype=bool)
     measured = np.zeros(n, dtype=bool)
     t0s = np.full(runs, np.nan)
@@ -231,29 +232,34 @@ def _runs(drafts: list[RunDraft], path: Path, fmt: LogFormat, rule: Rule, stats:
         a, b = edges[i], edges[i + 1]
         # The rows of the run's lowest rank: all of the run's rows when one rank logged (the usual case).
         own_at: slice | np.ndarray = slice(a, b) if singles[i] else a + np.flatnonzero(own[a:b])
-        own_rate = has_rate[own_at]
-        count = len(own_rate)
+        count = b - a if singles[i] else len(own_at)
         if rule.warmup is not None:
             warm = np.arange(count) < rule.warmup
+        elif count:
+            warm = np.asarray(fmt.mark_warmup(_Subset(cols, own_at), meta), dtype=bool)
         else:
-            warm = np.asarray(fmt.mark_warmup(_Subset(cols, own_at), meta), dtype=bool) if count else np.zeros(0, bool)
-        use = np.flatnonzero(~warm & own_rate)
+            warm = np.zeros(0, dtype=bool)
+        if not rated[i]:  # records without a rate are neither warm-up nor measured
+            own_rate = has_rate[own_at]
+            warm = warm & own_rate
+            use = np.flatnonzero(~warm & own_rate)
+        else:
+            use = np.flatnonzero(~warm)
         if rule.window:
             use = use[: rule.window]
-        warm_rows = np.flatnonzero(warm & own_rate)
-        if isinstance(own_at, slice):
-            # Rows in the file's columns; a run of consecutive rows as a slice, whose columns are views.
-            used_at: slice | np.ndarray = slice(a + int(use[0]), a + int(use[-1]) + 1) \
-                if len(use) and use[-1] - use[0] + 1 == len(use) else a + use
-            warm_rows += a
+        # Rows in the file's columns; consecutive ones as a slice, whose columns are views.
+        if not singles[i]:
+            used_at: slice | np.ndarray = own_at[use]
+            warmup[own_at[warm]] = True
         else:
-            used_at, warm_rows = own_at[use], own_at[warm_rows]
+            used_at = slice(a + int(use[0]), a + int(use[-1]) + 1) \
+                if len(use) and use[-1] - use[0] + 1 == len(use) else a + use
+            warmup[a:b] = warm
+        measured[used_at] = True
         used = {"throughput": rate[used_at], "steps": steps[used_at], "timestamp": stamps[used_at]}
         recomputed = rules.throughput(used, method, global_batch)
         elapsed = rules.throughput(used, "elapsed", global_batch)
         reported = draft.reported.get("throughput")
-        warmup[warm_rows] = True
-        measured[used_at] = True
 
         failed_cause = draft.failures[0][1] if draft.failures else None
         if draft.ended or reported is not None:

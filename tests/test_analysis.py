@@ -56,6 +56,17 @@ def test_crlf_line_ends_change_nothing(fixtures, tmp_path):
     assert result.iterations["line"].tolist() == list(range(5, 13))
 
 
+def test_lone_cr_line_ends_change_nothing(fixtures, tmp_path):
+    # An ASCII chunk is read as its own bytes, but for line ends that were CRs.
+    path = tmp_path / "tf_gpu1_amp_bs256.log"
+    path.write_bytes((fixtures / GOOD).read_bytes()[:-1].replace(b"\n", b"\r") + b"\n")
+    result = analyze([path])
+    run = result.runs.iloc[0]
+    assert run["recomputed_throughput"] == pytest.approx(GOOD_RECOMPUTED)
+    assert (run["line_start"], run["line_end"], run["status"]) == (1, 14, "complete")
+    assert result.iterations["line"].tolist() == list(range(5, 13))
+
+
 def test_bytes_that_are_not_utf8_warn_but_the_log_is_analyzed(fixtures, tmp_path):
     data = (fixtures / GOOD).read_bytes().replace(b"Starting Model Training...", b"Starting \xff\xfe Training...")
     path = tmp_path / "tf_gpu1_amp_bs256.log"

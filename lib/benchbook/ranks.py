@@ -9,6 +9,7 @@ every logical line keeps the physical line number on which it was completed.
 
 from __future__ import annotations
 
+import bisect
 import re
 
 import numpy as np
@@ -53,9 +54,9 @@ class TextIndex:
 
     __slots__ = ("text", "points", "newlines", "_lines")
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, points: np.ndarray | None = None) -> None:
         self.text = text
-        self.points = codes(text)
+        self.points = codes(text) if points is None else points
         self.newlines = np.flatnonzero(self.points == _NEWLINE)
         self._lines: tuple | None = None
 
@@ -77,12 +78,13 @@ class TextIndex:
 _INDEX: TextIndex | None = None
 
 
-def text_index(text: str) -> TextIndex:
-    """The TextIndex of a text; the last text's is kept."""
+def text_index(text: str, points: np.ndarray | None = None) -> TextIndex:
+    """The TextIndex of a text; the last text's is kept. `points`, when the caller has them, are
+    the text's `codes` (what reading a file's ASCII bytes gives without a copy)."""
     global _INDEX
     last = _INDEX
     if last is None or last.text is not text:
-        last = _INDEX = TextIndex(text)
+        last = _INDEX = TextIndex(text, points)
     return last
 
 
@@ -207,7 +209,7 @@ def rank_at(text: str, pos: int) -> int | None:
     return int(m.group(1)) if m else None
 
 
-def _multi_lines(text: str, raw: bytes | None = None) -> np.ndarray:
+def _multi_lines(text: str, raw: bytes | None = None) -> list[int]:
     """Start positions of the physical lines where a `<std` stands elsewhere than in a tag that
     opens the line (`\n[j,r]<std`, one or two digits each): the only lines that can hold a second
     tag. Found with numpy, as a regex would try every tag of every line; each is then checked.
@@ -223,15 +225,15 @@ def _multi_lines(text: str, raw: bytes | None = None) -> np.ndarray:
         ok = (at >= 0) & (points[np.maximum(at, 0)] == _OPEN) & (points[lt - 1] == _CLOSE)
         ok &= (at == 0) | (points[np.maximum(at - 1, 0)] == _NEWLINE)
         opening |= ok
-    starts = {text.rfind("\n", 0, int(p)) + 1 for p in lt[~opening].tolist()}
-    return np.array(sorted(starts), dtype=np.int64)
+    return sorted({text.rfind("\n", 0, p) + 1 for p in lt[~opening].tolist()})
 
 
-def _next_multi(text: str, candidates: np.ndarray, pos: int) -> int | None:
+def _next_multi(text: str, candidates: list[int], pos: int) -> int | None:
     """Where the first line at or after `pos` that holds a second tag starts (None if none does)."""
-    for start in candidates[np.searchsorted(candidates, pos):]:
+    for i in range(bisect.bisect_left(candidates, pos), len(candidates)):
+        start = candidates[i]
         end = text.find("\n", start)
-        m = _MULTI.search(text, int(start), len(text) if end < 0 else end)
+        m = _MULTI.search(text, start, len(text) if end < 0 else end)
         if m:
             return m.start()
     return None
@@ -250,7 +252,8 @@ def _split(line: str) -> list[tuple[int | None, str]]:
     last, rank = 0, None
     for m in _TAG_CORE.finditer(line):
         start = m.start()
-        if start - _STAMP_WIDTH >= last and _TAG_STAMP.fullmatch(line, start - _STAMP_WIDTH, start):
+        if (start - _STAMP_WIDTH >= last and line[start - 1].isdigit()  # a stamp ends with its year
+                and _TAG_STAMP.fullmatch(line, start - _STAMP_WIDTH, start)):
             start -= _STAMP_WIDTH
         if start > last or rank is not None:
             pieces.append((rank, line[last:start]))

@@ -8,8 +8,11 @@ demultiplexed (rank tags) on its own. Line numbers are 1-based physical line num
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+
+import numpy as np
 
 from . import ranks
 from .errors import LogError
@@ -38,12 +41,13 @@ class ReadStats:
     notes: list[str] = field(default_factory=list)
 
 
-def _decode(raw: bytes, stats: ReadStats) -> str:
+def _decode(raw, stats: ReadStats) -> str:
+    """Bytes (any buffer) as normalised text."""
     try:
-        text = raw.decode("utf-8")
+        text = str(raw, "utf-8")
     except UnicodeDecodeError:
         stats.invalid_utf8 = True
-        text = raw.decode("utf-8", "replace")
+        text = str(raw, "utf-8", "replace")
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     return text
@@ -79,31 +83,49 @@ def chunks(path: str | os.PathLike, stats: ReadStats | None = None, size: int = 
     carry = b""
     open_lines: dict = {}  # ranks' partial lines left at the end of the previous chunk
     with open(path, "rb") as f:
+        regular = stat.S_ISREG(os.fstat(f.fileno()).st_mode)
         while True:
-            raw = f.read(size)
-            stats.bytes += len(raw)
-            data = carry + raw
-            if not data:
+            # As much as a file still holds, up to `size` (past its end, a byte tells whether it
+            # grew), and room after it for a missing last newline and for the zeros that ranks.codes
+            # puts after a text: an ASCII chunk's buffer is then its code points, without a copy.
+            want = min(size, max(os.fstat(f.fileno()).st_size - f.tell(), 1)) if regular else size
+            buf = bytearray(len(carry) + want + ranks.PAD)
+            buf[: len(carry)] = carry
+            got = f.readinto(memoryview(buf)[len(carry) : len(carry) + want])
+            stats.bytes += got
+            end = len(carry) + got
+            if not end:
                 break
-            if raw:
-                cut = data.rfind(b"\n") + 1
+            if got:
+                cut = buf.rfind(b"\n", 0, end) + 1
                 if cut == 0:  # one line longer than a chunk: keep reading it
-                    carry = data
+                    carry = bytes(buf[:end])
                     continue
-                data, carry = data[:cut], data[cut:]
+                carry = bytes(buf[cut:end])
             else:
                 carry = b""
-                if not data.endswith(b"\n"):
+                cut = end
+                if buf[end - 1] != 10:
                     stats.cut_last_line = True
-                    data += b"\n"
+                    buf[end] = 10
+                    cut += 1
+            buf[cut : cut + ranks.PAD] = bytes(ranks.PAD)
+            data = memoryview(buf)[:cut]
             text = _decode(data, stats)
+            # An ASCII text is its bytes, but for a lone CR read as LF: demux reads them.
+            ascii_ = len(text) == cut
             if open_lines or ranks.has_tags(text):
-                # An ASCII text has its bytes' positions (a lone CR read as LF too): demux reads them.
-                text, n, open_lines = ranks.demux(text, open_lines, data if len(data) == len(text) else None)
+                rewritten = ranks.demux(text, open_lines, data if ascii_ else None)
+                ascii_ = ascii_ and rewritten[0] is text
+                text, n, open_lines = rewritten
                 stats.demuxed_lines += n
-            n_lines = len(ranks.index(text)[1])  # the scan of this chunk reads the same index
+            if ascii_ and buf.find(b"\r", 0, cut) < 0:  # the scan of this chunk reads the same index
+                index = ranks.text_index(text, np.frombuffer(buf, dtype=np.uint8, count=cut + ranks.PAD))
+            else:
+                index = ranks.text_index(text)
+            n_lines = len(index.newlines)
             yield Chunk(text, line)
             line += n_lines
             stats.lines += n_lines
-            if not raw:
+            if not got:
                 break

@@ -100,6 +100,7 @@ class Slurm(_Strict):
 
     partition: str | None = None
     account: str | None = None
+    exclusive: bool = Field(True, description="whole nodes for each run (--exclusive): no neighbours in a benchmark")
     time: float | None = Field(None, description="job time limit (seconds or 30m, 2h); default: the run timeout")
     mpi: str | None = Field(None, description="srun --mpi plugin (pmix on NGC clusters); default: Slurm's")
     container_image: str | None = Field(None, description="pyxis image; default: container.image on ngc")

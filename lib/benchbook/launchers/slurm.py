@@ -1,16 +1,68 @@
 """`slurm`: one `sbatch` job per run; `srun` starts its tasks, in pyxis containers for NGC images.
 
 The job script is the run's command: `benchbook run --dry-run` prints it as a here-document that
-can be pasted into a shell on the login node. The job's output goes straight to the run's log.
+can be pasted into a shell on the login node. `execute` writes the script next to the run's log,
+submits it, and follows the job through `scontrol` until it ends; the job's output goes straight
+to the run's log, which is read as it grows (echo, last lines, no-progress watch). The run's
+timeout and no-progress limit count from when the job starts running, not while it waits in the
+queue; Ctrl-C, the timeout and a silent log `scancel` the job.
 """
 
 from __future__ import annotations
 
+import collections
 import dataclasses
+import re
 import shlex
+import subprocess
+import time
+from pathlib import Path
 
+from ..errors import BenchbookError
+from ..failures import Ending
 from . import register
 from .base import RESULTS, SPAWNS_OWN_WORKERS, Launcher
+
+POLL_S = 0.5
+STATE_EVERY_S = 1.0
+CANCEL_WAIT_S = 60.0
+TERMINAL = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL", "PREEMPTED",
+            "BOOT_FAIL", "DEADLINE", "SPECIAL_EXIT", "REVOKED"}
+
+
+class SlurmError(BenchbookError):
+    """The scheduler could not be reached or refused the job; the message says what to do."""
+
+
+def _call(argv: list[str], timeout: float = 30.0) -> subprocess.CompletedProcess:
+    try:
+        return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
+    except FileNotFoundError:
+        raise SlurmError(f"`{argv[0]}` not found: install the Slurm client (slurm-client) configured for the cluster, "
+                         "or run benchbook on the cluster's login node") from None
+    except subprocess.TimeoutExpired:
+        raise SlurmError(f"`{shlex.join(argv[:3])}` did not answer within {timeout:g} s: is slurmctld up?") from None
+
+
+def job_state(job_id: str) -> tuple[str | None, int | None, int | None]:
+    """(state, exit status, signal) of a job from `scontrol show job`; state None when Slurm no
+    longer knows the job (purged after MinJobAge)."""
+    r = _call(["scontrol", "show", "job", "-o", job_id])
+    if r.returncode != 0:
+        if "Invalid job id" in r.stderr:
+            return None, None, None
+        raise SlurmError(f"scontrol show job {job_id} failed: {r.stderr.strip() or r.returncode}")
+    state = re.search(r"\bJobState=(\S+)", r.stdout)
+    code = re.search(r"\bExitCode=(\d+):(\d+)", r.stdout)
+    return (state.group(1) if state else None, int(code.group(1)) if code else None,
+            int(code.group(2)) if code else None)
+
+
+def cancel(job_id: str) -> None:
+    try:
+        _call(["scancel", job_id])
+    except SlurmError:
+        pass
 
 
 def slurm_time(seconds: float) -> str:
@@ -64,6 +116,7 @@ class Slurm(Launcher):
         lines.append(f"#SBATCH --time={slurm_time(opts.time or study.timeout)}")
         lines += [f"#SBATCH --partition={opts.partition}"] if opts.partition else []
         lines += [f"#SBATCH --account={opts.account}"] if opts.account else []
+        lines += ["#SBATCH --exclusive"] if opts.exclusive else []
         lines += [f"#SBATCH --output={log}", "#SBATCH --open-mode=append"]
         lines += [f"#SBATCH {o}" for o in opts.sbatch]
         lines += [f"export {k}={shlex.quote(v)}" for k, v in cmd.env.items()]
@@ -76,3 +129,127 @@ class Slurm(Launcher):
         lines.append(shlex.join([*srun, *cmd.argv]))
         return dataclasses.replace(cmd, argv=["sbatch"], pre=[], cwd=None, launcher=self.name,
                                    script="\n".join(lines) + "\n")
+
+    def execute(self, cmd, log, timeout=None, no_progress=None, echo=None, started=None) -> Ending:
+        log = Path(log)
+        tail: collections.deque[str] = collections.deque(maxlen=50)
+        script = log.with_suffix(".sbatch")
+        script.write_text(cmd.script or "", encoding="utf-8")
+        try:
+            r = _call([*cmd.argv, "--parsable", f"--output={log}", "--open-mode=append", str(script)], timeout=60)
+        except SlurmError as exc:
+            return Ending(exit_code=127, tail=[f"error: {exc}"])
+        if r.returncode != 0:
+            lines = [f"error: sbatch refused the job (exit {r.returncode}): {ln}" for ln in
+                     (r.stderr.strip() or r.stdout.strip() or "no message").splitlines()]
+            return Ending(exit_code=r.returncode, tail=lines)
+        job_id = r.stdout.strip().split(";")[0]
+        if started:
+            started({"slurm_job_id": job_id, "job_script_file": script.name})
+        reader = _LogReader(log, tail, echo)
+        ending = Ending(exit_code=None)
+        state, code, sig = "PENDING", None, None
+        running_since = last_output = None
+        next_state = 0.0
+        try:
+            while True:
+                now = time.monotonic()
+                if reader.read():
+                    last_output = now
+                if now >= next_state:
+                    state, code, sig = job_state(job_id)
+                    next_state = now + STATE_EVERY_S
+                    if state is None or state in TERMINAL:
+                        break
+                    if state == "RUNNING" and running_since is None:
+                        running_since = last_output = now
+                if running_since is not None:
+                    if timeout and now - running_since > timeout:
+                        ending.timed_out = True
+                        state, code, sig = self._cancel(job_id, reader)
+                        break
+                    if no_progress and now - last_output > no_progress:
+                        ending.stalled = True
+                        state, code, sig = self._cancel(job_id, reader)
+                        break
+                time.sleep(POLL_S)
+        except KeyboardInterrupt:
+            ending.interrupted = True
+            state, code, sig = self._cancel(job_id, reader)
+        for _ in range(10):  # the last lines can reach a shared file system after the job ends
+            if not reader.read():
+                break
+            time.sleep(POLL_S)
+        reader.finish()
+        if state == "TIMEOUT":
+            ending.timed_out = True
+        ending.exit_code = (-sig if sig else code) if state != "OUT_OF_MEMORY" else (code or -9)
+        note = {"OUT_OF_MEMORY": "out of memory (Slurm: OUT_OF_MEMORY)", "NODE_FAIL": "error: the node failed",
+                "BOOT_FAIL": "error: the node failed to boot", "PREEMPTED": "error: the job was preempted",
+                "CANCELLED": "error: the job was cancelled", "DEADLINE": "error: the job reached its deadline"}
+        tail.append(f"slurm job {job_id}: {state or 'gone from the controller (state unknown)'}"
+                    + (f" ({note[state]})" if state in note and not ending.interrupted else ""))
+        ending.tail = list(tail)
+        return ending
+
+    def _cancel(self, job_id: str, reader: _LogReader) -> tuple[str | None, int | None, int | None]:
+        """scancel, then wait for the job to leave the running states."""
+        cancel(job_id)
+        deadline = time.monotonic() + CANCEL_WAIT_S
+        state = code = sig = None
+        while time.monotonic() < deadline:
+            reader.read()
+            try:
+                state, code, sig = job_state(job_id)
+            except SlurmError:
+                break
+            if state is None or state in TERMINAL:
+                break
+            time.sleep(POLL_S)
+        return state, code, sig
+
+    def abandon(self, record: dict) -> None:
+        """A run left `running` by a killed benchbook: cancel its job if Slurm still has it."""
+        job = record.get("slurm_job_id")
+        if job:
+            try:
+                state, _, _ = job_state(str(job))
+            except SlurmError:
+                return
+            if state and state not in TERMINAL:
+                cancel(str(job))
+
+
+class _LogReader:
+    """The job's output file read as it grows: complete lines to the echo and the tail."""
+
+    def __init__(self, path: Path, tail: collections.deque, echo):
+        self.path, self.tail, self.echo = path, tail, echo
+        self.offset, self.partial = 0, b""
+
+    def read(self) -> bool:
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(self.offset)
+                chunk = f.read()
+        except FileNotFoundError:
+            return False
+        if not chunk:
+            return False
+        self.offset += len(chunk)
+        lines = (self.partial + chunk).split(b"\n")
+        self.partial = lines.pop()
+        for raw in lines:
+            self._line(raw)
+        return True
+
+    def finish(self) -> None:
+        if self.partial:
+            self._line(self.partial)
+            self.partial = b""
+
+    def _line(self, raw: bytes) -> None:
+        line = raw.decode("utf-8", "replace").rstrip("\r")
+        self.tail.append(line)
+        if self.echo:
+            self.echo(line)

@@ -15,7 +15,8 @@ from benchbook import cli, commands, runner, study
 
 ROOT = Path(__file__).resolve().parents[1]
 GOLDEN = ROOT / "tests" / "golden"
-NGC_STUDIES = ["resnet50_tf/ngc_throughput", "resnet50_tf/dlperf_scaling", "resnet50_tf/ngc_time_to_train",
+NGC_STUDIES = ["resnet50_tf/ngc_throughput", "resnet50_tf/dlperf_scaling", "resnet50_tf/ngc_slurm",
+               "resnet50_tf/ngc_time_to_train",
                "resnet50_tf/ngc_accuracy", "resnet50_mxnet/ngc", "maskrcnn_tf2/ngc"]
 
 

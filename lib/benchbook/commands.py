@@ -162,7 +162,10 @@ def setup_steps(study: Study) -> list[str]:
     base = Path(study.path).parent if study.path else Path(".")
     steps += [f"git -C {folder} apply --unidiff-zero {shlex.quote(os.path.relpath((base / p).resolve()))}"
               for p in code.patches]
-    if study.container.mode != "inside":
+    if study.launcher.name == "slurm":  # pyxis pulls the image on the nodes; enroot can fetch it ahead
+        image = study.launcher.slurm.container_image or study.container.image
+        steps.append(f"enroot import docker://{image}   # optional: pyxis imports it on first use")
+    elif study.container.mode != "inside":
         sub = f"{folder}/{code.subfolder}" if code.subfolder else folder
         steps.append(f"docker build -t {study.container.image} {sub}   # or: docker pull {study.container.image}")
     return steps

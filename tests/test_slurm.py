@@ -208,3 +208,30 @@ def test_interrupting_the_study_cancels_the_job(tmp_path, cluster):
     assert _gone(job)
     rec = records.find(folder)[rid]
     assert rec["status"] == "interrupted" and rec["failure"]["cause"] == "interrupted"
+
+
+def test_publish_runs_each_notebook_as_a_slurm_job(tmp_path, cluster):
+    from benchbook import publish
+
+    logs = tmp_path / "mxnet"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "ngc_mxnet", logs)
+    targets = [publish.for_logs(logs, "resnet50_mxnet", "mxnet", "ngc_mxnet_resnet50")]
+    reports = tmp_path / "reports"
+    (entry,) = publish.publish(targets, reports, progress=False, executor="slurm", slurm={"time": 600})
+    assert entry["status"] == "ok", entry.get("error")
+    (job,) = (reports / "mxnet" / "job").glob("*.sbatch")
+    assert "benchbook.publish" in job.read_text() and "#SBATCH --time=00:10:00" in job.read_text()
+    assert (reports / "mxnet" / "report.html").is_file() and (reports / "mxnet" / entry["executed"]).is_file()
+    assert records.read_json(reports / "mxnet" / "summary.json")["reference"] == "ngc_mxnet_resnet50"
+    assert 'href="mxnet/report.html"' in (reports / "index.html").read_text()
+
+
+def test_publish_job_refused_is_a_failed_report(tmp_path, monkeypatch):
+    from benchbook import publish
+
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    logs = tmp_path / "mxnet"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "ngc_mxnet", logs)
+    (entry,) = publish.publish([publish.for_logs(logs, "resnet50_mxnet", "mxnet")], tmp_path / "reports",
+                               progress=False, executor="slurm")
+    assert entry["status"] == "failed" and "`sbatch` not found" in entry["error"]

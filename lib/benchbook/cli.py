@@ -192,7 +192,10 @@ def cmd_publish(args, out: Console, err: Console) -> int:
         if not targets:
             raise BenchbookError(f"nothing to publish: no study folder under {args.runs}; give study files, "
                                  "or --logs DIR --model MODEL")
-    entries = publish.publish(targets, args.reports, jobs=args.jobs, force=args.force, progress=not args.quiet)
+    slurm = {"partition": args.slurm_partition, "account": args.slurm_account,
+             "time": study.seconds(args.slurm_time) if args.slurm_time else None}
+    entries = publish.publish(targets, args.reports, jobs=args.jobs, force=args.force, progress=not args.quiet,
+                              executor=args.executor, slurm=slurm)
     t = Table(title=f"{args.reports}/index.html")
     for col in ("report", "status", "verdict", "runs", "note"):
         t.add_column(col)
@@ -248,6 +251,12 @@ def build_parser() -> argparse.ArgumentParser:
     pb.add_argument("--launch", action="store_true", help="let the notebooks launch (resume) their studies")
     pb.add_argument("--force", action="store_true", help="execute even the reports whose inputs did not change")
     pb.add_argument("--quiet", action="store_true", help="no progress bar")
+    pb.add_argument("--executor", choices=["local", "slurm"], default="local",
+                    help="where the notebooks run: local (a process pool here, default) or slurm (one job per "
+                         "notebook; this Python, the repository and --reports on a file system the nodes share)")
+    pb.add_argument("--slurm-partition", help="partition of the publish jobs (default: the cluster's default)")
+    pb.add_argument("--slurm-account", help="account of the publish jobs")
+    pb.add_argument("--slurm-time", help="time limit of each publish job, e.g. 30m (default: 1h)")
     pb.set_defaults(func=cmd_publish)
     st = sub.add_parser("status", help="the runs of study folders: status, cause, duration, throughput")
     st.add_argument("folders", nargs="+", type=Path, help="study folders (runs/<study name>)")

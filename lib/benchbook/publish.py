@@ -7,6 +7,11 @@ numbers the notebook wrote) and `entry.json` (what the index shows, with the dig
 A report whose inputs (notebook, study file, parameters, logs and run records, benchbook's code)
 did not change is not executed again. A notebook that fails is still published, error visible,
 and marked failed in the index.
+
+Executors: `local` runs the notebooks in a pool of fresh processes on this machine; `slurm`
+submits one job per notebook (`python -m benchbook.publish JOB.json` on a node, with this
+Python and the reports folder on a shared file system), follows the jobs, then writes the index
+here, so that a large publish spreads over a cluster.
 """
 
 from __future__ import annotations
@@ -18,6 +23,9 @@ import html
 import json
 import multiprocessing
 import re
+import shlex
+import sys
+import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -138,9 +146,88 @@ def _work(args) -> dict:
     return _execute(target, Path(out), stamp)
 
 
+def _local(todo: list[tuple[Target, str]], reports: Path, stamp: str, jobs: int, slurm: dict):
+    """(target, digest, result) as each notebook finishes, in a pool of fresh interpreters here."""
+    ctx = multiprocessing.get_context("spawn")  # a clean interpreter per notebook run
+    with cf.ProcessPoolExecutor(max_workers=max(1, jobs), mp_context=ctx) as pool:
+        futures = {pool.submit(_work, (t, str(reports / t.name), stamp)): (t, d) for t, d in todo}
+        for fut in cf.as_completed(futures):
+            t, d = futures[fut]
+            try:
+                result = fut.result()
+            except Exception as exc:
+                result = {"status": "failed", "error": f"{type(exc).__name__}: {exc}", "executed": None}
+            yield t, d, result
+
+
+def _slurm(todo: list[tuple[Target, str]], reports: Path, stamp: str, jobs: int, slurm: dict):
+    """(target, digest, result) as each notebook's Slurm job ends; Ctrl-C cancels the jobs."""
+    from .launchers import slurm as sl
+
+    pending: dict[str, tuple[Target, str, Path, Path]] = {}
+    try:
+        for t, d in todo:
+            folder = (reports / t.name / "job").resolve()
+            folder.mkdir(parents=True, exist_ok=True)
+            job = folder / f"{stamp}.json"
+            result = folder / f"{stamp}.result.json"
+            records.write(job, {"target": asdict(t) | {"notebook": str(t.notebook)},
+                                "out": str((reports / t.name).resolve()), "stamp": stamp, "result": str(result)})
+            lines = ["#!/bin/bash", f"#SBATCH --job-name=publish.{t.name}", "#SBATCH --nodes=1",
+                     "#SBATCH --ntasks=1", f"#SBATCH --time={sl.slurm_time(slurm.get('time') or 3600)}"]
+            lines += [f"#SBATCH --partition={slurm['partition']}"] if slurm.get("partition") else []
+            lines += [f"#SBATCH --account={slurm['account']}"] if slurm.get("account") else []
+            lines += [f"cd {shlex.quote(str(ROOT))}", shlex.join([sys.executable, "-m", "benchbook.publish", str(job)])]
+            script = folder / f"{stamp}.sbatch"
+            script.write_text("\n".join(lines) + "\n", encoding="utf-8")
+            try:
+                pending[sl.submit(script, folder / f"{stamp}.out")] = (t, d, result, folder / f"{stamp}.out")
+            except sl.SlurmError as exc:
+                yield t, d, {"status": "failed", "error": str(exc), "executed": None}
+        while pending:
+            for job_id in list(pending):
+                state, code, _ = sl.job_state(job_id)
+                if state is not None and state not in sl.TERMINAL:
+                    continue
+                t, d, result, output = pending.pop(job_id)
+                if result.exists():
+                    yield t, d, records.read_json(result)
+                else:
+                    last = output.read_text(errors="replace").strip().splitlines()[-1:] if output.exists() else []
+                    yield t, d, {"status": "failed", "executed": None,
+                                 "error": f"Slurm job {job_id} ended {state or 'unknown'} (exit {code}) without a "
+                                          f"result" + (f": {last[0]}" if last else "")}
+            time.sleep(1.0)
+    except KeyboardInterrupt:
+        for job_id in pending:
+            sl.cancel(job_id)
+        raise
+
+
+EXECUTORS = {"local": _local, "slurm": _slurm}
+
+
+def run_job(job_file: str | Path) -> dict:
+    """One notebook of a `--executor slurm` publish, on the node the job landed on."""
+    job = records.read_json(Path(job_file))
+    t = job["target"]
+    target = Target(t["name"], Path(t["notebook"]), t["parameters"], t["inputs"])
+    try:
+        result = _execute(target, Path(job["out"]), job["stamp"])
+    except Exception as exc:
+        result = {"status": "failed", "error": f"{type(exc).__name__}: {exc}", "executed": None}
+    records.write(Path(job["result"]), result)
+    return result
+
+
 def publish(targets: list[Target], reports: str | Path = "reports", jobs: int = 2, force: bool = False,
-            progress: bool = True) -> list[dict]:
-    """Execute and convert every target whose inputs changed, then rewrite the index; the entries."""
+            progress: bool = True, executor: str = "local", slurm: dict | None = None) -> list[dict]:
+    """Execute and convert every target whose inputs changed, then rewrite the index; the entries.
+
+    `executor`: `local` (a process pool of `jobs` workers) or `slurm` (one job per notebook;
+    `slurm` gives `partition`, `account` and `time` in seconds)."""
+    if executor not in EXECUTORS:
+        raise BenchbookError(f"unknown executor {executor!r}; known: {', '.join(EXECUTORS)}")
     reports = Path(reports)
     reports.mkdir(parents=True, exist_ok=True)
     names = [t.name for t in targets]
@@ -159,15 +246,8 @@ def publish(targets: list[Target], reports: str | Path = "reports", jobs: int = 
         out.mkdir(parents=True, exist_ok=True)
         todo.append((t, d))
     bar = tqdm(total=len(todo), unit="report", desc="publish", disable=not progress or not todo)
-    ctx = multiprocessing.get_context("spawn")  # a clean interpreter per notebook run
-    with cf.ProcessPoolExecutor(max_workers=max(1, jobs), mp_context=ctx) as pool:
-        futures = {pool.submit(_work, (t, str(reports / t.name), stamp)): (t, d) for t, d in todo}
-        for fut in cf.as_completed(futures):
-            t, d = futures[fut]
-            try:
-                result = fut.result()
-            except Exception as exc:
-                result = {"status": "failed", "error": f"{type(exc).__name__}: {exc}", "executed": None}
+    if todo:
+        for t, d, result in EXECUTORS[executor](todo, reports, stamp, jobs, slurm or {}):
             out = reports / t.name
             summary = records.read_json(out / "summary.json") if (out / "summary.json").exists() else {}
             entry = {"name": t.name, "digest": d, "published_at": stamp, "notebook": t.notebook.name,
@@ -252,3 +332,7 @@ def default_targets(params: Path = ROOT / "params", runs_dir: Path = Path("runs"
             out.append(for_study(p, runs_dir))
     return out
 
+
+
+if __name__ == "__main__":  # a Slurm job of `benchbook publish --executor slurm`
+    sys.exit(0 if run_job(sys.argv[1])["status"] == "ok" else 1)

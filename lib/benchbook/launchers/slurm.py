@@ -58,6 +58,15 @@ def job_state(job_id: str) -> tuple[str | None, int | None, int | None]:
             int(code.group(2)) if code else None)
 
 
+def submit(script: Path, output: Path, argv: tuple[str, ...] = ("sbatch",)) -> str:
+    """Submit a job script with its output to `output`; the job id. SlurmError when refused."""
+    r = _call([*argv, "--parsable", f"--output={output}", "--open-mode=append", str(script)], timeout=60)
+    if r.returncode != 0:
+        message = (r.stderr.strip() or r.stdout.strip() or "no message").replace("\n", " / ")
+        raise SlurmError(f"sbatch refused the job (exit {r.returncode}): {message}")
+    return r.stdout.strip().split(";")[0]
+
+
 def cancel(job_id: str) -> None:
     try:
         _call(["scancel", job_id])
@@ -136,14 +145,9 @@ class Slurm(Launcher):
         script = log.with_suffix(".sbatch")
         script.write_text(cmd.script or "", encoding="utf-8")
         try:
-            r = _call([*cmd.argv, "--parsable", f"--output={log}", "--open-mode=append", str(script)], timeout=60)
+            job_id = submit(script, log, tuple(cmd.argv))
         except SlurmError as exc:
             return Ending(exit_code=127, tail=[f"error: {exc}"])
-        if r.returncode != 0:
-            lines = [f"error: sbatch refused the job (exit {r.returncode}): {ln}" for ln in
-                     (r.stderr.strip() or r.stdout.strip() or "no message").splitlines()]
-            return Ending(exit_code=r.returncode, tail=lines)
-        job_id = r.stdout.strip().split(";")[0]
         if started:
             started({"slurm_job_id": job_id, "job_script_file": script.name})
         reader = _LogReader(log, tail, echo)

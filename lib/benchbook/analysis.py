@@ -96,17 +96,26 @@ class Analysis:
     rule: Rule = field(default_factory=Rule)
 
 
+_NOT_LOGS = (".run.json", ".json", ".yaml", ".yml", ".ipynb", ".html")
+
+
 def log_files(paths: Iterable[str | os.PathLike]) -> tuple[list[Path], list[Problem]]:
-    """Files named and files found under folders (recursively, sorted), and paths that do not exist."""
+    """Files named and files found under folders (recursively, sorted), and paths that do not exist.
+
+    In folders, hidden files and folders, earlier attempts of a run (`attempts/`, kept by the
+    runner) and files that are not logs (records, studies, notebooks, reports) are passed over;
+    a file named explicitly is always analyzed.
+    """
     files: list[Path] = []
     problems: list[Problem] = []
     for raw in paths:
         p = Path(raw)
         if p.is_dir():
-            files.extend(
-                sorted(q for q in p.rglob("*") if q.is_file() and not q.name.startswith(".")
-                       and not q.name.endswith((".run.json", ".json", ".yaml", ".yml", ".ipynb", ".html")))
-            )
+            found = []
+            for root, folders, names in os.walk(p):
+                folders[:] = [f for f in folders if not f.startswith(".") and f != "attempts"]
+                found += [Path(root, n) for n in names if not n.startswith(".") and not n.endswith(_NOT_LOGS)]
+            files.extend(sorted(q for q in found if q.is_file()))
         elif p.is_file():
             files.append(p)
         else:

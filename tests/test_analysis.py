@@ -211,3 +211,17 @@ def test_failures_are_told_apart_between_runs_of_one_file(fixtures, tmp_path):
     assert "out of memory" in runs.iloc[2]["failure"]
     assert any("line 29" in w for w in runs.iloc[2]["warnings"])
     assert runs.iloc[1]["recomputed_throughput"] == pytest.approx(GOOD_RECOMPUTED)
+
+
+def test_folders_pass_over_earlier_attempts_and_hidden_files(copy_fixture, tmp_path):
+    study = tmp_path / "runs" / "study"
+    kept = copy_fixture(GOOD, "runs/study/r1/tf_gpu1_amp_bs256.log")
+    copy_fixture(GOOD, "runs/study/r1/attempts/1/tf_gpu1_amp_bs256.log")  # kept by the runner, not a result
+    copy_fixture(GOOD, "runs/study/r1/.tf_gpu1_amp_bs256.log.swp")
+    copy_fixture(GOOD, "runs/study/.cache/tf_gpu1_amp_bs256.log")
+    result = analyze([study])
+    assert result.problems == []
+    assert result.runs["source"].tolist() == [str(kept)]
+    # A file named explicitly is analyzed wherever it is.
+    attempt = study / "r1" / "attempts" / "1" / "tf_gpu1_amp_bs256.log"
+    assert analyze([attempt]).runs["source"].tolist() == [str(attempt)]

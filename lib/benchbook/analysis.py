@@ -96,7 +96,7 @@ class Analysis:
     rule: Rule = field(default_factory=Rule)
 
 
-_NOT_LOGS = (".run.json", ".json", ".yaml", ".yml", ".ipynb", ".html")
+_NOT_LOGS = (".run.json", ".json", ".yaml", ".yml", ".ipynb", ".html", ".sbatch")  # .sbatch: Slurm job scripts
 
 
 def log_files(paths: Iterable[str | os.PathLike]) -> tuple[list[Path], list[Problem]]:

@@ -178,29 +178,34 @@ class _Reader:
         odd = np.zeros(n, dtype=bool)  # an exponent, a sign or a second point: not a plain decimal
         numbers = allowed is not _DIGITS
         for j in range(width):
-            if j % _BLOCK == 0:  # the next columns of every line, one gather for _BLOCK of them
+            k = j % _BLOCK
+            if k == 0:  # the next _BLOCK characters of every line: one gather, classified at once
                 block = _block(self.points, start + j)
-            c = block[j % _BLOCK]
-            d = c - np.uint8(48)  # a digit's value; past 9 (wrapped around below 0) for any other character
-            digit = d < 10
-            if numbers:
-                dot = c == 46
-                sign = (c == 101) | (c == 69) | (c == 43) | (c == 45)  # e E + -
-                going &= digit | dot | sign
-            else:
-                going &= digit
+                values = block - np.uint8(48)  # a digit's value; past 9 (wrapped below 0) for any other
+                digit_at = values < 10
+                nonzero_at = digit_at & (values != 0)
+                if numbers:
+                    dot_at = block == 46
+                    sign_at = ((block | np.uint8(32)) == 101) | (block == 43) | (block == 45)  # e E + -
+                    allowed_at = digit_at | dot_at | sign_at
+                else:
+                    allowed_at = digit_at
+            going &= allowed_at[k]
             if not going.any():
                 break
             length += going.view(np.uint8)
-            digit &= going
-            np.multiply(value, 10, out=value, where=digit)  # wraps past 18 digits
-            np.add(value, d, out=value, where=digit)
-            started |= digit & (d != 0)
+            digit = digit_at[k] & going
+            # value = value * 10 + d where a digit goes on (wrapping past 18 digits), else value:
+            # unmasked arithmetic with a uint8 factor and addend, several times faster than `where=`.
+            step = digit.view(np.uint8)
+            value *= step * np.uint8(9) + np.uint8(1)
+            value += values[k] * step
+            started |= nonzero_at[k] & going
             digits += (digit & started).view(np.uint8)
             if numbers:
                 fraction += (digit & point).view(np.uint8)
-                dot &= going
-                odd |= (sign & going) | (dot & point)
+                dot = dot_at[k] & going
+                odd |= (sign_at[k] & going) | (dot & point)
                 point |= dot
         plain = ~odd
         plain &= digits <= 18  # else `value` wrapped around

@@ -225,3 +225,38 @@ def test_folders_pass_over_earlier_attempts_and_hidden_files(copy_fixture, tmp_p
     # A file named explicitly is analyzed wherever it is.
     attempt = study / "r1" / "attempts" / "1" / "tf_gpu1_amp_bs256.log"
     assert analyze([attempt]).runs["source"].tolist() == [str(attempt)]
+
+
+def _steps_by_definition(steps, iteration, rank, run):
+    """Record by record: as logged, else the gap to the previous record of the same rank in the same
+    run (when positive and the iteration was logged), else the run's median gap (1 without any)."""
+    import numpy as np
+
+    gaps, medians = {}, {}
+    for r in set(run.tolist()):
+        previous, found = {}, []
+        for j in np.flatnonzero(run == r).tolist():
+            if rank[j] in previous and iteration[j] - iteration[previous[rank[j]]] > 0 and iteration[j] >= 0:
+                gaps[j] = float(iteration[j] - iteration[previous[rank[j]]])
+                found.append(gaps[j])
+            previous[rank[j]] = j
+        medians[r] = float(np.median(found)) if found else 1.0
+    return np.array([s if s == s else gaps.get(j, medians[run[j]]) for j, s in enumerate(steps.tolist())])
+
+
+def test_steps_are_gaps_to_the_same_rank_s_previous_record_else_the_run_s_median_gap():
+    import numpy as np
+
+    from benchbook.analysis import _steps
+
+    rng = np.random.default_rng(5)
+    for _ in range(300):
+        sizes = rng.integers(0, 12, size=rng.integers(1, 6))
+        n = int(sizes.sum())
+        run = np.repeat(np.arange(len(sizes)), sizes)
+        rank = rng.integers(-1, 3, n) if rng.random() < 0.5 else np.zeros(n, dtype=np.int64)  # one rank, mostly
+        iteration = np.where(rng.random(n) < 0.1, -1, np.cumsum(rng.integers(0, 4, n)))
+        steps = np.where(rng.random(n) < 0.3, rng.integers(1, 9, n).astype(float), np.nan)
+        got = _steps({"steps": steps, "iteration": iteration, "rank": rank}, run,
+                     np.concatenate(([0], np.cumsum(sizes))))
+        assert np.array_equal(got, _steps_by_definition(steps, iteration, rank, run), equal_nan=True)

@@ -7,6 +7,8 @@ for a bad log.
 
 from __future__ import annotations
 
+import ctypes
+import functools
 import itertools
 import math
 import os
@@ -129,33 +131,62 @@ def _pct(value: float | None) -> float | None:
     return value * 100 if value <= 1.0 else value
 
 
-def _steps(cols: dict[str, np.ndarray], run: np.ndarray, runs: int) -> np.ndarray:
+def _steps(cols: dict[str, np.ndarray], run: np.ndarray, bounds: np.ndarray) -> np.ndarray:
     """Iterations each record covers: as logged, else the gap to the previous record of its rank
     in its run, else the median gap of its run (1 without any)."""
     steps = cols["steps"]
     missing = np.isnan(steps)
     if not missing.any():
         return steps
-    steps = steps.copy()
-    it, rank = cols["iteration"].astype(float), cols["rank"]
-    # Each (run, rank)'s records in file order, one group after the other.
-    group = run * (int(rank.max()) - int(rank.min()) + 1) + (rank - rank.min())
-    order = np.argsort(group, kind="stable")
-    gaps = np.full(len(it), np.nan)
-    gaps[order[1:]] = np.where(group[order][1:] == group[order][:-1], np.diff(it[order]), np.nan)
+    it, rank = cols["iteration"], cols["rank"]
+    # Each (run, rank)'s records in file order, one group after the other: the file order itself
+    # when every run has one rank (the usual case), else a stable sort by (run, rank).
+    low = int(rank.min())
+    group = run * (int(rank.max()) - low + 1) + (rank - low)
+    order = None if (group[1:] >= group[:-1]).all() else np.argsort(group, kind="stable")
+    if order is not None:
+        group, it_ = group[order], it[order]
+    else:
+        it_ = it
+    gaps = np.empty(len(it))
+    gaps[0] = np.nan
+    np.subtract(it_[1:], it_[:-1], out=gaps[1:], casting="unsafe")  # exact: iterations are far below 2**53
+    gaps[1:][group[1:] != group[:-1]] = np.nan
+    if order is not None:
+        gaps[order] = gaps.copy()
     gaps[(gaps <= 0) | (it < 0)] = np.nan
-    # The median gap of each run, as np.median gives it.
-    known = ~np.isnan(gaps)
-    by_run, values = run[known], gaps[known]
-    order = np.lexsort((values, by_run))
-    values = values[order]
-    counts = np.bincount(by_run, minlength=runs)
-    first = np.cumsum(counts) - counts
-    low = np.minimum(first + (counts - 1) // 2, max(len(values) - 1, 0))
-    high = np.minimum(first + counts // 2, max(len(values) - 1, 0))
-    fill = np.where(counts > 0, (values[low] + values[high]) / 2, 1.0) if len(values) else np.ones(runs)
-    steps[missing] = np.where(np.isnan(gaps), fill[run], gaps)[missing]
+    fill = _median_gaps(gaps, run, bounds)
+    holes = np.flatnonzero(np.isnan(gaps))
+    gaps[holes] = fill[run[holes]]
+    if missing.all():
+        return gaps
+    steps = steps.copy()
+    steps[missing] = gaps[missing]
     return steps
+
+
+def _median_gaps(gaps: np.ndarray, run: np.ndarray, bounds: np.ndarray) -> np.ndarray:
+    """Each run's median of its known gaps, as np.median gives it (1 for a run without any): the
+    gap itself where a run's known gaps are all the same (the usual case), else sorted."""
+    runs = len(bounds) - 1
+    known = ~np.isnan(gaps)
+    counts = _per_run(known, bounds)
+    fill = np.ones(runs)
+    filled = np.flatnonzero(counts)
+    if not len(filled):
+        return fill
+    starts = bounds[:-1][filled]
+    least, most = np.fmin.reduceat(gaps, starts), np.fmax.reduceat(gaps, starts)
+    fill[filled] = least
+    varied = filled[least != most]
+    if len(varied):
+        rows = known & np.isin(run, varied)
+        by_run, values = run[rows], gaps[rows]
+        values = values[np.lexsort((values, by_run))]
+        count = counts[varied]
+        first = np.cumsum(count) - count
+        fill[varied] = (values[first + (count - 1) // 2] + values[first + count // 2]) / 2
+    return fill
 
 
 def _per_run(values: np.ndarray, bounds: np.ndarray) -> np.ndarray:
@@ -164,19 +195,45 @@ def _per_run(values: np.ndarray, bounds: np.ndarray) -> np.ndarray:
     out = np.zeros(len(sizes), dtype=np.int64)
     filled = np.flatnonzero(sizes)
     if len(filled):
-        out[filled] = np.add.reduceat(values.astype(np.int64), bounds[filled])
+        out[filled] = np.add.reduceat(values, bounds[filled], dtype=np.int64)
     return out
 
 
 def _records(drafts: list[RunDraft]) -> tuple[dict[str, np.ndarray], np.ndarray]:
-    """The records of every run of a file as one set of columns, and where each run begins."""
-    blocks = [b for d in drafts for b in d.records.blocks()]
+    """The records of every run of a file as one set of columns, and where each run begins. The
+    runs' blocks are joined a column at a time and let go of as they are: a log of hundreds of
+    megabytes never holds its records twice."""
     sizes = [len(d.records) for d in drafts]
-    if blocks:
-        cols = {k: np.concatenate([b[k] for b in blocks]) for k in RECORD_COLUMNS}
-    else:
-        cols = Records().columns()
+    blocks = [b for d in drafts for b in d.records.release()]
+    if not blocks:
+        return Records().columns(), np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
+    big = sum(sizes) * 8 >= _TRIM_BYTES
+    cols = {}
+    for k in RECORD_COLUMNS:
+        cols[k] = np.concatenate([b.pop(k) for b in blocks])
+        if big:
+            _trim()
     return cols, np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
+
+
+_TRIM_BYTES = 32 << 20  # a column this large is allocated apart from the heap (glibc's largest threshold)
+
+
+@functools.cache
+def _malloc_trim():
+    try:
+        return ctypes.CDLL(None).malloc_trim
+    except (AttributeError, OSError):  # not glibc
+        return None
+
+
+def _trim() -> None:
+    """Hand the heap's free memory back to the system, where the C library can (glibc). The blocks
+    a column was joined from were small, so they lived in the heap, which keeps freed memory; the
+    joined column is large and lives apart, so without this a big log would hold both at its peak."""
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
 
 
 def _meta(draft: RunDraft, path: Path, fmt: LogFormat, record: dict, tables: dict[tuple, dict]):
@@ -210,7 +267,7 @@ def _runs(drafts: list[RunDraft], path: Path, fmt: LogFormat, rule: Rule, stats:
     sizes = np.diff(bounds)
     run = np.repeat(np.arange(runs), sizes)
     if n:
-        cols["steps"] = _steps(cols, run, runs)
+        cols["steps"] = _steps(cols, run, bounds)
     rank, rate, stamps, steps = cols["rank"], cols["throughput"], cols["timestamp"], cols["steps"]
     filled = np.flatnonzero(sizes)
     lowest = np.full(runs, -1, dtype=np.int64)
@@ -333,7 +390,7 @@ def _runs(drafts: list[RunDraft], path: Path, fmt: LogFormat, rule: Rule, stats:
         })
     for row, count in zip(rows, _per_run(warmup, bounds).tolist(), strict=True):
         row["warmup_records"] = count
-    cols["run"] = np.array([d.index for d in drafts], dtype=np.int64)[run] if n else np.zeros(0, dtype=np.int64)
+    cols["run"] = run  # drafts are numbered in file order from 0 (assemble.fold)
     cols["elapsed"] = stamps - t0s[run]
     cols["warmup"] = warmup
     cols["measured"] = measured

@@ -128,10 +128,12 @@ class Records:
             self._blocks.append(_block(self._rows, self._stamps))
             self._rows, self._stamps = [], []
 
-    def blocks(self) -> list[dict[str, np.ndarray]]:
-        """The records as typed blocks of columns, in order (concatenated, they are `columns()`)."""
+    def release(self) -> list[dict[str, np.ndarray]]:
+        """The records as typed blocks of columns, in order, handed over: this object keeps none
+        (concatenated, they are `columns()`), so that they can be joined without two copies."""
         self._flush()
-        return list(self._blocks)
+        blocks, self._blocks, self._count = self._blocks, [], 0
+        return blocks
 
     def columns(self) -> dict[str, np.ndarray]:
         """All records as typed columns (ints -1 and floats NaN where not logged)."""

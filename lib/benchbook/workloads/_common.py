@@ -2,27 +2,49 @@
 
 The scripts run with the Python of a framework's own virtual environment, where benchbook is not
 installed, so this module imports only the standard library and numpy (scikit-learn lazily, for
-the digits data). A script imports it as a sibling module (`import _common`); benchbook's tests
-import it as `benchbook.workloads._common`.
+the digits data; mpi4py lazily, for more than one MPI rank). A script imports it as a sibling
+module (`import _common`); benchbook's tests import it as `benchbook.workloads._common`.
 
 The framework scripts supply three functions to `run`:
 
 - `put(x, y)`: numpy batch (images in the script's layout, int labels) -> device tensors;
 - `train_step(x, y, lr) -> float`: one SGD step on device tensors, returning the loss as a
   Python float, which synchronises (the step has finished when it returns);
-- `predict(x) -> numpy logits`: inference-mode forward pass, synchronised.
+- `predict(x) -> numpy logits`: inference-mode forward pass, synchronised;
+
+and, for data-parallel runs, `sync()`: make the ranks' model state one and check it.
 
 Log lines follow NVIDIA DLLogger's stdout format, the one the NGC TensorFlow and MXNet ResNet-50
 scripts print: `DLL <date> <time> - <step> key : value [unit]  key : value ...`, pairs two spaces
 apart, one line per iteration, one `Epoch: E` line per evaluation and a `Summary:` line last.
+
+Data-parallel training across MPI ranks (TensorFlow; `mpirun -np N python resnet50_tf.py ...`): a
+script asks `launched_size()` (the launcher's environment variables, nothing imported) and
+`connect()` (mpi4py, imported only for more than one rank) for its `World`, and passes it to
+`run`. Every rank trains on its own shard of each global batch of `batch_size x processes`
+images (rank r takes rows r*b..(r+1)*b-1 of it: synthetic images of the global batch's seed, or a
+slice of the digits' shared shuffled order); the script averages the gradients across ranks
+(one Allreduce per step) so that all ranks apply the same update. Only rank 0 prints DLLogger
+lines, and they speak for the whole job: `train.ips` is `processes x batch_size / step time`
+(global images/s, as the Horovod-based NGC scripts report), the PARAMETER line carries
+`processes : N`, and the logged loss is the mean over ranks. Evaluation is sharded: each rank
+scores its contiguous part of the validation split and the counts are summed with Allreduce, so
+every rank knows the same accuracy; the time-to-train stop decision is rank 0's, broadcast, so no
+rank waits for one that has stopped. Before each evaluation and at the end the script's `sync`
+hook makes the ranks' state one (BatchNorm moving statistics averaged) and checks that every rank
+holds the same weights.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import hashlib
 import math
+import os
 import sys
 import time
+import traceback
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -84,12 +106,22 @@ def build_parser(framework: str) -> argparse.ArgumentParser:
     p.add_argument("--momentum", type=float, default=0.875)
     p.add_argument("--weight_decay", type=float, default=0.0, help="L2 on conv and dense weights (not BN, biases)")
     p.add_argument("--label_smoothing", type=float, default=0.0, help="e.g. 0.1 as in NVIDIA's recipes")
+    if framework == "tensorflow":
+        p.add_argument(
+            "--save_weights",
+            default=None,
+            metavar="FILE",
+            help="write the model's variables and momentum to FILE (.npz) at the end; under MPI rank 0 "
+            "writes it, or every rank when FILE contains {rank}",
+        )
     return p
 
 
-def parse_args(framework: str, argv: Sequence[str] | None = None) -> argparse.Namespace:
+def parse_args(framework: str, argv: Sequence[str] | None = None, processes: int = 1) -> argparse.Namespace:
     """Parsed and checked arguments, defaults that depend on others filled in.
 
+    `processes` (data-parallel ranks) scales the default learning rate with the global batch,
+    0.256 x batch_size x processes / 256, the linear rule of NVIDIA's recipes.
     Bad values end the process with argparse's usage message and exit status 2.
     """
     parser = build_parser(framework)
@@ -128,7 +160,7 @@ def parse_args(framework: str, argv: Sequence[str] | None = None) -> argparse.Na
         if not ok:
             parser.error(message)
     if args.lr is None:
-        args.lr = 0.256 * args.batch_size / 256
+        args.lr = 0.256 * args.batch_size * processes / 256
     return args
 
 
@@ -138,8 +170,11 @@ def reject(message: str) -> None:
     raise SystemExit(2)
 
 
-def parameters(args: argparse.Namespace, *, workload: str, framework: str, version: str) -> list[tuple]:
-    """The PARAMETER line's pairs, in the documented order."""
+def parameters(
+    args: argparse.Namespace, *, workload: str, framework: str, version: str, processes: int = 1
+) -> list[tuple]:
+    """The PARAMETER line's pairs, in the documented order; `processes` is the number of
+    data-parallel ranks (the global batch is batch_size x processes)."""
     return [
         ("workload", workload),
         ("framework", framework),
@@ -148,6 +183,7 @@ def parameters(args: argparse.Namespace, *, workload: str, framework: str, versi
         ("mode", args.mode),
         ("device", "cpu"),
         ("gpus", 0),
+        ("processes", processes),
         ("batch_size", args.batch_size),
         ("image_size", args.image_size),
         ("num_iter", args.num_iter),
@@ -224,14 +260,22 @@ def format_line(stamp: datetime, step: str | int | tuple[int, int], pairs: Itera
 
 
 class DLLogger:
-    """Writes DLLogger lines to a stream (stdout by default), flushing each; `log` returns its timestamp."""
+    """Writes DLLogger lines to a stream (stdout by default), flushing each; `log` returns its timestamp.
 
-    def __init__(self, stream: TextIO | None = None, clock: Callable[[], datetime] = datetime.now):
+    A logger that is not `enabled` (an MPI rank other than 0) writes nothing but still returns the time.
+    """
+
+    def __init__(
+        self, stream: TextIO | None = None, clock: Callable[[], datetime] = datetime.now, enabled: bool = True
+    ):
         self.stream = stream
         self.clock = clock
+        self.enabled = enabled
 
     def log(self, step: str | int | tuple[int, int], pairs: Iterable[tuple]) -> datetime:
         stamp = self.clock()
+        if not self.enabled:
+            return stamp
         stream = self.stream if self.stream is not None else sys.stdout
         stream.write(format_line(stamp, step, pairs) + "\n")
         stream.flush()
@@ -432,6 +476,174 @@ def topk_loss(logits: np.ndarray, labels: np.ndarray, k: int = 5) -> tuple[int, 
 
 
 # ---------------------------------------------------------------------------------------------
+# processes: one, or data-parallel MPI ranks
+
+# How MPI launchers tell each rank the size of the job: Open MPI (mpirun, mpiexec), MPICH's Hydra,
+# Intel MPI and Slurm's PMI-2 (PMI_SIZE), MVAPICH2.
+SIZE_VARS = ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "MV2_COMM_WORLD_SIZE")
+# Set on a rank by launchers that may not say the size (PMIx: `srun --mpi=pmix`, PRRTE).
+RANK_VARS = ("PMIX_RANK", "PMI_RANK")
+
+
+def launched_size(environ: dict | None = None) -> int | None:
+    """How many ranks the MPI launcher started, from the environment alone (nothing is imported):
+    1 outside MPI, N under `mpirun -np N`, None for a rank whose launcher does not say (ask MPI)."""
+    env = os.environ if environ is None else environ
+    for var in SIZE_VARS:
+        value = env.get(var, "").strip()
+        if value:
+            if not value.isdigit() or int(value) < 1:
+                raise ValueError(f"{var}={value!r} is not a number of MPI ranks")
+            return int(value)
+    if any(env.get(var) for var in RANK_VARS):
+        tasks = env.get("SLURM_STEP_NUM_TASKS", "").strip()
+        return int(tasks) if tasks.isdigit() and int(tasks) >= 1 else None
+    return 1
+
+
+def fingerprint(arrays: Iterable[np.ndarray]) -> str:
+    """SHA-256 of the arrays' dtypes, shapes and bytes, in order: equal only for bit-identical weights."""
+    h = hashlib.sha256()
+    for a in arrays:
+        a = np.ascontiguousarray(a)
+        h.update(f"{a.dtype.str}{a.shape}".encode())
+        h.update(a.tobytes())
+    return h.hexdigest()
+
+
+def diverged(fingerprints: Sequence[str]) -> str | None:
+    """None when every rank's fingerprint equals rank 0's, else a message naming the ranks that differ."""
+    bad = [rank for rank, f in enumerate(fingerprints) if f != fingerprints[0]]
+    if not bad:
+        return None
+    return (
+        f"the model differs between MPI ranks: rank(s) {', '.join(map(str, bad))} hold other weights than "
+        f"rank 0 (sha256 {fingerprints[0][:12]} vs {', '.join(fingerprints[r][:12] for r in bad)})"
+    )
+
+
+ALIGN = 64  # bytes: what TensorFlow's CPU kernels (Eigen) expect of a buffer they use without a copy
+
+
+def aligned_empty(shape, dtype) -> np.ndarray:
+    """An uninitialised C-contiguous array whose data starts on an ALIGN-byte boundary (numpy's
+    large arrays start 16 bytes past a page, which TensorFlow refuses to share)."""
+    dtype = np.dtype(dtype)
+    count = int(np.prod(shape))
+    raw = np.empty(count * dtype.itemsize + ALIGN, dtype=np.uint8)
+    start = -raw.ctypes.data % ALIGN
+    return raw[start : start + count * dtype.itemsize].view(dtype).reshape(shape)
+
+
+class World:
+    """One process: rank 0 of 1, whose collective operations return their input."""
+
+    rank = 0
+    size = 1
+
+    def allreduce_sum(self, array: np.ndarray) -> np.ndarray:
+        """The element-wise sum of every rank's `array` (same shape and dtype on all), on every rank."""
+        return array
+
+    def bcast(self, obj: Any) -> Any:
+        """Rank 0's `obj` (a small Python object), on every rank."""
+        return obj
+
+    def bcast_array(self, array: np.ndarray) -> np.ndarray:
+        """Rank 0's `array` (same shape and dtype on all), on every rank."""
+        return array
+
+    def allgather(self, obj: Any) -> list:
+        """Every rank's `obj`, in rank order, on every rank."""
+        return [obj]
+
+    def check_same(self, arrays: Iterable[np.ndarray]) -> None:
+        """Raise RuntimeError on every rank unless all ranks hold bit-identical `arrays`."""
+        message = diverged(self.allgather(fingerprint(arrays)))
+        if message:
+            raise RuntimeError(message)
+
+    @contextlib.contextmanager
+    def guard(self):
+        """Around a rank's work: one process needs nothing."""
+        yield
+
+
+class MpiWorld(World):
+    """The ranks of MPI_COMM_WORLD, through mpi4py's buffer (upper-case) calls for arrays."""
+
+    def __init__(self, mpi, comm):
+        self.mpi = mpi
+        self.comm = comm
+        self.rank = comm.Get_rank()
+        self.size = comm.Get_size()
+
+    def allreduce_sum(self, array: np.ndarray) -> np.ndarray:
+        send = np.ascontiguousarray(array)
+        out = aligned_empty(send.shape, send.dtype)
+        self.comm.Allreduce(send, out, op=self.mpi.SUM)
+        return out
+
+    def bcast(self, obj: Any) -> Any:
+        return self.comm.bcast(obj, root=0)
+
+    def bcast_array(self, array: np.ndarray) -> np.ndarray:
+        buf = np.array(array, copy=True, order="C")
+        self.comm.Bcast(buf, root=0)
+        return buf
+
+    def allgather(self, obj: Any) -> list:
+        return self.comm.allgather(obj)
+
+    @contextlib.contextmanager
+    def guard(self):
+        """An exception on one rank aborts the whole job (MPI_Abort) instead of leaving the other
+        ranks waiting in a collective call for ever; SystemExit (argument errors) passes through."""
+        try:
+            yield
+        except Exception:
+            traceback.print_exc()
+            print(f"error: MPI rank {self.rank} of {self.size} failed; aborting all ranks", file=sys.stderr, flush=True)
+            sys.stdout.flush()
+            self.comm.Abort(1)
+
+
+def connect(size: int | None = None) -> World:
+    """This process's `World`: one process when `size` is 1 (mpi4py is not imported), else the MPI
+    job, whose size must be `size` when given (None: the launcher did not say)."""
+    if size == 1:
+        return World()
+    try:
+        from mpi4py import MPI  # lazily: only multi-rank runs need MPI
+    except ImportError as e:
+        raise RuntimeError(
+            f"this process is one of {size or 'several'} MPI ranks but mpi4py cannot be imported ({e}); "
+            "install the pinned requirements and an MPI library (Debian: openmpi-bin)"
+        ) from e
+    comm = MPI.COMM_WORLD
+    if size is not None and comm.Get_size() != size:
+        raise RuntimeError(f"the launcher started {size} ranks but MPI_COMM_WORLD has {comm.Get_size()}")
+    return MpiWorld(MPI, comm) if comm.Get_size() > 1 else World()
+
+
+def shard(indices: np.ndarray, world: World) -> np.ndarray:
+    """This rank's part of a global batch of `batch_size x world.size` indices: rows
+    rank*b .. (rank+1)*b-1, so that the ranks' parts, in rank order, are the global batch."""
+    per = len(indices) // world.size
+    return indices[world.rank * per : (world.rank + 1) * per]
+
+
+def synthetic_shard(
+    batch_size: int, image_size: int, num_classes: int, seed: int, world: World, layout: str = "NHWC"
+):
+    """This rank's `batch_size` rows of the global synthetic batch (`batch_size x world.size` images of
+    `seed`): different data on every rank, and with one process exactly `synthetic(batch_size, ...)`."""
+    x, y = synthetic(batch_size * world.size, image_size, num_classes, seed, layout)
+    rows = shard(np.arange(len(y)), world)
+    return np.ascontiguousarray(x[rows]), np.ascontiguousarray(y[rows])
+
+
+# ---------------------------------------------------------------------------------------------
 # the loop
 
 
@@ -441,6 +653,9 @@ class Hooks:
     train_step: Callable[[Any, Any, float], float]
     predict: Callable[[Any], np.ndarray]
     layout: str = "NHWC"
+    # Data-parallel runs: make the ranks' model state one and check it (before each evaluation and
+    # before the Summary); None with one process.
+    sync: Callable[[], None] | None = None
 
 
 @dataclass
@@ -453,7 +668,8 @@ class Result:
 
 
 def _train_once(args, logger: DLLogger, hooks: Hooks, x, y, epoch: int, iteration: int, lr: float, images: int):
-    """One timed step; x, y are numpy (moved to the device inside the timing) or device tensors already."""
+    """One timed step; x, y are numpy (moved to the device inside the timing) or device tensors already.
+    `images` is the step's global batch (all ranks), so the logged images/s is the job's."""
     start = time.perf_counter()
     if isinstance(x, np.ndarray):
         x, y = hooks.put(x, y)
@@ -467,29 +683,40 @@ def _train_once(args, logger: DLLogger, hooks: Hooks, x, y, epoch: int, iteratio
     return record
 
 
-def evaluate(args, hooks: Hooks, data: Digits) -> dict:
-    """Top-1/top-5 (percent), mean loss and images/s on the validation split."""
-    hit1 = hit5 = 0
-    loss = 0.0
+def evaluate(args, hooks: Hooks, data: Digits, world: World | None = None) -> dict:
+    """Top-1/top-5 (percent), mean loss and images/s on the validation split.
+
+    With several ranks each scores a contiguous part of the split and the counts are summed across
+    ranks, so every rank returns the same numbers; images/s is the whole split over this rank's time,
+    which ends after the sum (when the slowest rank is done).
+    """
+    world = world or World()
+    mine = np.array_split(np.arange(len(data.y_val)), world.size)[world.rank]
+    sums = np.zeros(3, dtype=np.float64)  # top-1 hits, top-5 hits, summed loss
     start = time.perf_counter()
-    for idx, valid in eval_batches(len(data.y_val), args.batch_size):
-        x, y = hooks.put(data.x_val[idx], data.y_val[idx])
+    for idx, valid in eval_batches(len(mine), args.batch_size):
+        rows = mine[idx]
+        x, y = hooks.put(data.x_val[rows], data.y_val[rows])
         logits = np.asarray(hooks.predict(x))[:valid]
-        h1, h5, ls = topk_loss(logits, data.y_val[idx][:valid])
-        hit1, hit5, loss = hit1 + h1, hit5 + h5, loss + ls
+        sums += topk_loss(logits, data.y_val[rows][:valid])
+    hit1, hit5, loss = world.allreduce_sum(sums)
     seconds = time.perf_counter() - start
     n = len(data.y_val)
     return {"top1": 100.0 * hit1 / n, "top5": 100.0 * hit5 / n, "loss": loss / n, "ips": n / seconds}
 
 
-def run(args, logger: DLLogger, hooks: Hooks, start: datetime) -> Result:
+def run(args, logger: DLLogger, hooks: Hooks, start: datetime, world: World | None = None) -> Result:
     """Train as `args.mode` says, logging each step, each evaluation and the Summary; `start` is the
-    PARAMETER line's timestamp (time to target counts from it)."""
+    PARAMETER line's timestamp (time to target counts from it). `world`: the data-parallel ranks
+    (one process when None); each rank calls `run` with its own hooks and logger."""
+    world = world or World()
     result = Result()
     if args.mode == "training_benchmark":
-        _benchmark(args, logger, hooks, result)
+        _benchmark(args, logger, hooks, result, world)
     else:
-        _train_and_evaluate(args, logger, hooks, result, start)
+        _train_and_evaluate(args, logger, hooks, result, start, world)
+    if hooks.sync:
+        hooks.sync()
     result.summary = summarize(result.records, args.warmup_steps)
     pairs = result.summary.pairs(args.warmup_steps)
     if args.mode == "train_and_evaluate":
@@ -503,49 +730,62 @@ def run(args, logger: DLLogger, hooks: Hooks, start: datetime) -> Result:
     return result
 
 
-def _benchmark(args, logger: DLLogger, hooks: Hooks, result: Result) -> None:
+def _global_batch(args, data: Digits, world: World) -> int:
+    """The images of one step on all ranks, checked against the digits' training split."""
+    batch = args.batch_size * world.size
+    if len(data.y_train) < batch:
+        what = f"--batch_size {args.batch_size}" + (f" x {world.size} ranks" if world.size > 1 else "")
+        raise ValueError(f"{what} is larger than the {len(data.y_train)} training images")
+    return batch
+
+
+def _benchmark(args, logger: DLLogger, hooks: Hooks, result: Result, world: World) -> None:
     total = args.num_iter
     schedule = dict(base_lr=args.lr, warmup=args.warmup_steps, total=total)
+    images = args.batch_size * world.size
     if args.data == "synthetic":
         # Generated once and put on the device before the timed loop, like NGC's synthetic mode.
-        x, y = hooks.put(*synthetic(args.batch_size, args.image_size, args.num_classes, args.seed, hooks.layout))
+        batch = synthetic_shard(args.batch_size, args.image_size, args.num_classes, args.seed, world, hooks.layout)
+        x, y = hooks.put(*batch)
         for it in range(total):
             lr = lr_at(it, **schedule)
-            result.records.append(_train_once(args, logger, hooks, x, y, 0, it, lr, args.batch_size))
+            result.records.append(_train_once(args, logger, hooks, x, y, 0, it, lr, images))
         return
     data = load_digits(args.image_size, args.seed, hooks.layout)
-    if len(data.y_train) < args.batch_size:
-        raise ValueError(f"--batch_size {args.batch_size} is larger than the {len(data.y_train)} training images")
-    rng = np.random.RandomState(args.seed)
+    batch = _global_batch(args, data, world)
+    rng = np.random.RandomState(args.seed)  # the same order on every rank; each takes its shard
     it, epoch = 0, 0
     while it < total:
-        for idx in epoch_order(len(data.y_train), args.batch_size, rng):
+        for idx in epoch_order(len(data.y_train), batch, rng):
             if it >= total:
                 break
             lr = lr_at(it, **schedule)
-            rec = _train_once(args, logger, hooks, data.x_train[idx], data.y_train[idx], epoch, it, lr, len(idx))
+            idx = shard(idx, world)
+            rec = _train_once(args, logger, hooks, data.x_train[idx], data.y_train[idx], epoch, it, lr, images)
             result.records.append(rec)
             it += 1
         epoch += 1
 
 
-def _train_and_evaluate(args, logger: DLLogger, hooks: Hooks, result: Result, start: datetime) -> None:
+def _train_and_evaluate(args, logger: DLLogger, hooks: Hooks, result: Result, start: datetime, world: World) -> None:
     data = load_digits(args.image_size, args.seed, hooks.layout)
-    if len(data.y_train) < args.batch_size:
-        raise ValueError(f"--batch_size {args.batch_size} is larger than the {len(data.y_train)} training images")
-    steps = len(data.y_train) // args.batch_size
+    batch = _global_batch(args, data, world)
+    steps = len(data.y_train) // batch
     schedule = dict(base_lr=args.lr, warmup=args.lr_warmup_epochs * steps, total=args.max_epochs * steps)
-    rng = np.random.RandomState(args.seed)
+    rng = np.random.RandomState(args.seed)  # the same order on every rank; each takes its shard
     it = 0
     for epoch in range(args.max_epochs):
-        for idx in epoch_order(len(data.y_train), args.batch_size, rng):
+        for idx in epoch_order(len(data.y_train), batch, rng):
             lr = lr_at(it, **schedule)
-            rec = _train_once(args, logger, hooks, data.x_train[idx], data.y_train[idx], epoch, it, lr, len(idx))
+            idx = shard(idx, world)
+            rec = _train_once(args, logger, hooks, data.x_train[idx], data.y_train[idx], epoch, it, lr, batch)
             result.records.append(rec)
             it += 1
         if (epoch + 1) % args.eval_every and epoch + 1 != args.max_epochs:
             continue
-        ev = evaluate(args, hooks, data)
+        if hooks.sync:
+            hooks.sync()
+        ev = evaluate(args, hooks, data, world)
         ev["epoch"] = epoch
         result.evaluations.append(ev)
         stamp = logger.log(
@@ -557,7 +797,9 @@ def _train_and_evaluate(args, logger: DLLogger, hooks: Hooks, result: Result, st
                 ("val.loss", ev["loss"], None, 4),
             ],
         )
-        if ev["top1"] >= args.target_accuracy:
+        # Rank 0 decides and every rank follows: a rank that stopped alone would leave the others
+        # waiting in their next Allreduce.
+        if world.bcast(bool(ev["top1"] >= args.target_accuracy)):
             result.target_reached = True
             result.time_to_target = (stamp - start).total_seconds()
             return

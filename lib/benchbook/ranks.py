@@ -219,13 +219,14 @@ def _multi_lines(text: str, raw: bytes | None = None) -> list[int]:
     points = np.frombuffer(raw, dtype=np.uint8) if raw is not None else codes(text)[: len(text)]
     lt = np.flatnonzero(points[: max(len(points) - 3, 0)] == _LT)
     lt = lt[(points[lt + 1] == 115) & (points[lt + 2] == 116) & (points[lt + 3] == 100)]  # "std"
-    opening = np.zeros(len(lt), dtype=bool)
-    for size in (5, 6, 7):  # `[j,r]`, with one or two digits each
+    closed = points[lt - 1] == _CLOSE  # an opening tag's `<` follows its `]`
+    elsewhere, lt = lt[~closed], lt[closed]
+    for size in (5, 6, 7):  # `[j,r]`, with one or two digits each, tried on what the last size left
         at = lt - size  # where its `[` would be
-        ok = (at >= 0) & (points[np.maximum(at, 0)] == _OPEN) & (points[lt - 1] == _CLOSE)
+        ok = (at >= 0) & (points[np.maximum(at, 0)] == _OPEN)
         ok &= (at == 0) | (points[np.maximum(at - 1, 0)] == _NEWLINE)
-        opening |= ok
-    return sorted({text.rfind("\n", 0, p) + 1 for p in lt[~opening].tolist()})
+        lt = lt[~ok]
+    return sorted({text.rfind("\n", 0, p) + 1 for p in (*elsewhere.tolist(), *lt.tolist())})
 
 
 def _next_multi(text: str, candidates: list[int], pos: int) -> int | None:

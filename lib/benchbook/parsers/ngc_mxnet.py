@@ -146,7 +146,7 @@ def _literal(value: str):
 _RULES = [
     (_ARGS, _start),
     (_TOOK, lambda m: (ev.END, f"Experiment took {m.group(1)} s")),
-    scanning.LineRule(_TABLE, _table, heads=("train.", "val.")),
+    (_TABLE, _table),
     (LINE, _dll),
 ]
 

@@ -166,3 +166,21 @@ def test_the_index_of_a_rewritten_text_is_that_text_s():
     points, newlines = ranks.index(out)
     assert np.array_equal(points, ranks.codes(out))
     assert np.array_equal(newlines, np.flatnonzero(ranks.codes(out) == 10))
+
+
+def test_every_line_with_a_second_tag_is_a_candidate_for_demultiplexing():
+    import random
+
+    from benchbook.ranks import _MULTI, _multi_lines
+
+    rng = random.Random(11)
+    pieces = ["[1,0]<stdout>:", "[1,12]<stderr>:", "[12,3]<stdout>:", "x<stdout>:", "<std", "]<std", "\n",
+              "abc", "[", "]", "<", "ü", "[a,b]<std", "<st", "\n[1,0]<stdout>:", "[1,2][host:7]<stdout>:"]
+    for _ in range(3000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 30)))
+        starts = [0] + [i + 1 for i, c in enumerate(text) if c == "\n"]
+        ends = [e - 1 for e in starts[1:]] + [len(text)]
+        multi = {s for s, e in zip(starts, ends, strict=True) if _MULTI.search(text, s, e)}
+        raw = text.encode("ascii") if text.isascii() else None
+        assert multi <= set(_multi_lines(text, raw)), text
+        assert multi <= set(_multi_lines(text)), text

@@ -31,6 +31,9 @@ _STREAMS = np.array([list(b"<stdout>:"), list(b"<stderr>:")], dtype=np.uint8)
 # `[1,0]<st` as a little-endian uint64, the digits masked out; then `stdout>:` and `stderr>:`.
 _HEAD_MASK = np.uint64(int.from_bytes(bytes([255, 0, 255, 0, 255, 255, 255, 255]), "little"))
 _HEAD = np.uint64(int.from_bytes(b"[0,0]<st", "little") & int(_HEAD_MASK))
+# `[j,r]<st` with any j and r, as _multi_lines tells an opening tag of one-character job and rank.
+_FORM_MASK = np.uint64(int.from_bytes(bytes([255, 0, 0, 0, 255, 255, 255, 255]), "little"))
+_FORM = np.uint64(int.from_bytes(b"[0,0]<st", "little") & int(_FORM_MASK))
 _OUT = np.uint64(int.from_bytes(b"stdout>:", "little"))
 _ERR = np.uint64(int.from_bytes(b"stderr>:", "little"))
 
@@ -218,6 +221,14 @@ def _multi_lines(text: str, raw: bytes | None = None) -> list[int]:
         raw = text.encode("ascii") if text.isascii() else None
     points = np.frombuffer(raw, dtype=np.uint8) if raw is not None else codes(text)[: len(text)]
     lt = np.flatnonzero(points[: max(len(points) - 3, 0)] == _LT)
+    if raw is not None and len(lt) and len(points) >= 8:
+        # Most are the `<` of a `[j,r]<std` that opens its line: one word a `<` tells them (an
+        # unaligned uint64 view of the bytes, as `words`); the others are looked at as below.
+        at = np.maximum(lt - 5, 0)  # where `[` would be (lt < len - 3, so the word fits)
+        word = np.ndarray((len(points) - 7,), dtype="<u8", buffer=points, strides=(1,))[at]
+        common = (lt >= 5) & ((word & _FORM_MASK) == _FORM) & (points[lt + 3] == 100)  # "[j,r]<std"
+        common &= (at == 0) | (points[np.maximum(at - 1, 0)] == _NEWLINE)
+        lt = lt[~common]
     lt = lt[(points[lt + 1] == 115) & (points[lt + 2] == 116) & (points[lt + 3] == 100)]  # "std"
     closed = points[lt - 1] == _CLOSE  # an opening tag's `<` follows its `]`
     elsewhere, lt = lt[~closed], lt[closed]

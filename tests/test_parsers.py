@@ -171,3 +171,35 @@ def test_a_line_rule_of_a_newline_matches_the_lines_a_search_does():
     chunk = scanning._Chunk(text, 1)
     assert scanning._hits(chunk, [rule]) == scanning._hits(text, [(pattern, rule.handler)])
     assert [h[2] for h in scanning._hits(chunk, [rule])] == ["mpirun -np 2 a.py", "mpirun again"]
+
+
+def test_a_cpu_run_of_two_mpi_ranks_is_one_run_of_two_processes(fixtures):
+    from benchbook import analyze
+
+    result = analyze([fixtures / "benchbook_cpu" / "two_ranks_rank0_logs.log"])
+    assert result.problems == [] and len(result.runs) == 1
+    run = result.runs.iloc[0]
+    assert (run["format"], run["processes"], run["batch_size"]) == ("benchbook_cpu", 2, 8)
+    assert run["global_batch_size"] == 2 * run["batch_size"]
+    assert (run["ranks"], run["status"], run["iterations"], run["warmup_records"]) == (1, "complete", 4, 2)
+    assert run["recomputed_throughput"] == pytest.approx(16.0)
+    assert run["elapsed_throughput"] == pytest.approx(16.0)  # 16 images a step, a step a second
+    assert list(run["warnings"]) == []
+    assert result.iterations["rank"].tolist() == [0] * 6
+
+
+def test_a_cpu_run_that_does_not_log_its_processes_ran_one(fixtures, tmp_path):
+    from benchbook import analyze
+
+    text = (fixtures / "benchbook_cpu" / "two_ranks_rank0_logs.log").read_text(encoding="utf-8")
+    path = tmp_path / "one_process.log"
+    path.write_text(text.replace("processes : 2  ", ""), encoding="utf-8")
+    run = analyze([path]).runs.iloc[0]
+    assert (run["processes"], run["global_batch_size"]) == (1, run["batch_size"])
+
+
+def test_an_ngc_run_has_a_process_per_gpu(fixtures):
+    from benchbook import analyze
+
+    runs = analyze([fixtures / "ngc_mxnet" / "mxnet_gpu1_gpu4_amp_bs64.txt"]).runs
+    assert runs["processes"].tolist() == runs["gpus"].tolist() == [1, 4]

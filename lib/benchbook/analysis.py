@@ -33,8 +33,10 @@ RUN_COLUMNS = {
     "model": "model that was trained",
     "gpus": "GPUs in the run, all nodes",
     "nodes": "nodes, when known",
-    "batch_size": "per-GPU batch size",
-    "global_batch_size": "batch size over all GPUs",
+    "processes": "processes of the run: MPI ranks of a CPU run; GPUs of an NGC run unless the script starts "
+                 "its own workers",
+    "batch_size": "per-GPU batch size (per process of a CPU run)",
+    "global_batch_size": "batch size over all GPUs (over all processes of a CPU run)",
     "precision": "fp32, amp, fp16, tf32 or bf16",
     "xla": "XLA on",
     "dali": "DALI data loading on",
@@ -288,7 +290,8 @@ def _runs(drafts: list[RunDraft], path: Path, fmt: LogFormat, rule: Rule, stats:
     for i, draft in enumerate(drafts):
         meta, warnings = _meta(draft, path, fmt, record, tables)
         gpus, batch = meta.get("gpus"), meta.get("batch_size")
-        global_batch = meta.get("global_batch_size") or (gpus * batch if gpus and batch else None)
+        processes = meta.get("processes") or gpus  # NGC runs: one process per GPU
+        global_batch = meta.get("global_batch_size") or (processes * batch if processes and batch else None)
         start = meta.get("start_time")
         t0 = seconds(start) if start is not None else math.nan
         if math.isnan(t0):
@@ -378,7 +381,8 @@ def _runs(drafts: list[RunDraft], path: Path, fmt: LogFormat, rule: Rule, stats:
         rows.append({
             "source": str(path), "run": draft.index, "format": fmt.name,
             "framework": meta.get("framework") or fmt.framework, "model": meta.get("model") or fmt.model,
-            "gpus": gpus, "nodes": meta.get("nodes"), "batch_size": batch, "global_batch_size": global_batch,
+            "gpus": gpus, "nodes": meta.get("nodes"), "processes": processes, "batch_size": batch,
+            "global_batch_size": global_batch,
             "precision": meta.get("precision"), "xla": meta.get("xla"), "dali": meta.get("dali"),
             "synthetic": meta.get("synthetic"), "repeat": meta.get("repeat"),
             "line_start": draft.first_line, "line_end": draft.last_line,
@@ -525,7 +529,7 @@ def analyze(paths: Iterable[str | os.PathLike], rule: Rule | None = None, log_fo
         iters.append((str(path), i))
         evals += e
     runs = pd.DataFrame(rows, columns=[*RUN_COLUMNS, "reported", "meta"])
-    for col in ("gpus", "nodes", "batch_size", "global_batch_size", "repeat"):
+    for col in ("gpus", "nodes", "processes", "batch_size", "global_batch_size", "repeat"):
         runs[col] = pd.to_numeric(runs[col], errors="coerce").astype("Int64")
     iterations = _iterations(iters)
     evaluations = pd.DataFrame(evals, columns=list(EVAL_COLUMNS)) if evals else \

@@ -33,10 +33,10 @@ FAILURE_CAUSES = {
     "interrupted": "stopped by the user (Ctrl-C) or by a signal to benchbook",
 }
 # The keys of `benchbook analyze --json`, a contract other tools rely on.
-JSON_KEYS = ["source", "run", "format", "framework", "model", "gpus", "nodes", "batch_size", "global_batch_size",
-             "precision", "xla", "dali", "synthetic", "repeat", "line_start", "line_end", "reported_throughput",
-             "recomputed_throughput", "elapsed_throughput", "rule", "iterations", "warmup_records", "status",
-             "failure", "final_top1", "warnings", "reported"]
+JSON_KEYS = ["source", "run", "format", "framework", "model", "gpus", "nodes", "processes", "batch_size",
+             "global_batch_size", "precision", "xla", "dali", "synthetic", "repeat", "line_start", "line_end",
+             "reported_throughput", "recomputed_throughput", "elapsed_throughput", "rule", "iterations",
+             "warmup_records", "status", "failure", "final_top1", "warnings", "reported"]
 
 
 class RecordError(BenchbookError):

@@ -36,6 +36,8 @@ def _meta(p: dict[str, str], stamp: str) -> dict:
     for key in ("gpus", "batch_size", "warmup_steps", "num_iter", "image_size", "threads", "seed"):
         if p.get(key, "").isdigit():
             meta[key] = int(p[key])
+    # Data-parallel processes (MPI ranks); workloads from before it was logged ran one.
+    meta["processes"] = int(p["processes"]) if p.get("processes", "").isdigit() else 1
     return meta
 
 

@@ -154,3 +154,22 @@ def test_time_to_target_from_a_train_and_evaluate_log(fixtures):
     never = time_to_target(result.evaluations, 77.0).iloc[0]
     assert not bool(never["reached"])
     assert never["final_top1"] == pytest.approx(76.81)
+
+
+def test_cpu_ranks_are_configurations_of_their_own_with_speedup_over_one_process():
+    rows = []
+    for processes, values in ((1, [10.0, 12.0]), (2, [19.0, 21.0])):
+        for v in values:
+            rows.append({"framework": "tensorflow", "model": "resnet50", "gpus": 0, "nodes": 1, "processes": processes,
+                         "batch_size": 8, "precision": "fp32", "xla": False, "dali": False, "synthetic": True,
+                         "status": "complete", "recomputed_throughput": v})
+    stats = aggregate(pd.DataFrame(rows)).set_index("processes")
+    assert list(stats["runs"]) == [2, 2] and stats.loc[2, "median"] == 20.0
+    assert stats.loc[1, "speedup"] == 1.0 and stats.loc[2, "speedup"] == pytest.approx(20.0 / 11.0)
+    assert stats.loc[2, "efficiency"] == pytest.approx(10.0 / 11.0)
+    from benchbook import plots
+    assert plots.config_label(stats.reset_index().iloc[1]) == "CPU x2 ranks · fp32 · bs8 · no xla"
+    assert plots.config_label(stats.reset_index().iloc[0]) == "CPU · fp32 · bs8 · no xla"
+    from benchbook import tables
+    layout = tables.published_layout(stats.reset_index())
+    assert list(layout.index) == [(1, 0, 1), (1, 0, 2)] and layout.iloc[1][("FP32 bs8", "median")] == 20.0

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-CONFIG = ["framework", "model", "gpus", "nodes", "batch_size", "precision", "xla", "dali", "synthetic"]
+CONFIG = ["framework", "model", "gpus", "nodes", "processes", "batch_size", "precision", "xla", "dali", "synthetic"]
 BASELINE = ["framework", "model", "batch_size", "precision", "xla", "dali", "synthetic"]
 STAT_COLUMNS = {
     "runs": "runs with a value in this configuration",
@@ -18,8 +18,9 @@ STAT_COLUMNS = {
     "std": "sample standard deviation over repeats",
     "cv": "coefficient of variation (std / mean)",
     "min": "slowest repeat", "max": "fastest repeat",
-    "speedup": "median / median of the 1-GPU runs of the same per-GPU batch and precision (DLPerf rule)",
-    "efficiency": "speedup / GPUs",
+    "speedup": "median / median of the 1-GPU runs of the same per-GPU batch and precision (DLPerf rule); "
+               "on the CPU, of the 1-process runs",
+    "efficiency": "speedup / GPUs (processes on the CPU)",
 }
 
 
@@ -38,19 +39,28 @@ def aggregate(runs: pd.DataFrame, value: str = "recomputed_throughput", complete
     complete_only : leave out runs whose status is not `complete`.
     """
     data = runs[runs["status"] == "complete"] if complete_only else runs
+    if "processes" not in data:  # frames from before the column: one process per GPU
+        data = data.assign(processes=data["gpus"])
     data = _keys(data[data[value].notna()], CONFIG)
     if data.empty:
         return pd.DataFrame(columns=[*CONFIG, *STAT_COLUMNS])
     stats = data.groupby(CONFIG, sort=True, dropna=False)[value].agg(
         runs="count", mean="mean", median="median", std="std", min="min", max="max").reset_index()
     stats["cv"] = stats["std"] / stats["mean"]
-    base = stats[stats["gpus"] == 1].set_index(BASELINE)["median"]
+    workers = _workers(stats)
+    base = stats[workers == 1].set_index(BASELINE)["median"]
     base = base[~base.index.duplicated()]
     idx = pd.MultiIndex.from_frame(stats[BASELINE])
     stats["speedup"] = stats["median"].to_numpy() / base.reindex(idx).to_numpy()
-    gpus = pd.to_numeric(stats["gpus"], errors="coerce")
-    stats["efficiency"] = stats["speedup"] / gpus
+    stats["efficiency"] = stats["speedup"] / workers
     return stats[[*CONFIG, *STAT_COLUMNS]]
+
+
+def _workers(stats: pd.DataFrame) -> pd.Series:
+    """What a run scales over: its GPUs, or its processes (MPI ranks) when it runs on the CPU."""
+    gpus = pd.to_numeric(stats["gpus"], errors="coerce")
+    processes = pd.to_numeric(stats["processes"], errors="coerce").fillna(1)
+    return gpus.where(gpus != 0, processes)
 
 
 def time_to_target(evaluations: pd.DataFrame, target_top1: float) -> pd.DataFrame:

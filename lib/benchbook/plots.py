@@ -138,12 +138,13 @@ def _xla(value) -> bool | None:
     return bool(value)
 
 
-def _gpus_text(gpus) -> str:
+def _gpus_text(gpus, processes=None) -> str:
     n = _int(gpus)
     if n is None:
         return "? GPUs"
     if n == 0:
-        return "CPU"
+        ranks = _int(processes)
+        return f"CPU x{ranks} ranks" if ranks and ranks > 1 else "CPU"
     return "1 GPU" if n == 1 else f"{n} GPUs"
 
 
@@ -155,7 +156,7 @@ def config_label(row, prefix: Sequence[str] = (), with_gpus: bool = True) -> str
     get = row.get if hasattr(row, "get") else (lambda k, d=None: getattr(row, k, d))
     parts = [" ".join(str(get(k)) for k in prefix if not _missing(get(k)))] if prefix else []
     if with_gpus:
-        parts.append(_gpus_text(get("gpus")))
+        parts.append(_gpus_text(get("gpus"), get("processes")))
     precision = get("precision")
     parts.append("?" if _missing(precision) else str(precision))
     batch = _int(get("batch_size"))
@@ -176,7 +177,8 @@ def _sort_key(row, prefix: Sequence[str], with_gpus: bool = True) -> tuple:
     key = tuple(str(row.get(k)) for k in prefix)
     key += (_PRECISION_ORDER.get(precision, 9), precision, batch if batch is not None else 1 << 30,
             {True: 0, False: 1, None: 2}[xla])
-    return key + ((gpus if gpus is not None else 1 << 30,) if with_gpus else ())
+    ranks = _int(row.get("processes")) or 1
+    return key + ((gpus if gpus is not None else 1 << 30, ranks) if with_gpus else ())
 
 
 def _configs(frame: pd.DataFrame, with_gpus: bool = True) -> tuple[pd.Series, list[str]]:

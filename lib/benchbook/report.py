@@ -256,9 +256,10 @@ class Report:
         return tables.published_layout(self.stats).round(2)
 
     def scaling(self) -> pd.DataFrame:
-        cols = ["gpus", "nodes", "precision", "batch_size", "xla", "runs", "median", "speedup", "efficiency"]
-        return self.stats[cols].sort_values(["precision", "batch_size", "xla", "gpus"]).round(3).reset_index(
-            drop=True)
+        cols = ["gpus", "nodes", "processes", "precision", "batch_size", "xla", "runs", "median", "speedup",
+                "efficiency"]
+        return self.stats[cols].sort_values(["precision", "batch_size", "xla", "gpus", "processes"]).round(
+            3).reset_index(drop=True)
 
     def time_to_train(self) -> pd.DataFrame:
         if self.analysis.evaluations.empty:

@@ -22,6 +22,8 @@ def published_layout(stats: pd.DataFrame, values: tuple[str, ...] = ("median", "
     vary_xla = stats["xla"].nunique() > 1
     data = stats.assign(config=stats.apply(_column, axis=1, vary_xla=vary_xla))
     index = ["model", "nodes", "gpus"] if data["model"].nunique() > 1 else ["nodes", "gpus"]
+    if "processes" in data and data["processes"].astype(str).nunique() > data["gpus"].astype(str).nunique():
+        index.append("processes")  # CPU runs of 1 and 2 MPI ranks: a row each
     table = data.pivot_table(index=index, columns="config", values=list(values), aggfunc="first", dropna=False)
     table = table.swaplevel(0, 1, axis=1)
     order = [(c, v) for c in sorted(data["config"].unique(), key=_sort_key) for v in values]

@@ -5,16 +5,28 @@ can be pasted into a shell on the login node. `execute` writes the script next t
 submits it, and follows the job through `scontrol` until it ends; the job's output goes straight
 to the run's log, which is read as it grows (echo, last lines, no-progress watch). The run's
 timeout and no-progress limit count from when the job starts running, not while it waits in the
-queue; Ctrl-C, the timeout and a silent log `scancel` the job.
+queue; Ctrl-C (or SIGTERM), the timeout and a silent log `scancel` the job.
+
+How a job ended, as Slurm 22.05 reports it (`scontrol show job -o`, kept MinJobAge after the end):
+COMPLETED with ExitCode=0:0; FAILED with ExitCode=N:0 (srun passes on its task's exit status, and
+128+S when a task died of signal S, with a line `srun: error: NODE: task I: <signal>` in the
+log); CANCELLED with ExitCode=0:15; TIMEOUT (the job's --time) with ExitCode=0:15 and a line
+`*** JOB N ON NODE CANCELLED AT ... DUE TO TIME LIMIT ***`; OUT_OF_MEMORY, NODE_FAIL and the other
+terminal states where the cluster enforces them. A job the controller no longer knows (purged)
+is read from the exit status file its script writes, else from those lines of its log.
 """
 
 from __future__ import annotations
 
 import collections
 import dataclasses
+import json
+import os
 import re
 import shlex
+import signal
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -26,17 +38,31 @@ from .base import RESULTS, SPAWNS_OWN_WORKERS, Launcher
 POLL_S = 0.5
 STATE_EVERY_S = 1.0
 CANCEL_WAIT_S = 60.0
+UNREACHABLE_GIVE_UP_S = 600.0  # the controller not answering for this long ends the follow
 TERMINAL = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL", "PREEMPTED",
             "BOOT_FAIL", "DEADLINE", "SPECIAL_EXIT", "REVOKED"}
+#: ends that come from the scheduler, not from the run's own processes: the record says why
+SCHEDULER_ENDS = {
+    "CANCELLED": "the job was cancelled outside benchbook (scancel, or an administrator)",
+    "TIMEOUT": "the job reached its Slurm time limit (--time; launcher.slurm.time in the study)",
+    "OUT_OF_MEMORY": "out of memory: Slurm stopped the job at its memory limit (OUT_OF_MEMORY)",
+    "NODE_FAIL": "the job's node failed", "BOOT_FAIL": "the job's node failed to boot",
+    "PREEMPTED": "the job was preempted", "DEADLINE": "the job reached its deadline",
+    "REVOKED": "the job was revoked", "SPECIAL_EXIT": "the job ended in Slurm's SPECIAL_EXIT state",
+}
+EXIT_FILE = ".exit.json"  # <run id>.exit.json: the job script's exit status, for a purged job
+_SRUN_TASK = re.compile(r"^srun: error: \S+: tasks? [\d,\-]+: (.+)$")
 
 
 class SlurmError(BenchbookError):
     """The scheduler could not be reached or refused the job; the message says what to do."""
 
 
-def _call(argv: list[str], timeout: float = 30.0) -> subprocess.CompletedProcess:
+def _call(argv: list[str], timeout: float = 30.0, env: dict | None = None,
+          new_session: bool = False) -> subprocess.CompletedProcess:
     try:
-        return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
+        return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False, env=env,
+                              stdin=subprocess.DEVNULL, start_new_session=new_session)
     except FileNotFoundError:
         raise SlurmError(f"`{argv[0]}` not found: install the Slurm client (slurm-client) configured for the cluster, "
                          "or run benchbook on the cluster's login node") from None
@@ -44,32 +70,64 @@ def _call(argv: list[str], timeout: float = 30.0) -> subprocess.CompletedProcess
         raise SlurmError(f"`{shlex.join(argv[:3])}` did not answer within {timeout:g} s: is slurmctld up?") from None
 
 
+def job_info(job_id: str) -> dict[str, str] | None:
+    """The job as `scontrol show job -o` tells it (JobState, ExitCode, Reason, NodeList...); None
+    when Slurm no longer knows the job (purged MinJobAge after its end)."""
+    r = _call(["scontrol", "show", "job", "-o", str(job_id)])
+    if r.returncode != 0:
+        if "Invalid job id" in r.stderr:
+            return None
+        raise SlurmError(f"scontrol show job {job_id} failed: {r.stderr.strip() or r.returncode}")
+    # one line of Key=Value; only values that hold no spaces are read here
+    return dict(re.findall(r"(?:^|\s)(\w+)=(\S*)", r.stdout))
+
+
+def _state(info: dict | None) -> tuple[str | None, int | None, int | None]:
+    if info is None:
+        return None, None, None
+    state = info.get("JobState")
+    code = re.fullmatch(r"(\d+):(\d+)", info.get("ExitCode", ""))
+    return state, int(code.group(1)) if code else None, int(code.group(2)) if code else None
+
+
 def job_state(job_id: str) -> tuple[str | None, int | None, int | None]:
     """(state, exit status, signal) of a job from `scontrol show job`; state None when Slurm no
     longer knows the job (purged after MinJobAge)."""
-    r = _call(["scontrol", "show", "job", "-o", job_id])
+    return _state(job_info(job_id))
+
+
+def queued(job_ids: list[str]) -> dict[str, str]:
+    """The states of those jobs that are still in the queue (pending, running, completing): one
+    `squeue` call for them all."""
+    if not job_ids:
+        return {}
+    r = _call(["squeue", "-h", "-o", "%i|%T", "-j", ",".join(job_ids)])
     if r.returncode != 0:
-        if "Invalid job id" in r.stderr:
-            return None, None, None
-        raise SlurmError(f"scontrol show job {job_id} failed: {r.stderr.strip() or r.returncode}")
-    state = re.search(r"\bJobState=(\S+)", r.stdout)
-    code = re.search(r"\bExitCode=(\d+):(\d+)", r.stdout)
-    return (state.group(1) if state else None, int(code.group(1)) if code else None,
-            int(code.group(2)) if code else None)
+        if "Invalid job id" in r.stderr:  # every one of them is gone
+            return {}
+        raise SlurmError(f"squeue failed: {r.stderr.strip() or r.returncode}")
+    return dict(line.split("|", 1) for line in r.stdout.split() if "|" in line)
 
 
-def submit(script: Path, output: Path, argv: tuple[str, ...] = ("sbatch",)) -> str:
-    """Submit a job script with its output to `output`; the job id. SlurmError when refused."""
-    r = _call([*argv, "--parsable", f"--output={output}", "--open-mode=append", str(script)], timeout=60)
+def submit(script: Path, output: Path, argv: tuple[str, ...] = ("sbatch",), env: dict | None = None) -> str:
+    """Submit a job script with its output to `output`; the job id. SlurmError when refused.
+
+    sbatch runs in its own session, so that a Ctrl-C in the terminal does not stop it halfway:
+    the job is queued or refused, and the caller (which knows its id) cancels it."""
+    r = _call([*argv, "--parsable", f"--output={output}", "--open-mode=append", str(script)], timeout=60,
+              env=env, new_session=True)
     if r.returncode != 0:
         message = (r.stderr.strip() or r.stdout.strip() or "no message").replace("\n", " / ")
         raise SlurmError(f"sbatch refused the job (exit {r.returncode}): {message}")
-    return r.stdout.strip().split(";")[0]
+    job_id = r.stdout.strip().split(";")[0]
+    if not job_id.isdigit():
+        raise SlurmError(f"sbatch answered no job id: {r.stdout.strip()!r}")
+    return job_id
 
 
 def cancel(job_id: str) -> None:
     try:
-        _call(["scancel", job_id])
+        _call(["scancel", str(job_id)])
     except SlurmError:
         pass
 
@@ -92,6 +150,67 @@ def layout(study, cfg) -> tuple[int, int, int]:
     nodes, per_node = cfg.get("nodes", 1), cfg.get("gpus_per_node", cfg.get("gpus", 1))
     tasks = 1 if study.model in SPAWNS_OWN_WORKERS else per_node
     return nodes, tasks, per_node
+
+
+def exit_file(log: Path) -> Path:
+    """Where the job script writes its exit status: `<run id>.exit.json` beside `<run id>.log`."""
+    return log.with_name(log.stem + EXIT_FILE)
+
+
+def ending_of(state: str | None, code: int | None, sig: int | None, tail: list[str],
+              status_file: Path | None = None) -> tuple[str | None, int | None]:
+    """(state, exit code as the local executor reports it: negative for a signal) of a job that
+    left the queue. A purged job (state None) is read from its exit status file or its log."""
+    if state is None:
+        try:
+            status = json.loads(status_file.read_text())["exit_status"] if status_file else None
+        except (OSError, ValueError, KeyError, TypeError):
+            status = None
+        if isinstance(status, int):
+            state, code, sig = ("COMPLETED" if status == 0 else "FAILED"), status, 0
+        elif any("DUE TO TIME LIMIT" in line for line in tail):
+            state, code, sig = "TIMEOUT", 0, signal.SIGTERM
+        elif any(re.search(r"\*\*\* JOB \d+ ON \S+ CANCELLED AT", line) for line in tail):
+            state, code, sig = "CANCELLED", 0, signal.SIGTERM
+        else:
+            return None, None
+    if state == "UNKNOWN":  # benchbook stopped following (the controller did not answer)
+        return state, None
+    exit_code = -sig if sig else code
+    if state == "FAILED" and code and code > 128:
+        # srun's own status is 128+S when a task died of signal S; its message names the signal
+        killed = [m.group(1) for m in map(_SRUN_TASK.match, tail) if m]
+        if killed and not killed[-1].startswith("Exited with exit code"):
+            exit_code = -(code - 128)
+    if state == "OUT_OF_MEMORY" and not exit_code:
+        exit_code = -signal.SIGKILL
+    elif state != "COMPLETED" and not exit_code:
+        exit_code = -signal.SIGTERM  # the scheduler stopped it: never an exit status of 0
+    return state, exit_code
+
+
+class _Deferred:
+    """SIGINT and SIGTERM held while a job is submitted (main thread only), raised as
+    KeyboardInterrupt after, once its id is known and it can be cancelled."""
+
+    def __enter__(self):
+        self.caught: list[int] = []
+        self.previous = {}
+        if threading.current_thread() is threading.main_thread():
+            for s in (signal.SIGINT, signal.SIGTERM):
+                self.previous[s] = signal.signal(s, lambda signum, frame: self.caught.append(signum))
+        return self
+
+    def __exit__(self, *exc):
+        for s, handler in self.previous.items():
+            signal.signal(s, handler)
+        self.previous = {}
+        return False
+
+    def release(self) -> None:
+        """After the `with`: raise the Ctrl-C (or SIGTERM) that came while the handlers were held."""
+        if self.caught:
+            raise KeyboardInterrupt
 
 
 @register
@@ -119,8 +238,11 @@ class Slurm(Launcher):
         opts = study.launcher.slurm
         nodes, tasks, gpus = layout(study, cfg)
         log = run_dir / f"{cfg['run_id']}.log"
+        # a CPU run with a thread count gets that many CPUs per task (the whole node with --exclusive)
+        threads = study.cpu.threads if study.runtime == "cpu" and study.cpu and study.cpu.threads else 0
         lines = ["#!/bin/bash", f"#SBATCH --job-name={study.name}.{cfg['run_id']}", f"#SBATCH --nodes={nodes}",
                  f"#SBATCH --ntasks-per-node={tasks}"]
+        lines += [f"#SBATCH --cpus-per-task={threads}"] if threads else []
         lines += [f"#SBATCH --gpus-per-node={gpus}"] if gpus else []
         lines.append(f"#SBATCH --time={slurm_time(opts.time or study.timeout)}")
         lines += [f"#SBATCH --partition={opts.partition}"] if opts.partition else []
@@ -130,12 +252,16 @@ class Slurm(Launcher):
         lines += [f"#SBATCH {o}" for o in opts.sbatch]
         lines += [f"export {k}={shlex.quote(v)}" for k, v in cmd.env.items()]
         container = self._container(study, run_dir)
-        srun = ["srun"] + ([f"--mpi={opts.mpi}"] if opts.mpi else []) + container + opts.srun
+        srun = (["srun"] + ([f"--mpi={opts.mpi}"] if opts.mpi else []) + ([f"--cpus-per-task={threads}"] if threads
+                                                                         else []) + container + opts.srun)
         for pre in cmd.pre:  # clean-up once per job, where the run sees the paths (in its container)
             lines.append(shlex.join(["srun", "--nodes=1", "--ntasks=1", *container, *pre]))
         if cmd.cwd and not container:
             lines.append(f"cd {shlex.quote(cmd.cwd)}")
         lines.append(shlex.join([*srun, *cmd.argv]))
+        # the exit status, for when the controller has forgotten the job by the time benchbook asks
+        lines.append(f'status=$?; echo "{{\\"exit_status\\": $status}}" > {shlex.quote(str(exit_file(log)))}; '
+                     "exit $status")
         return dataclasses.replace(cmd, argv=["sbatch"], pre=[], cwd=None, launcher=self.name,
                                    script="\n".join(lines) + "\n")
 
@@ -144,57 +270,87 @@ class Slurm(Launcher):
         tail: collections.deque[str] = collections.deque(maxlen=50)
         script = log.with_suffix(".sbatch")
         script.write_text(cmd.script or "", encoding="utf-8")
-        try:
-            job_id = submit(script, log, tuple(cmd.argv))
-        except SlurmError as exc:
-            return Ending(exit_code=127, tail=[f"error: {exc}"])
-        if started:
-            started({"slurm_job_id": job_id, "job_script_file": script.name})
+        note = echo or (lambda line: None)
         reader = _LogReader(log, tail, echo)
         ending = Ending(exit_code=None)
+        job_id = refused = None
         state, code, sig = "PENDING", None, None
-        running_since = last_output = None
-        next_state = 0.0
         try:
-            while True:
-                now = time.monotonic()
-                if reader.read():
-                    last_output = now
-                if now >= next_state:
-                    state, code, sig = job_state(job_id)
-                    next_state = now + STATE_EVERY_S
-                    if state is None or state in TERMINAL:
-                        break
-                    if state == "RUNNING" and running_since is None:
-                        running_since = last_output = now
-                if running_since is not None:
-                    if timeout and now - running_since > timeout:
-                        ending.timed_out = True
-                        state, code, sig = self._cancel(job_id, reader)
-                        break
-                    if no_progress and now - last_output > no_progress:
-                        ending.stalled = True
-                        state, code, sig = self._cancel(job_id, reader)
-                        break
-                time.sleep(POLL_S)
+            with _Deferred() as held:
+                try:
+                    # the job gets this environment (sbatch --export=ALL), unbuffered as local runs are
+                    job_id = submit(script, log, tuple(cmd.argv), env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                except SlurmError as exc:
+                    refused = exc
+                if started and job_id:
+                    started({"slurm_job_id": job_id, "job_script_file": script.name})
+            held.release()  # a Ctrl-C during the submission is raised here, the job id known
+            if refused:
+                return Ending(exit_code=127, tail=[f"error: {refused}"])
+            state, code, sig = self._follow(job_id, reader, ending, timeout, no_progress, note)
         except KeyboardInterrupt:
             ending.interrupted = True
+            if job_id is None:
+                return Ending(exit_code=None, interrupted=True,
+                              tail=[f"interrupted while the job was submitted{f' ({refused})' if refused else ''}"])
             state, code, sig = self._cancel(job_id, reader)
         for _ in range(10):  # the last lines can reach a shared file system after the job ends
             if not reader.read():
                 break
             time.sleep(POLL_S)
         reader.finish()
-        if state == "TIMEOUT":
+        stopped_here = ending.interrupted or ending.timed_out or ending.stalled  # benchbook cancelled it
+        state, ending.exit_code = ending_of(state, code, sig, list(tail), exit_file(log))
+        if state == "TIMEOUT":  # the job's own time limit
             ending.timed_out = True
-        ending.exit_code = (-sig if sig else code) if state != "OUT_OF_MEMORY" else (code or -9)
-        note = {"OUT_OF_MEMORY": "out of memory (Slurm: OUT_OF_MEMORY)", "NODE_FAIL": "error: the node failed",
-                "BOOT_FAIL": "error: the node failed to boot", "PREEMPTED": "error: the job was preempted",
-                "CANCELLED": "error: the job was cancelled", "DEADLINE": "error: the job reached its deadline"}
-        tail.append(f"slurm job {job_id}: {state or 'gone from the controller (state unknown)'}"
-                    + (f" ({note[state]})" if state in note and not ending.interrupted else ""))
+        if state is None:
+            tail.append(f"error: slurm job {job_id} left the controller before its end was seen, and wrote no exit "
+                        f"status ({exit_file(log).name}): its end is unknown")
+        elif state in SCHEDULER_ENDS and not stopped_here:
+            tail.append(f"error: slurm job {job_id} ended {state}: {SCHEDULER_ENDS[state]}")
+        else:
+            tail.append(f"slurm job {job_id}: {state}" + (f", exit code {code}" if code else ""))
         ending.tail = list(tail)
         return ending
+
+    def _follow(self, job_id, reader, ending, timeout, no_progress, note):
+        """Follow the job until it leaves the queue, or stop it; (state, exit status, signal)."""
+        running_since = last_output = None
+        next_state, unreachable_since, shown = 0.0, None, None
+        while True:
+            now = time.monotonic()
+            if reader.read():
+                last_output = now
+            if now >= next_state:
+                next_state = now + STATE_EVERY_S
+                try:
+                    info = job_info(job_id)
+                    unreachable_since = None
+                except SlurmError as exc:  # the controller restarts, the network hiccups: keep following
+                    unreachable_since = unreachable_since or now
+                    if now - unreachable_since > UNREACHABLE_GIVE_UP_S:
+                        reader.tail.append(f"error: {exc} (for {UNREACHABLE_GIVE_UP_S:g} s; job {job_id} may still "
+                                           f"run: scancel {job_id})")
+                        return "UNKNOWN", None, None
+                    info = {"JobState": "UNREACHABLE", "Reason": str(exc)}
+                state, code, sig = _state(info)
+                if state is None or state in TERMINAL:
+                    return state, code, sig
+                seen = (state, info.get("Reason") if state != "RUNNING" else info.get("NodeList"))
+                if seen != shown:  # what the job waits for, or where it runs
+                    why = f" ({'on ' if state == 'RUNNING' else ''}{seen[1]})" if seen[1] not in (None, "None") else ""
+                    note(f"slurm job {job_id}: {state}{why}")
+                    shown = seen
+                if state == "RUNNING" and running_since is None:
+                    running_since = last_output = now
+            if running_since is not None:
+                if timeout and now - running_since > timeout:
+                    ending.timed_out = True
+                    return self._cancel(job_id, reader)
+                if no_progress and now - last_output > no_progress:
+                    ending.stalled = True
+                    return self._cancel(job_id, reader)
+            time.sleep(POLL_S)
 
     def _cancel(self, job_id: str, reader: _LogReader) -> tuple[str | None, int | None, int | None]:
         """scancel, then wait for the job to leave the running states."""
@@ -213,15 +369,17 @@ class Slurm(Launcher):
         return state, code, sig
 
     def abandon(self, record: dict) -> None:
-        """A run left `running` by a killed benchbook: cancel its job if Slurm still has it."""
+        """A run left `running` by a killed benchbook: cancel its job if Slurm still has it, and
+        wait for it to leave the node before the run's folder is moved aside."""
         job = record.get("slurm_job_id")
-        if job:
-            try:
-                state, _, _ = job_state(str(job))
-            except SlurmError:
-                return
-            if state and state not in TERMINAL:
-                cancel(str(job))
+        if not job:
+            return
+        try:
+            state, _, _ = job_state(str(job))
+        except SlurmError:
+            return
+        if state and state not in TERMINAL:
+            self._cancel(str(job), _LogReader(Path(os.devnull), collections.deque(maxlen=1), None))
 
 
 class _LogReader:

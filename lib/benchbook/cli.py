@@ -192,8 +192,7 @@ def cmd_publish(args, out: Console, err: Console) -> int:
         if not targets:
             raise BenchbookError(f"nothing to publish: no study folder under {args.runs}; give study files, "
                                  "or --logs DIR --model MODEL")
-    slurm = {"partition": args.slurm_partition, "account": args.slurm_account,
-             "time": study.seconds(args.slurm_time) if args.slurm_time else None}
+    slurm = {"partition": args.slurm_partition, "account": args.slurm_account, "time": args.slurm_time}
     entries = publish.publish(targets, args.reports, jobs=args.jobs, force=args.force, progress=not args.quiet,
                               executor=args.executor, slurm=slurm)
     t = Table(title=f"{args.reports}/index.html")
@@ -206,6 +205,14 @@ def cmd_publish(args, out: Console, err: Console) -> int:
                   "unchanged, not executed again" if e.get("skipped") else (e.get("error") or ""))
     out.print(t)
     return 0 if all(e.get("status") == "ok" for e in entries) else 1
+
+
+def _duration(text: str) -> float:
+    """An option's duration (90s, 30m, 2h) in seconds; a usage error when it is not one."""
+    try:
+        return study.seconds(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{text!r}: {exc}") from None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -247,16 +254,22 @@ def build_parser() -> argparse.ArgumentParser:
     pb.add_argument("--name", help="report name for --logs or --compare (default: the folder name)")
     pb.add_argument("--runs", type=Path, default=Path("runs"), help="folder of study folders (default: runs)")
     pb.add_argument("--reports", type=Path, default=Path("reports"), help="output folder (default: reports)")
-    pb.add_argument("--jobs", type=int, default=2, help="notebooks executed in parallel (default: 2)")
+    pb.add_argument("--jobs", type=int, default=2,
+                    help="notebooks executed in parallel by the local executor (default: 2)")
     pb.add_argument("--launch", action="store_true", help="let the notebooks launch (resume) their studies")
     pb.add_argument("--force", action="store_true", help="execute even the reports whose inputs did not change")
     pb.add_argument("--quiet", action="store_true", help="no progress bar")
     pb.add_argument("--executor", choices=["local", "slurm"], default="local",
-                    help="where the notebooks run: local (a process pool here, default) or slurm (one job per "
-                         "notebook; this Python, the repository and --reports on a file system the nodes share)")
-    pb.add_argument("--slurm-partition", help="partition of the publish jobs (default: the cluster's default)")
-    pb.add_argument("--slurm-account", help="account of the publish jobs")
-    pb.add_argument("--slurm-time", help="time limit of each publish job, e.g. 30m (default: 1h)")
+                    help="where the notebooks run: local (a pool of --jobs processes here, default) or slurm (one "
+                         "sbatch job per notebook, all submitted at once and followed to their end; the index is "
+                         "written here. This Python, the repository, the runs and --reports must be on a file "
+                         "system the nodes share; the job scripts, outputs and results are kept in "
+                         "REPORTS/NAME/job/)")
+    pb.add_argument("--slurm-partition", help="with --executor slurm: partition of the jobs (default: the "
+                                              "cluster's default partition)")
+    pb.add_argument("--slurm-account", help="with --executor slurm: account the jobs are charged to")
+    pb.add_argument("--slurm-time", type=_duration, help="with --executor slurm: time limit of each job, e.g. "
+                                                         "30m or 2h (default: 1h)")
     pb.set_defaults(func=cmd_publish)
     st = sub.add_parser("status", help="the runs of study folders: status, cause, duration, throughput")
     st.add_argument("folders", nargs="+", type=Path, help="study folders (runs/<study name>)")

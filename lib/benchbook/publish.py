@@ -161,7 +161,12 @@ def _local(todo: list[tuple[Target, str]], reports: Path, stamp: str, jobs: int,
 
 
 def _slurm(todo: list[tuple[Target, str]], reports: Path, stamp: str, jobs: int, slurm: dict):
-    """(target, digest, result) as each notebook's Slurm job ends; Ctrl-C cancels the jobs."""
+    """(target, digest, result) as each notebook's Slurm job ends; Ctrl-C cancels the jobs.
+
+    Each job runs `python -m benchbook.publish JOB.json` (this Python, from the repository), which
+    executes the one notebook as a pool worker does and writes its result beside JOB.json, in
+    `reports/<name>/job/`; a job that ends without a result is a failed report with its state,
+    exit code and the last line of its output."""
     from .launchers import slurm as sl
 
     pending: dict[str, tuple[Target, str, Path, Path]] = {}
@@ -171,6 +176,7 @@ def _slurm(todo: list[tuple[Target, str]], reports: Path, stamp: str, jobs: int,
             folder.mkdir(parents=True, exist_ok=True)
             job = folder / f"{stamp}.json"
             result = folder / f"{stamp}.result.json"
+            output = folder / f"{stamp}.out"
             records.write(job, {"target": asdict(t) | {"notebook": str(t.notebook)},
                                 "out": str((reports / t.name).resolve()), "stamp": stamp, "result": str(result)})
             lines = ["#!/bin/bash", f"#SBATCH --job-name=publish.{t.name}", "#SBATCH --nodes=1",
@@ -181,23 +187,29 @@ def _slurm(todo: list[tuple[Target, str]], reports: Path, stamp: str, jobs: int,
             script = folder / f"{stamp}.sbatch"
             script.write_text("\n".join(lines) + "\n", encoding="utf-8")
             try:
-                pending[sl.submit(script, folder / f"{stamp}.out")] = (t, d, result, folder / f"{stamp}.out")
+                pending[sl.submit(script, output)] = (t, d, result, output)
             except sl.SlurmError as exc:
                 yield t, d, {"status": "failed", "error": str(exc), "executed": None}
         while pending:
-            for job_id in list(pending):
-                state, code, _ = sl.job_state(job_id)
-                if state is not None and state not in sl.TERMINAL:
-                    continue
+            time.sleep(1.0)
+            try:
+                still = sl.queued(list(pending))  # one squeue for all of them
+            except sl.SlurmError:
+                continue  # the controller restarts: ask again
+            for job_id in [j for j in pending if j not in still]:
                 t, d, result, output = pending.pop(job_id)
                 if result.exists():
                     yield t, d, records.read_json(result)
-                else:
-                    last = output.read_text(errors="replace").strip().splitlines()[-1:] if output.exists() else []
-                    yield t, d, {"status": "failed", "executed": None,
-                                 "error": f"Slurm job {job_id} ended {state or 'unknown'} (exit {code}) without a "
-                                          f"result" + (f": {last[0]}" if last else "")}
-            time.sleep(1.0)
+                    continue
+                try:
+                    state, code, sig = sl.job_state(job_id)
+                except sl.SlurmError:
+                    state, code, sig = None, None, None
+                last = output.read_text(errors="replace").strip().splitlines()[-1:] if output.exists() else []
+                how = f"{state} (exit code {code}{f', signal {sig}' if sig else ''})" if state else "(state unknown)"
+                yield t, d, {"status": "failed", "executed": None,
+                             "error": f"Slurm job {job_id} ended {how} without a result; its output is "
+                                      f"{output}" + (f": {last[0]}" if last else "")}
     except KeyboardInterrupt:
         for job_id in pending:
             sl.cancel(job_id)
@@ -331,7 +343,6 @@ def default_targets(params: Path = ROOT / "params", runs_dir: Path = Path("runs"
         if (runs_dir / s.name).exists():
             out.append(for_study(p, runs_dir))
     return out
-
 
 
 if __name__ == "__main__":  # a Slurm job of `benchbook publish --executor slurm`

@@ -447,11 +447,6 @@ def test_two_ranks_hold_identical_weights(two_rank_study):
     assert common.fingerprint(w0) == common.fingerprint(w1)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the analysis reads `processes` from the PARAMETER line (global_batch_size = batch_size x "
-    "processes) once the change to parsers/benchbook_cpu.py and analysis.py lands; then drop this mark",
-)
 def test_the_analysis_counts_the_processes_and_the_global_batch(two_rank_study):
     s, tmp, results = two_rank_study
     (run_id,) = results

@@ -173,7 +173,9 @@ def cpu_commands(tmp_path, launcher: str) -> dict[str, commands.Command]:
     return {rid: cmd for rid, _d, _c, cmd in runner.plan(s, tmp_path / "runs", python="/envs/tf/bin/python")}
 
 
-def test_cpu_ranks_through_each_launcher(tmp_path):
+def test_cpu_ranks_through_each_launcher(tmp_path, monkeypatch):
+    monkeypatch.setenv("NCCL_DEBUG", "WARN")
+    monkeypatch.setenv("LD_LIBRARY_PATH", "/opt/lib")
     workload = str(commands.workloads.script("tensorflow", "resnet50_tf"))
     for launcher in ("local", "mpirun", "horovodrun"):
         cmds = cpu_commands(tmp_path, launcher)
@@ -193,7 +195,8 @@ def test_cpu_ranks_through_each_launcher(tmp_path):
             assert head == "horovodrun -np 2 -H localhost:2"
 
 
-def test_mpirun_options_come_from_the_study(tmp_path):
+def test_mpirun_options_come_from_the_study(tmp_path, monkeypatch):
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
     cmds = cpu_commands(tmp_path, "{name: mpirun, bind_to: core, map_by: node, export: [OMP_NUM_THREADS], "
                                   "mca: {btl: 'self,tcp'}, ssh_agent: 'ssh -o BatchMode=yes', "
                                   "args: [--report-bindings]}")
@@ -212,3 +215,11 @@ def test_dlperf_multi_node_through_horovodrun(tmp_path):
     cmd = {rid: c for rid, _d, _c, c in runner.plan(s, Path("/runs"))}["2n8g_amp_bs224_xla_dali_r1"]
     line = shlex.join(cmd.argv)
     assert "tf_resnet horovodrun -np 16 -H 10.11.0.2:8,10.11.0.3:8 -p 10000 python3 main.py" in line
+
+
+def test_cpu_ranks_get_only_the_variables_that_are_set(tmp_path, monkeypatch):
+    monkeypatch.delenv("NCCL_DEBUG", raising=False)
+    monkeypatch.delenv("LD_LIBRARY_PATH", raising=False)
+    argv = cpu_commands(tmp_path, "mpirun")["cpu_np2_fp32_bs8_syn_r1"].argv
+    line = shlex.join(argv)
+    assert "-x PATH -x TF_CPP_MIN_LOG_LEVEL" in line and "NCCL_DEBUG" not in line and "LD_LIBRARY_PATH" not in line

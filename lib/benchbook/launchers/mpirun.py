@@ -4,6 +4,8 @@ exported to every rank, and the SSH port and agent of the containers' sshd."""
 
 from __future__ import annotations
 
+import os
+
 from . import register
 from .base import Launcher, exported, processes
 
@@ -29,7 +31,10 @@ class Mpirun(Launcher):
                "--bind-to", opts.bind_to, "--map-by", opts.map_by]
         if study.runtime == "cpu":
             out.append("--oversubscribe")
-        out += [a for k in exported(study) for a in ("-x", k)]
+        names = exported(study)
+        if study.runtime == "cpu":  # ranks start from this machine: pass only what is set (mpirun warns otherwise)
+            names = [k for k in names if k in os.environ or k in study.env]
+        out += [a for k in names for a in ("-x", k)]
         out += [a for k, v in opts.mca.items() for a in ("--mca", k, v)]
         if study.ssh_port:
             out += ["--mca", "plm_rsh_args", f"-p {study.ssh_port}"]

@@ -339,7 +339,10 @@ def _tf_python() -> str:
     if not Path(python).exists():
         pytest.fail(f"{TF_ENV}={python} does not exist")
     if not shutil.which("mpirun"):
-        pytest.skip("mpirun is not installed (Debian: apt-get install openmpi-bin)")
+        why = "mpirun is not installed (Debian: apt-get install openmpi-bin)"
+        if os.environ.get("BENCHBOOK_REQUIRE_MPI"):  # CI: a missing engine is a failure, not a skip
+            pytest.fail(f"BENCHBOOK_REQUIRE_MPI is set but {why}")
+        pytest.skip(why)
     return python
 
 

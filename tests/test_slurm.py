@@ -9,6 +9,7 @@ this Python, which the node sees (one machine).
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -56,8 +57,10 @@ def fake(monkeypatch):
     monkeypatch.setattr(envs, "ensure", lambda framework, say=print: Path(sys.executable))
 
 
+@functools.cache
 def _cluster() -> str | None:
-    """Why there is no cluster to test with, or None when `sinfo` answers."""
+    """Why there is no cluster to test with, or None when `sinfo` answers (asked once: a controller
+    that is down takes sinfo seconds to say so)."""
     if not shutil.which("sinfo"):
         return "no sinfo on PATH (tools/slurm_cluster.sh up starts a one-machine cluster)"
     try:
@@ -322,11 +325,12 @@ def test_a_failing_job_is_recorded_as_the_same_failure_as_locally(tmp_path, fake
         script.write_text(SEGV)
         monkeypatch.setattr(commands.workloads, "script", lambda framework, model=None: script, raising=False)
     failed = {}
+    only = None if behave == "crash" else (lambda rid: "bs8" in rid)  # one study that goes on is enough
     for launcher in ("local", "slurm"):
         (tmp_path / launcher).mkdir()
         s = make(tmp_path / launcher, launcher=launcher, options=f"{{behave: {behave}}}")
-        failed[launcher] = runner.run_study(s, tmp_path / launcher / "runs", progress=False)
-    assert len(failed["slurm"]) == 2  # the study went on after the first failure
+        failed[launcher] = runner.run_study(s, tmp_path / launcher / "runs", progress=False, only=only)
+    assert len(failed["slurm"]) == (2 if behave == "crash" else 1)  # the study went on after the first failure
     for rid, rec in failed["slurm"].items():
         here = failed["local"][rid]
         assert rec["status"] == "failed" and rec["exit_code"] == here["exit_code"] != 0

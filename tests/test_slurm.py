@@ -311,6 +311,17 @@ def test_a_study_through_slurm_matches_the_same_study_run_locally(tmp_path, fake
                for line in seen)  # and the job's state as it changes
 
 
+def test_a_job_sbatch_refuses_is_a_failed_run_with_its_message_and_the_study_goes_on(tmp_path, fake, cluster):
+    s = make(tmp_path, launcher="{name: slurm, slurm: {partition: no_such_partition}}")
+    results = runner.run_study(s, tmp_path / "runs", progress=False)
+    assert len(results) == 2
+    for rec in results.values():
+        assert rec["status"] == "failed" and rec["failure"]["cause"] == "crash" and "slurm_job_id" not in rec
+        assert rec["failure"]["detail"] == ("exit code 127: error: sbatch refused the job (exit 1): sbatch: error: "
+                                            "invalid partition specified: no_such_partition / sbatch: error: Batch "
+                                            "job submission failed: Invalid partition name specified")
+
+
 SEGV = """\
 import os, signal, datetime
 print("DLL " + datetime.datetime.now().strftime("%Y-%m-%d %H:%M:%S.%f") + " - PARAMETER workload : fake", flush=True)

@@ -9,12 +9,18 @@ editor or git setting can change them.
 from __future__ import annotations
 
 import shutil
+import signal
 from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).parent.parent
+
+# Tests started in the background of a script (`make test &`, nohup) inherit SIGINT ignored; the
+# tests of Ctrl-C need it to mean KeyboardInterrupt, here and in the processes they start.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 FIXTURES = Path(__file__).parent / "fixtures"
 
 

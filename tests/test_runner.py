@@ -122,11 +122,17 @@ def test_resume_redoes_only_what_is_not_complete(tmp_path, fake):
     assert records.read(failed / "attempts" / "1" / "run.json")["status"] == "failed"
 
 
-def drive(tmp_path, *args):
+def _ignore_sigint():
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def drive(tmp_path, *args, sigint_ignored=False):
+    """`benchbook run` in its own process group; `sigint_ignored` starts it as `cmd &` in a script does."""
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).parents[1] / "lib"))
     return subprocess.Popen([sys.executable, str(FIXTURES / "drive.py"), "run", *args, "--out",
                              str(tmp_path / "runs"), "--quiet"], env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=_ignore_sigint if sigint_ignored else None)
 
 
 def wait_for_running(folder: Path, timeout=30.0) -> dict:
@@ -148,12 +154,13 @@ def alive(pid: int) -> bool:
     return bool(state) and not state.startswith("Z")  # a zombie is dead, just not reaped yet
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL])
-def test_killed_study_resumes_without_redoing_or_losing_runs(tmp_path, sig):
+@pytest.mark.parametrize("sig, sigint_ignored", [(signal.SIGINT, False), (signal.SIGKILL, False),
+                                                  (signal.SIGINT, True)], ids=["SIGINT", "SIGKILL", "SIGINT-background"])
+def test_killed_study_resumes_without_redoing_or_losing_runs(tmp_path, sig, sigint_ignored):
     s = make(tmp_path, "{behave: slow}", **{"repeats: 2": "repeats: 1", "iterations: 6": "iterations: 3",
                                              "warmup: 2": "warmup: 1"})
     folder = tmp_path / "runs" / s.name
-    first = drive(tmp_path, str(s.path))
+    first = drive(tmp_path, str(s.path), sigint_ignored=sigint_ignored)
     try:
         # Let the first run finish, then kill the study during the second.
         end = time.monotonic() + 60

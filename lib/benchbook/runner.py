@@ -168,9 +168,13 @@ def _run_locked(study, out, sdir, existing, only, echo, progress, say) -> dict[s
                dynamic_ncols=True)
     write = (lambda line: bar.write(line)) if echo is True else echo
     results = dict(existing)
-    previous = signal.getsignal(signal.SIGTERM)
+    # SIGINT and SIGTERM stop the study cleanly, even when it was started with SIGINT ignored (the
+    # `benchbook run ... &` of a script): its training processes then get the default SIGINT back too
+    stops = (signal.SIGINT, signal.SIGTERM)
+    previous = {s: signal.getsignal(s) for s in stops}
     if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, _term_as_interrupt)
+        for s in stops:
+            signal.signal(s, _term_as_interrupt)
     try:
         for run_id, run_dir, cfg, cmd in todo:
             bar.set_postfix_str(run_id)
@@ -185,7 +189,8 @@ def _run_locked(study, out, sdir, existing, only, echo, progress, say) -> dict[s
     finally:
         bar.close()
         if threading.current_thread() is threading.main_thread():
-            signal.signal(signal.SIGTERM, previous)
+            for s, handler in previous.items():
+                signal.signal(s, handler)
     return results
 
 

@@ -287,7 +287,7 @@ class Slurm(Launcher):
             held.release()  # a Ctrl-C during the submission is raised here, the job id known
             if refused:
                 return Ending(exit_code=127, tail=[f"error: {refused}"])
-            state, code, sig = self._follow(job_id, reader, ending, timeout, no_progress, note)
+            state, code, sig = self._follow(job_id, reader, ending, timeout, no_progress, note, started)
         except KeyboardInterrupt:
             ending.interrupted = True
             if job_id is None:
@@ -313,10 +313,10 @@ class Slurm(Launcher):
         ending.tail = list(tail)
         return ending
 
-    def _follow(self, job_id, reader, ending, timeout, no_progress, note):
+    def _follow(self, job_id, reader, ending, timeout, no_progress, note, started=None):
         """Follow the job until it leaves the queue, or stop it; (state, exit status, signal)."""
         running_since = last_output = None
-        next_state, unreachable_since, shown = 0.0, None, None
+        next_state, unreachable_since, shown, placed = 0.0, None, None, False
         while True:
             now = time.monotonic()
             if reader.read():
@@ -334,6 +334,10 @@ class Slurm(Launcher):
                         return "UNKNOWN", None, None
                     info = {"JobState": "UNREACHABLE", "Reason": str(exc)}
                 state, code, sig = _state(info)
+                nodes = info.get("NodeList") if info else None
+                if started and nodes not in (None, "None", "(null)", "") and not placed:
+                    placed = True  # where it runs: the record's environment is the submitting host's
+                    started({"slurm_nodes": nodes})
                 if state is None or state in TERMINAL:
                     return state, code, sig
                 seen = (state, info.get("Reason") if state != "RUNNING" else info.get("NodeList"))

@@ -9,10 +9,15 @@ data, timing, the training loop).
 Both scripts take the same command line (`--mode training_benchmark|train_and_evaluate`,
 `--batch_size`, `--image_size`, `--num_iter`, `--warmup_steps`, `--precision fp32|bf16`, `--xla`,
 `--data synthetic|digits`, `--target_accuracy`, `--max_epochs`, `--eval_every`, `--threads`,
-`--seed`, `--display_every`; see `python <script> --help`) and print DLLogger lines on stdout:
+`--seed`, `--display_every`, `--save_weights`; see `python <script> --help`) and print DLLogger
+lines on stdout:
 a PARAMETER line, one `Epoch: E Iteration: I` line per step, an `Epoch: E` line per evaluation and
 a `Summary:` line last, only on success. A setting the framework cannot honour (`--xla` with MXNet,
 bf16 where MXNet has no bf16 kernels) ends the run with exit status 2 before it starts.
+
+The TensorFlow ResNet-50 also trains data-parallel on several MPI ranks (`mpirun -np N`, the
+`mpirun` and `slurm` launchers with `processes: N`): gradients are averaged with mpi4py, rank 0
+alone logs, and its lines speak for the job (`processes : N`, global batch N x `--batch_size`).
 """
 
 from __future__ import annotations

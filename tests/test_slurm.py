@@ -302,7 +302,8 @@ def test_a_study_through_slurm_matches_the_same_study_run_locally(tmp_path, fake
     assert all(r["status"] == "complete" for r in through.values())
     for rid, rec in through.items():
         assert rec["slurm_job_id"].isdigit() and rec["command_launcher"] == "slurm"
-        assert rec["slurm_nodes"] == slurm.job_info(rec["slurm_job_id"])["NodeList"] == socket.gethostname().split(".")[0]
+        node = socket.gethostname().split(".")[0]
+        assert rec["slurm_nodes"] == slurm.job_info(rec["slurm_job_id"])["NodeList"] == node
         folder = tmp_path / "slurm" / s.name / rid
         assert (folder / f"{rid}.sbatch").read_text() == rec["job_script"]
         assert "Summary: train.ips" in (folder / f"{rid}.log").read_text()

@@ -154,7 +154,8 @@ def alive(pid: int) -> bool:
     return bool(state) and not state.startswith("Z")  # a zombie is dead, just not reaped yet
 
 
-@pytest.mark.parametrize("sig, sigint_ignored", [(signal.SIGINT, False), (signal.SIGKILL, False), (signal.SIGINT, True)],
+@pytest.mark.parametrize("sig, sigint_ignored",
+                         [(signal.SIGINT, False), (signal.SIGKILL, False), (signal.SIGINT, True)],
                          ids=["SIGINT", "SIGKILL", "SIGINT-background"])
 def test_killed_study_resumes_without_redoing_or_losing_runs(tmp_path, sig, sigint_ignored):
     s = make(tmp_path, "{behave: slow}", **{"repeats: 2": "repeats: 1", "iterations: 6": "iterations: 3",

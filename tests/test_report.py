@@ -74,3 +74,12 @@ def test_a_report_needs_a_source(tmp_path):
         Report()
     with pytest.raises(BenchbookError, match="no such folder"):
         Report(log_dir=tmp_path / "nope").analysis  # noqa: B018
+
+
+def test_the_description_says_where_the_published_numbers_come_from(study_folder):
+    r = Report(study_folder / "s.yaml", runs_dir=study_folder / "runs", reference="ngc_mxnet_resnet50")
+    published = r.describe().loc["published in", "value"]
+    assert published.startswith("NGC MXNet ResNet50 v1.5") and published.endswith(
+        "/ResNet50V1.5/OtherReports/MxNet/README.md)")
+    plain = Report(study_folder / "s.yaml", runs_dir=study_folder / "runs")
+    assert plain.describe().loc["published in", "value"] == "-"

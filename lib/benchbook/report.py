@@ -70,9 +70,17 @@ class Report:
         rows = {"title": self.title, "mode": self.mode, "logs": str(self.source),
                 "study file": str(self.study.path) if self.study else "-",
                 "model / runtime": f"{self.study.model} / {self.study.runtime}" if self.study else "-",
-                "reference": self.reference_name or "-", "rule": self._rule_text(),
+                "reference": self.reference_name or "-", "published in": self._published_in(),
+                "rule": self._rule_text(),
                 "benchbook": __version__}
         return pd.DataFrame({"value": rows}).rename_axis("")
+
+    def _published_in(self) -> str:
+        """Where the published numbers come from, so that a reader can check them at the source."""
+        if self.reference is None:
+            return "-"
+        src = self.reference.source
+        return f"{src.title} ({src.url})" if src.url else src.title
 
     def _rule_text(self) -> str:
         parts = []

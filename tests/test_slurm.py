@@ -190,6 +190,7 @@ def test_shipped_slurm_studies(tmp_path):
     ("FAILED", 139, 0, ["srun: error: vm: task 0: Exited with exit code 139"], ("FAILED", 139)),
     ("CANCELLED", 0, 15, [], ("CANCELLED", -15)),
     ("CANCELLED", 0, 0, [], ("CANCELLED", -15)),  # cancelled while pending: never an exit status of 0
+    ("CANCELLED", 1, 0, ["srun: error: vm: task 0: Terminated"], ("CANCELLED", -15)),  # the shell outlived its step
     ("TIMEOUT", 0, 15, [], ("TIMEOUT", -15)),
     ("OUT_OF_MEMORY", 0, 0, [], ("OUT_OF_MEMORY", -9)),
     ("NODE_FAIL", 0, 0, [], ("NODE_FAIL", -15)),

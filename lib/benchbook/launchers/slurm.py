@@ -182,6 +182,10 @@ def ending_of(state: str | None, code: int | None, sig: int | None, tail: list[s
         killed = [m.group(1) for m in map(_SRUN_TASK.match, tail) if m]
         if killed and not killed[-1].startswith("Exited with exit code"):
             exit_code = -(code - 128)
+    if state == "CANCELLED" and not sig:
+        # scancel's SIGTERM reaches the steps and the batch shell in either order: when the steps
+        # die first the shell may exit with their status (seen: 1); the scheduler stopped it all the same
+        exit_code = -signal.SIGTERM
     if state == "OUT_OF_MEMORY" and not exit_code:
         exit_code = -signal.SIGKILL
     elif state != "COMPLETED" and not exit_code:

@@ -144,3 +144,23 @@ def test_cli_publish_logs(tmp_path):
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     assert json.loads((tmp_path / "mx" / "entry.json").read_text())["status"] == "ok"
+
+
+def test_a_kernel_that_does_not_start_is_started_again_but_a_failing_cell_is_not(tmp_path, monkeypatch):
+    calls = []
+
+    def execute(source, executed, **kw):
+        calls.append(source)
+        if len(calls) == 1:  # what a kernel whose port another worker took gives
+            raise RuntimeError("Kernel didn't respond in 60 seconds")
+        if len(calls) == 2:
+            Path(executed).write_text(Path(source).read_text())
+            return
+        raise papermill.PapermillExecutionError(0, 1, "boom", "ValueError", "bad input", [])
+
+    monkeypatch.setattr(papermill, "execute_notebook", execute)
+    monkeypatch.setattr(publish, "_convert", lambda executed, out: None)
+    target = publish.Target("t", NOTEBOOKS / "compare.ipynb", {"sources": "a,b"})
+    assert publish._execute(target, tmp_path, "s1")["status"] == "ok" and len(calls) == 2
+    failed = publish._execute(target, tmp_path, "s2")
+    assert failed["status"] == "failed" and failed["error"] == "ValueError: bad input" and len(calls) == 3

@@ -93,6 +93,12 @@ def digest(target: Target) -> str:
     return h.hexdigest()[:20]
 
 
+# Kernels of parallel workers pick their TCP ports independently, and one can take a port that
+# another has just picked ("Address already in use", then no reply): such a kernel is started again.
+KERNEL_STARTS = 3
+_NOT_STARTED = ("Kernel didn't respond", "Kernel died before replying to kernel_info")
+
+
 def _execute(target: Target, out: Path, stamp: str) -> dict:
     """Run the notebook (in a worker process); return status and error, never raise for a notebook error."""
     import papermill
@@ -104,14 +110,18 @@ def _execute(target: Target, out: Path, stamp: str) -> dict:
     params = dict(target.parameters, summary_path=str(summary))
     if "sources" not in params:
         params["interactive"] = False
-    try:
-        papermill.execute_notebook(str(target.notebook), str(executed), parameters=params, kernel_name="python3",
-                                   progress_bar=False, cwd=str(ROOT))
-        status, error = "ok", None
-    except papermill.PapermillExecutionError as exc:
-        status, error = "failed", f"{exc.ename}: {exc.evalue}"
-    except Exception as exc:  # the kernel died, the notebook is unreadable...
-        status, error = "failed", f"{type(exc).__name__}: {exc}"
+    for attempt in range(1, KERNEL_STARTS + 1):
+        try:
+            papermill.execute_notebook(str(target.notebook), str(executed), parameters=params, kernel_name="python3",
+                                       progress_bar=False, cwd=str(ROOT))
+            status, error = "ok", None
+        except papermill.PapermillExecutionError as exc:
+            status, error = "failed", f"{exc.ename}: {exc.evalue}"
+        except Exception as exc:  # the kernel died, the notebook is unreadable...
+            status, error = "failed", f"{type(exc).__name__}: {exc}"
+            if attempt < KERNEL_STARTS and str(exc).startswith(_NOT_STARTED):
+                continue  # no cell ran: start a new kernel
+        break
     if executed.exists():
         _convert(executed, out)
     return {"status": status, "error": error, "executed": str(executed.relative_to(out))}

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from . import register
-from .base import Launcher, processes
-from .mpirun import hosts
+from .base import Launcher
+from .mpirun import placement
 
 
 @register
@@ -12,11 +12,11 @@ class Horovodrun(Launcher):
     name = "horovodrun"
 
     def wrap(self, study, cfg, argv):
-        n = processes(cfg, study)
-        if n <= 1 and cfg.get("nodes", 1) <= 1:
+        placed = placement(study, cfg)
+        if placed is None:
             return argv
-        per_node = n // max(1, cfg.get("nodes", 1))
-        out = ["horovodrun", "-np", str(n), "-H", hosts(study, cfg, per_node)]
+        n, hosts = placed
+        out = ["horovodrun", "-np", str(n), "-H", hosts]
         if study.ssh_port:
             out += ["-p", str(study.ssh_port)]
         return out + study.launcher.args + argv

@@ -10,11 +10,14 @@ from . import register
 from .base import Launcher, exported, processes
 
 
-def hosts(study, cfg, slots: int) -> str:
-    """`-H` of the run: the study's first `nodes` hosts with their slots (this host for one node)."""
-    nodes = cfg.get("nodes", 1)
+def placement(study, cfg) -> tuple[int, str] | None:
+    """(processes, `-H` of the run: the study's first `nodes` hosts with their slots, this host for
+    one node) of a run an MPI launcher starts; None for one process on one node (no launcher)."""
+    n, nodes = processes(cfg, study), cfg.get("nodes", 1)
+    if n <= 1 and nodes <= 1:
+        return None
     names = study.hosts[:nodes] if nodes > 1 or study.hosts else ["localhost"]
-    return ",".join(f"{h}:{slots}" for h in names)
+    return n, ",".join(f"{h}:{n // max(1, nodes)}" for h in names)
 
 
 @register
@@ -22,12 +25,11 @@ class Mpirun(Launcher):
     name = "mpirun"
 
     def wrap(self, study, cfg, argv):
-        n = processes(cfg, study)
-        if n <= 1 and cfg.get("nodes", 1) <= 1:
+        placed = placement(study, cfg)
+        if placed is None:
             return argv
-        opts = study.launcher
-        per_node = n // max(1, cfg.get("nodes", 1))
-        out = ["mpirun", "--allow-run-as-root", "--tag-output", "-np", str(n), "-H", hosts(study, cfg, per_node),
+        (n, hosts), opts = placed, study.launcher
+        out = ["mpirun", "--allow-run-as-root", "--tag-output", "-np", str(n), "-H", hosts,
                "--bind-to", opts.bind_to, "--map-by", opts.map_by]
         if study.runtime == "cpu":
             out.append("--oversubscribe")

@@ -8,8 +8,10 @@ editor or git setting can change them.
 
 from __future__ import annotations
 
+import os
 import shutil
 import signal
+import sys
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -81,3 +83,26 @@ def write_tf1_log(tmp_path):
         return path
 
     return write
+
+
+@pytest.fixture
+def fake(monkeypatch) -> Path:
+    """CPU studies run `fixtures/runner/fake_workload.py` with this Python instead of a framework's
+    workload, so that the runner and launchers are tested for real without one; the script's path."""
+    from benchbook import commands, envs
+
+    script = FIXTURES / "runner" / "fake_workload.py"
+    monkeypatch.setattr(commands.workloads, "script", lambda framework, model=None: script, raising=False)
+    monkeypatch.setattr(envs, "ensure", lambda framework, say=print: Path(sys.executable))
+    return script
+
+
+def framework_python(var: str, wanted: str) -> str:
+    """The Python that environment variable `var` names (a framework's environment, `wanted` says
+    which): unset skips the test, a path that is not there fails it."""
+    python = os.environ.get(var)
+    if not python:
+        pytest.skip(f"set {var} to {wanted}")
+    if not Path(python).exists():
+        pytest.fail(f"{var}={python} does not exist")
+    return python

@@ -10,12 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from benchbook import analysis, commands, envs, records, runner, study
+from benchbook import analysis, records, runner, study
 from benchbook.commands import Command
 from benchbook.study import StudyError
 
 FIXTURES = Path(__file__).parent / "fixtures" / "runner"
-FAKE = FIXTURES / "fake_workload.py"
 
 STUDY = """\
 schema_version: 1
@@ -30,12 +29,6 @@ warmup: 2
 timeout: {timeout}
 options: {options}
 """
-
-
-@pytest.fixture
-def fake(monkeypatch):
-    monkeypatch.setattr(commands.workloads, "script", lambda framework, model=None: FAKE, raising=False)
-    monkeypatch.setattr(envs, "ensure", lambda framework, say=print: Path(sys.executable))
 
 
 def make(tmp_path, options="{}", timeout="60", **subs):
@@ -53,7 +46,7 @@ def test_a_study_runs_every_configuration_and_repeat(tmp_path, fake):
     assert len(results) == 4 and all(r["status"] == "complete" for r in results.values())
     folder = tmp_path / "runs" / s.name
     rec = records.read(folder / "cpu_fp32_bs8_syn_r1" / "run.json")
-    assert rec["command"][:2] == [sys.executable, str(FAKE)]
+    assert rec["command"][:2] == [sys.executable, str(fake)]
     assert rec["config"]["batch_size"] == 8 and rec["config"]["repeat"] == 1
     assert rec["exit_code"] == 0 and rec["failure"] is None and rec["ended_at"] and rec["duration_s"] > 0
     assert rec["analysis"][0]["recomputed_throughput"] == pytest.approx(103.5)  # mean of 102..105

@@ -23,13 +23,12 @@ from pathlib import Path
 
 import pytest
 
-from benchbook import cli, commands, envs, failures, records, runner, study
+from benchbook import cli, commands, failures, records, runner, study
 from benchbook.launchers import slurm
 from benchbook.launchers.base import Command
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).parent / "fixtures" / "runner"
-FAKE = FIXTURES / "fake_workload.py"
 
 STUDY = """\
 schema_version: 1
@@ -50,12 +49,6 @@ def make(tmp_path, launcher="slurm", options="{}", timeout="2m", name="fake", no
     p = tmp_path / f"{name}.yaml"
     p.write_text(STUDY.format(launcher=launcher, options=options, timeout=timeout, no_progress=no_progress) + extra)
     return study.load(p)
-
-
-@pytest.fixture
-def fake(monkeypatch):
-    monkeypatch.setattr(commands.workloads, "script", lambda framework, model=None: FAKE, raising=False)
-    monkeypatch.setattr(envs, "ensure", lambda framework, say=print: Path(sys.executable))
 
 
 @functools.cache
@@ -102,7 +95,7 @@ def test_cpu_job_script(tmp_path, fake):
                           f"#SBATCH --output={run_dir / (rid + '.log')}", "#SBATCH --open-mode=append",
                           "#SBATCH --qos=high"]
     assert "--gpus-per-node" not in cmd.script and "--cpus-per-task" not in cmd.script
-    assert lines[-2].startswith(f"srun --cpu-bind=none {sys.executable} {FAKE} --mode training_benchmark")
+    assert lines[-2].startswith(f"srun --cpu-bind=none {sys.executable} {fake} --mode training_benchmark")
     # the exit status is kept beside the log, for a job the controller has forgotten
     assert lines[-1] == (f'status=$?; echo "{{\\"exit_status\\": $status}}" > {run_dir / (rid + ".exit.json")}; '
                          "exit $status")

@@ -23,6 +23,7 @@ import pytest
 from benchbook import analyze, workloads
 from benchbook.parsers import dllogger
 from benchbook.workloads import maskrcnn_tf as mrcnn
+from conftest import framework_python
 
 SCRIPT = workloads.HERE / "maskrcnn_tf.py"
 TF_ENV = "BENCHBOOK_TEST_TF_PYTHON"
@@ -51,12 +52,7 @@ def _run(python: str, argv: list[str], cwd: Path, timeout: int = 600) -> subproc
 
 
 def _tf_python() -> str:
-    python = os.environ.get(TF_ENV)
-    if not python:
-        pytest.skip(f"set {TF_ENV} to a Python that has TensorFlow to run the Mask R-CNN workload")
-    if not Path(python).exists():
-        pytest.fail(f"{TF_ENV}={python} does not exist")
-    return python
+    return framework_python(TF_ENV, "a Python that has TensorFlow to run the Mask R-CNN workload")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -29,6 +29,7 @@ import pytest
 from benchbook import analyze, envs, runner, study, workloads
 from benchbook.parsers import dllogger
 from benchbook.workloads import _common as common
+from conftest import framework_python
 
 TF_ENV = "BENCHBOOK_TEST_TF_PYTHON"
 SCRIPT = workloads.script("tensorflow")
@@ -333,11 +334,7 @@ def test_sharded_evaluation_sums_the_ranks_and_all_ranks_stop_together(digits):
 
 
 def _tf_python() -> str:
-    python = os.environ.get(TF_ENV)
-    if not python:
-        pytest.skip(f"set {TF_ENV} to the TensorFlow environment's Python (with mpi4py) to run MPI workloads")
-    if not Path(python).exists():
-        pytest.fail(f"{TF_ENV}={python} does not exist")
+    python = framework_python(TF_ENV, "the TensorFlow environment's Python (with mpi4py) to run MPI workloads")
     if not shutil.which("mpirun"):
         why = "mpirun is not installed (Debian: apt-get install openmpi-bin)"
         if os.environ.get("BENCHBOOK_REQUIRE_MPI"):  # CI: a missing engine is a failure, not a skip

@@ -17,7 +17,6 @@ import re
 import subprocess
 import sys
 from datetime import datetime, timedelta
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -25,6 +24,7 @@ import pytest
 from benchbook import workloads
 from benchbook.parsers import dllogger
 from benchbook.workloads import _common as common
+from conftest import framework_python
 
 TS = r"(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{6})"
 PARAMETER_RE = re.compile(rf"^DLL {TS} - PARAMETER (\S.*)$")
@@ -480,12 +480,7 @@ def test_train_and_evaluate_without_reaching_the_target():
 
 
 def _python(var):
-    python = os.environ.get(var)
-    if not python:
-        pytest.skip(f"set {var} to a Python that has the framework to run this test")
-    if not Path(python).exists():
-        pytest.fail(f"{var}={python} does not exist")
-    return python
+    return framework_python(var, "a Python that has the framework to run this test")
 
 
 FRAMEWORK_ENV = {"tensorflow": "BENCHBOOK_TEST_TF_PYTHON", "mxnet": "BENCHBOOK_TEST_MXNET_PYTHON"}

@@ -89,6 +89,25 @@ def test_layout_numbers_are_read_exactly_as_float_reads_them():
     assert [float(v) for v in values] == fields["x"].tolist()
 
 
+def test_layout_tokens_that_are_no_number_are_nan_and_long_ints_are_read_whole():
+    """`[0-9.eE+-]+` also matches `1.2.3`, `6+0` and `.`: float() refuses them. They are NaN,
+    as the regex rules' `number` gives None; they used to raise and lose the whole log."""
+    import math
+
+    from benchbook.parsers.layout import Int, Layout, Num
+
+    values = ["1.2.3", "6+0", ".", "-", "e5", "0", "0.", ".5", "7"]
+    ok, fields, _ = _read(Layout("v ", Num("x"), " end"), [f"v {v} end" for v in values])
+    assert ok.all()
+    got = fields["x"].tolist()
+    assert all(math.isnan(x) for x in got[:5])
+    assert got[5:] == [0.0, 0.0, 0.5, 7.0]
+    ints = ["0" * 30 + "42", "9" * 18, "1" + "0" * 18, "0" * 40]
+    ok, fields, _ = _read(Layout("n ", Int("i"), ";"), [f"n {v};" for v in ints])
+    assert ok.tolist() == [True, True, False, True]
+    assert fields["i"][[0, 1, 3]].tolist() == [42, 10**18 - 1, 0]
+
+
 def test_layout_reads_ints_stamps_and_sought_fields_and_rejects_other_lines():
     import math
 

@@ -12,6 +12,7 @@ numbers come out exactly as `int()` and `float()` read them.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,14 +31,15 @@ _DIGITS[48:58] = True
 
 @dataclass(frozen=True)
 class Int:
-    """One or more digits (at most 18), as an int64 column named `name`."""
+    """One or more digits (below 10**18, leading zeros aside), as an int64 column named `name`."""
 
     name: str
 
 
 @dataclass(frozen=True)
 class Num:
-    """A logged number (`[0-9.eE+-]+`), as a float column named `name`, read as `float()` does."""
+    """A logged number (`[0-9.eE+-]+`), as a float column named `name`, read as `float()` does
+    (NaN where it is not a number, `1.2.3` say)."""
 
     name: str
 
@@ -210,6 +212,7 @@ class _Reader:
         plain = ~odd
         plain &= digits <= 18  # else `value` wrapped around
         length = length.astype(np.int64)
+        plain &= length > point  # a digit besides the point: a lone point is no number
         long = np.flatnonzero(length == width)
         if len(long):  # a run longer than the window: read on, a window at a time
             end = start[long] + width
@@ -228,9 +231,14 @@ class _Reader:
     def integer(self, name: str) -> None:
         """Digits at the cursor, as an integer."""
         rows, start, length, value, digits, _, _ = self.run(_DIGITS)
+        ok = (length > 0) & (digits <= 18)
+        for i in np.flatnonzero(digits > 18).tolist():  # longer than the window read, or too large
+            whole = int(self.text[start[i] : start[i] + length[i]])
+            if whole < 10**18:
+                value[i], ok[i] = whole, True
         column = np.zeros(len(self.cur), dtype=np.int64)
         column[rows] = value
-        self.ok[rows] &= (length > 0) & (digits <= 18)
+        self.ok[rows] &= ok
         self.fields[name] = column
 
     def number(self, name: str) -> None:
@@ -356,8 +364,17 @@ def numbers(text: str, start: np.ndarray, end: np.ndarray, ok: np.ndarray, plain
         rest[idx[exact]] = False
     slow = np.flatnonzero(ok & ~fast & (~plain | rest))
     if len(slow):
-        out[slow] = [float(text[a:b]) for a, b in zip(start[slow].tolist(), end[slow].tolist(), strict=True)]
+        out[slow] = [_float(text[a:b]) for a, b in zip(start[slow].tolist(), end[slow].tolist(), strict=True)]
     return out
+
+
+def _float(token: str) -> float:
+    """float() of a token of number characters that may not be a number (`1.2.3`, `6+0`): NaN,
+    as the regex rules' `number` gives None, rather than an error for the whole log."""
+    try:
+        return float(token)
+    except ValueError:
+        return math.nan
 
 
 _STAMP_MARKS = ((4, ord("-")), (7, ord("-")), (10, ord(" ")), (13, ord(":")), (16, ord(":")))

@@ -1,0 +1,29 @@
+"""The parsing benchmark runs on the project's example logs and agrees with itself: benchbook and
+both naive loops find the same per-iteration values, overall and for each format (no timing is
+checked here: ratios are measured by `make bench` and CI, on the reference logs)."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _bench():
+    spec = importlib.util.spec_from_file_location("bench_analyze", ROOT / "bench" / "bench_analyze.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_bench_runs_on_the_examples_and_every_loop_finds_the_same_values(capsys):
+    assert _bench().main(["--megabytes", "0.2", "--repeat", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "WARNING" not in out
+    counts = re.findall(r"\((?:[0-9.]+) s, (\d+) values", out)
+    assert len(counts) == 3 and len(set(counts)) == 1 and int(counts[0]) > 0
+    assert re.search(r"ratio benchbook/naive +: +[0-9.]+x", out)
+    formats = re.findall(r"^  (\w+) *: .* ratio [0-9.]+x; reading is \d+% of benchbook's time$", out, re.M)
+    assert sorted(formats) == ["maskrcnn", "mxnet", "tf1"]

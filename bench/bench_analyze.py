@@ -153,6 +153,19 @@ def naive_one_pattern(files: list[Path]) -> int:
     return count
 
 
+def _timed(loops: dict, files: list[Path], repeat: int) -> tuple[dict[str, float], dict]:
+    """(best seconds, last result) of each loop over the files; they take turns, so that all see
+    the same load on a shared machine."""
+    best = dict.fromkeys(loops, float("inf"))
+    found: dict = {}
+    for _ in range(repeat):
+        for name, fn in loops.items():
+            t = time.perf_counter()
+            found[name] = fn(files)
+            best[name] = min(best[name], time.perf_counter() - t)
+    return best, found
+
+
 def per_format(files: list[Path], repeat: int) -> None:
     """The same ratio for each format's files alone (taking turns, best of `repeat`), and how much
     of benchbook's time reading the files takes (decoding, rank tags, the line index): where the
@@ -162,12 +175,8 @@ def per_format(files: list[Path], repeat: int) -> None:
         groups.setdefault(_kind(p), []).append(p)
     for kind, group in sorted(groups.items()):
         size = sum(p.stat().st_size for p in group) / 1e6
-        best = {"naive": float("inf"), "benchbook": float("inf"), "reading": float("inf")}
-        for _ in range(repeat):
-            for name, fn in (("naive", naive_per_format), ("benchbook", benchbook.analyze), ("reading", _read_all)):
-                t = time.perf_counter()
-                fn(group)
-                best[name] = min(best[name], time.perf_counter() - t)
+        best, _ = _timed({"naive": naive_per_format, "benchbook": benchbook.analyze, "reading": _read_all},
+                         group, repeat)
         print(f"  {kind:9s}: {size:5.1f} MB, naive {size / best['naive']:6.1f} MB/s, benchbook "
               f"{size / best['benchbook']:6.1f} MB/s, ratio {best['naive'] / best['benchbook']:.2f}x; "
               f"reading is {best['reading'] / best['benchbook']:.0%} of benchbook's time")
@@ -216,13 +225,7 @@ def main(argv: list[str] | None = None) -> int:
         files = build_corpus(args.source, Path(tmp), args.megabytes)
         size = sum(f.stat().st_size for f in files) / 1e6
         loops = {"per_format": naive_per_format, "one_pattern": naive_one_pattern, "benchbook": benchbook.analyze}
-        best = dict.fromkeys(loops, float("inf"))
-        found: dict = {}
-        for _ in range(args.repeat):  # take turns, so that all see the same load on a shared machine
-            for name, fn in loops.items():
-                t = time.perf_counter()
-                found[name] = fn(files)
-                best[name] = min(best[name], time.perf_counter() - t)
+        best, found = _timed(loops, files, args.repeat)
         analysis = found.pop("benchbook")
         found["benchbook"] = int(analysis.iterations["throughput"].notna().sum())
         print(f"corpus: {size:.1f} MB in {len(files)} files from {args.source}")

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import statistics
 
+import numpy as np
 import pandas as pd
 import pytest
 
-from benchbook import Rule, analyze
+from benchbook import Rule, analyze, rules
+from benchbook.parsers import RunRecords
 
 # tf_gpu1_amp_bs256.log: 8 records of 1 GPU x 256 images, the format's warm-up is its first 3.
 RATES = [120.0, 610.0, 870.0, 1000.0, 1120.0, 900.0, 1010.0, 1250.0]
@@ -102,3 +104,54 @@ def test_rule_is_immutable():
         rule.warmup = 5
     assert rule.warmup == 3
     assert "frozen" in str(info.value).lower()
+
+
+def _one_run(rates, steps, stamps, method, batch):
+    """What each method gives for one run's measured records, written out plainly."""
+    if not rates:
+        return None
+    if method == "mean":
+        return statistics.mean(rates)
+    if method == "median":
+        return statistics.median(rates)
+    if method == "harmonic":
+        pos = [(s, r) for s, r in zip(steps, rates, strict=True) if r > 0]
+        return sum(s for s, _ in pos) / sum(s / r for s, r in pos) if pos else None
+    if len(rates) < 2 or not batch or not stamps[-1] > stamps[0]:
+        return None
+    return batch * sum(steps[1:]) / (stamps[-1] - stamps[0])
+
+
+@pytest.mark.parametrize("method", ["mean", "median", "harmonic", "elapsed"])
+def test_throughputs_of_all_runs_at_once_match_each_run_alone(method):
+    # Runs of 0 to 6 records, in order; some rates are not positive, some batches unknown, one run
+    # logs the same time twice.
+    rng = np.random.default_rng(7)
+    sizes = [3, 0, 1, 6, 2, 5, 4, 1, 0, 2]
+    run = np.repeat(np.arange(len(sizes)), sizes)
+    rates = rng.uniform(-50, 1000, len(run)).round(3)
+    steps = rng.integers(1, 20, len(run)).astype(float)
+    stamps = np.cumsum(rng.uniform(0, 2, len(run)))
+    stamps[run == 4] = 100.0
+    batch = np.array([256, 256, np.nan, 128, 256, 0, 64, 64, 64, 32], dtype=float)
+    got = rules.throughputs({"throughput": rates, "steps": steps, "timestamp": stamps}, run, len(sizes), method, batch)
+    for r in range(len(sizes)):
+        at = run == r
+        want = _one_run(rates[at].tolist(), steps[at].tolist(), stamps[at].tolist(), method,
+                        None if np.isnan(batch[r]) else batch[r])
+        if want is None:
+            assert np.isnan(got[r]), (r, got[r])
+        else:
+            assert got[r] == pytest.approx(want, rel=1e-12), r
+
+
+def test_run_records_give_each_record_its_own_runs_values():
+    # Three runs, the middle one without records; rows 1, 2, 4 and 5 of the file's columns are read.
+    columns = {"epoch": np.array([9, 0, 1, 9, 3, 2]), "iteration": np.array([0, 10, 20, 0, 5, 7])}
+    records = RunRecords(columns, np.array([1, 2, 4, 5]), np.array([0, 0, 2, 2]),
+                         [{"warmup_steps": 15}, {}, {"warmup_steps": None}])
+    assert records["epoch"].tolist() == [0, 1, 3, 2]
+    assert records.least("epoch").tolist() == [0, 0, 2, 2]
+    assert records.most("iteration").tolist() == [20, 20, 7, 7]
+    assert records.meta("warmup_steps", lambda v: int(v or 0)).tolist() == [15, 15, 0, 0]
+    assert set(records) == {"epoch", "iteration"}

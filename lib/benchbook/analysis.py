@@ -22,7 +22,7 @@ import pandas as pd
 from . import filenames, parsers, rules, textio
 from .assemble import RECORD_COLUMNS, Records, RunDraft, fold, seconds
 from .errors import BenchbookError, LogError
-from .parsers import LogFormat, scanning
+from .parsers import LogFormat, RunRecords, scanning
 from .rules import Rule
 
 RUN_COLUMNS = {
@@ -260,8 +260,8 @@ def _meta(draft: RunDraft, path: Path, fmt: LogFormat, record: dict, tables: dic
 def _runs(drafts: list[RunDraft], path: Path, fmt: LogFormat, rule: Rule, stats: textio.ReadStats,
           tables: dict[tuple, dict], record: dict) -> tuple[list[dict], dict[str, np.ndarray], list[dict]]:
     """The rows of a file's runs, all its records as columns (with run, elapsed, warmup and
-    measured) and its evaluations. Column work is done once for the whole file; what is left
-    per run is what the format and the rule decide."""
+    measured) and its evaluations. The warm-up rule and the throughputs are computed for all runs
+    of the file at once; what is left per run is its metadata, warnings and row."""
     described = rule.describe(fmt.method, fmt.warmup)
     method = rule.method or fmt.method
     cols, bounds = _records(drafts)
@@ -277,59 +277,56 @@ def _runs(drafts: list[RunDraft], path: Path, fmt: LogFormat, rule: Rule, stats:
     if n:
         lowest[filled] = np.minimum.reduceat(rank, bounds[filled])
         first_stamp[filled] = np.fmin.reduceat(stamps, bounds[filled])
+    # The rule reads each run's lowest rank's records: all records where every run has one rank.
     own = rank == lowest[run]
-    single = _per_run(own, bounds) == sizes
-    has_rate = ~np.isnan(rate)
-    rated = (_per_run(has_rate, bounds) == sizes).tolist()  # runs whose every record has a rate
-    warmup = np.zeros(n, dtype=bool)
-    measured = np.zeros(n, dtype=bool)
-    t0s = np.full(runs, np.nan)
-    rows: list[dict] = []
-    evals: list[dict] = []
-    edges, singles, firsts, lows = bounds.tolist(), single.tolist(), first_stamp.tolist(), lowest.tolist()
-    for i, draft in enumerate(drafts):
+    own_rows: slice | np.ndarray = slice(None) if own.all() else np.flatnonzero(own)
+    own_run = run[own_rows]
+    metas, warnings_of, processes_of, global_batch_of, starts = [], [], [], [], []
+    for draft, first in zip(drafts, first_stamp.tolist(), strict=True):
         meta, warnings = _meta(draft, path, fmt, record, tables)
+        metas.append(meta)
+        warnings_of.append(warnings)
         gpus, batch = meta.get("gpus"), meta.get("batch_size")
         processes = meta.get("processes") or gpus  # NGC runs: one process per GPU
-        global_batch = meta.get("global_batch_size") or (processes * batch if processes and batch else None)
+        processes_of.append(processes)
+        global_batch_of.append(meta.get("global_batch_size") or (processes * batch if processes and batch else None))
         start = meta.get("start_time")
         t0 = seconds(start) if start is not None else math.nan
-        if math.isnan(t0):
-            t0 = firsts[i]
-        t0 = None if math.isnan(t0) else float(t0)
-        t0s[i] = math.nan if t0 is None else t0
-        a, b = edges[i], edges[i + 1]
-        # The rows of the run's lowest rank: all of the run's rows when one rank logged (the usual case).
-        own_at: slice | np.ndarray = slice(a, b) if singles[i] else a + np.flatnonzero(own[a:b])
-        count = b - a if singles[i] else len(own_at)
-        if rule.warmup is not None:
-            warm = np.arange(count) < rule.warmup
-        elif count:
-            warm = np.asarray(fmt.mark_warmup(_Subset(cols, own_at), meta), dtype=bool)
-        else:
-            warm = np.zeros(0, dtype=bool)
-        if not rated[i]:  # records without a rate are neither warm-up nor measured
-            own_rate = has_rate[own_at]
-            warm = warm & own_rate
-            use = np.flatnonzero(~warm & own_rate)
-        else:
-            use = np.flatnonzero(~warm)
-        if rule.window:
-            use = use[: rule.window]
-        # Rows in the file's columns; consecutive ones as a slice, whose columns are views.
-        if not singles[i]:
-            used_at: slice | np.ndarray = own_at[use]
-            warmup[own_at[warm]] = True
-        else:
-            used_at = slice(a + int(use[0]), a + int(use[-1]) + 1) \
-                if len(use) and use[-1] - use[0] + 1 == len(use) else a + use
-            warmup[a:b] = warm
-        measured[used_at] = True
-        used = {"throughput": rate[used_at], "steps": steps[used_at], "timestamp": stamps[used_at]}
-        recomputed = rules.throughput(used, method, global_batch)
-        elapsed = rules.throughput(used, "elapsed", global_batch)
+        starts.append(first if math.isnan(t0) else t0)
+    t0s = np.array(starts, dtype=float)
+    global_batch = np.array([g or np.nan for g in global_batch_of], dtype=float)
+    if rule.warmup is not None:  # the first records of each run
+        run_start = np.concatenate(([0], np.cumsum(np.bincount(own_run, minlength=runs))[:-1]))
+        warm = np.arange(len(own_run)) - run_start[own_run] < rule.warmup
+    else:
+        warm = np.asarray(fmt.mark_warmup(RunRecords(cols, own_rows, own_run, metas)), dtype=bool)
+    has_rate = ~np.isnan(rate[own_rows])  # records without a rate are neither warm-up nor measured
+    warm &= has_rate
+    use = ~warm & has_rate
+    if rule.window:  # at most `window` records of each run after its warm-up
+        taken = np.cumsum(use)
+        before = np.concatenate(([0], taken))[np.searchsorted(own_run, np.arange(runs))]
+        use &= taken - before[own_run] <= rule.window
+    own_index = np.arange(n)[own_rows]
+    warmup = np.zeros(n, dtype=bool)
+    warmup[own_index[warm]] = True
+    measured = np.zeros(n, dtype=bool)
+    measured[own_index[use]] = True
+    used = {"throughput": rate[measured], "steps": steps[measured], "timestamp": stamps[measured]}
+    recomputed = rules.throughputs(used, run[measured], runs, method, global_batch)
+    elapsed = rules.throughputs(used, run[measured], runs, "elapsed", global_batch)
+    counts = np.bincount(own_run, minlength=runs).tolist()
+    iterations = np.bincount(run[measured], minlength=runs).tolist()
+    warm_counts = np.bincount(run[warmup], minlength=runs).tolist()
+    single = (_per_run(own, bounds) == sizes).tolist()
+    rows: list[dict] = []
+    evals: list[dict] = []
+    edges, lows = bounds.tolist(), lowest.tolist()
+    for i, draft in enumerate(drafts):
+        meta, warnings = metas[i], warnings_of[i]
+        t0 = None if math.isnan(t0s[i]) else float(t0s[i])
+        got, wall = _value(recomputed[i]), _value(elapsed[i])
         reported = draft.reported.get("throughput")
-
         failed_cause = draft.failures[0][1] if draft.failures else None
         if draft.ended or reported is not None:
             status = "complete"
@@ -337,6 +334,7 @@ def _runs(drafts: list[RunDraft], path: Path, fmt: LogFormat, rule: Rule, stats:
             status = "failed"
         else:
             status = "incomplete"
+        a, b = edges[i], edges[i + 1]
         if status == "incomplete":
             warnings.append("no end-of-run summary: the log stops before the run finished" if b > a
                             else "no iteration was logged and no summary: the run did not start training")
@@ -346,27 +344,16 @@ def _runs(drafts: list[RunDraft], path: Path, fmt: LogFormat, rule: Rule, stats:
         for key in ("gpus", "batch_size", "precision"):
             if meta.get(key) is None:
                 warnings.append(f"{key} unknown: neither the log, the file name nor a run record gives it")
-        if count and recomputed is None:
+        if counts[i] and got is None:
             warnings.append("no record left after the warm-up to recompute the throughput from")
-        if recomputed and reported and abs(recomputed - reported) / reported > rule.tolerance:
-            warnings.append(f"recomputed throughput {recomputed:.2f} differs from the reported {reported:.2f} "
-                            f"by {100 * (recomputed - reported) / reported:+.1f}%")
-        if recomputed and elapsed and method != "elapsed" and abs(elapsed - recomputed) / recomputed > 0.10:
-            warnings.append(f"wall-clock throughput {elapsed:.2f} is {100 * (elapsed - recomputed) / recomputed:+.1f}% "
+        if got and reported and abs(got - reported) / reported > rule.tolerance:
+            warnings.append(f"recomputed throughput {got:.2f} differs from the reported {reported:.2f} "
+                            f"by {100 * (got - reported) / reported:+.1f}%")
+        if got and wall and method != "elapsed" and abs(wall - got) / got > 0.10:
+            warnings.append(f"wall-clock throughput {wall:.2f} is {100 * (wall - got) / got:+.1f}% "
                             f"from the {method} of logged rates: time passes between logged steps")
-        if not singles[i] and len(use):
-            # Every rank prints the same global rate; a rank that saw another rate is worth a look.
-            rates = has_rate[a:b]
-            codes = rank[a:b][rates] - lows[i]  # ranks from 0 (the lowest), in one bincount
-            counts = np.bincount(codes)
-            means = np.bincount(codes, weights=rate[a:b][rates]) / np.maximum(counts, 1)
-            if counts[1:].any() and counts[0]:
-                far = (counts > 0) & (np.abs(means - means[0]) > rule.tolerance * means[0])
-                far[0] = False
-                off = (np.flatnonzero(far) + lows[i]).tolist()
-                if off:
-                    warnings.append(f"ranks {', '.join(map(str, off))} logged rates more than "
-                                    f"{rule.tolerance:.0%} away from rank {lows[i]}'s, whose records the rule uses")
+        if not single[i] and iterations[i]:
+            warnings.extend(_rank_warnings(rank[a:b], rate[a:b], lows[i], rule.tolerance))
         warnings.extend(_read_warnings(stats))
 
         top1 = None
@@ -381,19 +368,17 @@ def _runs(drafts: list[RunDraft], path: Path, fmt: LogFormat, rule: Rule, stats:
         rows.append({
             "source": str(path), "run": draft.index, "format": fmt.name,
             "framework": meta.get("framework") or fmt.framework, "model": meta.get("model") or fmt.model,
-            "gpus": gpus, "nodes": meta.get("nodes"), "processes": processes, "batch_size": batch,
-            "global_batch_size": global_batch,
+            "gpus": meta.get("gpus"), "nodes": meta.get("nodes"), "processes": processes_of[i],
+            "batch_size": meta.get("batch_size"), "global_batch_size": global_batch_of[i],
             "precision": meta.get("precision"), "xla": meta.get("xla"), "dali": meta.get("dali"),
             "synthetic": meta.get("synthetic"), "repeat": meta.get("repeat"),
             "line_start": draft.first_line, "line_end": draft.last_line,
-            "reported_throughput": reported, "recomputed_throughput": recomputed, "elapsed_throughput": elapsed,
-            "rule": described, "iterations": int(len(use)), "warmup_records": 0, "ranks": len(draft.ranks),
-            "status": status, "failure": failed_cause if status == "failed" else None,
+            "reported_throughput": reported, "recomputed_throughput": got, "elapsed_throughput": wall,
+            "rule": described, "iterations": iterations[i], "warmup_records": warm_counts[i],
+            "ranks": len(draft.ranks), "status": status, "failure": failed_cause if status == "failed" else None,
             "final_top1": float(top1) if top1 is not None else None,
             "start_time": t0, "warnings": warnings, "reported": dict(draft.reported), "meta": meta,
         })
-    for row, count in zip(rows, _per_run(warmup, bounds).tolist(), strict=True):
-        row["warmup_records"] = count
     cols["run"] = run  # drafts are numbered in file order from 0 (assemble.fold)
     cols["elapsed"] = stamps - t0s[run]
     cols["warmup"] = warmup
@@ -401,38 +386,25 @@ def _runs(drafts: list[RunDraft], path: Path, fmt: LogFormat, rule: Rule, stats:
     return rows, cols, evals
 
 
-class _Subset(dict):
-    """Columns at some rows (an index array or a slice), each made when first read: the format
-    and the rule read two or three of them."""
+def _value(x: float) -> float | None:
+    return None if math.isnan(x) else float(x)
 
-    def __init__(self, columns: dict[str, np.ndarray], rows) -> None:
-        super().__init__()
-        self._columns, self._rows = columns, rows
 
-    def __missing__(self, key: str) -> np.ndarray:
-        value = self[key] = self._columns[key][self._rows]
-        return value
-
-    def __contains__(self, key) -> bool:
-        return key in self._columns
-
-    def __iter__(self):
-        return iter(self._columns)
-
-    def __len__(self) -> int:
-        return len(self._columns)
-
-    def keys(self):
-        return self._columns.keys()
-
-    def items(self):
-        return [(k, self[k]) for k in self._columns]
-
-    def values(self):
-        return [self[k] for k in self._columns]
-
-    def get(self, key, default=None):
-        return self[key] if key in self._columns else default
+def _rank_warnings(rank: np.ndarray, rate: np.ndarray, low: int, tolerance: float) -> list[str]:
+    """Every rank prints the same global rate; a rank that saw another rate is worth a look."""
+    rated = ~np.isnan(rate)
+    codes = rank[rated] - low  # ranks from 0 (the lowest), in one bincount
+    counts = np.bincount(codes)
+    means = np.bincount(codes, weights=rate[rated]) / np.maximum(counts, 1)
+    if not (counts[1:].any() and counts[0]):
+        return []
+    far = (counts > 0) & (np.abs(means - means[0]) > tolerance * means[0])
+    far[0] = False
+    off = (np.flatnonzero(far) + low).tolist()
+    if not off:
+        return []
+    return [f"ranks {', '.join(map(str, off))} logged rates more than "
+            f"{tolerance:.0%} away from rank {low}'s, whose records the rule uses"]
 
 
 def _table_values(tables: list[tuple[dict, dict]]) -> dict[tuple, dict]:

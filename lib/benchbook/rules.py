@@ -39,23 +39,41 @@ class Rule(BaseModel):
         return f"{warm}{window}; {METHODS[self.method or default_method]}"
 
 
-def throughput(records: dict, method: str, global_batch: int | None) -> float | None:
-    """One throughput from measured records (numpy columns) by `method`; None when they cannot give one."""
+def throughputs(records: dict, run: np.ndarray, runs: int, method: str, global_batch: np.ndarray) -> np.ndarray:
+    """One throughput per run (NaN where its records cannot give one) from the measured records
+    of all runs at once: numpy columns `throughput`, `steps` and `timestamp`, grouped by `run`
+    (0 to runs - 1, in order); `global_batch` per run (NaN where unknown) for `elapsed`."""
     rates = np.asarray(records["throughput"], dtype=float)
-    if rates.size == 0:
-        return None
-    if method == "mean":  # np.mean's value: its sum over the count
-        return float(rates.sum() / rates.size)
-    if method == "median":  # np.median's value, without its generic machinery (it runs once per run)
-        ordered, middle = np.sort(rates), rates.size // 2
-        return float(ordered[middle] if rates.size % 2 else (ordered[middle - 1] + ordered[middle]) / 2)
+    counts = np.bincount(run, minlength=runs)
+    out = np.full(runs, np.nan)
+    some = counts > 0
+    if method == "mean":
+        out[some] = np.bincount(run, weights=rates, minlength=runs)[some] / counts[some]
+        return out
+    if method == "median":  # np.median's value: the middle one, or the mean of the middle two
+        ordered = rates[np.lexsort((rates, run))]
+        first = np.cumsum(counts) - counts
+        high = first + counts // 2
+        low = np.where(counts % 2, high, high - 1)
+        out[some] = (ordered[low[some]] + ordered[high[some]]) / 2
+        return out
     steps = np.asarray(records["steps"], dtype=float)
-    if method == "harmonic":
+    if method == "harmonic":  # images over the time the rates imply, positive rates only
         ok = rates > 0
-        return float(steps[ok].sum() / (steps[ok] / rates[ok]).sum()) if ok.any() else None
-    # elapsed: images between the first and last record over the time between them.
+        images = np.bincount(run[ok], weights=steps[ok], minlength=runs)
+        seconds = np.bincount(run[ok], weights=steps[ok] / rates[ok], minlength=runs)
+        counted = np.bincount(run[ok], minlength=runs) > 0
+        out[counted] = images[counted] / seconds[counted]
+        return out
+    # elapsed: images between each run's first and last record over the time between them.
     times = np.asarray(records["timestamp"], dtype=float)
-    if rates.size < 2 or not global_batch:
-        return None
-    seconds = float(times[-1]) - float(times[0])  # NaN when either is
-    return float(global_batch * steps[1:].sum() / seconds) if seconds > 0 else None
+    last = np.cumsum(counts) - 1
+    first = last - counts + 1
+    pairs = np.flatnonzero(counts >= 2)
+    images = np.bincount(run, weights=steps, minlength=runs)[pairs] - steps[first[pairs]]  # steps after the first
+    seconds = times[last[pairs]] - times[first[pairs]]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        value = global_batch[pairs] * images / seconds
+    ok = (seconds > 0) & (global_batch[pairs] > 0)  # False where either is NaN
+    out[pairs[ok]] = value[ok]
+    return out

@@ -12,6 +12,7 @@ from typing import Any
 
 from ..errors import UnknownNameError
 from ..events import Event
+from .runrecords import RunRecords
 
 
 @dataclass(frozen=True)
@@ -26,7 +27,8 @@ class LogFormat:
     scan : pure function from a chunk of whole lines and its first line number to events.
     method : default recompute method ("mean", "median", "harmonic" or "elapsed").
     warmup : how the format marks warm-up records by default, in words (shown to users).
-    mark_warmup : (one rank's records as numpy columns, run metadata) -> boolean array of warm-up records.
+    mark_warmup : (RunRecords: one rank's records of every run of a file, with each run's metadata)
+        -> boolean array of the warm-up records.
     finish : (run metadata, ranks that logged) -> metadata completed from what only the whole run
         shows (GPU count from the ranks, per-GPU batch from a global one).
     priority : higher wins when several formats sniff the same head.
@@ -39,7 +41,7 @@ class LogFormat:
     scan: Callable[[str, int], list[Event]]
     method: str
     warmup: str
-    mark_warmup: Callable[[Any, dict], Any]
+    mark_warmup: Callable[[RunRecords], Any]
     finish: Callable[[dict, set], dict] = lambda meta, ranks: {}
     priority: int = 0
 

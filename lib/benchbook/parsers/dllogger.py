@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from .runrecords import RunRecords
+
 # `DLL` then the timestamp, then the step, then the key-values. A literal start keeps it fast.
 LINE = re.compile(
     r"DLL (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?) - "
@@ -68,7 +70,7 @@ def truthy(value: str | None) -> bool | None:
     return None
 
 
-def before_warmup_steps(records: dict, meta: dict):
+def before_warmup_steps(records: RunRecords):
     """The DLLogger scripts' own warm-up rule: records before the run's `warmup_steps` (its
     PARAMETER line) are warm-up; the scripts' summaries average the records from that step on."""
-    return records["iteration"] < int(meta.get("warmup_steps") or 0)
+    return records["iteration"] < records.meta("warmup_steps", lambda steps: int(steps or 0))

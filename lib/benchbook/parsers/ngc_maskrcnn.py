@@ -14,6 +14,7 @@ import re
 
 from .. import events as ev
 from . import LogFormat, register, scanning
+from .runrecords import RunRecords
 
 # Every line begins with `[MaskRCNN] INFO    : `. The lines of a logged block are read as columns:
 # the timestamp line opens a record, the others add to it (whatever lines come in between).
@@ -83,9 +84,9 @@ def sniff(head: str) -> bool:
     return "[MaskRCNN] " in head
 
 
-def warmup(records: dict, meta: dict):
+def warmup(records: RunRecords):
     """The first logged interval is warm-up: it holds graph building and the first steps."""
-    return records["iteration"] <= records["iteration"].min()
+    return records["iteration"] <= records.least("iteration")
 
 
 def finish(meta: dict, ranks: set) -> dict:

@@ -15,11 +15,10 @@ import ast
 import functools
 import re
 
-import numpy as np
-
 from .. import events as ev
 from . import LogFormat, register, scanning
 from .dllogger import LINE, parameters, step_of, values
+from .runrecords import RunRecords
 
 _ARGS = re.compile(r":INFO: Start with arguments Namespace\(([^\n]*)\)")
 # A batch line: `2020-12-11 03:13:49,587:INFO: Epoch[0] Batch [0-19]\tSpeed: 633.1 samples/sec\tLR: 0.0019`,
@@ -162,11 +161,10 @@ def sniff(head: str) -> bool:
         ":INFO: Epoch[" in head and "Speed:" in head) or "train.ips : " in head
 
 
-def warmup(records: dict, meta: dict):
+def warmup(records: RunRecords):
     """The first epoch is warm-up when there is more than one (`benchmark.py -w 1`)."""
-    epochs = records["epoch"]
-    first = epochs.min()
-    return (epochs == first) if (epochs != first).any() else np.zeros(len(epochs), dtype=bool)
+    first = records.least("epoch")
+    return (records["epoch"] == first) & (records.most("epoch") != first)
 
 
 def finish(meta: dict, ranks: set) -> dict:

@@ -124,19 +124,23 @@ def _one_run(rates, steps, stamps, method, batch):
 
 @pytest.mark.parametrize("method", ["mean", "median", "harmonic", "elapsed"])
 def test_throughputs_of_all_runs_at_once_match_each_run_alone(method):
-    # Runs of 0 to 6 records, in order; some rates are not positive, some batches unknown, one run
-    # logs the same time twice.
+    # Runs of 0 to 7 records, in order, some not measured (warm-up, or no rate); some rates are
+    # not positive, some batches unknown, one run logs the same time twice.
     rng = np.random.default_rng(7)
-    sizes = [3, 0, 1, 6, 2, 5, 4, 1, 0, 2]
+    sizes = [3, 0, 1, 6, 2, 5, 4, 1, 0, 2, 7]
+    bounds = np.concatenate(([0], np.cumsum(sizes)))
     run = np.repeat(np.arange(len(sizes)), sizes)
     rates = rng.uniform(-50, 1000, len(run)).round(3)
+    measured = rng.uniform(size=len(run)) < 0.8
+    rates[~measured & (rng.uniform(size=len(run)) < 0.5)] = np.nan
     steps = rng.integers(1, 20, len(run)).astype(float)
     stamps = np.cumsum(rng.uniform(0, 2, len(run)))
     stamps[run == 4] = 100.0
-    batch = np.array([256, 256, np.nan, 128, 256, 0, 64, 64, 64, 32], dtype=float)
-    got = rules.throughputs({"throughput": rates, "steps": steps, "timestamp": stamps}, run, len(sizes), method, batch)
+    batch = np.array([256, 256, np.nan, 128, 256, 0, 64, 64, 64, 32, 8], dtype=float)
+    got = rules.throughputs({"throughput": rates, "steps": steps, "timestamp": stamps}, measured, bounds, method,
+                            batch)
     for r in range(len(sizes)):
-        at = run == r
+        at = (run == r) & measured
         want = _one_run(rates[at].tolist(), steps[at].tolist(), stamps[at].tolist(), method,
                         None if np.isnan(batch[r]) else batch[r])
         if want is None:

@@ -23,7 +23,7 @@ from . import filenames, parsers, rules, textio
 from .assemble import RECORD_COLUMNS, Records, RunDraft, fold, seconds
 from .errors import BenchbookError, LogError
 from .parsers import LogFormat, RunRecords, scanning
-from .rules import Rule
+from .rules import Rule, per_run_sum
 
 RUN_COLUMNS = {
     "source": "path of the log file",
@@ -172,7 +172,7 @@ def _median_gaps(gaps: np.ndarray, run: np.ndarray, bounds: np.ndarray) -> np.nd
     gap itself where a run's known gaps are all the same (the usual case), else sorted."""
     runs = len(bounds) - 1
     known = ~np.isnan(gaps)
-    counts = _per_run(known, bounds)
+    counts = per_run_sum(known, bounds, np.int64)
     fill = np.ones(runs)
     filled = np.flatnonzero(counts)
     if not len(filled):
@@ -189,16 +189,6 @@ def _median_gaps(gaps: np.ndarray, run: np.ndarray, bounds: np.ndarray) -> np.nd
         first = np.cumsum(count) - count
         fill[varied] = (values[first + (count - 1) // 2] + values[first + count // 2]) / 2
     return fill
-
-
-def _per_run(values: np.ndarray, bounds: np.ndarray) -> np.ndarray:
-    """The sum of `values` over each run's records (runs begin at `bounds`; 0 for empty runs)."""
-    sizes = np.diff(bounds)
-    out = np.zeros(len(sizes), dtype=np.int64)
-    filled = np.flatnonzero(sizes)
-    if len(filled):
-        out[filled] = np.add.reduceat(values, bounds[filled], dtype=np.int64)
-    return out
 
 
 def _records(drafts: list[RunDraft]) -> tuple[dict[str, np.ndarray], np.ndarray]:
@@ -270,7 +260,7 @@ def _runs(drafts: list[RunDraft], path: Path, fmt: LogFormat, rule: Rule, stats:
     run = np.repeat(np.arange(runs), sizes)
     if n:
         cols["steps"] = _steps(cols, run, bounds)
-    rank, rate, stamps, steps = cols["rank"], cols["throughput"], cols["timestamp"], cols["steps"]
+    rank, rate, stamps = cols["rank"], cols["throughput"], cols["timestamp"]
     filled = np.flatnonzero(sizes)
     lowest = np.full(runs, -1, dtype=np.int64)
     first_stamp = np.full(runs, np.nan)
@@ -301,24 +291,24 @@ def _runs(drafts: list[RunDraft], path: Path, fmt: LogFormat, rule: Rule, stats:
     else:
         warm = np.asarray(fmt.mark_warmup(RunRecords(cols, own_rows, own_run, metas)), dtype=bool)
     has_rate = ~np.isnan(rate[own_rows])  # records without a rate are neither warm-up nor measured
-    warm &= has_rate
+    warm = warm & has_rate  # a new array: the format may have answered with one of its columns
     use = ~warm & has_rate
     if rule.window:  # at most `window` records of each run after its warm-up
         taken = np.cumsum(use)
         before = np.concatenate(([0], taken))[np.searchsorted(own_run, np.arange(runs))]
         use &= taken - before[own_run] <= rule.window
-    own_index = np.arange(n)[own_rows]
-    warmup = np.zeros(n, dtype=bool)
-    warmup[own_index[warm]] = True
-    measured = np.zeros(n, dtype=bool)
-    measured[own_index[use]] = True
-    used = {"throughput": rate[measured], "steps": steps[measured], "timestamp": stamps[measured]}
-    recomputed = rules.throughputs(used, run[measured], runs, method, global_batch)
-    elapsed = rules.throughputs(used, run[measured], runs, "elapsed", global_batch)
-    counts = np.bincount(own_run, minlength=runs).tolist()
-    iterations = np.bincount(run[measured], minlength=runs).tolist()
-    warm_counts = np.bincount(run[warmup], minlength=runs).tolist()
-    single = (_per_run(own, bounds) == sizes).tolist()
+    if isinstance(own_rows, slice):  # every record is its run's lowest rank's
+        warmup, measured = warm, use
+    else:
+        warmup, measured = np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
+        warmup[own_rows[warm]] = True
+        measured[own_rows[use]] = True
+    recomputed = rules.throughputs(cols, measured, bounds, method, global_batch)
+    elapsed = rules.throughputs(cols, measured, bounds, "elapsed", global_batch)
+    own_counts = per_run_sum(own, bounds, np.int64)
+    counts, single = own_counts.tolist(), (own_counts == sizes).tolist()
+    iterations = per_run_sum(measured, bounds, np.int64).tolist()
+    warm_counts = per_run_sum(warmup, bounds, np.int64).tolist()
     rows: list[dict] = []
     evals: list[dict] = []
     edges, lows = bounds.tolist(), lowest.tolist()

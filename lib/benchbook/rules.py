@@ -39,41 +39,59 @@ class Rule(BaseModel):
         return f"{warm}{window}; {METHODS[self.method or default_method]}"
 
 
-def throughputs(records: dict, run: np.ndarray, runs: int, method: str, global_batch: np.ndarray) -> np.ndarray:
-    """One throughput per run (NaN where its records cannot give one) from the measured records
-    of all runs at once: numpy columns `throughput`, `steps` and `timestamp`, grouped by `run`
-    (0 to runs - 1, in order); `global_batch` per run (NaN where unknown) for `elapsed`."""
-    rates = np.asarray(records["throughput"], dtype=float)
-    counts = np.bincount(run, minlength=runs)
+def throughputs(records: dict, measured: np.ndarray, bounds: np.ndarray, method: str,
+                global_batch: np.ndarray) -> np.ndarray:
+    """One throughput per run (NaN where its records cannot give one) from the `measured` records
+    of all runs of a file at once. `records` holds numpy columns `throughput`, `steps` and
+    `timestamp` of every record, grouped by run: run i's records are bounds[i]:bounds[i + 1].
+    `global_batch` is per run (NaN where unknown), for `elapsed`. Sums are taken over the columns
+    with unmeasured records as zeros: no copy of the measured records is made (a log of hundreds
+    of megabytes holds millions)."""
+    runs = len(bounds) - 1
     out = np.full(runs, np.nan)
+    counts = per_run_sum(measured, bounds, np.int64)
     some = counts > 0
+    rates = records["throughput"]
     if method == "mean":
-        out[some] = np.bincount(run, weights=rates, minlength=runs)[some] / counts[some]
+        out[some] = per_run_sum(np.where(measured, rates, 0.0), bounds)[some] / counts[some]
         return out
-    if method == "median":  # np.median's value: the middle one, or the mean of the middle two
-        ordered = rates[np.lexsort((rates, run))]
-        first = np.cumsum(counts) - counts
-        high = first + counts // 2
-        low = np.where(counts % 2, high, high - 1)
-        out[some] = (ordered[low[some]] + ordered[high[some]]) / 2
+    if method == "median":  # np.median's value, run by run (the median has no running form)
+        for i in np.flatnonzero(some).tolist():
+            a, b = bounds[i], bounds[i + 1]
+            ordered = np.sort(rates[a:b][measured[a:b]])
+            middle = len(ordered) // 2
+            out[i] = ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
         return out
-    steps = np.asarray(records["steps"], dtype=float)
+    steps = records["steps"]
     if method == "harmonic":  # images over the time the rates imply, positive rates only
-        ok = rates > 0
-        images = np.bincount(run[ok], weights=steps[ok], minlength=runs)
-        seconds = np.bincount(run[ok], weights=steps[ok] / rates[ok], minlength=runs)
-        counted = np.bincount(run[ok], minlength=runs) > 0
+        with np.errstate(invalid="ignore", divide="ignore"):
+            positive = measured & (rates > 0)
+            images = per_run_sum(np.where(positive, steps, 0.0), bounds)
+            seconds = per_run_sum(np.where(positive, steps / rates, 0.0), bounds)
+        counted = per_run_sum(positive, bounds, np.int64) > 0
         out[counted] = images[counted] / seconds[counted]
         return out
-    # elapsed: images between each run's first and last record over the time between them.
-    times = np.asarray(records["timestamp"], dtype=float)
+    # elapsed: images between each run's first and last measured record over the time between them.
+    at = np.flatnonzero(measured)
     last = np.cumsum(counts) - 1
-    first = last - counts + 1
     pairs = np.flatnonzero(counts >= 2)
-    images = np.bincount(run, weights=steps, minlength=runs)[pairs] - steps[first[pairs]]  # steps after the first
-    seconds = times[last[pairs]] - times[first[pairs]]
+    first, last = at[last[pairs] - counts[pairs] + 1], at[last[pairs]]
+    images = per_run_sum(np.where(measured, steps, 0.0), bounds)[pairs] - steps[first]  # the steps after the first
+    times = records["timestamp"]
+    seconds = times[last] - times[first]
     with np.errstate(invalid="ignore", divide="ignore"):
         value = global_batch[pairs] * images / seconds
     ok = (seconds > 0) & (global_batch[pairs] > 0)  # False where either is NaN
     out[pairs[ok]] = value[ok]
+    return out
+
+
+def per_run_sum(values: np.ndarray, bounds: np.ndarray, dtype=None) -> np.ndarray:
+    """The sum of `values` over each run's records (runs begin at `bounds`; 0 for empty runs),
+    added in record order."""
+    sizes = np.diff(bounds)
+    out = np.zeros(len(sizes), dtype=dtype or values.dtype)
+    filled = np.flatnonzero(sizes)
+    if len(filled):
+        out[filled] = np.add.reduceat(values, bounds[:-1][filled], dtype=dtype)
     return out

@@ -26,7 +26,8 @@ Prints the throughputs in MB/s and the ratios benchbook / naive, and checks that
 the same number of per-iteration throughput values; then the ratio against the baseline for each
 format's files alone, and the share of benchbook's time that reading the files takes. With
 `--single-file-megabytes N` it also writes, for each format (each folder of `--source`), one N MB
-log of its logs repeated, and reports the peak resident memory of analyzing it in a fresh process.
+log of its logs repeated, and reports the peak resident memory of analyzing it in a fresh process;
+with `--memory-limit MB` it exits 1 when a peak is above MB (CI: 400 MB logs within 1000 MB).
 """
 
 from __future__ import annotations
@@ -197,9 +198,10 @@ def peak_memory(path: Path) -> tuple[int, float]:
     return int(records), int(kib) * 1024 / 1e6
 
 
-def single_files(source: Path, out: Path, megabytes: float) -> None:
+def single_files(source: Path, out: Path, megabytes: float) -> dict[str, float]:
     """For each folder of logs under `source` (a format), one `megabytes` MB log of them repeated,
-    and the peak memory of analyzing it."""
+    and the peak memory of analyzing it: {folder: peak resident MB}."""
+    peaks = {}
     folders = sorted({p.parent for p in source.rglob("*") if p.is_file() and p.suffix in (".txt", ".log")})
     for folder in folders:
         data = b"".join(p.read_bytes() for p in sorted(folder.glob("*")) if p.suffix in (".txt", ".log"))
@@ -211,6 +213,8 @@ def single_files(source: Path, out: Path, megabytes: float) -> None:
         print(f"memory: one {big.stat().st_size / 1e6:.0f} MB log of {folder.name} ({records} records): "
               f"peak {mb:.0f} MB resident")
         big.unlink()
+        peaks[folder.name] = mb
+    return peaks
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -220,6 +224,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--single-file-megabytes", "--memory-file", type=float, metavar="MB",
                    help="also measure the peak memory of analyzing one MB-sized log of each format")
+    p.add_argument("--memory-limit", type=float, metavar="MB",
+                   help="with --single-file-megabytes: exit 1 when a peak is above MB (issue 2: 400 MB logs in 1 GB)")
     args = p.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         files = build_corpus(args.source, Path(tmp), args.megabytes)
@@ -240,7 +246,13 @@ def main(argv: list[str] | None = None) -> int:
             print(f"WARNING: they found different numbers of values ({found})")
         per_format(files, args.repeat)
         if args.single_file_megabytes:
-            single_files(args.source, Path(tmp), args.single_file_megabytes)
+            peaks = single_files(args.source, Path(tmp), args.single_file_megabytes)
+            over = {name: mb for name, mb in peaks.items() if args.memory_limit and mb > args.memory_limit}
+            for name, mb in over.items():
+                print(f"FAIL: analyzing the {args.single_file_megabytes:.0f} MB log of {name} took {mb:.0f} MB, "
+                      f"above the limit of {args.memory_limit:.0f} MB")
+            if over:
+                return 1
     return 0
 
 

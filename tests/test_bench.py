@@ -27,3 +27,14 @@ def test_bench_runs_on_the_examples_and_every_loop_finds_the_same_values(capsys)
     assert re.search(r"ratio benchbook/naive +: +[0-9.]+x", out)
     formats = re.findall(r"^  (\w+) *: .* ratio [0-9.]+x; reading is \d+% of benchbook's time$", out, re.M)
     assert sorted(formats) == ["maskrcnn", "mxnet", "tf1"]
+
+
+def test_bench_fails_when_analyzing_one_log_takes_more_memory_than_the_limit(capsys):
+    # One 1 MB log of each folder of example logs, each analyzed in a fresh process: none fits in 1 MB.
+    assert _bench().main(["--megabytes", "0.1", "--repeat", "1", "--single-file-megabytes", "1",
+                          "--memory-limit", "1"]) == 1
+    out = capsys.readouterr().out
+    peaks = re.findall(r"^memory: one 1 MB log of (\S+) \(\d+ records\): peak (\d+) MB resident$", out, re.M)
+    assert len(peaks) >= 3 and all(int(mb) > 1 for _, mb in peaks)  # a folder of logs each
+    failed = re.findall(r"^FAIL: analyzing the 1 MB log of (\S+) took \d+ MB, above the limit of 1 MB$", out, re.M)
+    assert sorted(failed) == sorted(name for name, _ in peaks)

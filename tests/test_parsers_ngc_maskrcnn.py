@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import statistics
 
+import numpy as np
 import pytest
 
 from benchbook import analyze
@@ -76,3 +77,28 @@ def test_banner_lines_give_amp_and_xla_when_no_command_is_printed(fixtures, tmp_
     assert bool(run["xla"])
     assert run["gpus"] == 1  # from the file name, as the command is gone
     assert run["status"] == "complete"
+
+
+def test_block_values_after_a_summary_stay_with_their_record_but_never_cross_into_the_next_run(tmp_path):
+    info = "[MaskRCNN] INFO    : "
+    block = [f"{info}timestamp: 1617000000.5", f"{info}iteration: 10", f"{info}throughput: 40.0 samples/sec"]
+    log = tmp_path / "two_runs.txt"
+    log.write_text("\n".join([
+        f"{info}Horovod successfully initialized",
+        *block,
+        f"{info}Average throughput: 40.0 samples/sec",  # the summary comes before the block's last lines
+        f"{info}Total loss: 2.5",
+        f"{info}Learning rate: 0.01",
+        f"{info}Job finished with status: `SUCCESS`",
+        f"{info}Horovod successfully initialized",  # the next run, whose first lines lack their timestamp
+        f"{info}Total loss: 9.9",
+        f"{info}Learning rate: 0.09",
+        *block,
+        "",
+    ]))
+    result = analyze([log])
+
+    it = result.iterations
+    assert it["run"].tolist() == [0, 1]
+    assert it["loss"].tolist()[0] == 2.5 and it["lr"].tolist()[0] == 0.01
+    assert np.isnan(it["loss"].tolist()[1]) and np.isnan(it["lr"].tolist()[1])

@@ -187,9 +187,10 @@ def _columns(pos: np.ndarray, lines: np.ndarray, ranks: np.ndarray, fields: dict
     return cols
 
 
-def _blocks(chunk: _Chunk, rule: BulkRule, hit_pos: np.ndarray) -> tuple[dict | None, list]:
+def _blocks(chunk: _Chunk, rule: BulkRule, run_starts: np.ndarray) -> tuple[dict | None, list]:
     """Columns of the records of a bulk rule of several lines, and FIELD hits for the values
-    whose record is not among them (it is in an earlier chunk, or an event lies in between)."""
+    whose record is not among them (it is in an earlier chunk, or a run may start in between:
+    `run_starts` are the positions of the chunk's RUN_START hits, the only events that can)."""
     text = chunk.text
     # The lines are found by what all the layouts' first literals share (one search of the
     # chunk), each layout then reads the ones where its own literal goes on.
@@ -224,8 +225,8 @@ def _blocks(chunk: _Chunk, rule: BulkRule, hit_pos: np.ndarray) -> tuple[dict | 
         own_rec = np.flatnonzero(ranks[rec] == r)  # indices into rec
         before = np.searchsorted(rec[own_rec], own, side="right") - 1
         target[own] = np.where(before >= 0, own_rec[np.maximum(before, 0)], -1)
-    # A value goes to its record only with no other event in between (that event may open a run).
-    segment = np.searchsorted(hit_pos, starts, side="right")
+    # A value goes to its record only where no run may start in between.
+    segment = np.searchsorted(run_starts, starts, side="right")
     fields = dict(found[0][2])
     leftover: list[tuple[int, str, object]] = []
     where = np.empty(len(starts), dtype=np.int64)
@@ -337,7 +338,8 @@ def scan(text: str, first_line: int, rules: Iterable[Rule], bulk: BulkRule | Non
     chunk = _Chunk(text, first_line)
     if bulk.blocks:
         hits = _hits(chunk, rules)
-        cols, leftover = _blocks(chunk, bulk, np.array([h[0] for h in hits], dtype=np.int64))
+        starts = np.array([h[0] for h in hits if h[1] == ev.RUN_START], dtype=np.int64)
+        cols, leftover = _blocks(chunk, bulk, starts)
         if leftover:
             hits = sorted(hits + leftover, key=itemgetter(0))
     else:

@@ -156,13 +156,15 @@ def naive_one_pattern(files: list[Path]) -> int:
 
 def _timed(loops: dict, files: list[Path], repeat: int) -> tuple[dict[str, float], dict]:
     """(best seconds, last result) of each loop over the files; they take turns, so that all see
-    the same load on a shared machine."""
+    the same load on a shared machine, in an order rotated at every turn: what one loop leaves
+    behind (a heap grown by millions of small objects) then weighs on each of the others alike."""
     best = dict.fromkeys(loops, float("inf"))
     found: dict = {}
-    for _ in range(repeat):
-        for name, fn in loops.items():
+    names = list(loops)
+    for turn in range(repeat):
+        for name in names[turn % len(names):] + names[: turn % len(names)]:
             t = time.perf_counter()
-            found[name] = fn(files)
+            found[name] = loops[name](files)
             best[name] = min(best[name], time.perf_counter() - t)
     return best, found
 

@@ -102,3 +102,23 @@ def test_block_values_after_a_summary_stay_with_their_record_but_never_cross_int
     assert it["run"].tolist() == [0, 1]
     assert it["loss"].tolist()[0] == 2.5 and it["lr"].tolist()[0] == 0.01
     assert np.isnan(it["loss"].tolist()[1]) and np.isnan(it["lr"].tolist()[1])
+
+
+def test_a_run_reaches_the_last_line_of_its_last_block(tmp_path):
+    # A log cut after the summary, which came between the last block's lines: the run still spans them.
+    info = "[MaskRCNN] INFO    : "
+    log = tmp_path / "cut.txt"
+    log.write_text("\n".join([
+        f"{info}Horovod successfully initialized",
+        f"{info}timestamp: 1617000000.0", f"{info}iteration: 5", f"{info}throughput: 1.5 samples/sec",
+        f"{info}timestamp: 1617000003.8", f"{info}iteration: 10", f"{info}throughput: 40.0 samples/sec",
+        f"{info}Average throughput: 40.0 samples/sec",
+        f"{info}Learning rate: 0.02",
+        f"{info}Total loss: 2.5",
+        "",
+    ]))
+    result = analyze([log])
+
+    run = result.runs.iloc[0]
+    assert (run["line_start"], run["line_end"]) == (1, 10)
+    assert result.iterations["loss"].tolist()[-1] == 2.5

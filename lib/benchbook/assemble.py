@@ -207,7 +207,8 @@ def fold(events: Iterable[ev.Event]) -> tuple[list[RunDraft], list[tuple[dict, d
             ranks = data["rank"]
             seen = ranks[:1] if (ranks == ranks[0]).all() else np.unique(ranks)  # one rank, mostly
             r.ranks.update(None if x == MISSING_INT else x for x in seen.tolist())
-            r.last_line = max(r.last_line, int(data["line"][-1]))
+            ends = data.get("end_line")  # records of several lines: where their last lines are
+            r.last_line = max(r.last_line, int(data["line"][-1]) if ends is None else int(ends.max()))
             continue
         if kind == ev.RUN_START:
             if run is not None and (

@@ -29,7 +29,7 @@ EVAL = "eval"  # dict with top1, top5 (fractions or percent as logged), epoch, e
 END = "end"  # the run finished normally; data: a short description
 FAIL = "fail"  # the run failed; data: the cause (out of memory, traceback, ...)
 TRAILER = "trailer"  # dict of metadata printed after the run (e.g. the launch command) for the last run
-BULK = "bulk"  # dict of numpy columns (line, rank, then ITER_FIELDS): many STEP records at once
+BULK = "bulk"  # dict of numpy columns (line, rank, then ITER_FIELDS; end_line for records of several lines)
 TABLE = "table"  # (key dict, values dict): a row of a summary table matched to runs by key at the end
 
 ITER_FIELDS = ("epoch", "iteration", "timestamp", "throughput", "loss", "lr", "steps")

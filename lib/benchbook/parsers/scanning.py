@@ -232,12 +232,14 @@ def _blocks(chunk: _Chunk, rule: BulkRule, run_starts: np.ndarray) -> tuple[dict
     where = np.empty(len(starts), dtype=np.int64)
     where[order] = np.arange(len(starts))  # position in file order of each match, by layout
     offset = len(found[0][0])
+    ends = line[rec].copy()  # the last line of each record's block: where its run reaches at least
     for kind in range(1, len(found)):
         size = len(found[kind][0])
         idx = where[offset : offset + size]  # this layout's matches, in file order
         offset += size
         to = target[idx]
         same = (to >= 0) & (segment[idx] == segment[rec[np.maximum(to, 0)]])
+        np.maximum.at(ends, to[same], line[idx[same]])
         for name, values in found[kind][2].items():
             integer = values.dtype.kind == "i"
             column = fields.get(name)
@@ -248,7 +250,9 @@ def _blocks(chunk: _Chunk, rule: BulkRule, run_starts: np.ndarray) -> tuple[dict
                 leftover.append((int(starts[idx[i]]), ev.FIELD, {name: values[i].item()}))
     if len(rec) == 0:
         return None, leftover
-    return _columns(starts[rec], chunk.first_line + line[rec], ranks[rec], fields), leftover
+    cols = _columns(starts[rec], chunk.first_line + line[rec], ranks[rec], fields)
+    cols["end_line"] = chunk.first_line + ends
+    return cols, leftover
 
 
 _FAILURES = re.compile(

@@ -7,7 +7,7 @@ import json
 import pandas as pd
 import pytest
 
-from benchbook import analyze
+from benchbook import analyze, filenames
 from benchbook.filenames import from_path
 
 
@@ -116,3 +116,15 @@ def test_a_run_json_beside_the_log_is_the_run_record_too(tmp_path, copy_fixture)
     assert result.runs["source"].tolist() == [str(log)]
     run = result.runs.iloc[0]
     assert (run["gpus"], run["batch_size"], run["global_batch_size"]) == (4, 32, 128)
+
+
+def test_run_record_values_of_the_wrong_type_are_left_out(tmp_path, copy_fixture):
+    log = copy_fixture("metadata/sidecar/plain_run.log", "typed/plain_run.log")
+    (tmp_path / "typed" / "plain_run.log.run.json").write_text(json.dumps(
+        {"config": {"gpus": "2", "batch_size": "abc", "repeat": True, "nodes": -1, "precision": 16, "xla": "yes"}}))
+    assert filenames.sidecar(log) == {"gpus": 2}
+    result = analyze([log])
+    assert result.problems == []
+    run = result.runs.iloc[0]
+    assert run["gpus"] == 2 and pd.isna(run["batch_size"]) and pd.isna(run["global_batch_size"])
+    assert any(w.startswith("batch_size unknown") for w in run["warnings"])

@@ -284,7 +284,9 @@ def _runs(drafts: list[RunDraft], path: Path, fmt: LogFormat, rule: Rule, stats:
         t0 = seconds(start) if start is not None else math.nan
         starts.append(first if math.isnan(t0) else t0)
     t0s = np.array(starts, dtype=float)
-    global_batch = np.array([g or np.nan for g in global_batch_of], dtype=float)
+    # Images a step (all GPUs) for the elapsed throughput; NaN where unknown or not a number.
+    global_batch = np.array([g if isinstance(g, (int, float)) and not isinstance(g, bool) and g > 0 else np.nan
+                             for g in global_batch_of], dtype=float)
     if rule.warmup is not None:  # the first records of each run
         run_start = np.concatenate(([0], np.cumsum(np.bincount(own_run, minlength=runs))[:-1]))
         warm = np.arange(len(own_run)) - run_start[own_run] < rule.warmup

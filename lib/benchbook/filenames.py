@@ -68,6 +68,8 @@ def sidecar(path: str | Path) -> dict:
     """The `config` of the run record next to a log (`<log>.run.json` or `run.json`), if any.
 
     A record that cannot be read gives no metadata rather than an error: the log stays the truth.
+    So does a value of the wrong type (a batch size that is no whole number, say); a count written
+    as digits in a string is read as the number.
     """
     p = Path(path)
     for candidate in (p.with_name(p.name + ".run.json"), p.with_name("run.json")):
@@ -77,9 +79,19 @@ def sidecar(path: str | Path) -> dict:
             except (OSError, ValueError):
                 return {}
             config = record.get("config", {}) if isinstance(record, dict) else {}
-            return {k: v for k, v in config.items() if k in _SIDECAR_KEYS}
+            typed = {k: _typed(_SIDECAR_KEYS[k], v) for k, v in config.items() if k in _SIDECAR_KEYS}
+            return {k: v for k, v in typed.items() if v is not None}
     return {}
 
 
-_SIDECAR_KEYS = {"gpus", "nodes", "batch_size", "precision", "xla", "dali", "synthetic", "repeat",
-                 "framework"}
+_SIDECAR_KEYS = {"gpus": int, "nodes": int, "batch_size": int, "repeat": int, "precision": str, "xla": bool,
+                 "dali": bool, "synthetic": bool, "framework": str}
+
+
+def _typed(kind: type, value):
+    """A run record's value as the type its key holds, or None."""
+    if kind is int:
+        if isinstance(value, str) and value.strip().isdigit():
+            return int(value)
+        return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+    return value if isinstance(value, kind) else None

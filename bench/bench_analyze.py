@@ -229,6 +229,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--memory-limit", type=float, metavar="MB",
                    help="with --single-file-megabytes: exit 1 when a peak is above MB (issue 2: 400 MB logs in 1 GB)")
     args = p.parse_args(argv)
+    if args.memory_limit is not None and not args.single_file_megabytes:
+        p.error("--memory-limit needs --single-file-megabytes: the limit is on analyzing those logs")
     with tempfile.TemporaryDirectory() as tmp:
         files = build_corpus(args.source, Path(tmp), args.megabytes)
         size = sum(f.stat().st_size for f in files) / 1e6
@@ -249,7 +251,7 @@ def main(argv: list[str] | None = None) -> int:
         per_format(files, args.repeat)
         if args.single_file_megabytes:
             peaks = single_files(args.source, Path(tmp), args.single_file_megabytes)
-            over = {name: mb for name, mb in peaks.items() if args.memory_limit and mb > args.memory_limit}
+            over = {name: mb for name, mb in peaks.items() if args.memory_limit is not None and mb > args.memory_limit}
             for name, mb in over.items():
                 print(f"FAIL: analyzing the {args.single_file_megabytes:.0f} MB log of {name} took {mb:.0f} MB, "
                       f"above the limit of {args.memory_limit:.0f} MB")

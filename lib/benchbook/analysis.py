@@ -271,6 +271,8 @@ def _runs(drafts: list[RunDraft], path: Path, fmt: LogFormat, rule: Rule, stats:
     own = rank == lowest[run]
     own_rows: slice | np.ndarray = slice(None) if own.all() else np.flatnonzero(own)
     own_run = run[own_rows]
+    own_counts = per_run_sum(own, bounds, np.int64)
+    own_start = np.cumsum(own_counts) - own_counts  # where each run's own records begin among them
     metas, warnings_of, processes_of, global_batch_of, starts = [], [], [], [], []
     for draft, first in zip(drafts, first_stamp.tolist(), strict=True):
         meta, warnings = _meta(draft, path, fmt, record, tables)
@@ -288,8 +290,7 @@ def _runs(drafts: list[RunDraft], path: Path, fmt: LogFormat, rule: Rule, stats:
     global_batch = np.array([g if isinstance(g, (int, float)) and not isinstance(g, bool) and g > 0 else np.nan
                              for g in global_batch_of], dtype=float)
     if rule.warmup is not None:  # the first records of each run
-        run_start = np.concatenate(([0], np.cumsum(np.bincount(own_run, minlength=runs))[:-1]))
-        warm = np.arange(len(own_run)) - run_start[own_run] < rule.warmup
+        warm = np.arange(len(own_run)) - own_start[own_run] < rule.warmup
     else:
         warm = np.asarray(fmt.mark_warmup(RunRecords(cols, own_rows, own_run, metas)), dtype=bool)
     has_rate = ~np.isnan(rate[own_rows])  # records without a rate are neither warm-up nor measured
@@ -297,7 +298,7 @@ def _runs(drafts: list[RunDraft], path: Path, fmt: LogFormat, rule: Rule, stats:
     use = ~warm & has_rate
     if rule.window:  # at most `window` records of each run after its warm-up
         taken = np.cumsum(use)
-        before = np.concatenate(([0], taken))[np.searchsorted(own_run, np.arange(runs))]
+        before = np.concatenate(([0], taken))[own_start]  # used records of the runs before
         use &= taken - before[own_run] <= rule.window
     if isinstance(own_rows, slice):  # every record is its run's lowest rank's
         warmup, measured = warm, use
@@ -307,7 +308,6 @@ def _runs(drafts: list[RunDraft], path: Path, fmt: LogFormat, rule: Rule, stats:
         measured[own_rows[use]] = True
     recomputed = rules.throughputs(cols, measured, bounds, method, global_batch)
     elapsed = rules.throughputs(cols, measured, bounds, "elapsed", global_batch)
-    own_counts = per_run_sum(own, bounds, np.int64)
     counts, single = own_counts.tolist(), (own_counts == sizes).tolist()
     iterations = per_run_sum(measured, bounds, np.int64).tolist()
     warm_counts = per_run_sum(warmup, bounds, np.int64).tolist()

@@ -72,10 +72,10 @@ def throughputs(records: dict, measured: np.ndarray, bounds: np.ndarray, method:
         out[counted] = images[counted] / seconds[counted]
         return out
     # elapsed: images between each run's first and last measured record over the time between them.
-    at = np.flatnonzero(measured)
-    last = np.cumsum(counts) - 1
+    at = np.flatnonzero(measured)  # each run's measured records, one run after the other
+    end = np.cumsum(counts)
     pairs = np.flatnonzero(counts >= 2)
-    first, last = at[last[pairs] - counts[pairs] + 1], at[last[pairs]]
+    first, last = at[end[pairs] - counts[pairs]], at[end[pairs] - 1]
     images = per_run_sum(np.where(measured, steps, 0.0), bounds)[pairs] - steps[first]  # the steps after the first
     times = records["timestamp"]
     seconds = times[last] - times[first]

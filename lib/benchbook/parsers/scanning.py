@@ -342,8 +342,8 @@ def scan(text: str, first_line: int, rules: Iterable[Rule], bulk: BulkRule | Non
     chunk = _Chunk(text, first_line)
     if bulk.blocks:
         hits = _hits(chunk, rules)
-        starts = np.array([h[0] for h in hits if h[1] == ev.RUN_START], dtype=np.int64)
-        cols, leftover = _blocks(chunk, bulk, starts)
+        run_starts = np.array([h[0] for h in hits if h[1] == ev.RUN_START], dtype=np.int64)
+        cols, leftover = _blocks(chunk, bulk, run_starts)
         if leftover:
             hits = sorted(hits + leftover, key=itemgetter(0))
     else:

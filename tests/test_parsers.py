@@ -52,6 +52,15 @@ def test_detect_returns_none_for_text_in_no_known_format(head):
 
 
 # Line layouts: the per-step lines read with numpy must read exactly what a regex and float() read.
+# Fields of a few lines are read one line at a time instead; both ways are checked.
+
+@pytest.fixture(params=["numpy", "per line"])
+def reader(request, monkeypatch):
+    from benchbook.parsers import layout
+
+    monkeypatch.setattr(layout, "_FEW", 0 if request.param == "numpy" else 10**9)
+    return request.param
+
 
 def _read(layout_, lines):
     import numpy as np
@@ -66,7 +75,7 @@ def _read(layout_, lines):
     return layout.read(layout_, text, points, newlines, starts)
 
 
-def test_layout_numbers_are_read_exactly_as_float_reads_them():
+def test_layout_numbers_are_read_exactly_as_float_reads_them(reader):
     import math
     import random
     from decimal import Decimal
@@ -89,7 +98,7 @@ def test_layout_numbers_are_read_exactly_as_float_reads_them():
     assert [float(v) for v in values] == fields["x"].tolist()
 
 
-def test_layout_tokens_that_are_no_number_are_nan_and_long_ints_are_read_whole():
+def test_layout_tokens_that_are_no_number_are_nan_and_long_ints_are_read_whole(reader):
     """`[0-9.eE+-]+` also matches `1.2.3`, `6+0` and `.`: float() refuses them. They are NaN,
     as the regex rules' `number` gives None; they used to raise and lose the whole log."""
     import math
@@ -108,7 +117,7 @@ def test_layout_tokens_that_are_no_number_are_nan_and_long_ints_are_read_whole()
     assert fields["i"][[0, 1, 3]].tolist() == [42, 10**18 - 1, 0]
 
 
-def test_layout_reads_ints_stamps_and_sought_fields_and_rejects_other_lines():
+def test_layout_reads_ints_stamps_and_sought_fields_and_rejects_other_lines(reader):
     import math
 
     from benchbook.parsers.layout import Int, Layout, Num, Seek, Stamp
@@ -128,6 +137,13 @@ def test_layout_reads_ints_stamps_and_sought_fields_and_rejects_other_lines():
     assert f["lr"][0] == 0.1 and f["lr"][1] == 2e-05 and math.isnan(f["lr"][2])
     assert f["timestamp"][:3].tolist() == [1607656429.587, 1607656429.5, 1607656429.0]
     assert math.isnan(f["timestamp"][4])  # the layout of a date-time, but no date
+
+
+def test_a_layout_reads_one_line():
+    from benchbook.parsers.layout import Layout, Num, Seek
+
+    with pytest.raises(ValueError, match="holds a newline"):
+        Layout("v ", Num("x"), Seek("LR:\n", Num("lr")))
 
 
 def test_find_gives_every_occurrence_with_and_without_code_points():

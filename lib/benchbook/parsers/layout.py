@@ -13,6 +13,7 @@ numbers come out exactly as `int()` and `float()` read them.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,6 +28,11 @@ for _c in b"0123456789.eE+-":
     _NUMBER_CHARS[_c] = True
 _DIGITS = np.zeros(256, dtype=bool)
 _DIGITS[48:58] = True
+# Below this many lines, a regex match and int() or float() a line read a field: `run`'s loop
+# costs a few dozen numpy calls a character position whatever the number of lines.
+_FEW = 256
+_DIGIT_RUN = re.compile("[0-9]*")
+_NUMBER_RUN = re.compile("[0-9.eE+-]*")
 
 
 @dataclass(frozen=True)
@@ -68,12 +74,24 @@ class Layout:
     """A step line as pieces: `Layout(Stamp(), ":INFO: Epoch[", Int("epoch"), "] Batch [", ...)`."""
 
     def __init__(self, *pieces) -> None:
+        for literal in _literals(pieces):  # a record is read within its line, and the scan relies on it
+            if "\n" in literal:
+                raise ValueError(f"a Layout reads one line: {literal!r} holds a newline")
         self.pieces = pieces
 
     @property
     def anchor(self) -> str:
         """The first literal: what the lines are found by."""
         return next(p for p in self.pieces if isinstance(p, str))
+
+
+def _literals(pieces):
+    for piece in pieces:
+        if isinstance(piece, str):
+            yield piece
+        elif isinstance(piece, Seek):
+            yield piece.text
+            yield from _literals(piece.pieces)
 
 
 def find(text: str, literal: str, points: np.ndarray | None = None) -> np.ndarray:
@@ -228,8 +246,27 @@ class _Reader:
         self.cur[rows] = start + length
         return rows, start, length, value, digits.astype(np.int64), fraction.astype(np.int64), plain
 
+    def tokens(self, pattern: re.Pattern) -> tuple[np.ndarray, list[str]]:
+        """The lines still read and the run of `pattern` at each cursor, as strings (one match a
+        line: for a few lines, cheaper than `run`'s numpy ops a character position), and move the
+        cursors past them."""
+        rows = np.flatnonzero(self.ok)
+        match, text = pattern.match, self.text
+        found = [match(text, p).group() for p in self.cur[rows].tolist()]
+        self.cur[rows] += np.fromiter(map(len, found), dtype=np.int64, count=len(found))
+        return rows, found
+
     def integer(self, name: str) -> None:
         """Digits at the cursor, as an integer."""
+        if np.count_nonzero(self.ok) <= _FEW:
+            rows, found = self.tokens(_DIGIT_RUN)
+            values = [int(t) if t else -1 for t in found]
+            ok = [0 <= v < 10**18 for v in values]
+            column = np.zeros(len(self.cur), dtype=np.int64)
+            column[rows] = [v if k else 0 for v, k in zip(values, ok, strict=True)]
+            self.ok[rows] &= np.array(ok, dtype=bool)
+            self.fields[name] = column
+            return
         rows, start, length, value, digits, _, _ = self.run(_DIGITS)
         ok = (length > 0) & (digits <= 18)
         for i in np.flatnonzero(digits > 18).tolist():  # longer than the window read, or too large
@@ -243,6 +280,13 @@ class _Reader:
 
     def number(self, name: str) -> None:
         """A logged number at the cursor, read as `float()` reads it (see `numbers`)."""
+        if np.count_nonzero(self.ok) <= _FEW:
+            rows, found = self.tokens(_NUMBER_RUN)
+            column = np.full(len(self.cur), np.nan)
+            column[rows] = [_float(t) if t else math.nan for t in found]
+            self.ok[rows] &= np.array([bool(t) for t in found], dtype=bool)
+            self.fields[name] = column
+            return
         rows, start, length, mantissa, _, fraction, plain = self.run(_NUMBER_CHARS)
         found = length > 0
         self.ok[rows] &= found

@@ -137,10 +137,12 @@ def _records(chunk: _Chunk, rule: BulkRule) -> tuple[dict | None, list[tuple[int
     text left to the other rules."""
     text = chunk.text
     whole = [(0, len(text))]
+    line = None  # the line of each record, where finding them told it
     if rule.layout is not None:
         if rule.line_start:  # the lines whose content has the anchor where the layout puts it
             _, _, content = chunk.index.lines()
-            begin = content[_layout.equals(chunk.points, content + rule.lead, rule.layout.anchor)]
+            line = np.flatnonzero(_layout.equals(chunk.points, content + rule.lead, rule.layout.anchor))
+            begin = content[line]
         else:
             begin = _layout.find(text, rule.layout.anchor, chunk.points) - rule.lead
         if len(begin) == 0:
@@ -154,8 +156,11 @@ def _records(chunk: _Chunk, rule: BulkRule) -> tuple[dict | None, list[tuple[int
             return None, whole
         begin, keep = starts - rule.lead, starts >= rule.lead
         fields = rule.convert(groups)
-    line, ranks, content = chunk.lines(begin)
-    keep &= (begin == content) if rule.line_start else (begin >= content)
+    if line is None:
+        line, ranks, content = chunk.lines(begin)
+        keep &= (begin == content) if rule.line_start else (begin >= content)
+    else:
+        ranks = chunk.index.lines()[1][line]
     if not keep.all():
         idx = np.flatnonzero(keep)
         if len(idx) == 0:
@@ -166,7 +171,8 @@ def _records(chunk: _Chunk, rule: BulkRule) -> tuple[dict | None, list[tuple[int
     # The text between records, for the other rules: from the end of one record's line to the
     # start of the next record's line (its newline included, for rules that begin with one).
     newlines = chunk.newlines
-    after = np.searchsorted(newlines, stop)
+    # A layout reads within its line (its literals hold no newline): a record's line is where it stops.
+    after = line if rule.layout is not None else np.searchsorted(newlines, stop)
     ends = np.where(after < len(newlines), newlines[np.minimum(after, len(newlines) - 1)], len(text))
     lo = np.concatenate(([0], ends))
     hi = np.concatenate((chunk.index.lines()[0][line], [len(text)]))

@@ -7,6 +7,7 @@ for a bad log.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 import itertools
@@ -427,13 +428,18 @@ def analyze_file(path: str | os.PathLike, rule: Rule | None = None, log_format: 
     rule = rule or Rule()
     path = Path(path)
     textio.check_readable(path)
-    fmt = parsers.get(log_format) if log_format else parsers.detect(textio.head(path))
-    if fmt is None:
-        raise LogError(str(path), "no known log format in its first 64 KiB "
-                                  f"(known: {', '.join(sorted(parsers.FORMATS))})")
     stats = textio.ReadStats()
-    events = itertools.chain.from_iterable(fmt.scan(c.text, c.first_line) for c in textio.chunks(path, stats))
-    drafts, tables = fold(events)
+    chunks = textio.chunks(path, stats)
+    with contextlib.closing(chunks):
+        first = next(chunks, None)  # the format is told by the head of the first chunk: the file is read once
+        fmt = parsers.get(log_format) if log_format else \
+            parsers.detect(first.text[: textio.SNIFF_BYTES] if first is not None else "")
+        if fmt is None:
+            raise LogError(str(path), "no known log format in its first 64 KiB "
+                                      f"(known: {', '.join(sorted(parsers.FORMATS))})")
+        read = itertools.chain([first] if first is not None else [], chunks)
+        del first  # held by the chain until it is scanned, and no longer
+        drafts, tables = fold(itertools.chain.from_iterable(fmt.scan(c.text, c.first_line) for c in read))
     if not drafts:
         raise LogError(str(path), f"recognised as {fmt.name} but no run was found in it")
     _find_failures(path, drafts)

@@ -18,7 +18,7 @@ from . import ranks
 from .errors import LogError
 
 CHUNK_BYTES = 8 << 20
-SNIFF_BYTES = 64 << 10
+SNIFF_BYTES = 64 << 10  # of a file's first chunk, read to tell its format
 
 
 @dataclass
@@ -66,14 +66,6 @@ def check_readable(path: str | os.PathLike) -> None:
         raise LogError(p, "the file is empty")
     if b"\x00" in head:
         raise LogError(p, "binary file (NUL bytes in its first 8 KiB), not a text log")
-
-
-def head(path: str | os.PathLike, size: int = SNIFF_BYTES) -> str:
-    """The first `size` bytes as normalised text, for format detection."""
-    with open(path, "rb") as f:
-        raw = f.read(size)
-    text = _decode(raw, ReadStats())
-    return ranks.demux(text)[0] if ranks.has_tags(text) else text
 
 
 def chunks(path: str | os.PathLike, stats: ReadStats | None = None, size: int = CHUNK_BYTES) -> Iterator[Chunk]:

@@ -45,6 +45,18 @@ def test_a_line_longer_than_a_chunk_is_kept_whole(tmp_path):
     assert any(long + "\n" in p.text for p in parts)
 
 
+@pytest.mark.parametrize("width", [5_000, 20_000, 70_000])
+def test_a_chunk_ends_at_its_last_newline_however_far_back_it_is(tmp_path, width):
+    """The last newline of a chunk is looked for from its end a window at a time (4 KiB, then
+    wider): lines longer than the window, or than the chunk, still come whole."""
+    text = "".join(f"{i} " + "z" * (width * (i % 3 + 1) // 2) + "\nshort\nlines\n" for i in range(12))
+    path = tmp_path / "wide.log"
+    path.write_bytes(text.encode())
+    parts = list(chunks(path, size=3 * width + 1))
+    _check_whole_lines(parts, text)
+    assert len(parts) > 1
+
+
 def test_crlf_and_lone_cr_become_newlines(tmp_path):
     path = tmp_path / "crlf.log"
     path.write_bytes(b"one\r\ntwo\rthree\r\n")

@@ -102,14 +102,20 @@ def windows(points: np.ndarray, starts: np.ndarray, width: int) -> np.ndarray:
     past it), as rows of a (starts, width) array; past the end of the text they are 0."""
     size = points.itemsize
     view = np.ndarray((len(points) - width + 1, width), dtype=points.dtype, buffer=points, strides=(size, size))
-    return view[np.minimum(starts, len(view) - 1)]
+    return view[_below(starts, len(view))]
+
+
+def _below(starts: np.ndarray, size: int) -> np.ndarray:
+    """Positions past `size` - 1 as `size` - 1; a copy only where one is (a maximum reads them,
+    a minimum writes them all)."""
+    return starts if not len(starts) or starts.max() < size else np.minimum(starts, size - 1)
 
 
 def words(points: np.ndarray, starts: np.ndarray) -> np.ndarray:
     """The 8 code points (ASCII, uint8) from each start as one little-endian uint64: a literal of
     up to 8 characters is then one comparison a line."""
     view = np.ndarray((len(points) - 7,), dtype="<u8", buffer=points, strides=(1,))
-    return view[np.minimum(starts, len(view) - 1)]
+    return view[_below(starts, len(view))]
 
 
 def tags_at(text: str, points: np.ndarray, starts: np.ndarray,

@@ -41,16 +41,31 @@ class ReadStats:
     notes: list[str] = field(default_factory=list)
 
 
-def _decode(raw, stats: ReadStats) -> str:
-    """Bytes (any buffer) as normalised text."""
+def _decode(raw, stats: ReadStats) -> tuple[str, bool]:
+    """Bytes (any buffer) as normalised text, and whether it is their very characters (UTF-8
+    all ASCII, and no CR turned into a newline)."""
     try:
         text = str(raw, "utf-8")
     except UnicodeDecodeError:
         stats.invalid_utf8 = True
         text = str(raw, "utf-8", "replace")
+    same = text.isascii()  # (a replaced byte is not)
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
-    return text
+        same = False
+    return text, same
+
+
+def _last_line_end(buf: np.ndarray, end: int) -> int:
+    """Just past the last newline of buf[:end] (0 if none), looked for from the end, a window at a time."""
+    hi, width = end, 1 << 12
+    while hi > 0:
+        lo = max(hi - width, 0)
+        at = np.flatnonzero(buf[lo:hi] == 10)
+        if len(at):
+            return lo + int(at[-1]) + 1
+        hi, width = lo, width * 8
+    return 0
 
 
 def check_readable(path: str | os.PathLike) -> None:
@@ -81,19 +96,20 @@ def chunks(path: str | os.PathLike, stats: ReadStats | None = None, size: int = 
             # grew), and room after it for a missing last newline and for the zeros that ranks.codes
             # puts after a text: an ASCII chunk's buffer is then its code points, without a copy.
             want = min(size, max(os.fstat(f.fileno()).st_size - f.tell(), 1)) if regular else size
-            buf = bytearray(len(carry) + want + ranks.PAD)
-            buf[: len(carry)] = carry
-            got = f.readinto(memoryview(buf)[len(carry) : len(carry) + want])
+            buf = np.empty(len(carry) + want + ranks.PAD, dtype=np.uint8)  # not zeroed: it is read into
+            view = memoryview(buf)
+            view[: len(carry)] = carry
+            got = f.readinto(view[len(carry) : len(carry) + want])
             stats.bytes += got
             end = len(carry) + got
             if not end:
                 break
             if got:
-                cut = buf.rfind(b"\n", 0, end) + 1
+                cut = _last_line_end(buf, end)
                 if cut == 0:  # one line longer than a chunk: keep reading it
-                    carry = bytes(buf[:end])
+                    carry = bytes(view[:end])
                     continue
-                carry = bytes(buf[cut:end])
+                carry = bytes(view[cut:end])
             else:
                 carry = b""
                 cut = end
@@ -101,18 +117,17 @@ def chunks(path: str | os.PathLike, stats: ReadStats | None = None, size: int = 
                     stats.cut_last_line = True
                     buf[end] = 10
                     cut += 1
-            buf[cut : cut + ranks.PAD] = bytes(ranks.PAD)
-            data = memoryview(buf)[:cut]
-            text = _decode(data, stats)
-            # An ASCII text is its bytes, but for a lone CR read as LF: demux reads them.
-            ascii_ = len(text) == cut
+            buf[cut : cut + ranks.PAD] = 0
+            data = view[:cut]
+            text, same = _decode(data, stats)
             if open_lines or ranks.has_tags(text):
-                rewritten = ranks.demux(text, open_lines, data if ascii_ else None)
-                ascii_ = ascii_ and rewritten[0] is text
+                # An ASCII text is its bytes, but for a lone CR read as LF: demux reads them.
+                rewritten = ranks.demux(text, open_lines, data if len(text) == cut else None)
+                same = same and rewritten[0] is text
                 text, n, open_lines = rewritten
                 stats.demuxed_lines += n
-            if ascii_ and buf.find(b"\r", 0, cut) < 0:  # the scan of this chunk reads the same index
-                index = ranks.text_index(text, np.frombuffer(buf, dtype=np.uint8, count=cut + ranks.PAD))
+            if same:  # the scan of this chunk reads the same index
+                index = ranks.text_index(text, buf[: cut + ranks.PAD])
             else:
                 index = ranks.text_index(text)
             n_lines = len(index.newlines)

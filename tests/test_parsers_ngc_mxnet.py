@@ -98,3 +98,15 @@ def test_dllogger_records_and_epoch_evaluations(fixtures):
     assert ev["top1"].tolist() == pytest.approx([1.12, 3.42])
     assert ev["eval_throughput"].tolist() == [4000.0, 4100.0]
     assert result.runs.iloc[0]["final_top1"] == pytest.approx(3.42)
+
+
+def test_table_cells_with_a_unit_are_read_and_cells_with_no_number_left_out():
+    from benchbook import events as ev
+    from benchbook.parsers import ngc_mxnet
+
+    text = ("x\ntrain.total_ips\n           |    128    |    256    |\n-------------------------\n"
+            "     1     |   1316.7  |     -     |\n     8     | 9500.5 img/s | 1e4 |\n\n")
+    (_, _, kind, rows), = [e for e in ngc_mxnet.scan(text, 1) if e[2] == ev.TABLE]
+    assert rows == [({"gpus": 1, "batch_size": 128}, {"train.total_ips": 1316.7}),
+                    ({"gpus": 8, "batch_size": 128}, {"train.total_ips": 9500.5}),
+                    ({"gpus": 8, "batch_size": 256}, {"train.total_ips": 1e4})]

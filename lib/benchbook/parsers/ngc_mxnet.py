@@ -27,6 +27,7 @@ _BATCH = scanning.Layout(scanning.Stamp(), ":INFO: Epoch[", scanning.Int("epoch"
                          "-", scanning.Int("last"), "]\tSpeed: ", scanning.Num("throughput"), " samples/sec",
                          scanning.Seek("LR: ", scanning.Num("lr")))
 _TOOK = re.compile(r"Experiment took: ([0-9.]+) sec")
+_DIGITS = re.compile(r"\d+")
 _TABLE = re.compile(r"\n((?:train|val)\.[a-z_0-9]+)\n( *\|[^\n]*)\n-+\n((?: *\d+ *\|[^\n]*\n)+)")
 
 
@@ -94,15 +95,20 @@ _BULK = scanning.BulkRule(layout=_BATCH, convert=_batch, lead=23, line_start=Tru
 
 
 def _table(m: re.Match):
-    metric = m.group(1)
-    columns = [int(c) for c in re.findall(r"\d+", m.group(2))]
+    metric, header, body = m.groups()
+    columns = [int(c) for c in _DIGITS.findall(header)]
     rows = []
-    for row in m.group(3).splitlines():
+    for row in body.splitlines():
         gpus, _, cells = row.partition("|")
+        gpus = int(gpus)
         for batch, cell in zip(columns, cells.split("|"), strict=False):
-            value = scanning.number(cell.strip())
-            if value is not None:
-                rows.append(({"gpus": int(gpus), "batch_size": batch}, {metric: value}))
+            try:  # a plain number, mostly
+                value = float(cell)
+            except ValueError:
+                value = scanning.number(cell.strip())
+                if value is None:
+                    continue
+            rows.append(({"gpus": gpus, "batch_size": batch}, {metric: value}))
     return ev.TABLE, rows
 
 

@@ -27,6 +27,7 @@ def test_bench_runs_on_the_examples_and_every_loop_finds_the_same_values(capsys)
     assert re.search(r"ratio benchbook/naive +: +[0-9.]+x", out)
     formats = re.findall(r"^  (\w+) *: .* ratio [0-9.]+x; reading is \d+% of benchbook's time$", out, re.M)
     assert sorted(formats) == ["maskrcnn", "mxnet", "tf1"]
+    assert re.search(r"^logs as they are: \d+ files, [0-9.]+ MB: .* ratio [0-9.]+x$", out, re.M)
 
 
 def test_bench_fails_when_analyzing_one_log_takes_more_memory_than_the_limit(capsys):

@@ -55,9 +55,14 @@ PATTERN = re.compile(f"{_TF1}|{_MXNET}|{_MASKRCNN}")
 PATTERNS = {"tf1": re.compile(_TF1), "mxnet": re.compile(_MXNET), "maskrcnn": re.compile(_MASKRCNN)}
 
 
+def _logs(source: Path) -> list[Path]:
+    """The logs under `source`: its .txt and .log files, in path order."""
+    return sorted(p for p in source.rglob("*") if p.is_file() and p.suffix in (".txt", ".log"))
+
+
 def build_corpus(source: Path, out: Path, megabytes: float) -> list[Path]:
     """One big file per source file, each the source repeated, together at least `megabytes` MB."""
-    files = sorted(p for p in source.rglob("*") if p.is_file() and p.suffix in (".txt", ".log"))
+    files = _logs(source)
     if not files:
         raise SystemExit(f"no .txt or .log files under {source}")
     total = sum(p.stat().st_size for p in files)
@@ -190,7 +195,7 @@ def as_they_are(source: Path, repeat: int) -> None:
     """The same ratio on the logs of `source` unrepeated: logs of real runs are often tens of
     kilobytes, where what benchbook spends on each file (opening it, numpy calls whatever the
     number of lines, a run's metadata) weighs more than in the corpus's big files."""
-    files = sorted(p for p in source.rglob("*") if p.is_file() and p.suffix in (".txt", ".log"))
+    files = _logs(source)
     size = sum(p.stat().st_size for p in files) / 1e6
     best, _ = _timed({"naive": naive_per_format, "benchbook": benchbook.analyze}, files, max(repeat, 5))
     print(f"logs as they are: {len(files)} files, {size:.2f} MB: naive {best['naive'] * 1e3:.1f} ms, benchbook "
@@ -217,9 +222,9 @@ def single_files(source: Path, out: Path, megabytes: float) -> dict[str, float]:
     """For each folder of logs under `source` (a format), one `megabytes` MB log of them repeated,
     and the peak memory of analyzing it: {folder: peak resident MB}."""
     peaks = {}
-    folders = sorted({p.parent for p in source.rglob("*") if p.is_file() and p.suffix in (".txt", ".log")})
-    for folder in folders:
-        data = b"".join(p.read_bytes() for p in sorted(folder.glob("*")) if p.suffix in (".txt", ".log"))
+    logs = _logs(source)
+    for folder in sorted({p.parent for p in logs}):
+        data = b"".join(p.read_bytes() for p in logs if p.parent == folder)
         big = out / f"{folder.name}.log"
         with open(big, "wb") as f:
             for _ in range(max(1, int(megabytes * 1e6 / len(data) + 0.999))):

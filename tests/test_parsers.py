@@ -139,6 +139,49 @@ def test_layout_reads_ints_stamps_and_sought_fields_and_rejects_other_lines(read
     assert math.isnan(f["timestamp"][4])  # the layout of a date-time, but no date
 
 
+def test_stamps_are_read_as_numpy_reads_each_date_time_and_refused_without_their_digits():
+    """`datetimes` counts days itself; numpy's datetime64, one stamp at a time, is the reference:
+    leap years (1900, 2000), the ends of months, out-of-range hours, year 0, fractions of every
+    length. A stamp needs its 14 digits (numpy would also take ` 020` or `-020` as years)."""
+    import math
+    import random
+
+    import numpy as np
+
+    from benchbook.parsers.layout import datetimes
+    from benchbook.ranks import codes
+
+    rng = random.Random(3)
+    stamps = []
+    for _ in range(3000):
+        year = rng.choice(["2020", "2000", "1900", "2100", "0000", "9999", "1969", "1600", "2023"])
+        month, day = f"{rng.randint(0, 13):02d}", f"{rng.randint(0, 32):02d}"
+        if rng.random() < 0.5:
+            month, day = rng.choice(["02", "04", "12", "01"]), f"{rng.randint(27, 31):02d}"
+        clock = [rng.randint(0, 23), rng.randint(0, 59), rng.randint(0, 59)]
+        if rng.random() < 0.1:
+            clock = [rng.randint(0, 25), rng.randint(0, 61), rng.randint(0, 61)]
+        fraction = rng.choice(["", ".5", ",123", ".123456", ".1234567", "." + "9" * 15, ","])
+        stamps.append(f"{year}-{month}-{day} {clock[0]:02d}:{clock[1]:02d}:{clock[2]:02d}{fraction}")
+    stamps += ["2020-12-11 03:13:49.25", " 020-12-11 00:00:00", "-020-12-11 00:00:00", "2020-12-11 0a:00:00"]
+    text = "".join(f"v {s} end\n" for s in stamps)
+    points = codes(text)
+    starts = np.concatenate(([0], np.flatnonzero(points == 10)[:-1] + 1)) + 2
+    seconds, layout, width = datetimes(points, starts)
+    assert layout.tolist() == [True] * (len(stamps) - 3) + [False] * 3
+    for stamp, got, size in zip(stamps[:-3], seconds[:-3].tolist(), width[:-3].tolist(), strict=True):
+        head, _, fraction = stamp.replace(",", ".").partition(".")
+        assert size == len(head) + (len(fraction) + 1 if fraction else 0)
+        try:
+            whole = int(np.datetime64(head.replace(" ", "T"), "s").astype(np.int64))
+        except ValueError:
+            assert math.isnan(got), stamp
+            continue
+        micros = int((fraction + "000000")[:6]) if fraction else 0
+        assert got == (whole * 1_000_000 + micros) / 1e6, stamp
+    assert seconds[-4] == 1607656429.25
+
+
 def test_a_layout_reads_one_line():
     from benchbook.parsers.layout import Layout, Num, Seek
 

@@ -117,6 +117,26 @@ def test_layout_tokens_that_are_no_number_are_nan_and_long_ints_are_read_whole(r
     assert fields["i"][[0, 1, 3]].tolist() == [42, 10**18 - 1, 0]
 
 
+def test_layout_numbers_of_many_digits_are_read_as_float_reads_them(reader):
+    """More than 18 digits: leading zeros do not count (0.006041599999999999, a logged learning
+    rate), digits past the 18th do, and so do runs longer than the window read at once."""
+    import random
+
+    from benchbook.parsers.layout import Layout, Num
+
+    rng = random.Random(7)
+    values = ["0.006041599999999999", "0.9999999999999999999", "0.0009999999999999999999", "0" * 20 + "1.5",
+              "0." + "0" * 25 + "42", "0." + "0" * 30,
+              "123456789.0123456789", "1" * 30, "0.1" + "0" * 30 + "1", "00.00"]
+    for _ in range(300):
+        digits = "".join(rng.choice("0123456789") for _ in range(rng.randint(1, 20)))
+        values.append("0." + "0" * rng.randint(0, 12) + digits)
+        values.append("0" * rng.randint(0, 12) + digits + "." + digits[::-1])
+    ok, fields, _ = _read(Layout("v ", Num("x"), " end"), [f"v {v} end" for v in values])
+    assert ok.all()
+    assert fields["x"].tolist() == [float(v) for v in values]
+
+
 def test_layout_reads_ints_stamps_and_sought_fields_and_rejects_other_lines(reader):
     import math
 

@@ -30,8 +30,8 @@ for _c in b"0123456789.eE+-":
     _NUMBER_CHARS[_c] = True
 _DIGITS = np.zeros(256, dtype=bool)
 _DIGITS[48:58] = True
-# Below this many lines, a regex match and int() or float() a line read a field: `run`'s loop
-# costs a few dozen numpy calls a character position whatever the number of lines.
+# Below this many lines, a regex match and int() or float() a line read a field: `digits`' loop
+# costs several numpy calls a character position whatever the number of lines.
 _FEW = 256
 _DIGIT_RUN = re.compile("[0-9]*")
 _NUMBER_RUN = re.compile("[0-9.eE+-]*")
@@ -176,81 +176,49 @@ class _Reader:
         self.ok &= equals(self.points, self.cur, text)
         self.cur += len(text)
 
-    def run(self, allowed: np.ndarray, width: int = _RUN):
-        """Read the runs of `allowed` characters (`_DIGITS` or `_NUMBER_CHARS`) at the cursors of
-        the lines still read, all at once, a character position at a time, and move the cursors
-        past them.
-
-        Returns (rows, start, length, value, digits, fraction, plain): the lines read, where their
-        runs start and how long they are, the run's digits as an integer, how many significant
-        digits it has (past 18, `value` wrapped around and is not to be used), how many digits
-        come after a point, and whether the run is a plain decimal (digits and at most one point,
-        of at most 18 significant digits)."""
-        rows = np.flatnonzero(self.ok)
-        n = len(rows)
-        start = self.cur[rows]
-        # Counters as uint8 and masks viewed as uint8: same-type arithmetic, no buffered casts.
+    def digits(self, start: np.ndarray, value: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(length, value) of the runs of digits at `start`, all lines at once, a character
+        position at a time: `value` (0, or the one given: a number's digits go on after its
+        point) times ten plus each digit, wrapping around past 18 digits. A run longer than the
+        window is read on for its length; its value is not to be used."""
+        n = len(start)
         going = np.ones(n, dtype=bool)
-        length = np.zeros(n, dtype=np.uint8)
-        value = np.zeros(n, dtype=np.int64)
-        digits = np.zeros(n, dtype=np.uint8)  # significant ones: from the first that is not 0
-        fraction = np.zeros(n, dtype=np.uint8)
-        point = np.zeros(n, dtype=bool)
-        started = np.zeros(n, dtype=bool)  # a digit other than 0 was seen
-        odd = np.zeros(n, dtype=bool)  # an exponent, a sign or a second point: not a plain decimal
-        numbers = allowed is not _DIGITS
-        for j in range(width):
+        length = np.zeros(n, dtype=np.uint8)  # counters as uint8, masks viewed as uint8: no casts
+        value = np.zeros(n, dtype=np.int64) if value is None else value
+        for j in range(_RUN):
             k = j % _BLOCK
             if k == 0:  # the next _BLOCK characters of every line: one gather, classified at once
-                block = _block(self.points, start + j)
-                values = block - np.uint8(48)  # a digit's value; past 9 (wrapped below 0) for any other
+                values = _block(self.points, start + j) - np.uint8(48)  # past 9 (wrapped) for a non-digit
                 digit_at = values < 10
-                nonzero_at = digit_at & (values != 0)
-                if numbers:
-                    dot_at = block == 46
-                    sign_at = ((block | np.uint8(32)) == 101) | (block == 43) | (block == 45)  # e E + -
-                    allowed_at = digit_at | dot_at | sign_at
-                else:
-                    allowed_at = digit_at
-            going &= allowed_at[k]
+            going &= digit_at[k]
             if not going.any():
                 break
-            length += going.view(np.uint8)
-            digit = digit_at[k] & going
-            # value = value * 10 + d where a digit goes on (wrapping past 18 digits), else value:
-            # unmasked arithmetic with a uint8 factor and addend, several times faster than `where=`.
-            step = digit.view(np.uint8)
+            step = going.view(np.uint8)
+            length += step
+            # value = value * 10 + d where the run goes on, else value: unmasked arithmetic with a
+            # uint8 factor and addend, several times faster than `where=`.
             value *= step * np.uint8(9) + np.uint8(1)
             value += values[k] * step
-            started |= nonzero_at[k] & going
-            digits += (digit & started).view(np.uint8)
-            if numbers:
-                fraction += (digit & point).view(np.uint8)
-                dot = dot_at[k] & going
-                odd |= (sign_at[k] & going) | (dot & point)
-                point |= dot
-        plain = ~odd
-        plain &= digits <= 18  # else `value` wrapped around
         length = length.astype(np.int64)
-        plain &= length > point  # a digit besides the point: a lone point is no number
-        long = np.flatnonzero(length == width)
-        if len(long):  # a run longer than the window: read on, a window at a time
-            end = start[long] + width
-            going = np.ones(len(long), dtype=bool)
-            while going.any():
-                more = _columns(self.points, end, _RUN)
-                for j in range(_RUN):
-                    going &= allowed[more[:, j]]
-                    end += going
-            length[long] = end - start[long]
-            plain[long] = False  # its digits past the window were not read: float() reads it
-            digits[long] = 255  # nor an integer's
-        self.cur[rows] = start + length
-        return rows, start, length, value, digits.astype(np.int64), fraction.astype(np.int64), plain
+        long = np.flatnonzero(length == _RUN)
+        if len(long):
+            length[long] += self.span(start[long] + _RUN, _DIGITS)
+        return length, value
+
+    def span(self, start: np.ndarray, allowed: np.ndarray) -> np.ndarray:
+        """Lengths of the runs of `allowed` characters at `start`, read a window at a time."""
+        end = start.copy()
+        going = np.ones(len(start), dtype=bool)
+        while going.any():
+            more = _columns(self.points, end, _RUN)
+            for j in range(_RUN):  # `end` has moved j along where the run went on
+                going &= allowed[more[:, j]]
+                end += going
+        return end - start
 
     def tokens(self, pattern: re.Pattern) -> tuple[np.ndarray, list[str]]:
         """The lines still read and the run of `pattern` at each cursor, as strings (one match a
-        line: for a few lines, cheaper than `run`'s numpy ops a character position), and move the
+        line: for a few lines, cheaper than `digits`' numpy ops a character position), and move the
         cursors past them."""
         rows = np.flatnonzero(self.ok)
         match, text = pattern.match, self.text
@@ -269,9 +237,12 @@ class _Reader:
             self.ok[rows] &= np.array(ok, dtype=bool)
             self.fields[name] = column
             return
-        rows, start, length, value, digits, _, _ = self.run(_DIGITS)
-        ok = (length > 0) & (digits <= 18)
-        for i in np.flatnonzero(digits > 18).tolist():  # longer than the window read, or too large
+        rows = np.flatnonzero(self.ok)
+        start = self.cur[rows]
+        length, value = self.digits(start)
+        self.cur[rows] = start + length
+        ok = (length > 0) & (length <= 18)
+        for i in np.flatnonzero(length > 18).tolist():  # leading zeros, too large, or past the window
             whole = int(self.text[start[i] : start[i] + length[i]])
             if whole < 10**18:
                 value[i], ok[i] = whole, True
@@ -289,7 +260,28 @@ class _Reader:
             self.ok[rows] &= np.array([bool(t) for t in found], dtype=bool)
             self.fields[name] = column
             return
-        rows, start, length, mantissa, _, fraction, plain = self.run(_NUMBER_CHARS)
+        rows = np.flatnonzero(self.ok)
+        start = self.cur[rows]
+        # Digits, a point, digits: read as digit runs. Where a sign, an exponent or a second
+        # point follows, the token goes on (float() reads it); so does it past the window.
+        whole, mantissa = self.digits(start)
+        point = self.points[start + whole] == 46
+        fraction, mantissa = self.digits(start + whole + point, mantissa)
+        length = whole + point + fraction
+        after = self.points[start + length]
+        odd = np.flatnonzero(_NUMBER_CHARS[after if after.dtype == np.uint8 else np.minimum(after, 255)])
+        if len(odd):
+            length[odd] += self.span(start[odd] + length[odd], _NUMBER_CHARS)
+        self.cur[rows] = start + length
+        digits = whole + fraction
+        plain = (digits > 0) & (whole < _RUN) & (fraction < _RUN)
+        plain[odd] = False
+        many = np.flatnonzero(plain & (digits > 18))
+        if len(many):  # more than 18 digits: fine where leading zeros leave at most 18 (0.00604159999999999)
+            zeros = _columns(self.points, start[many], _RUN)
+            first = np.argmin((zeros == 48) | (zeros == 46), axis=1)  # the first significant digit (0: none seen)
+            leading = first - (point[many] & (whole[many] < first))
+            plain[many] = digits[many] - leading <= 18
         found = length > 0
         self.ok[rows] &= found
         column = np.full(len(self.cur), np.nan)

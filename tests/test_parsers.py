@@ -301,3 +301,32 @@ def test_an_ngc_run_has_a_process_per_gpu(fixtures):
 
     runs = analyze([fixtures / "ngc_mxnet" / "mxnet_gpu1_gpu4_amp_bs64.txt"]).runs
     assert runs["processes"].tolist() == runs["gpus"].tolist() == [1, 4]
+
+
+def test_a_long_leading_literal_is_found_by_str_find_with_what_finditer_finds():
+    """`_literal_matches` stands in for finditer over the spans between records: same matches,
+    overlapping occurrences skipped as finditer skips them, none across a span's end; None where
+    the literal is short or too common."""
+    import random
+    import re
+
+    from benchbook.parsers import scanning
+
+    assert scanning._leading_literal(re.compile(r":INFO: Start with (\w+) x")) == ":INFO: Start with "
+    assert scanning._leading_literal(re.compile(r"abc|abd")) == "ab"
+    assert scanning._leading_literal(re.compile(r"\n(train\.[a-z]+)")) == "\ntrain."
+    assert scanning._leading_literal(re.compile(r"(abc)+x|y")) == ""
+    assert scanning._leading_literal(re.compile(r"abc", re.IGNORECASE)) == ""
+    pattern = re.compile(r"Start with arguments ([a-z]*)(?:Start with arguments )?")
+    rng = random.Random(2)
+    for _ in range(300):
+        text = "".join(rng.choice(["Start with arguments ", "abc", "\n", "Start with argu", "xy"])
+                       for _ in range(rng.randint(0, 40)))
+        cuts = sorted(rng.sample(range(len(text) + 1), min(len(text) + 1, 2 * rng.randint(1, 4))))
+        spans = list(zip(cuts[::2], cuts[1::2], strict=False)) or [(0, len(text))]
+        want = [m.span() for lo, hi in spans for m in pattern.finditer(text, lo, hi)]
+        got = scanning._literal_matches(text, pattern, spans)
+        assert got is not None and [m.span() for m in got] == want, (text, spans)
+    assert scanning._literal_matches("DLL x", re.compile("DLL (x)"), [(0, 5)]) is None  # short
+    common = "Start with arguments a\n" * 100
+    assert scanning._literal_matches(common, pattern, [(0, len(common))]) is None

@@ -300,10 +300,12 @@ def _hits(chunk: _Chunk | str, rules: Iterable[Rule | LineRule],
         pattern, handler = rule[0], rule[1]
         skip = 1 if pattern.pattern.startswith("\\n") else 0  # a leading newline belongs to the line before
         found = _line_matches(chunk, rule) if isinstance(rule, LineRule) and not isinstance(chunk, str) else None
+        if found is not None and (len(spans) != 1 or spans[0] != (0, len(text))):
+            found = _within(found, spans)
+        if found is None:
+            found = _literal_matches(text, pattern, spans)
         if found is None:
             found = (m for lo, hi in spans for m in pattern.finditer(text, lo, hi))
-        elif len(spans) != 1 or spans[0] != (0, len(text)):
-            found = _within(found, spans)
         for m in found:
             out = handler(m)
             if out is not None:
@@ -325,6 +327,68 @@ def _line_matches(chunk: _Chunk, rule: LineRule) -> list[re.Match] | None:
         keep |= fits
     match = rule.pattern.match
     return [m for p in at[keep].tolist() if (m := match(chunk.text, p))]
+
+
+try:  # the regex parser (private): what a pattern's matches all begin with
+    from re import _parser as _sre_parse
+except ImportError:  # pragma: no cover (a Python without it: every pattern is searched for)
+    _sre_parse = None
+
+
+@functools.lru_cache(maxsize=256)
+def _leading_literal(pattern: re.Pattern) -> str:
+    """The literal text every match of `pattern` begins with ("" where none is, or where flags
+    change what a literal matches)."""
+    if _sre_parse is None or pattern.flags & re.IGNORECASE:
+        return ""
+    out: list[str] = []
+
+    def walk(items) -> bool:  # whether the literal may go on after these items
+        for op, arg in items:
+            if op is _sre_parse.LITERAL:
+                out.append(chr(arg))
+            elif op is _sre_parse.SUBPATTERN and not arg[1] & re.IGNORECASE:  # a group: its own items
+                if not walk(arg[3]):
+                    return False
+            else:
+                return False
+        return True
+
+    walk(_sre_parse.parse(pattern.pattern, pattern.flags))
+    return "".join(out)
+
+
+_LITERAL_MIN = 16  # characters of a leading literal for which str.find beats the regex engine
+
+
+def _literal_matches(text: str, pattern: re.Pattern, spans: list[tuple[int, int]]) -> list[re.Match] | None:
+    """The matches `pattern.finditer` finds within the spans, from the places where its leading
+    literal stands: for a long literal, str.find skips through the text where the regex engine
+    tries every place where its first character stands (`:INFO: Start with arguments` begins
+    with the `:` of every time of day). None where the literal is short, or common (past one
+    place in 4 KiB, the spans are searched instead)."""
+    literal = _leading_literal(pattern)
+    if len(literal) < _LITERAL_MIN:
+        return None
+    limit = max(64, len(text) >> 12)
+    found: list[re.Match] = []
+    lo = [a for a, _ in spans]
+    at, seen = text.find(literal), 0
+    while at >= 0:
+        seen += 1
+        if seen > limit:
+            return None
+        i = bisect.bisect_right(lo, at) - 1
+        if i < 0 or at >= spans[i][1]:  # not within a span: on to the next one
+            if i + 1 >= len(spans):
+                break
+            at = text.find(literal, spans[i + 1][0])
+            continue
+        m = pattern.match(text, at, spans[i][1])  # as finditer within the span tries it there
+        if m:
+            found.append(m)
+        at = text.find(literal, m.end() if m and m.end() > at else at + 1)
+    return found
 
 
 def _within(matches: list[re.Match], spans: list[tuple[int, int]]) -> list[re.Match]:

@@ -298,11 +298,14 @@ class _Reader:
         """Find `seek.text` after the cursor on the same line, then read its pieces there."""
         # Where the literal follows within a few characters (the usual case), a window shows it.
         at = np.full(len(self.cur), -1, dtype=np.int64)
-        same_line = self.ok.copy()
+        looking = self.ok.copy()  # not found yet, and no newline passed
         for skip in range(_NEAR):
-            here = same_line & (at < 0) & equals(self.points, self.cur + skip, seek.text)
+            here = looking & equals(self.points, self.cur + skip, seek.text)
             at[here] = self.cur[here] + skip
-            same_line &= self.points[np.minimum(self.cur + skip, len(self.points) - 1)] != 10
+            looking &= ~here
+            looking &= self.points[np.minimum(self.cur + skip, len(self.points) - 1)] != 10
+            if not looking.any():
+                break
         far = np.flatnonzero(self.ok & (at < 0))
         if len(far):
             hits = find(self.text, seek.text, self.points)

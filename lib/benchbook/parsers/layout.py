@@ -216,20 +216,20 @@ class _Reader:
                 end += going
         return end - start
 
-    def tokens(self, pattern: re.Pattern) -> tuple[np.ndarray, list[str]]:
-        """The lines still read and the run of `pattern` at each cursor, as strings (one match a
-        line: for a few lines, cheaper than `digits`' numpy ops a character position), and move the
-        cursors past them."""
-        rows = np.flatnonzero(self.ok)
+    def tokens(self, rows: np.ndarray, pattern: re.Pattern) -> list[str]:
+        """The run of `pattern` at the cursor of each of `rows`, as strings (one match a line: for
+        a few lines, cheaper than `digits`' numpy ops a character position), and move the cursors
+        past them."""
         match, text = pattern.match, self.text
         found = [match(text, p).group() for p in self.cur[rows].tolist()]
         self.cur[rows] += np.fromiter(map(len, found), dtype=np.int64, count=len(found))
-        return rows, found
+        return found
 
     def integer(self, name: str) -> None:
         """Digits at the cursor, as an integer."""
-        if np.count_nonzero(self.ok) <= _FEW:
-            rows, found = self.tokens(_DIGIT_RUN)
+        rows = np.flatnonzero(self.ok)
+        if len(rows) <= _FEW:
+            found = self.tokens(rows, _DIGIT_RUN)
             values = [int(t) if t else -1 for t in found]
             ok = [0 <= v < 10**18 for v in values]
             column = np.zeros(len(self.cur), dtype=np.int64)
@@ -237,7 +237,6 @@ class _Reader:
             self.ok[rows] &= np.array(ok, dtype=bool)
             self.fields[name] = column
             return
-        rows = np.flatnonzero(self.ok)
         start = self.cur[rows]
         length, value = self.digits(start)
         self.cur[rows] = start + length
@@ -253,14 +252,14 @@ class _Reader:
 
     def number(self, name: str) -> None:
         """A logged number at the cursor, read as `float()` reads it (see `numbers`)."""
-        if np.count_nonzero(self.ok) <= _FEW:
-            rows, found = self.tokens(_NUMBER_RUN)
+        rows = np.flatnonzero(self.ok)
+        if len(rows) <= _FEW:
+            found = self.tokens(rows, _NUMBER_RUN)
             column = np.full(len(self.cur), np.nan)
             column[rows] = [_float(t) if t else math.nan for t in found]
             self.ok[rows] &= np.array([bool(t) for t in found], dtype=bool)
             self.fields[name] = column
             return
-        rows = np.flatnonzero(self.ok)
         start = self.cur[rows]
         # Digits, a point, digits: read as digit runs. Where a sign, an exponent or a second
         # point follows, the token goes on (float() reads it); so does it past the window.
@@ -277,7 +276,7 @@ class _Reader:
         plain = (digits > 0) & (whole < _RUN) & (fraction < _RUN)
         plain[odd] = False
         many = np.flatnonzero(plain & (digits > 18))
-        if len(many):  # more than 18 digits: fine where leading zeros leave at most 18 (0.00604159999999999)
+        if len(many):  # more than 18 digits: fine where leading zeros leave at most 18 (0.006041599999999999)
             zeros = _columns(self.points, start[many], _RUN)
             first = np.argmin((zeros == 48) | (zeros == 46), axis=1)  # the first significant digit (0: none seen)
             leading = first - (point[many] & (whole[many] < first))

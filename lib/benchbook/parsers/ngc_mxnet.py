@@ -102,12 +102,9 @@ def _table(m: re.Match):
         gpus, _, cells = row.partition("|")
         gpus = int(gpus)
         for batch, cell in zip(columns, cells.split("|"), strict=False):
-            try:  # a plain number, mostly
-                value = float(cell)
-            except ValueError:
-                value = scanning.number(cell.strip())
-                if value is None:
-                    continue
+            value = scanning.number(cell)  # float() first: a plain number, mostly
+            if value is None:
+                continue
             rows.append(({"gpus": gpus, "batch_size": batch}, {metric: value}))
     return ev.TABLE, rows
 

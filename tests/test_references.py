@@ -560,3 +560,38 @@ def test_the_example_logs_compare_through_the_real_pipeline(repo_root):
     mxnet = references.compare(stats, references.load("ngc_mxnet_resnet50", root=SHIPPED))
     assert references.verdict_summary(mxnet)["overall"] == "not measured"  # the examples ran batch 96
     assert all(d and "batch size: measured at 96" in d[0] for d in mxnet["differences"])
+
+
+@pytest.mark.parametrize("name", ["../../secret", "../secret.yaml", "{outside}/secret.yaml", "sub/../../secret",
+                                  "link", ""])
+def test_a_reference_name_never_leaves_the_references_folder(tmp_path, name):
+    """`--reference ../../file` read any file (issue 21): a name resolves inside the folder or is refused."""
+    folder, outside = tmp_path / "refs", tmp_path / "elsewhere"
+    folder.mkdir()
+    (folder / "sub").mkdir()
+    outside.mkdir()
+    _write(outside, GOOD, "secret.yaml")
+    _write(tmp_path, GOOD, "secret.yaml")
+    (folder / "link.yaml").symlink_to(outside / "secret.yaml")
+    with pytest.raises(references.ReferenceOutsideError) as err:
+        references.load(name.format(outside=outside), root=folder)
+    assert "is not a file of the references folder" in str(err.value) and str(folder) in str(err.value)
+    assert isinstance(err.value, ReferenceError) and isinstance(err.value, BenchbookError)
+
+
+def test_a_name_inside_the_folder_still_loads_from_a_subfolder(tmp_path):
+    (tmp_path / "sub").mkdir()
+    _write(tmp_path / "sub", GOOD, "mine.yaml")
+    assert references.load("sub/mine", root=tmp_path).name == "mine"
+    with pytest.raises(ReferenceError, match="no such reference file"):
+        references.load("sub/other", root=tmp_path)
+
+
+def test_the_tf1_reference_logs_get_a_verdict():
+    """NGC's TF1 numbers of the report beside ../shared/reference-logs/ngc-tf1-resnet50 (issue 20): every
+    configuration of those logs has a row (tools/check_reference_reports.py checks the verdicts on the logs)."""
+    ref = references.load("ngc_tf1_resnet50", root=SHIPPED)
+    assert ref.source.commit == "15b5df84" and "wanghuancoder/PerformanceReport" in ref.source.url
+    assert {(r.gpus, r.batch_size, r.precision) for r in ref.rows} == {
+        (g, b, p) for g in (1, 8) for b in (128, 256) for p in ("fp32", "amp")}
+    assert all(r.xla is True and r.dali is False and r.synthetic is False for r in ref.rows)

@@ -1,6 +1,6 @@
 """Publish analysis-only reports of the published reference logs and check what they show.
 
-For the MXNet and Mask R-CNN logs, every published number of the reference must appear in the
+For the MXNet, TF1 and Mask R-CNN logs, every published number of the reference must appear in the
 report's reproduction table with the verdict "reproduced". Exit 1 with a line per problem.
 
     python tools/check_reference_reports.py ../shared/reference-logs [--reports DIR]
@@ -18,7 +18,7 @@ from benchbook import publish, references
 REPORTS = {  # report name: (log folder, notebook model, reference, must be reproduced)
     "reference-mxnet": ("ngc-mxnet-resnet50", "resnet50_mxnet", "ngc_mxnet_resnet50", True),
     "reference-maskrcnn": ("ngc-tf2-maskrcnn", "maskrcnn_tf2", "ngc_tf2_maskrcnn", True),
-    "reference-tf1": ("ngc-tf1-resnet50", "resnet50_tf", "", False),
+    "reference-tf1": ("ngc-tf1-resnet50", "resnet50_tf", "ngc_tf1_resnet50", True),
 }
 
 

@@ -96,6 +96,17 @@ class UnknownReferenceError(ReferenceError, UnknownNameError):
         return f"{super().__str__()} (looked in {self.root}; set {ENV_VAR} or pass root= to look elsewhere)"
 
 
+class ReferenceOutsideError(ReferenceError):
+    """Raised when a reference name (`--reference`, a study's `reference:`, a notebook parameter) points
+    outside the references folder: `../../etc/passwd`, an absolute path, a link that leaves the folder."""
+
+    def __init__(self, name: str, root: Path):
+        self.name, self.root = name, root
+        super().__init__(f"reference {name!r} is not a file of the references folder {root}: give the name of "
+                         f"a file there ({', '.join(available(root)) or 'none'}), or set {ENV_VAR} to another "
+                         "folder of references")
+
+
 # ------------------------------------------------------------------------------------------- the schema
 
 
@@ -287,21 +298,29 @@ def available(root: str | os.PathLike | None = None) -> list[str]:
 
 
 def _resolve(name_or_path: str | os.PathLike, root: str | os.PathLike | None) -> Path:
-    text = os.fspath(name_or_path)
+    """The file of a reference. A `Path` (code that holds one, the tests) is read where it is; a name, which
+    may come from a user (`--reference`, a study file, a notebook parameter), must be a file inside the
+    references folder once `..` and links are resolved: anything else is refused, never read."""
     folder = references_root(root)
-    looks_like_path = isinstance(name_or_path, os.PathLike) or "/" in text or os.sep in text \
-        or text.endswith((".yaml", ".yml"))
-    if looks_like_path:
-        path = Path(text)
+    if isinstance(name_or_path, os.PathLike):
+        path = Path(name_or_path)
         if path.is_file():
             return path
-        if not path.is_absolute() and (folder / path).is_file():
-            return folder / path
         raise ReferenceError(f"{path}: no such reference file")
-    for suffix in (".yaml", ".yml"):
-        if (folder / f"{text}{suffix}").is_file():
-            return folder / f"{text}{suffix}"
-    raise UnknownReferenceError(text, available(folder), folder)
+    text = str(name_or_path)
+    if not text.strip() or "\0" in text:
+        raise ReferenceOutsideError(text, folder)
+    names = [text] if text.endswith((".yaml", ".yml")) else [f"{text}.yaml", f"{text}.yml"]
+    inside = folder.resolve()
+    for name in names:
+        candidate = (folder / name).resolve()
+        if not candidate.is_relative_to(inside) or candidate == inside:
+            raise ReferenceOutsideError(text, folder)
+        if candidate.is_file():
+            return folder / name
+    if "/" in text or os.sep in text:
+        raise ReferenceError(f"{folder / names[0]}: no such reference file")
+    raise UnknownReferenceError(text.removesuffix(".yaml").removesuffix(".yml"), available(folder), folder)
 
 
 def _where(loc: Iterable) -> str:

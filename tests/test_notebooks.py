@@ -41,11 +41,69 @@ def test_notebooks_are_thin_and_stored_without_outputs(name):
     assert inferred and all(p["help"] for p in inferred.values())
 
 
-def test_model_notebooks_have_the_five_sections():
+def test_model_notebooks_open_with_the_verdict_then_four_sections():
     for name in ("resnet50_tf", "resnet50_mxnet", "maskrcnn_tf2"):
-        text = "\n".join(c.source for c in nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4).cells)
-        for section in ("## 1. Environment", "## 2. Set-up", "## 3. Launch", "## 4. Analysis", "## 5. Reproduction"):
+        cells = nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4).cells
+        code = [c.source for c in cells if c.cell_type == "code"]
+        assert "views.opening(report)" in code[2] and "reproduction_plot" in code[3]  # first, after the set-up
+        text = "\n".join(c.source for c in cells)
+        for section in ("## 1. Set-up", "## 2. Analysis", "## 3. Reproduction", "## 4. Launch"):
             assert section in text
+        assert text.index("views.opening(report)") < text.index("## 1. Set-up")
+
+
+@pytest.mark.parametrize("name", ["resnet50_tf", "resnet50_mxnet", "maskrcnn_tf2"])
+def test_parameters_carry_types_for_help_notebook(name):
+    inferred = papermill.inspect_notebook(str(NOTEBOOKS / f"{name}.ipynb"))
+    types = {k: p["inferred_type_name"] for k, p in inferred.items()}
+    assert types["launch"] == "bool" and types["warmup"] == "int" and types["log_dir"] == "str"
+    assert "None" not in types.values(), types
+
+
+def test_a_wrong_typed_parameter_stops_the_notebook_before_anything_launches(tmp_path):
+    """`-p launch notabool` launched the study (a non-empty string is true): now the first cell refuses it,
+    naming the parameter, the value and what it expects."""
+    study = tmp_path / "s.yaml"
+    study.write_text("schema_version: 1\nname: s\nmodel: resnet50_tf\nruntime: cpu\nsweep: {batch_size: 8}\n"
+                     "iterations: 4\nwarmup: 1\n")
+    runs = tmp_path / "runs"
+    with pytest.raises(papermill.PapermillExecutionError) as err:
+        papermill.execute_notebook(str(NOTEBOOKS / "resnet50_tf.ipynb"), str(tmp_path / "out.ipynb"),
+                                   parameters={"study": str(study), "runs_dir": str(runs), "launch": "notabool"},
+                                   kernel_name="python3", progress_bar=False, cwd=str(tmp_path))
+    assert err.value.ename == "NotebookParameterError"
+    assert "launch = 'notabool'" in err.value.evalue and "True or False" in err.value.evalue
+    assert not runs.exists()  # nothing ran
+
+
+@pytest.mark.parametrize(("change", "expected"), [
+    ({"launch": "notabool"}, "launch = 'notabool': expected True or False"),
+    ({"warmup": "ten"}, "warmup = 'ten': expected a whole number"),
+    ({"warmup": True}, "warmup = True: expected a whole number"),
+    ({"warmup": -5}, "warmup = -5"),
+    ({"method": "average"}, "method = 'average'"),
+    ({"log_dir": 3}, "log_dir = 3: expected text"),
+])
+def test_notebook_parameters_are_checked_on_entry(change, expected):
+    from benchbook.errors import BenchbookError
+    from benchbook.notebook_params import NotebookParameterError, check
+    good = {"study": "params/resnet50_tf/cpu.yaml", "log_dir": "", "runs_dir": "runs", "launch": True, "reference": "",
+            "warmup": -1, "method": "", "interactive": False, "summary_path": ""}
+    assert check(**good).launch is True
+    with pytest.raises(NotebookParameterError) as err:
+        check(**{**good, **change})
+    assert expected in str(err.value) and isinstance(err.value, BenchbookError)
+
+
+def test_log_dir_makes_the_study_ignored_wherever_the_notebook_runs(tmp_path, monkeypatch):
+    from benchbook.notebook_params import check
+    monkeypatch.chdir(tmp_path)  # another folder: the default study path does not exist here
+    p = check(study="params/resnet50_tf/cpu.yaml", log_dir=str(FIXTURES / "ngc_tf1"), runs_dir="runs", launch=True,
+              reference="", warmup=-1, method="", interactive=False, summary_path="")
+    assert p.study == "" and p.launch is False
+    q = check(study="params/resnet50_tf/cpu.yaml", log_dir="", runs_dir="runs", launch=False, reference="",
+              warmup=-1, method="", interactive=False, summary_path="")
+    assert Path(q.study) == ROOT / "params" / "resnet50_tf" / "cpu.yaml"  # found from the repository
 
 
 @pytest.fixture(scope="module")

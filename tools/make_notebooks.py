@@ -50,70 +50,69 @@ MODELS = {
 }
 
 PARAMETERS = '''\
-study = "{study}"  # study file (params/...): what to run, and the reference to compare with
-log_dir = ""  # analysis-only mode: analyze the logs in this folder; nothing is launched
-runs_dir = "runs"  # folder of study folders (runs/<study name>/<run id>/...)
-launch = True  # launch mode: run the study (finishing what is not complete) before the analysis
-reference = ""  # published reference (params/references/NAME.yaml); empty: the study's own
-warmup = -1  # records to skip as warm-up in every run; -1: the log format's documented rule
-method = ""  # recompute method: mean, median, harmonic or elapsed; empty: the format's rule
-interactive = True  # show the ipywidgets explorer (JupyterLab); publish sets it to False
-summary_path = ""  # where to write the headline numbers as JSON (benchbook publish sets it)'''
+study: str = "{study}"  # study file (params/...): what to run, and the reference to compare with
+log_dir: str = ""  # analysis-only mode: analyze the logs in this folder (`study` is then ignored); nothing is launched
+runs_dir: str = "runs"  # folder of study folders (runs/<study name>/<run id>/...)
+launch: bool = True  # launch mode: run the study (finishing what is not complete) before the analysis
+reference: str = ""  # published reference (params/references/NAME.yaml); empty: the study's own
+warmup: int = -1  # records to skip as warm-up in every run; -1: the log format's documented rule
+method: str = ""  # recompute method: mean, median, harmonic or elapsed; empty: the format's rule
+interactive: bool = True  # show the ipywidgets explorer (JupyterLab); publish sets it to False
+summary_path: str = ""  # where to write the headline numbers as JSON (benchbook publish sets it)'''
+
+CHECK = ("from benchbook import plots, views\nfrom benchbook.notebook_params import check\n"
+         "from benchbook.report import Report\n\np = check(study=study, log_dir=log_dir, runs_dir=runs_dir, "
+         "launch=launch, reference=reference, "
+         "warmup=warmup, method=method, interactive=interactive, summary_path=summary_path)")
 
 
 def model_notebook(model: str, spec: dict) -> nbformat.NotebookNode:
     md, code = new_markdown_cell, new_code_cell
     cells = [
-        md(f"# {spec['title']}\n\n{spec['about']}\n\n"
-           "Sections: 1. environment, 2. set-up, 3. launch, 4. analysis, 5. reproduction. Every number below\n"
-           "comes from a log line or a run record; the per-run table names the file and run of each."),
+        md(f"# {spec['title']}"),
         code(PARAMETERS.format(study=spec["study"]), metadata={"tags": ["parameters"]}),
-        code("from benchbook import plots\nfrom benchbook.report import Report\n\n"
-             "report = Report(study, log_dir, runs_dir, reference=reference, warmup=warmup, method=method)\n"
-             "report.describe()"),
-        md("## 1. Environment\nWhat this machine is, and whether it can run the study."),
-        code("report.environment()"),
-        code("report.fits()"),
-        md("Repeats of one configuration that ran on different environments (driver, container, code...) "
-           "are listed here; an empty table means every repeat ran on the same stack."),
-        code("report.drift()"),
-        md("## 2. Set-up\nWhat the study needs (code at its commit, container image, data, or the CPU environment) "
-           "and its state."),
-        code("report.setup()"),
-        md("## 3. Launch\nThe study runs in a separate process (`benchbook run --resume`), never in this kernel; "
-           "this cell follows its run records. In analysis-only mode it shows what is there."),
-        code("report.launch() if launch and report.mode == \"launch\" else report.status()"),
-        md("## 4. Analysis\n### Runs\nOne row per run found in the logs: metadata, the value the script reported "
+        code(CHECK),
+        code("report = Report(p.study, p.log_dir, p.runs_dir, reference=p.reference, warmup=p.warmup, "
+             "method=p.method)\nlaunched = report.launch(quiet=True) if p.launch and report.mode == \"launch\" "
+             "else None\nviews.opening(report)"),
+        code("views.reproduction_plot(report)"),
+        md(f"{spec['about']}\n\nDetails follow: 1. the set-up that produced the numbers, 2. analysis, "
+           "3. reproduction, 4. launch, failures and problems. Every number comes from a log line or a run "
+           "record; the per-run table names the file and run of each."),
+        code("views.description(report)"),
+        md("## 1. Set-up\nIn analysis-only mode, what the logs say about the set-up that produced them, beside "
+           "the published one (never this machine's); in launch mode, this machine, whether it can run the study, "
+           "and repeats that ran on different stacks."),
+        code("views.setup_used(report)"),
+        code("views.setup_needed(report)"),
+        md("## 2. Analysis\n### Runs\nOne row per run found in the logs: metadata, the value the script reported "
            "and the value recomputed by the rule above."),
-        code("report.runs()"),
-        md("### In the layout of the published reports\nA row per GPU count, a column per precision x batch size: "
-           "median and mean over repeats (images/s) and speedup against the 1-GPU median."),
-        code("report.summary()"),
-        md("### Scaling"),
-        code("report.scaling()"),
-        code("plots.scaling(report.stats)"),
+        code("views.runs(report)"),
+        md("### Scaling\nMedian over repeats (images/s); speedup against the 1-GPU median of the same batch and "
+           "precision, where a 1-GPU run was measured."),
+        code("views.scaling(report)"),
+        code("views.scaling_plot(report)"),
         md("### Throughput over time\nEvery logged iteration of every run; warm-up records shaded, the "
            "recomputed value as a line."),
         code("plots.throughput_over_time(report.analysis.iterations, report.analysis.runs)"),
         md("### Repeats\nEach repeat as a point, the median marked: the spread between runs of one configuration."),
-        code("plots.repeats(report.analysis.runs)"),
+        code("views.repeats(report)"),
         md("### Time to train and accuracy\nFirst evaluation at or above the target top-1, in seconds since the "
            "run's first log line (only runs that evaluate)."),
-        code("report.time_to_train()"),
-        code("plots.time_to_train(report.analysis.evaluations, report.analysis.runs, target=report.target)"),
-        md("## 5. Reproduction\nMeasured against the published numbers: the ratio, and a verdict per "
-           "configuration with what differs from the published set-up."),
-        code("report.reproduction()"),
-        code("plots.comparison(report.reproduction())"),
-        md("What differs between the published set-up and this one (hardware, container, framework, flags):"),
-        code("report.reference_differences()"),
-        md("### Failures and problems\nRuns that did not complete (with the cause and the last log lines), "
-           "and files that could not be analyzed."),
-        code("report.failures()"),
-        code("report.problems()"),
+        code("views.time_to_train(report)"),
+        md("## 3. Reproduction\nMeasured against the published numbers, every column; then what differs from "
+           "the published set-up."),
+        code("views.reproduction(report)"),
+        code("views.differences(report)"),
+        md("## 4. Launch, failures and problems\nIn launch mode the study runs in a separate process "
+           "(`benchbook run --resume`), never in this kernel; its run records are shown here. Runs that did not "
+           "complete follow, with the cause and the last log lines, then files that could not be analyzed."),
+        code("views.launch_status(report)"),
+        code("views.failures(report)"),
+        code("views.problems(report)"),
         md("### Explore\nIn JupyterLab: pick configurations and the metric, and re-plot."),
-        code("plots.explore(report.analysis) if interactive else None"),
-        code("report.save_summary(summary_path);"),
+        code("plots.explore(report.analysis) if p.interactive else None"),
+        code("report.save_summary(p.summary_path);"),
     ]
     return _notebook(cells)
 

@@ -12,7 +12,9 @@ that says "no data" and why, never an exception.
 
 from __future__ import annotations
 
+import base64
 import functools
+import html
 import io
 import math
 import textwrap
@@ -65,6 +67,22 @@ class ReportFigure(Figure):
 
     def _repr_png_(self) -> bytes:
         return figure_to_png(self)
+
+    def _repr_html_(self) -> str:
+        """The PNG with alt text (its title and axis labels), which a bare image/png output cannot carry."""
+        png = base64.b64encode(figure_to_png(self)).decode("ascii")
+        return f'<img src="data:image/png;base64,{png}" alt="{html.escape(alt_text(self), quote=True)}">'
+
+
+def alt_text(fig: Figure) -> str:
+    """What a figure shows, in words: its title, then each axes' title and axis labels."""
+    parts = [fig.get_suptitle()] if fig.get_suptitle() else []
+    for ax in fig.axes:
+        labels = [ax.get_title(), ax.get_xlabel() and f"x: {ax.get_xlabel()}",
+                  ax.get_ylabel() and f"y: {ax.get_ylabel()}"]
+        parts.append(", ".join(x for x in labels if x))
+    text = "; ".join(" ".join(p.split()) for p in parts if p)
+    return text or "figure"
 
 
 def figure_to_png(fig: Figure, dpi: float | None = None) -> bytes:
@@ -379,7 +397,7 @@ def throughput_over_time(iterations: pd.DataFrame, runs: pd.DataFrame, x: str = 
     if any_warmup:
         handles[1:1] = [Line2D([], [], color=_WARMUP_LINE, marker=".", lw=1.0, label="warm-up records (skipped)"),
                         Patch(color=_WARMUP_SHADE, label="warm-up")]
-    fig.legend(handles=handles, loc="outside lower center", ncols=len(handles), fontsize="small")
+    fig.legend(handles=handles, loc="outside lower center", ncols=min(2, len(handles)), fontsize="small")
     notes = []
     if hidden_configs:
         notes.append(_left_out("configurations", hidden_configs))
@@ -561,7 +579,7 @@ def scaling(stats: pd.DataFrame, reference: pd.DataFrame | None = None) -> Figur
         handles += [Line2D([], [], color="0.3", marker="o", label="measured"),
                     Line2D([], [], color="0.3", ls=":", marker="o", mfc="none", ms=8, label="published")]
         names += ["measured (filled)", "published (hollow)"]
-    fig.legend(handles, names, loc="outside right center", fontsize="small")
+    fig.legend(handles, names, loc="outside lower center", ncols=2, fontsize="small")
     notes = []
     if len(cpu):
         notes.append(f"{len(cpu)} CPU configuration{'s' if len(cpu) != 1 else ''} left out")
@@ -636,7 +654,7 @@ def time_to_train(evaluations: pd.DataFrame, runs: pd.DataFrame | None, target: 
     ax.set_ylabel("top-1 accuracy (%)")
     if hits:
         ax.plot([], [], ls="", marker="*", ms=11, color="0.5", mec="black", label="target first reached")
-    fig.legend(*ax.get_legend_handles_labels(), loc="outside right center", fontsize="x-small")
+    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=2, fontsize="x-small")
     _title(fig, title, [f"{len(keys) - len(hidden)} of {len(keys)} runs drawn (max_runs={max_runs})"] if hidden else [])
     return fig
 
@@ -704,7 +722,7 @@ def comparison(frame: pd.DataFrame, tolerance: float | None = None) -> Figure:
             continue
         ax.plot([1.0, r["ratio"]], [y, y], color=colours[str(r["verdict"])], lw=1.5, gid="stem")
         pub, meas = r.get("published"), r.get("measured")
-        note = f"{r['ratio']:.3f}" + (f"  ({float(meas):,.0f} / {float(pub):,.0f})"
+        note = f"{r['ratio']:.3f}" + (f"  ({_three_digits(meas)} / {_three_digits(pub)})"
                                       if not _missing(pub) and not _missing(meas) else "")
         ax.annotate(note, (r["ratio"], y), xytext=(6 if r["ratio"] >= 1 else -6, 5), textcoords="offset points",
                     ha="left" if r["ratio"] >= 1 else "right", fontsize="x-small", color="0.25")
@@ -721,9 +739,17 @@ def comparison(frame: pd.DataFrame, tolerance: float | None = None) -> Figure:
     ax.set_xlim(lo, hi)
     unit = attrs.get("unit") or RATE_UNIT
     ax.set_xlabel(f"measured / published throughput (ratio of {unit})")
-    fig.legend(*ax.get_legend_handles_labels(), loc="outside right center", fontsize="small", title="verdict")
+    ax.legend(loc="lower right", fontsize="small", title="verdict", framealpha=0.92)  # inside: never cut
     fig.suptitle(title)
     return fig
+
+
+def _three_digits(value) -> str:
+    """A throughput to at least 3 significant digits, no exponent: 5.20, 37.5, 379, 3039."""
+    x = float(value)
+    if x == 0 or not math.isfinite(x):
+        return f"{x:g}"
+    return f"{x:.{max(0, 2 - math.floor(math.log10(abs(x))))}f}"
 
 
 # ---------------------------------------------------------------- 6. interactive exploration

@@ -300,6 +300,9 @@ class Report:
             return pd.DataFrame(columns=["difference"])
         from . import references
         first = next(iter(records.find(self.source).values()), None) if self.source.exists() else None
+        if self.log_dir is not None and not first:
+            from . import views
+            return views.log_differences(self)
         lines = references.differences(self.reference, first if first else self.capture,
                                        first.get("config") if first else None)
         return pd.DataFrame({"difference": lines})

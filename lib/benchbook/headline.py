@@ -1,0 +1,159 @@
+"""The top of a report: one sentence with the verdict, then the table in the published form.
+
+Published reproduction reports (DLPerf's README, NVIDIA's performance tables) open with a compact
+table per precision and batch size; a reader of a benchbook report should not have to scroll past
+environment and launch tables to learn whether the numbers were reproduced. `sentence` says what was
+reproduced, on what, against which publication and how many configurations are within tolerance;
+`published_form` is a row per GPU count and a column group per precision x batch size with the
+published number, the measured one, their ratio and the verdict, the speedup against 1 GPU and the
+AMP / FP32 speedup.
+"""
+
+from __future__ import annotations
+
+import html
+
+import pandas as pd
+
+from . import display
+
+PRECISION_NAMES = {"fp32": "FP32", "amp": "AMP", "fp16": "FP16", "tf32": "TF32", "bf16": "BF16"}
+PRECISION_ORDER = {"fp32": 0, "tf32": 1, "bf16": 2, "fp16": 3, "amp": 4}
+
+
+def _gpus(value) -> int | None:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _join(values) -> str:
+    values = [str(v) for v in values]
+    return values[0] if len(values) == 1 else ", ".join(values[:-1]) + " and " + values[-1]
+
+
+def _group(precision: str, batch: int, xla, vary_xla: bool) -> str:
+    name = f"{PRECISION_NAMES.get(precision, precision)} bs{batch}"
+    return name + ((" XLA" if xla is True else " no XLA") if vary_xla else "")
+
+
+def _decimals(printed) -> int:
+    """The decimals the report printed a number with (381.46: 2, 1412: 0), to show the measured one alike."""
+    text = display.as_printed(printed)
+    return len(text.partition(".")[2])
+
+
+def _measured_speedup(stats: pd.DataFrame) -> dict[tuple, float]:
+    """Speedup against the 1-GPU median of the same precision and batch, only where that run exists."""
+    out = {}
+    for (precision, batch, xla), group in stats.groupby(["precision", "batch_size", stats["xla"].astype(str)]):
+        one = group[group["gpus"].map(_gpus) == 1]
+        if one.empty:
+            continue
+        base = float(one["median"].iloc[0])
+        for _, r in group.iterrows():
+            if _gpus(r["gpus"]) and base > 0:
+                out[(_gpus(r["gpus"]), precision, int(batch), xla)] = float(r["median"]) / base
+    return out
+
+
+def published_form(stats: pd.DataFrame, comparison: pd.DataFrame | None, unit: str = "images/s") -> display.Html:
+    """A row per GPU count; per precision x batch: published, measured, ratio, verdict, speedup.
+
+    Without a reference (or where it has no number) the published, ratio and verdict columns are left
+    out; the AMP / FP32 column group appears when both precisions were measured at one batch size.
+    """
+    if stats.empty:
+        return display.note("no run in the logs gave a throughput: nothing to tabulate")
+    vary_xla = stats["xla"].astype(str).nunique() > 1
+    published = {}
+    if comparison is not None and not comparison.empty:
+        for _, r in comparison.iterrows():
+            key = (_gpus(r["gpus"]), r["precision"], int(r["batch_size"]), str(r["xla"]))
+            published[key] = r
+    speedup = _measured_speedup(stats)
+    groups = sorted({(r["precision"], int(r["batch_size"]), str(r["xla"])) for _, r in stats.iterrows()} |
+                    {(k[1], k[2], k[3]) for k in published},
+                    key=lambda g: (g[1], PRECISION_ORDER.get(g[0], 9), g[2]))
+    gpu_rows = sorted({_gpus(g) for g in stats["gpus"]} | {k[0] for k in published}, key=lambda g: (g is None, g))
+    with_ref = bool(published)
+    show_speedup = bool(speedup) and any(g and g > 1 for g in gpu_rows)
+    sub = (["published", "measured", "ratio", "verdict"] if with_ref else ["measured", "runs"])
+    sub += ["speedup"] if show_speedup else []
+    amp_pairs = sorted({b for p, b, _x in groups if p == "amp"} & {b for p, b, _x in groups if p == "fp32"})
+    measured = {(_gpus(r["gpus"]), r["precision"], int(r["batch_size"]), str(r["xla"])): r
+                for _, r in stats.iterrows()}
+
+    head1 = '<th rowspan="2">GPUs</th>' + "".join(
+        f'<th colspan="{len(sub)}">{html.escape(_group(p, b, x == "True", vary_xla))} ({html.escape(unit)})</th>'
+        for p, b, x in groups)
+    head1 += "".join(f'<th rowspan="2">AMP/FP32 bs{b}</th>' for b in amp_pairs)
+    head2 = "".join(f"<th>{html.escape(s)}</th>" for _ in groups for s in sub)
+    body, plain = [], [" | ".join(["GPUs"] + [_group(p, b, x == "True", vary_xla) for p, b, x in groups])]
+    for g in gpu_rows:
+        cells = [("CPU" if g == 0 else display.text(g), "")]
+        for p, b, x in groups:
+            m, pub = measured.get((g, p, b, x)), published.get((g, p, b, x))
+            value = m["median"] if m is not None else None
+            if with_ref:
+                verdict = pub["verdict"] if pub is not None else ("no published number" if m is not None else None)
+                cls = "bb-reproduced" if verdict == "reproduced" else ("bb-off" if verdict in ("slower", "faster")
+                                                                       else "")
+                cells += [(display.as_printed(pub["published"]) if pub is not None else display.DASH, "num"),
+                          (display.fixed(value, _decimals(pub["published"]) if pub is not None else 2), "num"),
+                          (display.significant(pub["ratio"]) if pub is not None else display.DASH, "num"),
+                          (display.text(verdict), cls)]
+            else:
+                cells += [(display.fixed(value), "num"), (display.text(m["runs"]) if m is not None else "–", "num")]
+            if show_speedup:
+                cells.append((display.fixed(speedup.get((g, p, b, x)), 2), "num"))
+        for b in amp_pairs:
+            amp = [measured.get((g, "amp", b, x)) for x in ("True", "False", "<NA>", "?")]
+            fp32 = [measured.get((g, "fp32", b, x)) for x in ("True", "False", "<NA>", "?")]
+            amp = next((r for r in amp if r is not None), None)
+            fp32 = next((r for r in fp32 if r is not None), None)
+            ratio = float(amp["median"]) / float(fp32["median"]) if amp is not None and fp32 is not None else None
+            cells.append((display.fixed(ratio, 2), "num"))
+        body.append("<tr>" + "".join(f'<td class="{c}">{html.escape(v)}</td>' for v, c in cells) + "</tr>")
+        plain.append(" | ".join(v for v, _ in cells))
+    markup = (f'<table class="bb-table bb-headline"><thead><tr>{head1}</tr><tr>{head2}</tr></thead>'
+              f"<tbody>{''.join(body)}</tbody></table>")
+    return display.Html(markup, "\n".join(plain))
+
+
+def sentence(what: str, on: str, reference, comparison: pd.DataFrame | None, summary: dict | None,
+             stats: pd.DataFrame, unit: str = "images/s") -> display.Html:
+    """One sentence: what was reproduced, on what, against which publication, how many within tolerance."""
+    if stats.empty:
+        line = f"{what}: no run in {on} gave a throughput, so there is nothing to compare."
+        return display.Html(f'<p class="bb-verdict">{html.escape(line)}</p>', line)
+    configs = len(stats)
+    if reference is None:
+        best = stats.sort_values("median", ascending=False).iloc[0]
+        line = (f"{what} on {on}: {configs} configuration{'s' * (configs != 1)} measured, the fastest "
+                f"{display.fixed(best['median'])} {unit} "
+                f"({_group(best['precision'], int(best['batch_size']), None, False)}); "
+                "no published reference to compare with.")
+        return display.Html(f'<p class="bb-verdict">{html.escape(line)}</p>', line)
+    tol = float(comparison.attrs.get("tolerance", reference.tolerance)) if comparison is not None else 0.05
+    src = reference.source
+    link = (f'<a href="{html.escape(src.url)}">{html.escape(src.title)}</a>' if src.url else html.escape(src.title))
+    n = summary["rows"] if summary else 0
+    if summary and summary["measured"] == 0:
+        pub = sorted({_group(r.precision, r.batch_size, None, False) + f" on {r.gpus} GPU" for r in reference.rows})
+        mine = sorted({_group(r["precision"], int(r["batch_size"]), None, False) + f" on {r['gpus']} GPU"
+                       for _, r in stats.iterrows()})
+        verdict = "not measured"
+        rest = (f"none of the {configs} configuration{'s' * (configs != 1)} in the logs ({_join(mine)}) is one of the "
+                f"{n} published ({_join(pub)}).")
+    else:
+        verdict = summary["overall"]
+        extra = [f"{summary[k]} {k}" for k in ("slower", "faster", "not measured") if summary[k]]
+        rest = (f"{summary['reproduced']} of {n} published configurations within ±{tol:.0%}"
+                + (f" ({', '.join(extra)})" if extra else "") + ".")
+    cls = "bb-reproduced" if verdict == "reproduced" else "bb-off"
+    plain = f"{verdict.capitalize()}: {what} on {on}, against {src.title}: {rest}"
+    markup = (f'<p class="bb-verdict"><span class="{cls}">{html.escape(verdict.capitalize())}</span>: '
+              f"{html.escape(what)} on {html.escape(on)}, against {link}: {html.escape(rest)}</p>")
+    return display.Html(markup, plain)

@@ -1,0 +1,261 @@
+"""What the notebook cells show, section by section: readable tables, one line where a section is empty.
+
+`Report` computes (frames and numbers); these functions decide what a reader sees of them: the opening
+verdict and published-form table, the set-up as the logs describe it in analysis-only mode, and each
+later table through `display.table`, collapsed to one line that says why when there is nothing to show.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pandas as pd
+
+from . import display, headline, references
+
+if TYPE_CHECKING:
+    from .report import Report
+
+
+def measured_on(report: Report) -> str:
+    """What the numbers were measured on, as far as the logs (analysis-only) or this machine say."""
+    runs = report.analysis.runs
+    gpus = _gpu_counts(runs)
+    if report.log_dir is not None:
+        count = (" and ".join(str(g) for g in gpus) + " GPU" + "s" * (gpus != [1])) if gpus and gpus != [0] \
+            else ("the CPU" if gpus == [0] else "an unknown number of GPUs")
+        return f"{count} (GPU type not in the logs)" if gpus and gpus != [0] else count
+    if gpus in ([], [0]):
+        cpu = ((report.capture.get("system") or {}).get("cpu") or {}).get("model")
+        return f"this machine's CPU ({cpu})" if cpu else "this machine's CPU"
+    return " and ".join(str(g) for g in gpus) + " GPUs of this machine"
+
+def measured_what(report: Report) -> str:
+    runs = report.analysis.runs
+    files = runs["source"].nunique() if len(runs) else 0
+    if report.log_dir is not None:
+        return f"{len(runs)} run{'s' * (len(runs) != 1)} in {files} log file{'s' * (files != 1)} of {report.log_dir}"
+    return f"{report.title} ({len(runs)} run{'s' * (len(runs) != 1)})"
+
+def opening(report: Report):
+    """The report's first lines: the verdict in one sentence, then the table in the published form."""
+    from IPython.display import HTML
+
+    comparison = report.reproduction() if report.reference is not None else None
+    summary = references.verdict_summary(comparison) if comparison is not None else None
+    unit = report.reference.unit if report.reference is not None else "images/s"
+    first = headline.sentence(measured_what(report), measured_on(report), report.reference, comparison, summary,
+                              report.stats, unit)
+    matched = comparison is not None and summary["measured"] > 0
+    table = headline.published_form(report.stats, comparison if matched else None, unit)
+    return HTML(display.STYLE + first.markup + table.markup)
+
+def logs_description(report: Report) -> pd.DataFrame:
+    """Analysis-only mode: what the logs say about the set-up that produced them, beside the
+    reference's, and "not in the logs" for what they do not say (never this machine's set-up)."""
+    runs = report.analysis.runs
+    ref = report.reference
+    unknown = "not in the logs"
+    meta = [m for m in runs["meta"] if isinstance(m, dict)] if len(runs) else []
+
+    def from_meta(*keys) -> str:
+        found = sorted({str(m[k]) for m in meta for k in keys if m.get(k) not in (None, "", "None")})
+        if len(found) > 2:  # one per run (launch commands): the first, and how many more
+            return f"{found[0]} (and {len(found) - 1} more, one per run)"
+        return "; ".join(found) if found else unknown
+
+    gpus = _gpu_counts(runs)
+    frameworks = sorted({str(f) for f in runs["framework"] if isinstance(f, str) and f}) if len(runs) else []
+    starts = [t for t in runs["start_time"] if isinstance(t, int | float) and t == t] if len(runs) else []
+    rows = [
+        ("GPUs per run", " and ".join(map(str, gpus)) if gpus else unknown,
+         f"up to {ref.hardware.gpus_per_node * ref.hardware.nodes} ({ref.hardware.nodes} node(s) x "
+         f"{ref.hardware.gpus_per_node})" if ref else "-"),
+        ("GPU type", from_meta("gpu", "gpu_name", "device"), ref.hardware.gpu if ref else "-"),
+        ("container", from_meta("container", "image", "docker_image"),
+         (ref.software.container or ref.software.image or "-") if ref else "-"),
+        ("framework", ", ".join(frameworks) + " (version not in the logs)" if frameworks else unknown,
+         f"{ref.framework} {ref.software.framework_version or ''}".strip() if ref else "-"),
+        ("model code", from_meta("code", "commit", "git_commit"),
+         f"{ref.software.code or '-'} at {ref.software.commit or 'no commit given'}" if ref else "-"),
+        ("launch command", from_meta("command"), "-"),
+        ("log format", ", ".join(sorted({str(f) for f in runs["format"]})) if len(runs) else unknown, "-"),
+        ("first run started", display.utc(min(starts)) if starts else unknown, "-"),
+    ]
+    return pd.DataFrame(rows, columns=["", "in the logs", "published set-up" if ref else "-"])
+
+
+def log_differences(report: Report) -> pd.DataFrame:
+    """Analysis-only: what the logs say that differs from the published set-up; what they do not say
+    is listed as not in the logs, never filled in with the analysing machine's set-up."""
+    table = logs_description(report)
+    lines, unknown = [], []
+    for _, row in table.iterrows():
+        mine, theirs = row.iloc[1], row.iloc[2]
+        if theirs in ("-", "") or row.iloc[0] == "GPUs per run":
+            continue
+        if "not in the logs" in str(mine):
+            unknown.append(str(row.iloc[0]))
+        elif str(theirs).lower() not in str(mine).lower():
+            lines.append(f"{row.iloc[0]}: {mine} in the logs vs {theirs} published")
+    if unknown:
+        lines.append(f"not in the logs, so not compared: {', '.join(unknown)}")
+    return pd.DataFrame({"difference": lines})
+
+
+def _gpu_counts(runs: pd.DataFrame) -> list[int]:
+    """The GPU counts of the runs (0: CPU runs), leaving out runs whose count is unknown."""
+    if runs.empty:
+        return []
+    return sorted({int(g) for g in pd.to_numeric(runs["gpus"], errors="coerce").dropna()})
+
+
+
+
+# --------------------------------------------------------------------------------- sections after the opening
+
+RATES = {"reported images/s": 2, "recomputed images/s": 2}
+VARIABLE_CV = 0.10  # repeats that vary more than this (coefficient of variation) are flagged
+
+
+def setup_used(report: Report):
+    """Analysis-only: the set-up as the logs describe it, beside the published one. Launch mode: this
+    machine (which ran the study), whether it fits the study, and repeats that ran on different stacks."""
+    if report.log_dir is not None:
+        return display.table(logs_description(report), empty="the logs hold no run")
+    env = report.environment().reset_index()
+    env.columns = ["", "value"]
+    parts = [display.table(env, empty="no capture of this machine"),
+             display.table(report.fits(), empty="nothing to check"),
+             display.table(report.drift(), empty="every repeat of a configuration ran on the same stack")]
+    return display.Html("".join(p.markup for p in parts), "\n\n".join(p.plain for p in parts))
+
+
+def setup_needed(report: Report):
+    """Launch mode: what the study needs and its state; nothing in analysis-only mode (nothing to set up)."""
+    if report.log_dir is not None:
+        return None
+    return display.table(report.setup(), empty="the study needs nothing beyond benchbook")
+
+
+def launch_status(report: Report):
+    """Launch mode: the run records, one row per run; nothing in analysis-only mode (nothing was launched)."""
+    if report.log_dir is not None:
+        return None
+    status = report.status()
+    return display.table(status, empty=f"no run record in {report.source}: the study has not run yet",
+                         formats={"started_at": display.utc, "ended_at": display.utc, "duration_s": 1,
+                                  "throughput": 2, "exit_code": display.text})
+
+
+def runs(report: Report):
+    return display.table(report.runs(), empty=f"no run found in {report.source}",
+                         formats={**RATES, "records used": display.text})
+
+
+def scaling(report: Report):
+    """Median over repeats per configuration; speedup and efficiency only against a measured 1-GPU run."""
+    table = report.scaling()
+    if table.empty:
+        return display.note("no run gave a throughput")
+    gpus = pd.to_numeric(table["gpus"], errors="coerce")
+    keys = ["precision", "batch_size", "xla"]
+    has_one = table.assign(_one=gpus == 1).groupby(keys, dropna=False)["_one"].transform("any")
+    no_base = ~has_one | (gpus < 1) | gpus.isna()
+    table.loc[no_base, ["speedup", "efficiency"]] = None
+    if no_base.all():
+        table = table.drop(columns=["speedup", "efficiency"])
+    if pd.Series(table["nodes"]).astype(str).isin(["?", "<NA>", "nan", "None"]).all():
+        table = table.drop(columns=["nodes"])
+    view = display.table(table, empty="no run gave a throughput",
+                         formats={"median": 2, "speedup": 2, "efficiency": display.significant})
+    if no_base.all():
+        why = "no 1-GPU baseline" if (gpus > 0).any() else "CPU runs"
+        return display.Html(view.markup + display.note(f"no speedup: {why}").markup, view.plain)
+    return view
+
+
+def scaling_plot(report: Report):
+    from . import plots
+    gpus = _gpu_counts(report.analysis.runs)
+    if len([g for g in gpus if g > 0]) < 2 or 1 not in gpus:
+        return display.note("no scaling plot: " + ("no 1-GPU baseline" if len(gpus) > 1 else "one GPU count only"
+                                                   if gpus and gpus != [0] else "CPU runs only"))
+    return plots.scaling(report.stats)
+
+
+def repeats(report: Report):
+    """The spread between repeats, only when a configuration ran more than once; configurations whose
+    repeats vary by more than 10% (coefficient of variation) are flagged."""
+    from . import plots
+    stats = report.stats
+    if stats.empty or (pd.to_numeric(stats["runs"], errors="coerce").fillna(0) <= 1).all():
+        return display.note("no repeats plot: every configuration ran once")
+    variable = stats[pd.to_numeric(stats["cv"], errors="coerce") > VARIABLE_CV]
+    fig = plots.repeats(report.analysis.runs)
+    if variable.empty:
+        return fig
+    lines = [f"{headline._group(r['precision'], int(r['batch_size']), None, False)} on {r['gpus']} GPU(s): "
+             f"CV {100 * float(r['cv']):.1f}% over {int(r['runs'])} runs" for _, r in variable.iterrows()]
+    from IPython.display import display as show
+    show(display.note("repeats vary by more than 10%: " + "; ".join(lines)))
+    return fig
+
+
+def time_to_train(report: Report):
+    from . import plots
+    if report.analysis.evaluations.empty:
+        return display.note("no run evaluates accuracy: no time to train")
+    show_table = display.table(report.time_to_train(), empty="no evaluation reached the target",
+                               formats={"seconds": 1, "top1": 2, "final_top1": 2})
+    from IPython.display import display as show
+    show(show_table)
+    return plots.time_to_train(report.analysis.evaluations, report.analysis.runs, target=report.target)
+
+
+def reproduction(report: Report):
+    if report.reference is None:
+        return display.note("no published reference for these runs: nothing to compare")
+    table = report.reproduction()
+    summary = references.verdict_summary(table)
+    if summary["measured"] == 0:
+        return display.note(f"none of the configurations in the logs is among the {summary['rows']} published by "
+                            f"{report.reference.name}: no ratio to show")
+    cols = [c for c in ("table", "gpus", "nodes", "batch_size", "precision", "xla", "dali", "synthetic", "published",
+                        "measured", "runs", "ratio", "delta_pct", "verdict", "published_speedup", "measured_speedup",
+                        "differences") if c in table and not table[c].map(display.missing).all()]
+    return display.table(table[cols], empty="nothing published", formats={
+        "published": display.as_printed, "measured": 2, "ratio": display.significant, "delta_pct": 1,
+        "published_speedup": 2, "measured_speedup": 2, "runs": display.text})
+
+
+def reproduction_plot(report: Report):
+    from . import plots
+    if report.reference is None:
+        return None
+    table = report.reproduction()
+    if references.verdict_summary(table)["measured"] == 0:
+        return None
+    return plots.comparison(table)
+
+
+def differences(report: Report):
+    if report.reference is None:
+        return None
+    return display.table(report.reference_differences(), empty="nothing differs from the published set-up as far "
+                                                                 "as the records say")
+
+
+def failures(report: Report):
+    return display.table(report.failures(), empty="every run completed")
+
+
+def problems(report: Report):
+    return display.table(report.problems(), empty="every file was analysed")
+
+
+def description(report: Report):
+    """Title, mode, logs, study, reference and its address, the throughput rule: every value whole."""
+    frame = report.describe().reset_index()
+    frame.columns = ["", "value"]
+    return display.table(frame, empty="nothing to describe")

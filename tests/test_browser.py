@@ -93,7 +93,7 @@ def test_index_and_reports_render_without_errors(site, browser, tmp_path):
                                ".map(i => i.alt || i.src.slice(0, 40))")
         assert not broken, f"{href}: figures that did not load: {broken}"
         assert page.locator("table").count() >= 4, f"{href}: expected the run, summary and reproduction tables"
-        assert page.get_by_text("5. Reproduction").count() >= 1
+        assert page.get_by_text("3. Reproduction").count() >= 1
         page.close()
         page, errors = visit(browser, f"{base}/{name}/code.html", shots / f"{name}-code.png")
         assert not errors, errors
@@ -107,4 +107,31 @@ def test_reproduction_verdicts_are_visible(site, browser, tmp_path):
     page, errors = visit(browser, f"{base}/maskrcnn/report.html", tmp_path / "m.png")
     text = page.inner_text("body")
     assert "verdict" in text and ("reproduced" in text or "not measured" in text)
+    page.close()
+
+
+RAW = ("None", "NaN", "nan", "<NA>", "NaT", "[]", "?")
+
+
+@pytest.mark.parametrize("name", ["mxnet", "maskrcnn"])
+def test_the_first_screen_shows_the_verdict_and_the_headline_table(site, browser, tmp_path, name):
+    """At 1400x900, without scrolling: the verdict sentence and the whole published-form table; no cell of
+    any table cut (its text wider than its box) and no raw None/NaN/<NA> as a cell's text."""
+    base, _reports, _entries = site
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    page.goto(f"{base}/{name}/report.html", wait_until="load")
+    page.screenshot(path=str(Path(os.environ.get("BENCHBOOK_SCREENSHOTS", tmp_path)) / f"{name}-first-screen.png"))
+    for selector in (".bb-verdict", "table.bb-headline"):
+        box = page.locator(selector).first.bounding_box()
+        assert box is not None, f"{name}: no {selector}"
+        assert box["y"] >= 0 and box["y"] + box["height"] <= 900, f"{name}: {selector} not on the first screen: {box}"
+        assert box["x"] >= 0 and box["x"] + box["width"] <= 1400, f"{name}: {selector} wider than the screen: {box}"
+    verdict = page.locator(".bb-verdict").first.inner_text().lower()
+    assert verdict.startswith(("reproduced", "partly reproduced", "not reproduced", "not measured")), verdict
+    cut = page.evaluate("() => [...document.querySelectorAll('td, th')].filter(c => c.scrollWidth > c.clientWidth + 1)"
+                        ".map(c => c.innerText.slice(0, 60))")
+    assert not cut, f"{name}: cells whose text is cut: {cut}"
+    raw = page.evaluate("() => [...document.querySelectorAll('td, th')].map(c => c.innerText.trim())")
+    assert not [t for t in raw if t in RAW], f"{name}: raw missing values in cells"
+    assert page.evaluate("() => [...document.images].every(i => (i.alt || '').length > 10)"), "a figure has no alt text"
     page.close()

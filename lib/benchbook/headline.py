@@ -18,6 +18,7 @@ import pandas as pd
 from . import display
 
 PRECISION_NAMES = {"fp32": "FP32", "amp": "AMP", "fp16": "FP16", "tf32": "TF32", "bf16": "BF16"}
+MAX_COLUMNS = 16  # value columns of the wide form that fit 1400 px; more: one row per configuration
 PRECISION_ORDER = {"fp32": 0, "tf32": 1, "bf16": 2, "fp16": 3, "amp": 4}
 
 
@@ -85,6 +86,8 @@ def published_form(stats: pd.DataFrame, comparison: pd.DataFrame | None, unit: s
     measured = {(_gpus(r["gpus"]), r["precision"], int(r["batch_size"]), str(r["xla"])): r
                 for _, r in stats.iterrows()}
 
+    if len(groups) * len(sub) > MAX_COLUMNS:  # too wide for a screen: a row per configuration instead
+        return _long_form(groups, gpu_rows, measured, published, speedup, with_ref, vary_xla, unit)
     head1 = '<th rowspan="2">GPUs</th>' + "".join(
         f'<th colspan="{len(sub)}">{html.escape(_group(p, b, x == "True", vary_xla))} ({html.escape(unit)})</th>'
         for p, b, x in groups)
@@ -120,6 +123,31 @@ def published_form(stats: pd.DataFrame, comparison: pd.DataFrame | None, unit: s
     markup = (f'<table class="bb-table bb-headline"><thead><tr>{head1}</tr><tr>{head2}</tr></thead>'
               f"<tbody>{''.join(body)}</tbody></table>")
     return display.Html(markup, "\n".join(plain))
+
+
+def _long_form(groups, gpu_rows, measured, published, speedup, with_ref, vary_xla, unit) -> display.Html:
+    rows = []
+    for p, b, x in groups:
+        for g in gpu_rows:
+            m, pub = measured.get((g, p, b, x)), published.get((g, p, b, x))
+            if m is None and pub is None:
+                continue
+            row = {"configuration": _group(p, b, x == "True", vary_xla), "GPUs": "CPU" if g == 0 else g}
+            if with_ref:
+                row["published"] = display.as_printed(pub["published"]) if pub is not None else None
+            decimals = _decimals(pub["published"]) if pub is not None else 2
+            row[f"measured {unit}"] = display.fixed(m["median"], decimals) if m is not None else None
+            if with_ref:
+                row["ratio"] = display.significant(pub["ratio"]) if pub is not None else None
+                row["verdict"] = pub["verdict"] if pub is not None else "no published number"
+            row["speedup"] = display.fixed(speedup.get((g, p, b, x)), 2) if speedup else None
+            rows.append(row)
+    frame = pd.DataFrame(rows)
+    if frame["speedup"].map(display.missing).all():
+        frame = frame.drop(columns="speedup")
+    table = display.table(frame, empty="nothing measured", numeric=[c for c in frame if c not in
+                                                                      ("configuration", "verdict")])
+    return display.Html(table.markup.replace('class="bb-table"', 'class="bb-table bb-headline"', 1), table.plain)
 
 
 def sentence(what: str, on: str, reference, comparison: pd.DataFrame | None, summary: dict | None,

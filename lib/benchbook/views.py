@@ -22,13 +22,13 @@ def measured_on(report: Report) -> str:
     runs = report.analysis.runs
     gpus = _gpu_counts(runs)
     if report.log_dir is not None:
-        count = (" and ".join(str(g) for g in gpus) + " GPU" + "s" * (gpus != [1])) if gpus and gpus != [0] \
+        count = (headline._join(gpus) + " GPU" + "s" * (gpus != [1])) if gpus and gpus != [0] \
             else ("the CPU" if gpus == [0] else "an unknown number of GPUs")
         return f"{count} (GPU type not in the logs)" if gpus and gpus != [0] else count
     if gpus in ([], [0]):
         cpu = ((report.capture.get("system") or {}).get("cpu") or {}).get("model")
         return f"this machine's CPU ({cpu})" if cpu else "this machine's CPU"
-    return " and ".join(str(g) for g in gpus) + " GPUs of this machine"
+    return headline._join(gpus) + " GPUs of this machine"
 
 def measured_what(report: Report) -> str:
     runs = report.analysis.runs

@@ -88,13 +88,13 @@ def model_notebook(model: str, spec: dict) -> nbformat.NotebookNode:
         md("## 2. Analysis\n### Runs\nOne row per run found in the logs: metadata, the value the script reported "
            "and the value recomputed by the rule above."),
         code("views.runs(report)"),
-        md("### Scaling\nMedian over repeats (images/s); speedup against the 1-GPU median of the same batch and "
+        md("### Scaling\nMedian throughput over repeats; speedup against the 1-GPU median of the same batch and "
            "precision, where a 1-GPU run was measured."),
         code("views.scaling(report)"),
         code("views.scaling_plot(report)"),
         md("### Throughput over time\nEvery logged iteration of every run; warm-up records shaded, the "
            "recomputed value as a line."),
-        code("plots.throughput_over_time(report.analysis.iterations, report.analysis.runs)"),
+        code("views.throughput_over_time(report)"),
         md("### Repeats\nEach repeat as a point, the median marked: the spread between runs of one configuration."),
         code("views.repeats(report)"),
         md("### Time to train and accuracy\nFirst evaluation at or above the target top-1, in seconds since the "

@@ -85,6 +85,15 @@ def alt_text(fig: Figure) -> str:
     return text or "figure"
 
 
+def rate_unit(frame: pd.DataFrame | None) -> str:
+    """The throughput unit word of a report: "samples/s" when every run is Mask R-CNN (whose logs and
+    published tables say samples), otherwise "images/s"; one word for a report's tables and axes."""
+    if frame is not None and not frame.empty and "model" in frame:
+        if frame["model"].astype(str).str.contains("maskrcnn").all():
+            return "samples/s"
+    return RATE_UNIT
+
+
 def figure_to_png(fig: Figure, dpi: float | None = None) -> bytes:
     """The figure rendered as PNG bytes with Agg (works headless, for any Figure)."""
     buf = io.BytesIO()
@@ -299,7 +308,7 @@ def throughput_over_time(iterations: pd.DataFrame, runs: pd.DataFrame, x: str = 
     """
     if x not in ("iteration", "elapsed"):
         raise ValueError(f"x must be 'iteration' or 'elapsed', not {x!r}")
-    title = f"Throughput per {'iteration' if x == 'iteration' else 'record over time'} ({RATE_UNIT})"
+    title = f"Throughput per {'iteration' if x == 'iteration' else 'record over time'} ({rate_unit(runs)})"
     if runs is None or runs.empty:
         return _no_data(title, "no runs")
     if iterations is None or iterations.empty or iterations["throughput"].notna().sum() == 0:
@@ -390,7 +399,7 @@ def throughput_over_time(iterations: pd.DataFrame, runs: pd.DataFrame, x: str = 
         column = [ax for ax in axes[col:n:ncols]]
         if column and not column[-1].get_xlabel():
             column[-1].set_xlabel(xlabel)
-    fig.supylabel(f"throughput ({RATE_UNIT})")
+    fig.supylabel(f"throughput ({rate_unit(runs)})")
     handles = [Line2D([], [], color="0.2", lw=1.5, label="measured records"),
                Line2D([], [], color="0.2", lw=0.7, alpha=0.35, label="other records"),
                Line2D([], [], color="0.2", ls="--", lw=1.0, label=f"{METRICS.get(value, value)} of the run")]
@@ -455,7 +464,7 @@ def repeats(runs: pd.DataFrame, value: str = "recomputed_throughput", complete_o
     medians = stats["median"].to_numpy(float)
     if np.nanmin(medians) > 0 and np.nanmax(medians) / np.nanmin(medians) > 30:
         ax_abs.set_xscale("log")
-    ax_abs.set_xlabel(f"{METRICS.get(value, value)} ({RATE_UNIT})")
+    ax_abs.set_xlabel(f"{METRICS.get(value, value)} ({rate_unit(runs)})")
     ax_rel.set_xlabel("difference from the median (%)")
     ax_rel.axvline(0, color="0.5", lw=0.8)
     span = float(np.nanmax(np.abs(data["_rel"]))) if len(data) else 0.0

@@ -253,7 +253,16 @@ class Report:
         names = runs["source"].map(lambda s: Path(s).parent.name if Path(s).parent != self.source else Path(s).name)
         view = runs.assign(run=names + ":" + runs["run"].astype(str),
                            warnings=runs["warnings"].map(lambda w: "; ".join(w)))
-        return view[list(RUN_TABLE)].rename(columns=RUN_TABLE).round(2)
+        names = {k: v.replace("images/s", self.unit) for k, v in RUN_TABLE.items()}
+        return view[list(RUN_TABLE)].rename(columns=names).round(2)
+
+    @property
+    def unit(self) -> str:
+        """The throughput unit word used throughout the report: the reference's, else the model's."""
+        if self.reference is not None:
+            return self.reference.unit
+        from .plots import rate_unit
+        return rate_unit(self.analysis.runs)
 
     def problems(self) -> pd.DataFrame:
         return pd.DataFrame([{"file": p.source, "problem": p.reason} for p in self.analysis.problems],

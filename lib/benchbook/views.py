@@ -39,16 +39,14 @@ def measured_what(report: Report) -> str:
 
 def opening(report: Report):
     """The report's first lines: the verdict in one sentence, then the table in the published form."""
-    from IPython.display import HTML
-
     comparison = report.reproduction() if report.reference is not None else None
     summary = references.verdict_summary(comparison) if comparison is not None else None
-    unit = report.reference.unit if report.reference is not None else "images/s"
+    unit = report.unit
     first = headline.sentence(measured_what(report), measured_on(report), report.reference, comparison, summary,
                               report.stats, unit)
     matched = comparison is not None and summary["measured"] > 0
     table = headline.published_form(report.stats, comparison if matched else None, unit)
-    return HTML(display.STYLE + first.markup + table.markup)
+    return display.Html(first.markup + table.markup, f"{first.plain}\n{table.plain}")
 
 def logs_description(report: Report) -> pd.DataFrame:
     """Analysis-only mode: what the logs say about the set-up that produced them, beside the
@@ -149,8 +147,9 @@ def launch_status(report: Report):
 
 
 def runs(report: Report):
+    rates = {k.replace("images/s", report.unit): v for k, v in RATES.items()}
     return display.table(report.runs(), empty=f"no run found in {report.source}",
-                         formats={**RATES, "records used": display.text})
+                         formats={**rates, "records used": display.text})
 
 
 def scaling(report: Report):
@@ -171,7 +170,7 @@ def scaling(report: Report):
                          formats={"median": 2, "speedup": 2, "efficiency": display.significant})
     if no_base.all():
         why = "no 1-GPU baseline" if (gpus > 0).any() else "CPU runs"
-        return display.Html(view.markup + display.note(f"no speedup: {why}").markup, view.plain)
+        return together(view, display.note(f"no speedup: {why}"))
     return view
 
 
@@ -184,6 +183,13 @@ def scaling_plot(report: Report):
     return plots.scaling(report.stats)
 
 
+def throughput_over_time(report: Report):
+    from . import plots
+    if report.analysis.iterations.empty:
+        return display.note("no run logged per-iteration records: no throughput over time")
+    return plots.throughput_over_time(report.analysis.iterations, report.analysis.runs)
+
+
 def repeats(report: Report):
     """The spread between repeats, only when a configuration ran more than once; configurations whose
     repeats vary by more than 10% (coefficient of variation) are flagged."""
@@ -194,23 +200,27 @@ def repeats(report: Report):
     variable = stats[pd.to_numeric(stats["cv"], errors="coerce") > VARIABLE_CV]
     fig = plots.repeats(report.analysis.runs)
     if variable.empty:
-        return fig
+        return together(fig)
     lines = [f"{headline._group(r['precision'], int(r['batch_size']), None, False)} on {r['gpus']} GPU(s): "
              f"CV {100 * float(r['cv']):.1f}% over {int(r['runs'])} runs" for _, r in variable.iterrows()]
-    from IPython.display import display as show
-    show(display.note("repeats vary by more than 10%: " + "; ".join(lines)))
-    return fig
+    return together(display.note("repeats vary by more than 10%: " + "; ".join(lines)), fig)
+
+
+def together(*parts) -> display.Html:
+    """Notes, tables and figures shown as one output, in order."""
+    markup = [p.markup if isinstance(p, display.Html) else p._repr_html_() for p in parts]
+    plain = [p.plain if isinstance(p, display.Html) else repr(p) for p in parts]
+    return display.Html("".join(markup), "\n\n".join(plain))
 
 
 def time_to_train(report: Report):
     from . import plots
     if report.analysis.evaluations.empty:
         return display.note("no run evaluates accuracy: no time to train")
-    show_table = display.table(report.time_to_train(), empty="no evaluation reached the target",
-                               formats={"seconds": 1, "top1": 2, "final_top1": 2})
-    from IPython.display import display as show
-    show(show_table)
-    return plots.time_to_train(report.analysis.evaluations, report.analysis.runs, target=report.target)
+    table = display.table(report.time_to_train(), empty="no evaluation reached the target",
+                          formats={"seconds": 1, "top1": 2, "final_top1": 2})
+    return together(table, plots.time_to_train(report.analysis.evaluations, report.analysis.runs,
+                                               target=report.target))
 
 
 def reproduction(report: Report):

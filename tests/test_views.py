@@ -1,0 +1,122 @@
+"""What a reader sees: the opening verdict and table, analysis-only mode describing the logs, readable
+cells, and sections that collapse to one line when they have nothing to show (issue 20)."""
+
+import copy
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from benchbook import display, records, views
+from benchbook.report import Report
+
+FIXTURES = Path(__file__).parent / "fixtures"
+STUDY = "schema_version: 1\nname: s\nmodel: resnet50_tf\nruntime: cpu\nsweep: {batch_size: 8, data: synthetic}\n" \
+        "repeats: 2\niterations: 6\nwarmup: 2\n"
+
+
+def log_text(rate: float) -> str:
+    """A run in the benchbook_cpu DLLogger format (parsers/benchbook_cpu.py): parameters, 6 steps, summary."""
+    lines = ["DLL 2026-01-01 00:00:00.000000 - PARAMETER workload : resnet50_tf  framework : tensorflow  "
+             "model : resnet50_v1.5  mode : training_benchmark  gpus : 0  batch_size : 8  warmup_steps : 2  "
+             "precision : fp32  xla : False  data : synthetic"]
+    for i in range(6):
+        lines.append(f"DLL 2026-01-01 00:00:0{i + 1}.000000 - Epoch: 0 Iteration: {i}  train.loss : 1.0  "
+                     f"train.ips : {rate:.2f} images/s  train.lr : 0.1")
+    lines.append(f"DLL 2026-01-01 00:00:09.000000 - Summary: train.ips : {rate:.2f} images/s")
+    return "\n".join(lines) + "\n"
+
+
+def study_folder(tmp_path, rates):
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    (tmp_path / "s.yaml").write_text(STUDY)
+    capture = json.loads((FIXTURES / "environment" / "dgx1_tf1_20.03.json").read_text())
+    for repeat, rate in enumerate(rates, 1):
+        run_id = f"cpu_fp32_bs8_syn_r{repeat}"
+        d = tmp_path / "runs" / "s" / run_id
+        d.mkdir(parents=True)
+        (d / f"{run_id}.log").write_text(log_text(rate))
+        records.write(d / "run.json", {"run_id": run_id, "status": "complete", "log": f"{run_id}.log",
+                                       "config": {"gpus": 0, "batch_size": 8, "precision": "fp32", "xla": False,
+                                                  "repeat": repeat, "run_id": run_id},
+                                       "environment": copy.deepcopy(capture), "ended_at": "x",
+                                       "started_at": "2026-11-24T10:03:01+00:00"})
+    return Report(tmp_path / "s.yaml", runs_dir=tmp_path / "runs")
+
+
+@pytest.mark.parametrize("value", [None, float("nan"), np.nan, pd.NA, pd.NaT, "", "?", "None", "NaN", "<NA>", [],
+                                   "[]"])
+def test_missing_values_read_as_a_dash(value):
+    assert display.text(value) == display.DASH
+    frame = pd.DataFrame({"a": [value], "b": ["x"]})
+    shown = display.table(frame, empty="-")
+    cells = shown.markup.split("<tbody>")[1]
+    assert "None" not in cells and "NaN" not in cells and "&lt;NA&gt;" not in cells and display.DASH in cells
+
+
+def test_cells_read_well():
+    assert display.utc("20261124T100301Z") == "2026-11-24 10:03:01 UTC"
+    assert display.utc("2026-11-24T11:15:48+01:00") == "2026-11-24 10:15:48 UTC"
+    assert display.utc(0) == "1970-01-01 00:00:00 UTC"
+    assert [display.significant(x) for x in (1.0, 0.98765, 12.345, 1234.5)] == ["1.00", "0.988", "12.3", "1234"]
+    assert [display.as_printed(x) for x in (1412.0, 381.46, 7601.888)] == ["1412", "381.46", "7601.888"]
+    assert display.text(6.0) == "6" and display.text(["a", "b"]) == "a; b" and display.text(True) == "yes"
+    long = "x" * 300
+    shown = display.table(pd.DataFrame({"k": ["title"], "v": [long]}).set_index("k"), empty="-")
+    assert long in shown.markup  # never cut
+    assert "<th>k</th>" in shown.markup  # a named index becomes a column; an unnamed one is dropped
+    unnamed = display.table(pd.DataFrame({"v": ["<b>"]}, index=[7]), empty="-")
+    assert ">7<" not in unnamed.markup and "&lt;b&gt;" in unnamed.markup  # no index column; escaped
+
+
+def test_an_empty_table_collapses_to_one_line_that_says_why():
+    shown = display.table(pd.DataFrame(columns=["a", "b"]), empty="every run completed")
+    assert "<table" not in shown.markup and "every run completed" in shown.markup
+
+
+def test_analysis_only_describes_the_logs_never_this_machine():
+    r = Report(log_dir=FIXTURES / "ngc_maskrcnn", reference="ngc_tf2_maskrcnn")
+    described = r.logs_description() if hasattr(r, "logs_description") else views.logs_description(r)
+    text = described.to_string()
+    assert "not in the logs" in text and "V100-SXM2-16GB" in text and "horovodrun -np" in text
+    machine = (r.capture.get("host") or {}).get("hostname") or "\0"
+    differences = " ".join(r.reference_differences()["difference"])
+    for word in ("CPU", "CUDA", "absent", machine):
+        assert word not in differences and word not in str(views.setup_used(r)), word
+    assert views.launch_status(r) is None and views.setup_needed(r) is None  # nothing was launched
+    opening = views.opening(r)
+    assert opening.plain.startswith("Not reproduced: 2 runs in 2 log files") and "GPU type not in the logs" in \
+        opening.plain
+    assert "1 slower, 7 not measured" in opening.plain
+
+
+def test_logs_that_match_no_published_configuration_say_so_in_one_line():
+    r = Report(log_dir=FIXTURES / "ngc_mxnet", reference="ngc_tf2_maskrcnn")
+    shown = views.reproduction(r)
+    assert "<table" not in shown.markup and "none of the configurations in the logs" in shown.plain
+    assert views.reproduction_plot(r) is None
+    assert views.opening(r).plain.startswith("Not measured:")
+
+
+def test_a_study_with_one_run_per_configuration_collapses_its_empty_sections(tmp_path):
+    r = study_folder(tmp_path, [42.48875])
+    assert "every configuration ran once" in views.repeats(r).plain
+    scaling = views.scaling(r)
+    assert "no speedup: CPU runs" in scaling.plain and "speedup" not in scaling.markup.split("</thead>")[0]
+    assert "CPU runs only" in views.scaling_plot(r).plain
+    assert "no run evaluates accuracy" in views.time_to_train(r).plain
+    assert "42.49" in views.runs(r).markup and "42.48875" not in views.runs(r).markup
+    status = views.launch_status(r)
+    assert "2026-11-24 10:03:01 UTC" in status.markup
+    assert "no published reference" in views.opening(r).plain
+
+
+def test_repeats_that_vary_by_more_than_ten_percent_are_flagged(tmp_path):
+    r = study_folder(tmp_path, [10.0, 20.0])
+    shown = views.repeats(r)
+    assert "repeats vary by more than 10%" in shown.markup and "CV 47.1% over 2 runs" in shown.markup
+    assert 'alt="' in shown.markup  # the figure comes with its alt text
+    steady = study_folder(tmp_path / "steady", [10.0, 10.5])
+    assert "vary by more than" not in views.repeats(steady).markup

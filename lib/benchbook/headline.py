@@ -141,10 +141,14 @@ def _long_form(groups, gpu_rows, measured, published, speedup, with_ref, vary_xl
                 row["ratio"] = display.significant(pub["ratio"]) if pub is not None else None
                 row["verdict"] = pub["verdict"] if pub is not None else "no published number"
             row["speedup"] = display.fixed(speedup.get((g, p, b, x)), 2) if speedup else None
+            fp32 = measured.get((g, "fp32", b, x))
+            row["AMP/FP32"] = (display.fixed(float(m["median"]) / float(fp32["median"]), 2)
+                               if p == "amp" and m is not None and fp32 is not None else None)
             rows.append(row)
     frame = pd.DataFrame(rows)
-    if frame["speedup"].map(display.missing).all():
-        frame = frame.drop(columns="speedup")
+    for col in ("speedup", "AMP/FP32"):
+        if frame[col].map(display.missing).all():
+            frame = frame.drop(columns=col)
     table = display.table(frame, empty="nothing measured", numeric=[c for c in frame if c not in
                                                                       ("configuration", "verdict")])
     return display.Html(table.markup.replace('class="bb-table"', 'class="bb-table bb-headline"', 1), table.plain)

@@ -445,3 +445,43 @@ def test_figure_to_png_and_repr():
     png = plots.figure_to_png(fig, dpi=50)
     assert png.startswith(b"\x89PNG\r\n\x1a\n") and len(png) > 2000
     assert isinstance(fig, plots.ReportFigure) and callable(fig._repr_png_)  # IPython shows it as a PNG
+
+
+# ------------------------------------------------------------------ legends, labels, alt text (issue 20)
+
+
+def _inside(fig: Figure, artist) -> bool:
+    fig.canvas.draw()
+    box, page = artist.get_window_extent(), fig.bbox
+    return box.x0 >= page.x0 - 1 and box.x1 <= page.x1 + 1 and box.y0 >= page.y0 - 1 and box.y1 <= page.y1 + 1
+
+
+@pytest.mark.parametrize("draw", [
+    lambda runs: plots.throughput_over_time(make_iterations(runs.head(1)), runs.head(1)),
+    lambda runs: plots.throughput_over_time(make_iterations(runs), runs),
+    lambda runs: plots.scaling(metrics.aggregate(runs)),
+])
+def test_legends_stay_inside_the_figure(draw):
+    """A legend placed outside a narrow figure was cut ("recomputed throughput of the ru")."""
+    fig = draw(make_runs())
+    legends = fig.legends + [ax.get_legend() for ax in fig.axes if ax.get_legend()]
+    assert legends and all(_inside(fig, leg) for leg in legends)
+
+
+def test_ratio_labels_keep_three_significant_digits_and_figures_have_alt_text():
+    frame = pd.DataFrame({"gpus": [1, 8], "batch_size": [2, 2], "precision": ["fp32", "fp32"], "xla": [True, True],
+                          "published": [5.3, 37.8], "measured": [5.2, 37.5]})
+    frame["ratio"] = frame["measured"] / frame["published"]
+    frame["verdict"] = ["reproduced", "reproduced"]
+    fig = plots.comparison(frame, tolerance=0.05)
+    assert "(5.20 / 5.30)" in texts(fig) and "(37.5 / 37.8)" in texts(fig)  # was (5 / 5), (38 / 38)
+    assert _inside(fig, fig.axes[0].get_legend())
+    page = fig._repr_html_()
+    assert page.startswith('<img src="data:image/png;base64,') and 'alt="Measured vs published throughput' in page
+
+
+def test_mask_rcnn_runs_say_samples_on_every_axis():
+    runs = make_runs().assign(model="maskrcnn")
+    fig = plots.throughput_over_time(make_iterations(runs), runs)
+    assert "samples/s" in texts(fig) and "images/s" not in texts(fig)
+    assert plots.rate_unit(make_runs()) == "images/s"

@@ -406,7 +406,9 @@ def throughput_over_time(iterations: pd.DataFrame, runs: pd.DataFrame, x: str = 
     if any_warmup:
         handles[1:1] = [Line2D([], [], color=_WARMUP_LINE, marker=".", lw=1.0, label="warm-up records (skipped)"),
                         Patch(color=_WARMUP_SHADE, label="warm-up")]
-    fig.legend(handles=handles, loc="outside lower center", ncols=min(2, len(handles)), fontsize="small")
+    # one column of entries under a single narrow facet, so that no entry is wider than the figure
+    fig.legend(handles=handles, loc="outside lower center", ncols=1 if ncols == 1 else min(2, len(handles)),
+               fontsize="small")
     notes = []
     if hidden_configs:
         notes.append(_left_out("configurations", hidden_configs))

@@ -127,15 +127,20 @@ def compare_notebook() -> nbformat.NotebookNode:
              'baseline = 0  # index of the source the ratios are taken against\n'
              'summary_path = ""  # where to write the headline numbers as JSON (benchbook publish sets it)',
              metadata={"tags": ["parameters"]}),
-        code("from benchbook import plots\nfrom benchbook.compare import Comparison\n\n"
-             "comparison = Comparison(sources, labels, baseline)\ncomparison.describe()"),
+        code("from benchbook import display\nfrom benchbook.compare import Comparison\n\n"
+             "comparison = Comparison(sources, labels, baseline)\n"
+             "display.table(comparison.describe(), empty=\"no source\")"),
         md("## Configurations in each source\nMedian images/s over repeats, per source."),
-        code("comparison.table()"),
+        code("display.table(comparison.table(), empty=\"no configuration measured in any source\",\n"
+             "              formats=dict.fromkeys(comparison.labels, 2))"),
         md("## Ratios\nEach source's median against the baseline's, for the configurations both measured."),
-        code("comparison.ratios()"),
+        code("display.table(comparison.ratios(),\n"
+             "              empty=\"no configuration measured by the baseline and another source\",\n"
+             "              formats=dict.fromkeys(comparison.labels, display.significant))"),
         code("comparison.figure()"),
         md("## What differs\nEnvironments of the sources' runs (from their run records), most significant first."),
-        code("comparison.environment_differences()"),
+        code("display.table(comparison.environment_differences(),\n"
+             "              empty=\"no difference between the sources' run records (or no run records to compare)\")"),
         code("comparison.save_summary(summary_path);"),
     ]
     return _notebook(cells)

@@ -1,0 +1,403 @@
+"""Reference files: the schema of what a report published (`Reference`), finding a file by name
+inside the references folder (and refusing names that leave it), and `load`, whose errors name the
+file, the line, the field and what is allowed. Used through `benchbook.references`."""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, Literal
+
+import pandas as pd
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from .errors import BenchbookError, UnknownNameError
+from .study import MODELS
+
+SCHEMA_VERSION = 1
+ENV_VAR = "BENCHBOOK_REFERENCES"
+DEFAULT_ROOT = Path(__file__).resolve().parents[2] / "params" / "references"
+PRECISIONS = ("fp32", "amp", "fp16", "tf32", "bf16")
+FLAGS = ("xla", "dali", "synthetic")
+# How each study model appears in the `framework` and `model` columns of an Analysis (the parsers' names).
+LOG_NAMES = {"resnet50_tf": ("tensorflow", "resnet50"), "resnet50_mxnet": ("mxnet", "resnet50"),
+             "maskrcnn_tf2": ("tensorflow2", "maskrcnn")}
+VERDICTS = ("reproduced", "slower", "faster", "not measured")
+
+class ReferenceError(BenchbookError, ValueError):  # shadows the builtin (weakref's) inside this module only
+    """A reference file that cannot be used as written, or a comparison asked of it that makes no sense."""
+
+
+class UnknownReferenceError(ReferenceError, UnknownNameError):
+    """Raised for a reference name that no file in the references folder has."""
+
+    def __init__(self, name: str, known: list[str], root: Path):
+        self.root = root
+        UnknownNameError.__init__(self, "reference", name, known)
+
+    def __str__(self) -> str:
+        return f"{super().__str__()} (looked in {self.root}; set {ENV_VAR} or pass root= to look elsewhere)"
+
+
+class ReferenceOutsideError(ReferenceError):
+    """Raised when a reference name (`--reference`, a study's `reference:`, a notebook parameter) points
+    outside the references folder: `../../etc/passwd`, an absolute path, a link that leaves the folder."""
+
+    def __init__(self, name: str, root: Path):
+        self.name, self.root = name, root
+        super().__init__(f"reference {name!r} is not a file of the references folder {root}: give the name of "
+                         f"a file there ({', '.join(available(root)) or 'none'}), or set {ENV_VAR} to another "
+                         "folder of references")
+
+
+# ------------------------------------------------------------------------------------------- the schema
+
+
+class _Strict(BaseModel):
+    # strict: a published number typed as text ("362.44") or a flag as a string is a mistake to report.
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+
+Precision = Literal["fp32", "amp", "fp16", "tf32", "bf16"]
+
+
+class Source(_Strict):
+    """Where the numbers were published: the report's title and address, the commit of the page."""
+
+    title: str
+    url: str | None = Field(None, pattern=r"^https?://\S+$")
+    commit: str | None = Field(None, pattern=r"^[0-9a-f]{7,40}$", description="commit of the report's page")
+    note: str = ""
+
+
+class Hardware(_Strict):
+    """What the report ran on."""
+
+    gpu: str = Field(description="GPU model as nvidia-smi names it, without Tesla/NVIDIA: V100-SXM2-16GB")
+    gpus_per_node: int = Field(ge=1, le=16)
+    nodes: int = Field(1, ge=1, description="nodes of the largest published run")
+    cpu: str | None = None
+    driver: str | None = None
+    note: str = ""
+
+
+class Software(_Strict):
+    """The software stack of the report: container, framework, model code at a commit."""
+
+    container: str | None = Field(None, description="the NGC base image, e.g. nvcr.io/nvidia/tensorflow:20.03-tf1-py3")
+    image: str | None = Field(None, description="the image the report built and ran (name as it gave it)")
+    framework: str | None = Field(None, description="tensorflow or mxnet; default: the model's framework")
+    framework_version: str | None = None
+    code: str | None = Field(None, pattern=r"^https?://\S+$", description="repository of the model code")
+    subfolder: str | None = None
+    commit: str | None = Field(None, pattern=r"^[0-9a-f]{7,40}$")
+    libraries: dict[str, str] = Field({}, description="cuda, cudnn, nccl, dali, horovod, ... -> version")
+    changes: list[str] = Field([], description="changes the report made to the model code")
+    note: str = ""
+
+    @field_validator("libraries", mode="before")
+    @classmethod
+    def _versions_as_text(cls, v):
+        # `cuda: 11` or `cudnn: 8.0` read as numbers in YAML; a version is text.
+        if isinstance(v, dict):
+            return {k: str(x) if isinstance(x, int | float) and not isinstance(x, bool) else x for k, x in v.items()}
+        return v
+
+
+class Row(_Strict):
+    """One published throughput: a configuration and its number (and speedup, when the report gives it)."""
+
+    table: str | None = Field(None, description="label of the report's table, when it has several")
+    gpus: int = Field(ge=1)
+    nodes: int | None = Field(None, ge=1)
+    batch_size: int = Field(ge=1, description="per-GPU batch size")
+    precision: Precision
+    xla: bool | None = Field(None, description="None: the report does not say")
+    dali: bool | None = None
+    synthetic: bool | None = None
+    throughput: float = Field(gt=0)
+    speedup: float | None = Field(None, gt=0)
+    note: str = ""
+
+    @property
+    def key(self) -> tuple:
+        """The configuration, without the table label."""
+        return (self.gpus, self.batch_size, self.precision, self.xla, self.dali, self.synthetic)
+
+
+class Outcome(_Strict):
+    """A published training outcome: time to a target top-1 (`time_to_train`) or final top-1 (`accuracy`)."""
+
+    gpus: int = Field(ge=1)
+    batch_size: int = Field(ge=1)
+    precision: Precision
+    epochs: int = Field(ge=1)
+    seconds: float | None = Field(None, gt=0, description="time to train, seconds")
+    target_top1: float | None = Field(None, gt=0, le=100)
+    top1: float | None = Field(None, gt=0, le=100, description="top-1 at the end of the run, percent")
+    throughput: float | None = Field(None, gt=0)
+    note: str = ""
+
+
+class _Problems(ValueError):
+    """Cross-field problems, each with where it is, so that `load` can give every one its line."""
+
+    def __init__(self, problems: list[tuple[tuple, str]]):
+        self.problems = problems
+        super().__init__("; ".join(f"{_where(loc)}: {msg}" for loc, msg in problems))
+
+
+class Reference(_Strict):
+    """A reference file, validated. `name` defaults to the file name; `path` is filled in by `load`."""
+
+    schema_version: Literal[1]
+    name: str | None = Field(None, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+    title: str
+    description: str = ""
+    model: Literal["resnet50_tf", "resnet50_mxnet", "maskrcnn_tf2"]
+    unit: str = "images/s"
+    statistic: str = Field(description="what the published number is, e.g. median of 5 runs")
+    method: str = Field("", description="how the number was computed from the logs")
+    tolerance: float = Field(0.05, gt=0, lt=1, description="relative; |measured / published - 1| within it")
+    top1_tolerance: float = Field(0.5, gt=0, le=100, description="percentage points, for final top-1")
+    source: Source
+    hardware: Hardware
+    software: Software
+    tables: dict[str, str] = Field({}, description="table label -> what the table shows")
+    rows: list[Row] = []
+    time_to_train: list[Outcome] = []
+    accuracy: list[Outcome] = []
+    path: Path | None = Field(None, exclude=True)
+
+    @field_validator("path", mode="before")
+    @classmethod
+    def _path(cls, v):
+        return Path(v) if isinstance(v, str) else v
+
+    @model_validator(mode="after")
+    def _coherent(self):
+        problems: list[tuple[tuple, str]] = []
+        if not (self.rows or self.time_to_train or self.accuracy):
+            problems.append(((), "a reference needs at least one of rows, time_to_train, accuracy"))
+        fw = self.software.framework
+        if fw is not None and fw != MODELS[self.model]:
+            problems.append((("software", "framework"), f"{fw!r} does not run {self.model}; "
+                                                         f"write {MODELS[self.model]!r} or leave it out"))
+        capacity = self.hardware.gpus_per_node * self.hardware.nodes
+        seen: dict[tuple, int] = {}
+        for i, row in enumerate(self.rows):
+            if self.tables and row.table is not None and row.table not in self.tables:
+                problems.append((("rows", i, "table"), f"{row.table!r} is not a label of `tables`; "
+                                                        f"allowed: {', '.join(self.tables)}"))
+            if row.gpus > capacity:
+                problems.append((("rows", i, "gpus"), f"{row.gpus} GPUs but hardware has {self.hardware.nodes} "
+                                                       f"node(s) x {self.hardware.gpus_per_node}"))
+            if row.nodes is not None and row.nodes > self.hardware.nodes:
+                problems.append((("rows", i, "nodes"), f"{row.nodes} nodes but hardware.nodes is "
+                                                        f"{self.hardware.nodes}"))
+            key = (*row.key, row.table)
+            if key in seen:
+                problems.append((("rows", i), f"repeats rows[{seen[key]}] (same configuration and table); "
+                                              f"give the rows different `table` labels if the report has both"))
+            seen.setdefault(key, i)
+        for i, entry in enumerate(self.time_to_train):
+            for name in ("seconds", "target_top1"):
+                if getattr(entry, name) is None:
+                    problems.append((("time_to_train", i, name), "is required for a time-to-train entry"))
+        for i, entry in enumerate(self.accuracy):
+            if entry.top1 is None:
+                problems.append((("accuracy", i, "top1"), "is required for an accuracy entry"))
+        if problems:
+            raise _Problems(problems)
+        return self
+
+    @property
+    def framework(self) -> str:
+        return self.software.framework or MODELS[self.model]
+
+    def frame(self) -> pd.DataFrame:
+        """The published rows as a table (the columns of `Row`)."""
+        cols = ["table", "gpus", "nodes", "batch_size", "precision", *FLAGS, "throughput", "speedup", "note"]
+        return pd.DataFrame([r.model_dump() for r in self.rows], columns=cols)
+
+
+# ------------------------------------------------------------------------------------ finding and loading
+
+
+def references_root(root: str | os.PathLike | None = None) -> Path:
+    """The references folder: `root`, else $BENCHBOOK_REFERENCES, else the repository's params/references."""
+    if root is not None:
+        return Path(root)
+    env = os.environ.get(ENV_VAR)
+    return Path(env) if env else DEFAULT_ROOT
+
+
+def available(root: str | os.PathLike | None = None) -> list[str]:
+    """Names of the reference files in the references folder, sorted."""
+    folder = references_root(root)
+    if not folder.is_dir():
+        return []
+    return sorted({p.stem for p in folder.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file()})
+
+
+def _resolve(name_or_path: str | os.PathLike, root: str | os.PathLike | None) -> Path:
+    """The file of a reference. A `Path` (code that holds one, the tests) is read where it is; a name, which
+    may come from a user (`--reference`, a study file, a notebook parameter), must be a file inside the
+    references folder once `..` and links are resolved: anything else is refused, never read."""
+    folder = references_root(root)
+    if isinstance(name_or_path, os.PathLike):
+        path = Path(name_or_path)
+        if path.is_file():
+            return path
+        raise ReferenceError(f"{path}: no such reference file")
+    text = str(name_or_path)
+    if not text.strip() or "\0" in text:
+        raise ReferenceOutsideError(text, folder)
+    names = [text] if text.endswith((".yaml", ".yml")) else [f"{text}.yaml", f"{text}.yml"]
+    inside = folder.resolve()
+    for name in names:
+        candidate = (folder / name).resolve()
+        if not candidate.is_relative_to(inside) or candidate == inside:
+            raise ReferenceOutsideError(text, folder)
+        if candidate.is_file():
+            return folder / name
+    if "/" in text or os.sep in text:
+        raise ReferenceError(f"{folder / names[0]}: no such reference file")
+    raise UnknownReferenceError(text.removesuffix(".yaml").removesuffix(".yml"), available(folder), folder)
+
+
+def _where(loc: Iterable) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "(top level)"
+
+
+def _node_line(node: yaml.Node | None, loc: Iterable) -> int | None:
+    """The line of the deepest part of `loc` the YAML node tree holds."""
+    if node is None:
+        return None
+    line = node.start_mark.line + 1
+    for part in loc:
+        if isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                if isinstance(key, yaml.ScalarNode) and key.value == str(part):
+                    line, node = key.start_mark.line + 1, value
+                    break
+            else:
+                break
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and 0 <= part < len(node.value):
+            node = node.value[part]
+            line = node.start_mark.line + 1
+        else:
+            break
+    return line
+
+
+def _submodel(annotation: Any) -> type[BaseModel] | None:
+    stack = [annotation]
+    while stack:
+        a = stack.pop()
+        if isinstance(a, type) and issubclass(a, BaseModel):
+            return a
+        stack.extend(getattr(a, "__args__", ()))
+    return None
+
+
+def _fields_at(loc: tuple) -> list[str]:
+    """The keys allowed where `loc` points."""
+    model: type[BaseModel] = Reference
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        field = model.model_fields.get(part)
+        sub = _submodel(field.annotation) if field is not None else None
+        if sub is None:
+            break
+        model = sub
+    return [f for f in model.model_fields if f != "path"]
+
+
+def _describe(error: dict, node: yaml.Node | None, path: Path) -> list[str]:
+    def at(loc):
+        line = _node_line(node, loc)
+        return f"{path}:{line}: " if line else f"{path}: "
+
+    cause = (error.get("ctx") or {}).get("error")
+    if isinstance(cause, _Problems):
+        return [f"{at(loc)}{_where(loc)}: {msg}" for loc, msg in cause.problems]
+    loc = tuple(p for p in error["loc"] if not (isinstance(p, str) and "[" in p))
+    where = _where(loc)
+    if error["type"] == "extra_forbidden":
+        key = str(loc[-1])
+        allowed = _fields_at(loc[:-1])
+        close = difflib.get_close_matches(key, allowed, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        return [f"{at(loc)}unknown key {where!r}{hint} (allowed here: {', '.join(allowed)})"]
+    value = error.get("input")
+    shown = "" if isinstance(value, dict | list) or value is None else f" = {value!r}"
+    msg = error["msg"].removeprefix("Value error, ")
+    if error["type"] == "literal_error":
+        msg = "must be one of " + msg.removeprefix("Input should be ")
+    elif error["type"] == "missing":
+        msg = "is required"
+    elif error["type"] == "bool_type":
+        msg = "must be true or false" + (" (or null: not stated)" if loc and loc[-1] in FLAGS else "")
+    elif error["type"] == "string_pattern_mismatch":
+        msg = _PATTERN_HINTS.get(str(loc[-1]) if loc else "", msg)
+    return [f"{at(loc)}{where}{shown}: {msg}"]
+
+
+_PATTERN_HINTS = {
+    "url": "must be an http:// or https:// address", "code": "must be an http:// or https:// address",
+    "commit": "must be a git commit: 7 to 40 lowercase hexadecimal digits",
+    "name": "must be letters, digits, '.', '_' or '-', starting with a letter or digit",
+}
+
+
+def _line_of(message: str) -> int:
+    m = re.match(r"^.*?:(\d+): ", message)
+    return int(m.group(1)) if m else 0
+
+
+def load(name_or_path: str | os.PathLike, root: str | os.PathLike | None = None) -> Reference:
+    """A reference by name (a file in the references folder) or by path, validated.
+
+    Every problem of the file is reported at once, each with the file, line and field.
+    """
+    path = _resolve(name_or_path, root)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ReferenceError(f"{path}: cannot read the reference file ({exc})") from None
+    try:
+        doc = yaml.safe_load(text)
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark else str(path)
+        raise ReferenceError(f"{where}: not valid YAML ({getattr(exc, 'problem', None) or exc})") from None
+    if not isinstance(doc, dict):
+        raise ReferenceError(f"{path}: a reference file is a YAML mapping "
+                             "(schema_version, title, model, statistic, source, hardware, software, rows, ...)")
+    if "schema_version" not in doc:
+        raise ReferenceError(f"{path}: schema_version is missing; this benchbook reads schema_version: "
+                             f"{SCHEMA_VERSION}")
+    if doc["schema_version"] != SCHEMA_VERSION:
+        raise ReferenceError(f"{path}:{_node_line(node, ('schema_version',))}: schema_version "
+                             f"{doc['schema_version']!r} is not supported; this benchbook reads "
+                             f"schema_version: {SCHEMA_VERSION}")
+    if doc.get("name") is not None and doc["name"] != path.stem:
+        raise ReferenceError(f"{path}:{_node_line(node, ('name',))}: name {doc['name']!r} differs from the "
+                             f"file name; references are found by file name: rename the file or drop `name`")
+    data = {**doc, "name": doc.get("name") or path.stem, "path": path}
+    try:
+        return Reference.model_validate(data)
+    except ValidationError as exc:
+        lines = [line for e in exc.errors() for line in _describe(e, node, path)]
+        raise ReferenceError("\n".join(sorted(dict.fromkeys(lines), key=_line_of))) from None
+

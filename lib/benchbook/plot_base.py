@@ -1,0 +1,230 @@
+"""What every figure of the reports shares: the style, the figure class that shows as a PNG with alt
+text, the unit word, "no data" figures, and the names and order of configurations. Used through
+`benchbook.plots`."""
+
+from __future__ import annotations
+
+import base64
+import functools
+import html
+import io
+import textwrap
+from collections.abc import Callable, Sequence
+
+import matplotlib as mpl
+import numpy as np
+import pandas as pd
+import seaborn as sns
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+#: Columns that make a configuration in the figures; framework and model join when they vary.
+CONFIG_KEYS = ["gpus", "precision", "batch_size", "xla"]
+METRICS = {
+    "recomputed_throughput": "recomputed throughput",
+    "reported_throughput": "reported throughput",
+    "elapsed_throughput": "wall-clock throughput",
+}
+RATE_UNIT = "images/s"
+_PRECISION_ORDER = {"fp32": 0, "tf32": 1, "bf16": 2, "fp16": 3, "amp": 4}
+_STYLE = {
+    **sns.axes_style("whitegrid"),
+    **sns.plotting_context("notebook", font_scale=0.85),
+    "figure.dpi": 100,
+    "savefig.dpi": 100,
+    "figure.facecolor": "white",
+    "axes.formatter.useoffset": False,
+    "axes.titlesize": 10,
+    "figure.titlesize": 12,
+    "legend.frameon": False,
+}
+_PALETTE = sns.color_palette("colorblind", 10)
+_MARKERS = ["o", "s", "^", "D", "v", "P", "X", "<", ">", "h"]
+_WARMUP_SHADE = "0.90"
+_WARMUP_LINE = "0.60"
+
+
+class ReportFigure(Figure):
+    """A Figure that IPython displays as a PNG even where no inline backend was set up."""
+
+    def _repr_png_(self) -> bytes:
+        return figure_to_png(self)
+
+    def _repr_html_(self) -> str:
+        """The PNG with alt text (its title and axis labels), which a bare image/png output cannot carry."""
+        png = base64.b64encode(figure_to_png(self)).decode("ascii")
+        return f'<img src="data:image/png;base64,{png}" alt="{html.escape(alt_text(self), quote=True)}">'
+
+
+def alt_text(fig: Figure) -> str:
+    """What a figure shows, in words: its title, then each axes' title and axis labels."""
+    parts = [fig.get_suptitle()] if fig.get_suptitle() else []
+    for ax in fig.axes:
+        labels = [ax.get_title(), ax.get_xlabel() and f"x: {ax.get_xlabel()}",
+                  ax.get_ylabel() and f"y: {ax.get_ylabel()}"]
+        parts.append(", ".join(x for x in labels if x))
+    text = "; ".join(" ".join(p.split()) for p in parts if p)
+    return text or "figure"
+
+
+def rate_unit(frame: pd.DataFrame | None) -> str:
+    """The throughput unit word of a report: "samples/s" when every run is Mask R-CNN (whose logs and
+    published tables say samples), otherwise "images/s"; one word for a report's tables and axes."""
+    if frame is not None and not frame.empty and "model" in frame:
+        if frame["model"].astype(str).str.contains("maskrcnn").all():
+            return "samples/s"
+    return RATE_UNIT
+
+
+def figure_to_png(fig: Figure, dpi: float | None = None) -> bytes:
+    """The figure rendered as PNG bytes with Agg (works headless, for any Figure)."""
+    buf = io.BytesIO()
+    FigureCanvasAgg(fig)  # a canvas of its own: the figure need not belong to pyplot or a GUI
+    fig.savefig(buf, format="png", dpi=dpi or fig.dpi, facecolor="white")
+    return buf.getvalue()
+
+
+def _styled(fn: Callable[..., Figure]) -> Callable[..., Figure]:
+    """Build the figure inside the report style, without touching the global rcParams."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        with mpl.rc_context(_STYLE):
+            fig = fn(*args, **kwargs)
+            for ax in fig.axes:  # ticks are made lazily; make the first ones now, in this style
+                for axis in (ax.xaxis, ax.yaxis):
+                    axis.get_major_ticks(1)
+                    axis.get_minor_ticks(1)
+            return fig
+
+    return wrapper
+
+
+def _figure(width: float, height: float) -> ReportFigure:
+    fig = ReportFigure(figsize=(width, height), layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def _no_data(title: str, reason: str) -> ReportFigure:
+    fig = _figure(6, 2.2)
+    ax = fig.add_subplot()
+    ax.set_axis_off()
+    ax.text(0.5, 0.6, "no data", ha="center", va="center", fontsize=16, color="0.35", transform=ax.transAxes)
+    ax.text(0.5, 0.3, reason, ha="center", va="center", fontsize=10, color="0.45", transform=ax.transAxes, wrap=True)
+    fig.suptitle(title)
+    return fig
+
+
+# ---------------------------------------------------------------- configurations and their names
+
+
+def _missing(value) -> bool:
+    if value is None or value is pd.NA or value is pd.NaT:
+        return True
+    if isinstance(value, str):
+        return value in ("", "?")
+    try:
+        return bool(np.isnan(value))
+    except (TypeError, ValueError):
+        return False
+
+
+def _int(value) -> int | None:
+    if _missing(value):
+        return None
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _xla(value) -> bool | None:
+    if _missing(value):
+        return None
+    if isinstance(value, str):
+        return value.strip().lower() in ("true", "1", "yes", "on", "xla")
+    return bool(value)
+
+
+def _gpus_text(gpus, processes=None) -> str:
+    n = _int(gpus)
+    if n is None:
+        return "? GPUs"
+    if n == 0:
+        ranks = _int(processes)
+        return f"CPU x{ranks} ranks" if ranks and ranks > 1 else "CPU"
+    return "1 GPU" if n == 1 else f"{n} GPUs"
+
+
+def config_label(row, prefix: Sequence[str] = (), with_gpus: bool = True) -> str:
+    """'8 GPUs · amp · bs224 · xla' for a row with gpus, precision, batch_size, xla ('CPU' when gpus == 0).
+
+    `prefix` names columns (framework, model) whose values start the label.
+    """
+    get = row.get if hasattr(row, "get") else (lambda k, d=None: getattr(row, k, d))
+    parts = [" ".join(str(get(k)) for k in prefix if not _missing(get(k)))] if prefix else []
+    if with_gpus:
+        parts.append(_gpus_text(get("gpus"), get("processes")))
+    precision = get("precision")
+    parts.append("?" if _missing(precision) else str(precision))
+    batch = _int(get("batch_size"))
+    parts.append(f"bs{batch}" if batch is not None else "bs?")
+    xla = _xla(get("xla"))
+    if xla is not None:
+        parts.append("xla" if xla else "no xla")
+    return " · ".join(p for p in parts if p)
+
+
+def _prefix(frame: pd.DataFrame) -> list[str]:
+    return [k for k in ("framework", "model") if k in frame and frame[k].astype(str).nunique() > 1]
+
+
+def _sort_key(row, prefix: Sequence[str], with_gpus: bool = True) -> tuple:
+    precision = str(row.get("precision")).lower()
+    batch, gpus, xla = _int(row.get("batch_size")), _int(row.get("gpus")), _xla(row.get("xla"))
+    key = tuple(str(row.get(k)) for k in prefix)
+    key += (_PRECISION_ORDER.get(precision, 9), precision, batch if batch is not None else 1 << 30,
+            {True: 0, False: 1, None: 2}[xla])
+    ranks = _int(row.get("processes")) or 1
+    return key + ((gpus if gpus is not None else 1 << 30, ranks) if with_gpus else ())
+
+
+def _configs(frame: pd.DataFrame, with_gpus: bool = True) -> tuple[pd.Series, list[str]]:
+    """The label of each row and the labels in report order (by model, precision, batch, XLA, GPUs)."""
+    prefix = _prefix(frame)
+    records = frame.to_dict("records")
+    labels = pd.Series([config_label(r, prefix, with_gpus) for r in records], index=frame.index, dtype=object)
+    keys: dict[str, tuple] = {}
+    for label, r in zip(labels, records, strict=True):
+        keys.setdefault(label, _sort_key(r, prefix, with_gpus))
+    return labels, sorted(keys, key=lambda lab: (keys[lab], lab))
+
+
+def _title(fig: Figure, title: str, notes: Sequence[str] = ()) -> None:
+    """The figure's title, with what was left out in smaller type, wrapped to the figure's width."""
+    width = max(40, int(fig.get_figwidth() * 9))
+    text = title
+    if notes:
+        text += "\n" + textwrap.fill("; ".join(notes), width)
+    fig.suptitle(text)
+
+
+def _left_out(kind: str, names: Sequence[str], shown: int = 2) -> str:
+    listed = ", ".join(names[:shown]) + (", …" if len(names) > shown else "")
+    return f"{len(names)} {kind} left out ({listed})"
+
+
+def _time_unit(seconds: float) -> tuple[float, str]:
+    if not np.isfinite(seconds) or seconds < 180:
+        return 1.0, "s"
+    if seconds < 3 * 3600:
+        return 60.0, "min"
+    return 3600.0, "h"
+
+
+def _repeat_name(row, fallback: int) -> str:
+    rep = _int(row.get("repeat"))
+    return f"#{rep}" if rep is not None else f"#{fallback + 1}"
+
+

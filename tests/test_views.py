@@ -120,3 +120,9 @@ def test_repeats_that_vary_by_more_than_ten_percent_are_flagged(tmp_path):
     assert 'alt="' in shown.markup  # the figure comes with its alt text
     steady = study_folder(tmp_path / "steady", [10.0, 10.5])
     assert "vary by more than" not in views.repeats(steady).markup
+
+
+def test_a_reference_name_outside_the_folder_fails_before_anything_runs(tmp_path):
+    from benchbook.references import ReferenceOutsideError
+    with pytest.raises(ReferenceOutsideError, match="is not a file of the references folder"):
+        Report(log_dir=FIXTURES / "ngc_tf1", reference="../../../etc/passwd")

@@ -54,6 +54,7 @@ class Report:
             self.study.description or self.study.name if self.study else f"Logs in {self.log_dir}")
         self.target = target_accuracy if not _blank(target_accuracy) else (
             self.study.target_accuracy if self.study else None)
+        self.reference  # noqa: B018 -- a bad reference name fails here, before anything is launched
 
     # --- where things are ------------------------------------------------------------------------------
 

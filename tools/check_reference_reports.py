@@ -1,7 +1,9 @@
 """Publish analysis-only reports of the published reference logs and check what they show.
 
 For the MXNet, TF1 and Mask R-CNN logs, every published number of the reference must appear in the
-report's reproduction table with the verdict "reproduced". Exit 1 with a line per problem.
+report's reproduction table with the verdict "reproduced", and the page must open with the verdict
+sentence and the headline table (before section 1) and show no raw None/NaN/<NA> cell. Exit 1 with a
+line per problem.
 
     python tools/check_reference_reports.py ../shared/reference-logs [--reports DIR]
 """
@@ -66,6 +68,27 @@ def reproduction_table(page: str) -> list[dict[str, str]]:
     return []
 
 
+RAW = {"None", "NaN", "nan", "<NA>", "NaT", "[]", "?"}
+
+
+def opening_problems(page: str) -> list[str]:
+    """What is wrong with the top of a report and its cells: the verdict and the headline table come
+    before section 1, and no cell holds a raw missing value."""
+    problems = []
+    verdict, table = page.find('<p class="bb-verdict"'), page.find('class="bb-table bb-headline"')
+    section = page.find(">1. Set-up<")
+    if verdict < 0 or table < 0:
+        problems.append("no verdict sentence or headline table")
+    elif section >= 0 and not verdict < table < section:
+        problems.append("the verdict and the headline table are not the first thing on the page")
+    parser = Tables()
+    parser.feed(page)
+    raw = sorted({c for t in parser.tables for r in t for c in r if c in RAW})
+    if raw:
+        problems.append(f"raw values in table cells: {', '.join(raw)}")
+    return problems
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("logs", type=Path)
@@ -78,7 +101,9 @@ def main(argv: list[str] | None = None) -> int:
     for name, (_folder, _model, ref, strict) in REPORTS.items():
         if not strict:
             continue
-        rows = reproduction_table((args.reports / name / "report.html").read_text(encoding="utf-8"))
+        page = (args.reports / name / "report.html").read_text(encoding="utf-8")
+        problems += [f"{name}: {p}" for p in opening_problems(page)]
+        rows = reproduction_table(page)
         published = [r.throughput for r in references.load(ref).rows]
         if len(rows) != len(published):
             problems.append(f"{name}: {len(rows)} rows in the reproduction table, {len(published)} published")

@@ -126,3 +126,14 @@ def test_a_reference_name_outside_the_folder_fails_before_anything_runs(tmp_path
     from benchbook.references import ReferenceOutsideError
     with pytest.raises(ReferenceOutsideError, match="is not a file of the references folder"):
         Report(log_dir=FIXTURES / "ngc_tf1", reference="../../../etc/passwd")
+
+
+def test_analysis_only_of_a_study_folder_reads_its_run_records(tmp_path):
+    """Logs with run records beside them: what the logs do not say (container, framework versions, code
+    commit) comes from the records (the machine that ran them), marked as such."""
+    study_folder(tmp_path, [10.0])
+    r = Report(log_dir=tmp_path / "runs" / "s", reference="ngc_tf1_resnet50")
+    text = views.logs_description(r).to_string()
+    assert "nvcr.io/nvidia/tensorflow:20.03-tf1-py3 (run record)" in text and "tensorflow 1.15.2" in text
+    assert "4a15e9146a6516941ba3ae146621a5c94e4bc431 (run record)" in text
+    assert "GPU type" in text and "cpu" in text  # the logs' own device line wins over the record

@@ -62,25 +62,50 @@ def logs_description(report: Report) -> pd.DataFrame:
             return f"{found[0]} (and {len(found) - 1} more, one per run)"
         return "; ".join(found) if found else unknown
 
+    env = _recorded_environment(report)
+
+    def recorded(value, fallback: str) -> str:
+        """A run record's value (records beside the logs), else what the logs said."""
+        return f"{value} (run record)" if value not in (None, "", []) and fallback == unknown else fallback
+
     gpus = _gpu_counts(runs)
     frameworks = sorted({str(f) for f in runs["framework"] if isinstance(f, str) and f}) if len(runs) else []
+    versions = {k: v if isinstance(v, str) else v.get("version") for k, v in (env.get("frameworks") or {}).items()
+                if isinstance(v, str) or (isinstance(v, dict) and v.get("version"))}
+    framework_text = (", ".join(frameworks) + " (version not in the logs)" if frameworks else unknown)
+    if versions:
+        framework_text = ", ".join(f"{k} {v}" for k, v in sorted(versions.items())) + " (run record)"
     starts = [t for t in runs["start_time"] if isinstance(t, int | float) and t == t] if len(runs) else []
     rows = [
-        ("GPUs per run", " and ".join(map(str, gpus)) if gpus else unknown,
+        ("GPUs per run", headline._join(gpus) if gpus else unknown,
          f"up to {ref.hardware.gpus_per_node * ref.hardware.nodes} ({ref.hardware.nodes} node(s) x "
          f"{ref.hardware.gpus_per_node})" if ref else "-"),
-        ("GPU type", from_meta("gpu", "gpu_name", "device"), ref.hardware.gpu if ref else "-"),
-        ("container", from_meta("container", "image", "docker_image"),
+        ("GPU type", recorded(" + ".join((env.get("gpus") or {}).get("models") or []),
+                              from_meta("gpu", "gpu_name", "device")), ref.hardware.gpu if ref else "-"),
+        ("container", recorded((env.get("container") or {}).get("image"),
+                               from_meta("container", "image", "docker_image")),
          (ref.software.container or ref.software.image or "-") if ref else "-"),
-        ("framework", ", ".join(frameworks) + " (version not in the logs)" if frameworks else unknown,
+        ("framework", framework_text,
          f"{ref.framework} {ref.software.framework_version or ''}".strip() if ref else "-"),
-        ("model code", from_meta("code", "commit", "git_commit"),
+        ("model code", recorded((env.get("code") or {}).get("commit"), from_meta("code", "commit", "git_commit")),
          f"{ref.software.code or '-'} at {ref.software.commit or 'no commit given'}" if ref else "-"),
         ("launch command", from_meta("command"), "-"),
         ("log format", ", ".join(sorted({str(f) for f in runs["format"]})) if len(runs) else unknown, "-"),
         ("first run started", display.utc(min(starts)) if starts else unknown, "-"),
     ]
     return pd.DataFrame(rows, columns=["", "in the logs", "published set-up" if ref else "-"])
+
+
+def _recorded_environment(report: Report) -> dict:
+    """The environment capture of the first run record beside the logs (a study folder analysed as
+    logs); empty when there is none (published logs)."""
+    from . import records
+    if not report.source.is_dir():
+        return {}
+    for rec in records.find(report.source).values():
+        if isinstance(rec.get("environment"), dict):
+            return rec["environment"]
+    return {}
 
 
 def log_differences(report: Report) -> pd.DataFrame:
@@ -95,7 +120,7 @@ def log_differences(report: Report) -> pd.DataFrame:
         if "not in the logs" in str(mine):
             unknown.append(str(row.iloc[0]))
         elif str(theirs).lower() not in str(mine).lower():
-            lines.append(f"{row.iloc[0]}: {mine} in the logs vs {theirs} published")
+            lines.append(f"{row.iloc[0]}: {mine} measured vs {theirs} published")
     if unknown:
         lines.append(f"not in the logs, so not compared: {', '.join(unknown)}")
     return pd.DataFrame({"difference": lines})

@@ -1,24 +1,34 @@
 """The rule that turns a run's per-iteration records into one throughput, visible and changeable.
 
-Every format documents a default (which records are warm-up, which mean); a Rule overrides any
-part of it. The DLPerf tables, for instance, skip the first 20 of 120 logged iterations and take
-the arithmetic mean: `Rule(warmup=20, method="mean")`.
+Every format names its rules (presets): `nvidia`, the default, is the arithmetic of the NVIDIA
+script that printed the published number; `dlperf` that of Oneflow-Inc/DLPerf's extract scripts.
+A Rule picks a preset by name and overrides any part of it (warm-up, window, method): the DLPerf
+MXNet tables, for instance, are `Rule(name="dlperf")`, and `Rule(name="dlperf", window=50)` the
+same on half the records.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
 
 import numpy as np
+import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
-Method = Literal["mean", "median", "harmonic", "elapsed"]
+Method = Literal["mean", "median", "harmonic", "elapsed", "last", "epochs"]
 
 METHODS = {
     "mean": "arithmetic mean of the logged rates",
     "median": "median of the logged rates",
     "harmonic": "images / time implied by the logged rates (step-weighted harmonic mean)",
     "elapsed": "images / wall-clock time between the first and last measured records' timestamps",
+    "last": "the last measured record's rate (a running mean's final value)",
+    "epochs": "harmonic mean over the run's epochs after its first (the only one if there is one) of each "
+              "epoch's rate: its logged per-epoch rate, else images / time of the measured records from the "
+              "first to the epoch's end",
 }
 
 
@@ -27,6 +37,7 @@ class Rule(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+    name: str | None = Field(None, description="the format's named rule (preset) to start from; None: nvidia")
     warmup: int | None = Field(None, ge=0, description="leading records of each run to skip")
     window: int | None = Field(None, ge=1, description="records to use after the warm-up (all if unset)")
     method: Method | None = Field(None, description="how to average: " + ", ".join(METHODS))
@@ -37,6 +48,61 @@ class Rule(BaseModel):
         warm = f"skip the first {self.warmup} records" if self.warmup is not None else f"skip {default_warmup}"
         window = f", then use at most {self.window} records" if self.window else ""
         return f"{warm}{window}; {METHODS[self.method or default_method]}"
+
+
+@dataclass(frozen=True)
+class Preset:
+    """A named rule of a format: which records it reads, which are warm-up, how it averages, and the
+    script whose arithmetic it is (repository, path, commit).
+
+    mark_warmup : (RunRecords) -> boolean array of the warm-up records; or None and `skip`.
+    select : (RunRecords) -> boolean array of the records the rule reads (None: every record); the
+        others are neither warm-up nor measured.
+    skip : the first N records it reads are warm-up (where mark_warmup is None).
+    window : at most this many records after the warm-up.
+    decimals : each rate is rounded to this many decimals before averaging, and so is the result.
+    across_ranks : each record's rate is first the median of that record (epoch, iteration) over
+        every rank that logged it.
+    """
+
+    name: str
+    method: str
+    warmup: str
+    source: str
+    mark_warmup: Callable[[Any], Any] | None = None
+    select: Callable[[Any], Any] | None = None
+    skip: int | None = None
+    window: int | None = None
+    decimals: int | None = None
+    across_ranks: bool = False
+
+    def describe(self, rule: Rule) -> str:
+        """The preset as `rule` overrides it, in words, with its source."""
+        text = rule.describe(self.method, self.warmup)
+        if self.window and not rule.window:
+            head, _, tail = text.partition("; ")
+            text = f"{head}, then use at most {self.window} records; {tail}"
+        extra = []
+        if self.across_ranks:
+            extra.append("each record the median over the ranks that logged it")
+        if self.decimals is not None:
+            extra.append(f"rates and result rounded to {self.decimals} decimals")
+        if extra:
+            text += f" ({'; '.join(extra)})"
+        return f"{self.name}: {text} [{self.source}]"
+
+
+def rates_read(cols: dict[str, np.ndarray], preset: Preset, run: np.ndarray) -> dict[str, np.ndarray]:
+    """The records as the preset reads their rates: each the median over the ranks that logged the
+    same (epoch, iteration) of its run where it says so (DLPerf's MXNet script), rounded where it
+    rounds them (DLPerf rounds each logged speed to 2 decimals first)."""
+    rates = cols["throughput"]
+    if preset.decimals is not None:  # Python's round(), as DLPerf's scripts round each speed they read
+        rates = np.array([round(r, preset.decimals) for r in rates.tolist()], dtype=float)
+    if preset.across_ranks and len(rates):
+        keys = pd.DataFrame({"run": run, "epoch": cols["epoch"], "iteration": cols["iteration"], "rate": rates})
+        rates = keys.groupby(["run", "epoch", "iteration"], sort=False)["rate"].transform("median").to_numpy()
+    return cols if rates is cols["throughput"] else dict(cols, throughput=rates)
 
 
 def throughputs(records: dict, measured: np.ndarray, bounds: np.ndarray, method: str,
@@ -62,7 +128,17 @@ def throughputs(records: dict, measured: np.ndarray, bounds: np.ndarray, method:
             middle = len(ordered) // 2
             out[i] = ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
         return out
+    if method == "last":  # each run's last measured record
+        at = np.flatnonzero(measured)
+        out[some] = rates[at[np.cumsum(counts)[some] - 1]]
+        return out
     steps = records["steps"]
+    if method == "epochs":
+        for i in np.flatnonzero(some).tolist():
+            a, b = bounds[i], bounds[i + 1]
+            out[i] = _epochs(records["epoch"][a:b], records["iteration"][a:b], rates[a:b], steps[a:b],
+                             measured[a:b])
+        return out
     if method == "harmonic":  # images over the time the rates imply, positive rates only
         with np.errstate(invalid="ignore", divide="ignore"):
             positive = measured & (rates > 0)
@@ -84,6 +160,27 @@ def throughputs(records: dict, measured: np.ndarray, bounds: np.ndarray, method:
     ok = (seconds > 0) & (global_batch[pairs] > 0)  # False where either is NaN
     out[pairs[ok]] = value[ok]
     return out
+
+
+def _epochs(epoch: np.ndarray, iteration: np.ndarray, rates: np.ndarray, steps: np.ndarray,
+            measured: np.ndarray) -> float:
+    """MXNet benchmark.py's number for one run: the harmonic mean of the rates of its epochs after
+    its first (`-w 1`; the first alone where it has no other). Records of a whole epoch (no
+    iteration) carry that epoch's rate (fit.py of 20.12+ logs it); otherwise an epoch's rate is
+    images / time of the measured records from the first to the epoch's end, as fit.py of 19.07
+    divides the batch by the mean of a list of durations it never resets."""
+    first = epoch.min()
+    epoch, iteration, rates, steps = epoch[measured], iteration[measured], rates[measured], steps[measured]
+    if (iteration < 0).all():
+        per_epoch, of = rates, epoch
+    else:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            images, seconds = np.cumsum(steps), np.cumsum(steps / rates)
+        ends = np.flatnonzero(np.append(epoch[1:] != epoch[:-1], True))  # each epoch's last record
+        per_epoch, of = images[ends] / seconds[ends], epoch[ends]
+    after = per_epoch[of > first] if (of > first).any() else per_epoch
+    with np.errstate(divide="ignore"):
+        return float(len(after) / np.sum(1.0 / after)) if (after > 0).all() else math.nan
 
 
 def per_run_sum(values: np.ndarray, bounds: np.ndarray, dtype=None) -> np.ndarray:

@@ -370,6 +370,10 @@ def _read_warnings(stats: textio.ReadStats) -> list[str]:
         out.append("bytes that are not UTF-8 were replaced")
     if stats.cut_last_line:
         out.append("the file ends in the middle of a line")
+    if stats.nul_bytes:
+        more = ", ..." if len(stats.nul_lines) >= textio.NUL_LINES_KEPT else ""
+        out.append(f"{stats.nul_bytes} NUL bytes were left out of the text (line "
+                   f"{', '.join(map(str, stats.nul_lines))}{more}): the records around them are read without them")
     return out
 
 

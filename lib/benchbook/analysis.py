@@ -185,6 +185,10 @@ def _meta(draft: RunDraft, path: Path, fmt: LogFormat, record: dict, tables: dic
             elif meta[key] != value:
                 first = origin.get(key, "the log")
                 warnings.append(f"{key} is {meta[key]!r} in {first} but {value!r} in {source}; {first} wins")
+    if draft.restarted:  # a run with no start line of its own: the file name may describe another run
+        named = [k for k in ("gpus", "batch_size", "precision", "xla") if origin.get(k) == "the file name"]
+        warnings.append(draft.restarted + (f"; its {', '.join(named)} come from the file name alone, which may "
+                                           "name another run of the file: check them" if named else ""))
     for metric, value in tables.get((meta.get("gpus"), meta.get("batch_size")), {}).items():
         draft.reported.setdefault(metric, value)
     return meta, warnings

@@ -162,6 +162,8 @@ class RunDraft:
     ended: str | None = None
     failures: list[tuple[int, str]] = field(default_factory=list)
     conflicts: list[str] = field(default_factory=list)
+    restarted: str | None = None  # why records opened this run without a start line of its own
+    last_step: dict = field(default_factory=dict)  # rank -> its last record's (iteration, timestamp as logged)
 
     @property
     def progressed(self) -> bool:
@@ -182,6 +184,46 @@ class RunDraft:
                 self.conflicts.append(f"{key}: {old!r} from the log, {value!r} from {source}")
 
 
+RESTART_GAP_SECONDS = 60.0  # the clock jump that, with the step counter going back, means another run
+
+
+def _went_back(last: tuple | None, iteration: int, stamp) -> str | None:
+    """Why a record of a rank begins another run (its step counter went back and its clock jumped
+    by minutes: runs pasted into one file with only terminal text between them), or None."""
+    if last is None or iteration < 0 or iteration >= last[0]:
+        return None
+    gap = seconds(stamp) - seconds(last[1])
+    if not gap > RESTART_GAP_SECONDS:
+        return None
+    return f"the step counter went back from {last[0]} to {iteration} and the clock jumped {gap:.0f} s"
+
+
+def _restarts(run: RunDraft, data: dict) -> list[tuple[int, str]]:
+    """(position, why) in a block of records where other runs begin (see _went_back); a block of
+    interleaved ranks is one run (mpirun runs announce themselves on every rank)."""
+    ranks, it, stamps = data["rank"], data["iteration"], data["timestamp"]
+    if not len(it) or not (ranks == ranks[0]).all():
+        return []
+    rank = None if ranks[0] == MISSING_INT else int(ranks[0])
+    last = run.last_step.get(rank)
+    prev_it = np.concatenate(([last[0] if last else -1], it[:-1]))
+    prev_ts = np.concatenate(([seconds(last[1]) if last else np.nan], stamps[:-1]))
+    with np.errstate(invalid="ignore"):
+        back = np.flatnonzero((it < prev_it) & (it >= 0) & (stamps - prev_ts > RESTART_GAP_SECONDS))
+    run.last_step[rank] = (int(it[-1]), float(stamps[-1]))
+    return [(int(k), f"the step counter went back from {int(prev_it[k])} to {int(it[k])} and the clock jumped "
+             f"{stamps[k] - prev_ts[k]:.0f} s") for k in back.tolist()]
+
+
+def _add_block(run: RunDraft, data: dict) -> None:
+    run.records.extend(data)
+    ranks = data["rank"]
+    seen = ranks[:1] if (ranks == ranks[0]).all() else np.unique(ranks)  # one rank, mostly
+    run.ranks.update(None if x == MISSING_INT else x for x in seen.tolist())
+    ends = data.get("end_line")  # records of several lines: where their last lines are
+    run.last_line = max(run.last_line, int(data["line"][-1]) if ends is None else int(ends.max()))
+
+
 def fold(events: Iterable[ev.Event]) -> tuple[list[RunDraft], list[tuple[dict, dict]]]:
     """Runs found in a file's events, in file order, and the rows of its summary tables."""
     runs: list[RunDraft] = []
@@ -195,8 +237,19 @@ def fold(events: Iterable[ev.Event]) -> tuple[list[RunDraft], list[tuple[dict, d
             runs.append(run)
         return run
 
+    def restart(line: int, why: str) -> RunDraft:
+        nonlocal run
+        run = None
+        r = current(line)
+        r.restarted = f"a new run begins at line {line} without a start line: {why}"
+        return r
+
     for line, rank, kind, data in events:
         if kind == ev.STEP and run is not None:  # the hot path: most events are steps
+            last = run.last_step.get(rank)
+            run.last_step[rank] = (data[1], data[2])
+            if last is not None and data[1] < last[0] and (why := _went_back(last, data[1], data[2])):
+                restart(line, why).last_step[rank] = (data[1], data[2])
             run.records.append(line, rank, data)
             run.ranks.add(rank)
             if line > run.last_line:
@@ -204,12 +257,15 @@ def fold(events: Iterable[ev.Event]) -> tuple[list[RunDraft], list[tuple[dict, d
             continue
         if kind == ev.BULK:
             r = current(line)
-            r.records.extend(data)
-            ranks = data["rank"]
-            seen = ranks[:1] if (ranks == ranks[0]).all() else np.unique(ranks)  # one rank, mostly
-            r.ranks.update(None if x == MISSING_INT else x for x in seen.tolist())
-            ends = data.get("end_line")  # records of several lines: where their last lines are
-            r.last_line = max(r.last_line, int(data["line"][-1]) if ends is None else int(ends.max()))
+            cuts = _restarts(r, data)
+            edges = [0, *(k for k, _ in cuts), len(data["line"])]
+            for i, (a, b) in enumerate(zip(edges, edges[1:], strict=False)):
+                if i:  # another run from record a on
+                    r = restart(int(data["line"][a]), cuts[i - 1][1])
+                    r.last_step[None if data["rank"][a] == MISSING_INT else int(data["rank"][a])] = (
+                        int(data["iteration"][b - 1]), float(data["timestamp"][b - 1]))
+                if b > a:
+                    _add_block(r, data if (a, b) == (0, len(data["line"])) else {k: v[a:b] for k, v in data.items()})
             continue
         if kind == ev.RUN_START:
             if run is not None and (
@@ -232,6 +288,7 @@ def fold(events: Iterable[ev.Event]) -> tuple[list[RunDraft], list[tuple[dict, d
             if kind == ev.STEP:
                 r.records.append(line, rank, data)
                 r.ranks.add(rank)
+                r.last_step[rank] = (data[1], data[2])
             elif kind == ev.FIELD:
                 r.records.update_last(rank, data)
             elif kind == ev.META:

@@ -256,3 +256,20 @@ def test_summarize_can_aggregate_the_reported_values(tmp_path, write_tf1_log, ca
     [row] = json.loads(capsys.readouterr().out)
     assert (row["runs"], row["min"], row["max"]) == (2, 299.0, 321.0)
     assert row["median"] == pytest.approx(310.0)
+
+
+def test_summarize_keeps_a_run_cut_before_its_summary_and_flags_it(tmp_path, write_tf1_log, capsys):
+    _study(write_tf1_log)
+    cut = tmp_path / "study" / "1n2g" / "r50_b128_amp_2.log"
+    write_tf1_log("study/1n2g/r50_b128_amp_2.log", gpus=2, batch=128, amp=True, rates=[50.0, 1690.0, 1690.0],
+                  warmup=1)
+    lines = cut.read_text().splitlines()
+    cut.write_text("\n".join(line for line in lines if "train_throughput" not in line and "Ending" not in line)
+                   + "\n")
+    assert analyze([cut]).runs.iloc[0]["status"] == "incomplete"
+    assert main(["summarize", str(tmp_path / "study"), "--json"]) == 0
+    got = {(r["gpus"], r["batch_size"], r["precision"]): r for r in json.loads(capsys.readouterr().out)}
+    assert got[(2, 128, "amp")]["runs"] == 2 and got[(2, 128, "amp")]["incomplete"] == 1
+    assert got[(2, 128, "amp")]["median"] == pytest.approx((1710.0 + 1690.0) / 2)
+    assert main(["summarize", str(tmp_path / "study")]) == 0
+    assert "incomplete: 1 of the 2 runs of 2 GPUs, AMP bs128" in capsys.readouterr().out

@@ -113,7 +113,8 @@ def _fmt(value) -> str:
 
 def cmd_summarize(args, out: Console, err: Console) -> int:
     result = _analysis(args)
-    stats = metrics.aggregate(result.runs, value=args.value)
+    runs = result.runs[result.runs["status"] != "failed"]  # a run cut before its summary keeps its number
+    stats = metrics.aggregate(runs, value=args.value, complete_only=False)
     if args.json:
         print(stats.to_json(orient="records"))
     else:
@@ -121,6 +122,11 @@ def cmd_summarize(args, out: Console, err: Console) -> int:
             table = tables.published_layout(group)
             out.print(f"[bold]{model} ({framework})[/], {args.value.replace('_', ' ')} in images/s over repeats")
             print(table.round(2).to_string(na_rep="-"))
+            cut = group[group["incomplete"] > 0]
+            for _, row in cut.iterrows():
+                print(f"  incomplete: {row['incomplete']} of the {row['runs']} runs of {row['gpus']} GPUs, "
+                      f"{str(row['precision']).upper()} bs{row['batch_size']} have no end-of-run summary "
+                      "(their number comes from their logged records)")
             print()
     _report_problems(result, err)
     return _exit_code(result, args.strict)

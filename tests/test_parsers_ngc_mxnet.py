@@ -87,11 +87,11 @@ def test_dllogger_format_is_mxnet_not_tf1(fixtures):
     # benchmark.py's number (this log has no table), so kept apart and not reported.
     assert run["reported_throughput"] is None
     assert run["reported"]["summary.train.ips"] == 1569.8
-    # Its epoch lines carry validation (read as evaluations), so the rule falls back on the
-    # 20-iteration records: fit.py's durations from iteration 20 of epoch 0 to the end of epoch 1.
-    assert run["recomputed_throughput"] == pytest.approx(statistics.harmonic_mean([1500, 1520, 1540, 1560, 1610]))
-    assert run["elapsed_throughput"] == pytest.approx(80 * 192 / 19.9)  # validation time between the epochs
-    assert (run["iterations"], run["warmup_records"]) == (5, 1)
+    # Its epoch lines carry each epoch's train.ips (and validation, read as evaluations):
+    # benchmark.py -w 1 keeps epoch 1's, 1570.
+    assert run["recomputed_throughput"] == 1570.0
+    assert run["elapsed_throughput"] is None  # an epoch line does not say how many iterations it covers
+    assert (run["iterations"], run["warmup_records"]) == (1, 1)
     assert run["status"] == "complete"  # it printed its Summary
     assert (run["line_start"], run["line_end"]) == (1, 10)
 
@@ -100,12 +100,17 @@ def test_dllogger_records_and_epoch_evaluations(fixtures):
     result = analyze([fixtures / "ngc_mxnet" / DLLOGGER])
 
     it = result.iterations
-    assert it["line"].tolist() == [2, 3, 4, 6, 7, 8]
-    assert it["epoch"].tolist() == [0, 0, 0, 1, 1, 1]
-    assert it["iteration"].tolist() == [20, 40, 60] * 2
-    assert it["throughput"].tolist() == [700.0, 1500.0, 1520.0, 1540.0, 1560.0, 1610.0]
-    assert it["loss"].tolist() == [6.93, 6.88, 6.85, 6.71, 6.62, 6.55]
-    assert it["measured"].tolist() == [False] + [True] * 5
+    assert it["line"].tolist() == [2, 3, 4, 5, 6, 7, 8, 9]
+    assert it["epoch"].tolist() == [0, 0, 0, 0, 1, 1, 1, 1]
+    assert it["iteration"].tolist() == [20, 40, 60, -1] * 2  # -1: the epoch's own record
+    assert it["throughput"].tolist() == [700.0, 1500.0, 1520.0, 1240.0, 1540.0, 1560.0, 1610.0, 1570.0]
+    assert it["loss"].tolist() == [6.93, 6.88, 6.85, 6.88, 6.71, 6.62, 6.55, 6.62]
+    assert it["warmup"].tolist() == [False] * 3 + [True] + [False] * 4
+    assert it["measured"].tolist() == [False] * 7 + [True]
+    # --warmup and --method apply to the records the rule reads: the epochs' own.
+    run = analyze([fixtures / "ngc_mxnet" / DLLOGGER], Rule(method="mean", warmup=0)).runs.iloc[0]
+    assert run["recomputed_throughput"] == pytest.approx(statistics.mean([1240.0, 1570.0]))
+    assert run["iterations"] == 2
 
     ev = result.evaluations
     assert ev["line"].tolist() == [5, 9]

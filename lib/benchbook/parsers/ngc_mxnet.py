@@ -134,10 +134,6 @@ def _dll(m: re.Match):
         return ev.STEP, ev.step(epoch, iteration, m.group(1), scanning.number(rate),
                                 scanning.number(kv["train.loss"]) if "train.loss" in kv else None,
                                 scanning.number(kv["train.lr"]) if "train.lr" in kv else None)
-    if kind == "epoch" and "train.ips" in kv and not ("val.top1" in kv or "val.accuracy" in kv):
-        # An epoch's own rate, a record without an iteration (the nvidia rule reads these).
-        return ev.STEP, ev.step(epoch, None, m.group(1), scanning.number(kv["train.ips"]),
-                                scanning.number(kv["train.loss"]) if "train.loss" in kv else None)
     if kind == "epoch" and ("val.top1" in kv or "val.accuracy" in kv):
         return ev.EVAL, {"epoch": epoch, "timestamp": m.group(1),
                          "top1": scanning.number(kv.get("val.top1", kv.get("val.accuracy", ""))),
@@ -146,6 +142,19 @@ def _dll(m: re.Match):
     if kind == "summary":  # the mean over every epoch: kept apart from benchmark.py's number
         return ev.SUMMARY, {f"summary.{k}": scanning.number(v) for k, v in kv.items()}
     return None
+
+
+# An epoch's own line (`Epoch: E  train.loss : ...  train.ips : x images/s`, validation values
+# after it in train_val mode): its rate is a record without an iteration, which the nvidia rule
+# reads; the same line's validation values are an evaluation (LINE's rule).
+_EPOCH_IPS = re.compile(r"DLL (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?) - Epoch: (\d+) +(?!Iteration)"
+                        r"(?:[^\n]*?train\.loss : (\S+))?[^\n]*?\btrain\.ips : (\S+)")
+
+
+def _epoch_ips(m: re.Match):
+    stamp, epoch, loss, rate = m.groups()
+    return ev.STEP, ev.step(int(epoch), None, stamp, scanning.number(rate),
+                            scanning.number(loss) if loss is not None else None)
 
 
 def _literal(value: str):
@@ -159,6 +168,7 @@ _RULES = [
     (_ARGS, _start),
     (_TOOK, lambda m: (ev.END, f"Experiment took {m.group(1)} s")),
     (_TABLE, _table),
+    (_EPOCH_IPS, _epoch_ips),
     (LINE, _dll),
 ]
 

@@ -205,14 +205,16 @@ def _restarts(run: RunDraft, data: dict) -> list[tuple[int, str]]:
     if not len(it) or not (ranks == ranks[0]).all():
         return []
     rank = None if ranks[0] == MISSING_INT else int(ranks[0])
-    last = run.last_step.get(rank)
-    prev_it = np.concatenate(([last[0] if last else -1], it[:-1]))
-    prev_ts = np.concatenate(([seconds(last[1]) if last else np.nan], stamps[:-1]))
-    with np.errstate(invalid="ignore"):
-        back = np.flatnonzero((it < prev_it) & (it >= 0) & (stamps - prev_ts > RESTART_GAP_SECONDS))
+    out = []
+    why = _went_back(run.last_step.get(rank), int(it[0]), float(stamps[0]))
+    if why:
+        out.append((0, why))
+    for k in (np.flatnonzero(it[1:] < it[:-1]) + 1).tolist():  # where the counter goes back: few
+        why = _went_back((int(it[k - 1]), float(stamps[k - 1])), int(it[k]), float(stamps[k]))
+        if why:
+            out.append((k, why))
     run.last_step[rank] = (int(it[-1]), float(stamps[-1]))
-    return [(int(k), f"the step counter went back from {int(prev_it[k])} to {int(it[k])} and the clock jumped "
-             f"{stamps[k] - prev_ts[k]:.0f} s") for k in back.tolist()]
+    return out
 
 
 def _add_block(run: RunDraft, data: dict) -> None:

@@ -9,7 +9,6 @@ same on half the records.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -134,11 +133,7 @@ def throughputs(records: dict, measured: np.ndarray, bounds: np.ndarray, method:
         return out
     steps = records["steps"]
     if method == "epochs":
-        for i in np.flatnonzero(some).tolist():
-            a, b = bounds[i], bounds[i + 1]
-            out[i] = _epochs(records["epoch"][a:b], records["iteration"][a:b], rates[a:b], steps[a:b],
-                             measured[a:b])
-        return out
+        return _epochs(records, measured, bounds)
     if method == "harmonic":  # images over the time the rates imply, positive rates only
         with np.errstate(invalid="ignore", divide="ignore"):
             positive = measured & (rates > 0)
@@ -162,25 +157,48 @@ def throughputs(records: dict, measured: np.ndarray, bounds: np.ndarray, method:
     return out
 
 
-def _epochs(epoch: np.ndarray, iteration: np.ndarray, rates: np.ndarray, steps: np.ndarray,
-            measured: np.ndarray) -> float:
-    """MXNet benchmark.py's number for one run: the harmonic mean of the rates of its epochs after
-    its first (`-w 1`; the first alone where it has no other). Records of a whole epoch (no
-    iteration) carry that epoch's rate (fit.py of 20.12+ logs it); otherwise an epoch's rate is
-    images / time of the measured records from the first to the epoch's end, as fit.py of 19.07
-    divides the batch by the mean of a list of durations it never resets."""
-    first = epoch.min()
-    epoch, iteration, rates, steps = epoch[measured], iteration[measured], rates[measured], steps[measured]
-    if (iteration < 0).all():
-        per_epoch, of = rates, epoch
-    else:
-        with np.errstate(invalid="ignore", divide="ignore"):
-            images, seconds = np.cumsum(steps), np.cumsum(steps / rates)
-        ends = np.flatnonzero(np.append(epoch[1:] != epoch[:-1], True))  # each epoch's last record
-        per_epoch, of = images[ends] / seconds[ends], epoch[ends]
-    after = per_epoch[of > first] if (of > first).any() else per_epoch
-    with np.errstate(divide="ignore"):
-        return float(len(after) / np.sum(1.0 / after)) if (after > 0).all() else math.nan
+def _epochs(records: dict, measured: np.ndarray, bounds: np.ndarray) -> np.ndarray:
+    """MXNet benchmark.py's number for each run: the harmonic mean of the rates of its epochs after
+    its first (`-w 1`; the first alone where it has no other). Where every measured record of a
+    run is a whole epoch's (no iteration), each carries that epoch's rate (fit.py of 20.12+ logs
+    it); otherwise an epoch's rate is images / time of the measured records from the first to the
+    epoch's end, as fit.py of 19.07 divides the batch by the mean of a list of durations it never
+    resets. All runs at once: a (run, epoch) segment of measured records is one epoch."""
+    runs = len(bounds) - 1
+    out = np.full(runs, np.nan)
+    at = np.flatnonzero(measured)
+    if not len(at):
+        return out
+    sizes = np.diff(bounds)
+    epoch = records["epoch"]
+    first = np.zeros(runs, dtype=epoch.dtype)
+    filled = np.flatnonzero(sizes)
+    first[filled] = np.minimum.reduceat(epoch, bounds[:-1][filled])
+    run = np.repeat(np.arange(runs), sizes)[at]
+    e, rate, steps = epoch[at], records["throughput"][at], records["steps"][at]
+    whole_run = np.bincount(run, weights=records["iteration"][at] >= 0, minlength=runs) == 0
+    starts = np.flatnonzero(np.concatenate(([True], (run[1:] != run[:-1]) | (e[1:] != e[:-1]))))
+    ends = np.append(starts[1:], len(at)) - 1
+    seg_run = run[starts]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        counted = ~whole_run[run]  # a whole epoch's record has no iterations to add up
+        images = np.cumsum(np.add.reduceat(np.where(counted, steps, 0.0), starts))
+        seconds = np.cumsum(np.add.reduceat(np.where(counted, steps / rate, 0.0), starts))
+        opens = np.flatnonzero(np.concatenate(([True], seg_run[1:] != seg_run[:-1])))  # each run's first segment
+        before = np.repeat(np.concatenate(([0], opens[1:])), np.diff(np.append(opens, len(starts))))
+        images -= np.where(before > 0, images[before - 1], 0.0)  # from the run's first measured record
+        seconds -= np.where(before > 0, seconds[before - 1], 0.0)
+        per_epoch = np.where(whole_run[seg_run], rate[ends], images / seconds)
+    after = e[starts] > first[seg_run]
+    use = after | ~(np.bincount(seg_run, weights=after, minlength=runs) > 0)[seg_run]
+    who, value = seg_run[use], per_epoch[use]
+    n = np.bincount(who, minlength=runs)
+    bad = np.bincount(who, weights=~(value > 0), minlength=runs) > 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        inverse = np.bincount(who, weights=1.0 / value, minlength=runs)
+    ok = (n > 0) & ~bad
+    out[ok] = n[ok] / inverse[ok]
+    return out
 
 
 def per_run_sum(values: np.ndarray, bounds: np.ndarray, dtype=None) -> np.ndarray:

@@ -19,6 +19,7 @@ from .errors import LogError
 
 CHUNK_BYTES = 8 << 20
 SNIFF_BYTES = 64 << 10  # of a file's first chunk, read to tell its format
+CARRY_CLEAN_BYTES = 64 << 10  # an unfinished line longer than this loses its NULs before it is carried
 
 
 @dataclass
@@ -132,16 +133,17 @@ def chunks(path: str | os.PathLike, stats: ReadStats | None = None, size: int = 
             view[: len(carry)] = carry
             got = f.readinto(view[len(carry) : len(carry) + want])
             stats.bytes += got
-            end = _drop_nuls(buf, len(carry), len(carry) + got, line, stats)
-            if got and not end:  # nothing but NULs so far: read on
-                continue
+            end = len(carry) + got
             if not end:
                 break
             if got:
                 cut = _last_line_end(buf, end)
-                if cut == 0:  # one line longer than a chunk: keep reading it
+                if cut == 0:  # one line longer than a chunk: keep reading it, without its NULs (a
+                    end = _drop_nuls(buf, 0, end, line, stats)  # zero-filled tail is never held whole)
                     carry = bytes(view[:end])
                     continue
+                if end - cut > CARRY_CLEAN_BYTES:  # a long unfinished line: its NULs go now (a zero-filled tail)
+                    end = _drop_nuls(buf, cut, end, line, stats)
                 carry = bytes(view[cut:end])
             else:
                 carry = b""
@@ -153,6 +155,11 @@ def chunks(path: str | os.PathLike, stats: ReadStats | None = None, size: int = 
             buf[cut : cut + ranks.PAD] = 0
             data = view[:cut]
             text, same = _decode(data, stats)
+            if "\x00" in text:  # rare: the bytes again, without their NULs
+                cut = _drop_nuls(buf, 0, cut, line, stats)
+                buf[cut : cut + ranks.PAD] = 0
+                data = view[:cut]
+                text, same = _decode(data, stats)
             if open_lines or ranks.has_tags(text):
                 # An ASCII text is its bytes, but for a lone CR read as LF: demux reads them.
                 rewritten = ranks.demux(text, open_lines, data if len(text) == cut else None)

@@ -194,7 +194,7 @@ def test_dllogger_22_the_20_iteration_records_are_read_with_an_explicit_method(f
     assert run["recomputed_throughput"] == round(np.mean([round(r, 2) for r in it_rates[1:]]), 2)
 
 
-def _runner_19_07(path, ranks, epochs, records, rate_of):
+def _runner_19_07(path, ranks, epochs, records, rate_of, epoch_gap=0):
     """A 19.07 runner log under mpirun --tag-output: every rank prints its Namespace and its
     Speedometer lines (`Epoch[E] Batch [a-b]\tSpeed: x samples/sec`), 20 batches a line."""
     lines = []
@@ -205,6 +205,7 @@ def _runner_19_07(path, ranks, epochs, records, rate_of):
                      f"num_epochs={epochs}, report='report.json-{ranks},64')")
     second = 1
     for e in range(epochs):
+        second += epoch_gap if e else 0  # validation between epochs
         for k in range(records):
             second += 1
             for r in range(ranks):
@@ -248,3 +249,15 @@ def test_nvidia_mxnet_19_07_rule_over_three_epochs(tmp_path):
     # The mean of the records after the first epoch (the rule before) is another number.
     assert run["recomputed_throughput"] != pytest.approx(statistics.mean(rate(e, k, 0) for e in (1, 2)
                                                                           for k in range(5)), rel=1e-3)
+
+
+@pytest.mark.parametrize("ranks", [1, 2])
+def test_minutes_of_validation_between_epochs_do_not_split_a_run(tmp_path, ranks):
+    # Each epoch counts its batches from 0 again: the counter goes back and the clock jumps, but
+    # to a later epoch: the same run (the split is for runs pasted one after the other).
+    path = _runner_19_07(tmp_path / "mxnet_gpu2_fp32_bs64.txt", ranks=ranks, epochs=3, records=5,
+                         rate_of=lambda e, k, r: 1000.0 + k, epoch_gap=600)
+    runs = analyze([path]).runs
+    assert len(runs) == 1
+    assert not any("new run" in w for w in runs.iloc[0]["warnings"])
+    assert runs.iloc[0]["iterations"] == 14  # every record of epochs 0-2 but Batch [0-19] of epoch 0

@@ -163,7 +163,7 @@ class RunDraft:
     failures: list[tuple[int, str]] = field(default_factory=list)
     conflicts: list[str] = field(default_factory=list)
     restarted: str | None = None  # why records opened this run without a start line of its own
-    last_step: dict = field(default_factory=dict)  # rank -> its last record's (iteration, timestamp as logged)
+    last_step: dict = field(default_factory=dict)  # rank -> its last record's (epoch, iteration, timestamp)
 
     @property
     def progressed(self) -> bool:
@@ -187,33 +187,37 @@ class RunDraft:
 RESTART_GAP_SECONDS = 60.0  # the clock jump that, with the step counter going back, means another run
 
 
-def _went_back(last: tuple | None, iteration: int, stamp) -> str | None:
-    """Why a record of a rank begins another run (its step counter went back and its clock jumped
-    by minutes: runs pasted into one file with only terminal text between them), or None."""
-    if last is None or iteration < 0 or iteration >= last[0]:
+def _went_back(last: tuple | None, epoch: int, iteration: int, stamp) -> str | None:
+    """Why a record of a rank begins another run (its step counter went back, within an epoch or
+    to an earlier one, and its clock jumped by minutes: runs pasted into one file with only
+    terminal text between them), or None. `last` is the rank's previous (epoch, iteration,
+    timestamp); a new epoch that counts its iterations from 0 again is no restart."""
+    if last is None or iteration < 0 or (epoch, iteration) >= (last[0], last[1]):
         return None
-    gap = seconds(stamp) - seconds(last[1])
+    gap = seconds(stamp) - seconds(last[2])
     if not gap > RESTART_GAP_SECONDS:
         return None
-    return f"the step counter went back from {last[0]} to {iteration} and the clock jumped {gap:.0f} s"
+    return f"the step counter went back from {last[1]} to {iteration} and the clock jumped {gap:.0f} s"
 
 
 def _restarts(run: RunDraft, data: dict) -> list[tuple[int, str]]:
     """(position, why) in a block of records where other runs begin (see _went_back); a block of
     interleaved ranks is one run (mpirun runs announce themselves on every rank)."""
-    ranks, it, stamps = data["rank"], data["iteration"], data["timestamp"]
+    ranks, epoch, it, stamps = data["rank"], data["epoch"], data["iteration"], data["timestamp"]
     if not len(it) or not (ranks == ranks[0]).all():
         return []
     rank = None if ranks[0] == MISSING_INT else int(ranks[0])
     out = []
-    why = _went_back(run.last_step.get(rank), int(it[0]), float(stamps[0]))
+    why = _went_back(run.last_step.get(rank), int(epoch[0]), int(it[0]), float(stamps[0]))
     if why:
         out.append((0, why))
-    for k in (np.flatnonzero(it[1:] < it[:-1]) + 1).tolist():  # where the counter goes back: few
-        why = _went_back((int(it[k - 1]), float(stamps[k - 1])), int(it[k]), float(stamps[k]))
+    back = (epoch[1:] < epoch[:-1]) | ((epoch[1:] == epoch[:-1]) & (it[1:] < it[:-1]))
+    for k in (np.flatnonzero(back) + 1).tolist():  # where the counter goes back: few
+        why = _went_back((int(epoch[k - 1]), int(it[k - 1]), float(stamps[k - 1])), int(epoch[k]), int(it[k]),
+                         float(stamps[k]))
         if why:
             out.append((k, why))
-    run.last_step[rank] = (int(it[-1]), float(stamps[-1]))
+    run.last_step[rank] = (int(epoch[-1]), int(it[-1]), float(stamps[-1]))
     return out
 
 
@@ -249,9 +253,9 @@ def fold(events: Iterable[ev.Event]) -> tuple[list[RunDraft], list[tuple[dict, d
     for line, rank, kind, data in events:
         if kind == ev.STEP and run is not None:  # the hot path: most events are steps
             last = run.last_step.get(rank)
-            run.last_step[rank] = (data[1], data[2])
-            if last is not None and data[1] < last[0] and (why := _went_back(last, data[1], data[2])):
-                restart(line, why).last_step[rank] = (data[1], data[2])
+            run.last_step[rank] = data[:3]  # (epoch, iteration, timestamp)
+            if last is not None and data[:2] < last[:2] and (why := _went_back(last, data[0], data[1], data[2])):
+                restart(line, why).last_step[rank] = data[:3]
             run.records.append(line, rank, data)
             run.ranks.add(rank)
             if line > run.last_line:
@@ -265,7 +269,7 @@ def fold(events: Iterable[ev.Event]) -> tuple[list[RunDraft], list[tuple[dict, d
                 if i:  # another run from record a on
                     r = restart(int(data["line"][a]), cuts[i - 1][1])
                     r.last_step[None if data["rank"][a] == MISSING_INT else int(data["rank"][a])] = (
-                        int(data["iteration"][b - 1]), float(data["timestamp"][b - 1]))
+                        int(data["epoch"][b - 1]), int(data["iteration"][b - 1]), float(data["timestamp"][b - 1]))
                 if b > a:
                     _add_block(r, data if (a, b) == (0, len(data["line"])) else {k: v[a:b] for k, v in data.items()})
             continue
@@ -290,7 +294,7 @@ def fold(events: Iterable[ev.Event]) -> tuple[list[RunDraft], list[tuple[dict, d
             if kind == ev.STEP:
                 r.records.append(line, rank, data)
                 r.ranks.add(rank)
-                r.last_step[rank] = (data[1], data[2])
+                r.last_step[rank] = data[:3]
             elif kind == ev.FIELD:
                 r.records.update_last(rank, data)
             elif kind == ev.META:

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
-import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
 Method = Literal["mean", "median", "harmonic", "elapsed", "last", "epochs"]
@@ -99,6 +98,8 @@ def rates_read(cols: dict[str, np.ndarray], preset: Preset, run: np.ndarray) -> 
     if preset.decimals is not None:  # Python's round(), as DLPerf's scripts round each speed they read
         rates = np.array([round(r, preset.decimals) for r in rates.tolist()], dtype=float)
     if preset.across_ranks and len(rates):
+        import pandas as pd  # here alone: a grouped median, for the one rule that reads every rank
+
         keys = pd.DataFrame({"run": run, "epoch": cols["epoch"], "iteration": cols["iteration"], "rate": rates})
         rates = keys.groupby(["run", "epoch", "iteration"], sort=False)["rate"].transform("median").to_numpy()
     return cols if rates is cols["throughput"] else dict(cols, throughput=rates)

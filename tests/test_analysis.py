@@ -35,9 +35,10 @@ def test_folders_are_searched_recursively_in_sorted_order(fixtures):
     result = analyze([fixtures / "ngc_mxnet", fixtures / "ngc_maskrcnn"])
     assert result.problems == []
     names = [Path(s).name for s in result.runs["source"]]
-    assert names == ["mxnet_dllogger_fp32_bs96.txt", "mxnet_gpu1_gpu4_amp_bs64.txt",
-                     "mxnet_gpu1_gpu4_amp_bs64.txt", "launch_command_at_end.txt", "tf_gpu1_fp32_bs2.txt"]
-    assert result.runs["run"].tolist() == [0, 0, 1, 0, 0]
+    assert names == ["mxnet_dllogger_fp32_bs96.txt", "mxnet_dllogger_horovod_gpu8_amp_bs256.txt",
+                     "mxnet_gpu1_gpu4_amp_bs64.txt", "mxnet_gpu1_gpu4_amp_bs64.txt", "hook_running_mean_amp_bs2.txt",
+                     "launch_command_at_end.txt", "tf_gpu1_fp32_bs2.txt"]
+    assert result.runs["run"].tolist() == [0, 0, 0, 1, 0, 0, 0]
     # Iterations and evaluations name their run by source and index.
     keys = set(zip(result.iterations["source"], result.iterations["run"], strict=True))
     assert keys == set(zip(result.runs["source"], result.runs["run"], strict=True))
@@ -247,7 +248,7 @@ def _steps_by_definition(steps, iteration, rank, run):
 def test_steps_are_gaps_to_the_same_rank_s_previous_record_else_the_run_s_median_gap():
     import numpy as np
 
-    from benchbook.analysis import _steps
+    from benchbook.assemble import fill_steps
 
     rng = np.random.default_rng(5)
     for _ in range(300):
@@ -257,6 +258,18 @@ def test_steps_are_gaps_to_the_same_rank_s_previous_record_else_the_run_s_median
         rank = rng.integers(-1, 3, n) if rng.random() < 0.5 else np.zeros(n, dtype=np.int64)  # one rank, mostly
         iteration = np.where(rng.random(n) < 0.1, -1, np.cumsum(rng.integers(0, 4, n)))
         steps = np.where(rng.random(n) < 0.3, rng.integers(1, 9, n).astype(float), np.nan)
-        got = _steps({"steps": steps, "iteration": iteration, "rank": rank}, run,
-                     np.concatenate(([0], np.cumsum(sizes))))
+        got = fill_steps({"steps": steps, "iteration": iteration, "rank": rank}, run,
+                         np.concatenate(([0], np.cumsum(sizes))))
         assert np.array_equal(got, _steps_by_definition(steps, iteration, rank, run), equal_nan=True)
+
+
+def test_a_whole_epoch_s_record_keeps_its_iterations_unknown():
+    import numpy as np
+
+    from benchbook.assemble import fill_steps
+
+    # 20-iteration records of epoch 0, then the epoch's own record (DLLogger `Epoch: 0  train.ips`).
+    cols = {"steps": np.full(4, np.nan), "iteration": np.array([19, 39, 59, -1]), "rank": np.zeros(4, dtype=np.int64),
+            "epoch": np.array([0, 0, 0, 0])}
+    got = fill_steps(cols, np.zeros(4, dtype=np.int64), np.array([0, 4]))
+    assert got[:3].tolist() == [20.0, 20.0, 20.0] and np.isnan(got[3])

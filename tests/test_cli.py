@@ -68,7 +68,7 @@ def test_analyze_json_writes_unknown_values_as_null(fixtures, capsys):
     assert code == 0
     runs = _json_lines(out)
     assert [(r["run"], r["gpus"], r["nodes"], r["repeat"]) for r in runs] == [(0, 1, None, None), (1, 4, None, None)]
-    assert [r["reported_throughput"] for r in runs] == [621.5, 2398.7]
+    assert [r["reported_throughput"] for r in runs] == [605.07, 2336.8]
 
 
 @pytest.mark.parametrize("args, expected, used", [
@@ -202,13 +202,36 @@ def test_summarize_json_gives_the_statistics(tmp_path, write_tf1_log, capsys):
     assert got[(2, 128, "amp")]["efficiency"] == pytest.approx(1710.0 / 900.0 / 2)
 
 
-def test_formats_lists_every_format_with_its_default_method(capsys):
+def test_formats_lists_every_format_with_its_named_rules_and_their_sources(capsys):
     assert main(["formats"]) == 0
     out = capsys.readouterr().out
-    for name, method in (("ngc_tf1_convnets", "mean"), ("ngc_mxnet_resnet50", "mean"),
-                         ("ngc_tf2_maskrcnn", "median")):
-        line = next(line for line in out.splitlines() if name in line)
-        assert method in line
+    for name, method in (("ngc_tf1_convnets", "mean"), ("ngc_mxnet_resnet50", "epochs"), ("ngc_tf2_maskrcnn", "last")):
+        row = next(line for line in out.splitlines() if name in line and "│" in line)
+        assert " nvidia " in row and f" {method} " in row
+    sources = {line.split(": ", 1)[0].strip(): line.split(": ", 1)[1] for line in out.splitlines()
+               if line.startswith("  ") and ": " in line}
+    assert "TensorFlow/Classification/ConvNets/utils/hooks/benchmark_hooks.py@bd257e14" in sources[
+        "ngc_tf1_convnets nvidia"]
+    assert "MxNet/Classification/RN50v1.5/benchmark.py@52c60d2e" in sources["ngc_mxnet_resnet50 nvidia"]
+    assert "mask_rcnn/hooks/logging_hook.py@e5428044" in sources["ngc_tf2_maskrcnn nvidia"]
+    assert sources["ngc_tf1_convnets dlperf"].startswith("Oneflow-Inc/DLPerf ")
+    assert sources["ngc_mxnet_resnet50 dlperf"].endswith("extract_mxnet_logs.py@0b0f0881")
+    assert "ngc_tf2_maskrcnn dlperf" not in sources
+
+
+def test_analyze_rule_selects_a_named_rule_and_its_parts_stay_overridable(tmp_path, fixtures, capsys):
+    log = fixtures / "ngc_tf1" / "tf_gpu1_amp_bs256.log"
+    assert main(["analyze", "--json", "--rule", "dlperf", "--warmup", "2", str(log)]) == 0
+    run = json.loads(capsys.readouterr().out)
+    assert run["rule"].startswith("dlperf: skip the first 2 records, then use at most 100 records")
+    assert run["iterations"] == 6
+
+
+def test_analyze_an_unknown_rule_name_is_an_error_listing_the_known_ones(fixtures, capsys):
+    code = main(["analyze", "--rule", "nvdia", str(fixtures / "ngc_tf1" / "tf_gpu1_amp_bs256.log")])
+    assert code != 0
+    err = capsys.readouterr().err
+    assert "'nvdia'" in err and "dlperf, nvidia" in err
 
 
 def test_a_reader_that_leaves_early_is_not_an_error(tmp_path, fixtures):
@@ -233,3 +256,20 @@ def test_summarize_can_aggregate_the_reported_values(tmp_path, write_tf1_log, ca
     [row] = json.loads(capsys.readouterr().out)
     assert (row["runs"], row["min"], row["max"]) == (2, 299.0, 321.0)
     assert row["median"] == pytest.approx(310.0)
+
+
+def test_summarize_keeps_a_run_cut_before_its_summary_and_flags_it(tmp_path, write_tf1_log, capsys):
+    _study(write_tf1_log)
+    cut = tmp_path / "study" / "1n2g" / "r50_b128_amp_2.log"
+    write_tf1_log("study/1n2g/r50_b128_amp_2.log", gpus=2, batch=128, amp=True, rates=[50.0, 1690.0, 1690.0],
+                  warmup=1)
+    lines = cut.read_text().splitlines()
+    cut.write_text("\n".join(line for line in lines if "train_throughput" not in line and "Ending" not in line)
+                   + "\n")
+    assert analyze([cut]).runs.iloc[0]["status"] == "incomplete"
+    assert main(["summarize", str(tmp_path / "study"), "--json"]) == 0
+    got = {(r["gpus"], r["batch_size"], r["precision"]): r for r in json.loads(capsys.readouterr().out)}
+    assert got[(2, 128, "amp")]["runs"] == 2 and got[(2, 128, "amp")]["incomplete"] == 1
+    assert got[(2, 128, "amp")]["median"] == pytest.approx((1710.0 + 1690.0) / 2)
+    assert main(["summarize", str(tmp_path / "study")]) == 0
+    assert "incomplete: 1 of the 2 runs of 2 GPUs, AMP bs128" in capsys.readouterr().out

@@ -173,3 +173,26 @@ def test_cpu_ranks_are_configurations_of_their_own_with_speedup_over_one_process
     from benchbook import tables
     layout = tables.published_layout(stats.reset_index())
     assert list(layout.index) == [(1, 0, 1), (1, 0, 2)] and layout.iloc[1][("FP32 bs8", "median")] == 20.0
+
+
+def test_incomplete_runs_are_counted_where_they_are_kept():
+    stats = aggregate(_runs(ROWS), complete_only=False)
+    assert _row(stats, 1, 128, "fp32")["incomplete"] == 1
+    assert _row(stats, 8, 128, "fp32")["incomplete"] == 0
+    assert aggregate(_runs(ROWS))["incomplete"].sum() == 0  # complete runs only, by default
+
+
+def test_speedup_against_the_one_1_gpu_baseline_that_differs_only_where_a_side_is_unknown():
+    rows = _runs([(1, 128, "fp32", 400.0, "complete"), (8, 128, "fp32", 3000.0, "complete")])
+    rows["dali"] = [None, True]  # the 1-GPU log does not say whether DALI read its data
+    stats = aggregate(rows)
+    assert _row(stats, 8, 128, "fp32")["speedup"] == pytest.approx(3000.0 / 400.0)
+    # Two such baselines: none is taken.
+    rows = _runs([(1, 128, "fp32", 400.0, "complete"), (1, 128, "fp32", 300.0, "complete"),
+                  (8, 128, "fp32", 3000.0, "complete")])
+    rows["dali"] = [False, True, None]
+    assert math.isnan(_row(aggregate(rows), 8, 128, "fp32")["speedup"])
+    # A baseline that is known to differ (XLA off against on) is never taken.
+    rows = _runs([(1, 128, "fp32", 400.0, "complete"), (8, 128, "fp32", 3000.0, "complete")])
+    rows["xla"] = [False, True]
+    assert math.isnan(_row(aggregate(rows), 8, 128, "fp32")["speedup"])

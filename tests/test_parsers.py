@@ -6,6 +6,7 @@ import pytest
 
 from benchbook import parsers
 from benchbook.errors import BenchbookError
+from benchbook.rules import METHODS
 
 NAMES = {"ngc_tf1_convnets", "ngc_mxnet_resnet50", "ngc_tf2_maskrcnn", "benchbook_cpu"}
 
@@ -14,8 +15,23 @@ def test_the_formats_are_registered():
     assert set(parsers.FORMATS) == NAMES
     for name, fmt in parsers.FORMATS.items():
         assert fmt.name == name
-        assert fmt.method in ("mean", "median", "harmonic", "elapsed")
+        assert fmt.method in METHODS
         assert fmt.warmup  # the default warm-up, in words, for `benchbook formats`
+        for preset in fmt.rules().values():  # every named rule says whose arithmetic it is
+            assert preset.method in METHODS
+            assert "/" in preset.source, (name, preset.name)
+            if name.startswith("ngc_"):  # a public script: repository, path and commit
+                assert "@" in preset.source, (name, preset.name)
+
+
+def test_every_format_has_the_nvidia_rule_first_and_unknown_rules_are_refused():
+    for fmt in parsers.FORMATS.values():
+        assert next(iter(fmt.rules())) == "nvidia"
+        assert fmt.rule(None).name == "nvidia"
+    assert set(parsers.get("ngc_tf1_convnets").rules()) == {"nvidia", "dlperf"}
+    assert set(parsers.get("ngc_mxnet_resnet50").rules()) == {"nvidia", "dlperf"}
+    with pytest.raises(BenchbookError, match="'dlperf'.*known: nvidia"):
+        parsers.get("ngc_tf2_maskrcnn").rule("dlperf")
 
 
 def test_get_returns_the_registered_format():

@@ -8,8 +8,12 @@ import numpy as np
 import pytest
 
 from benchbook import analyze
+from benchbook.rules import Rule
 
-# launch_command_at_end.txt logs every 5 iterations; the first interval (iteration 5) is warm-up.
+# launch_command_at_end.txt logs every 5 iterations up to 30: all before the hook's warmup_steps
+# (100), so the default rule has no running mean to read; these tests read the parsed records with
+# an explicit rule instead (the first record is warm-up, the median of the others).
+EXPLICIT = Rule(warmup=1, method="median")
 RATES = {5: 1.5, 10: 40.0, 15: 44.0, 20: 38.0, 25: 46.0, 30: 42.0}
 STAMPS = {5: 1617000000.0, 10: 1617000003.8, 15: 1617000007.4, 20: 1617000011.6, 25: 1617000015.1,
           30: 1617000018.9}
@@ -17,7 +21,7 @@ STAMPS = {5: 1617000000.0, 10: 1617000003.8, 15: 1617000007.4, 20: 1617000011.6,
 
 def test_launch_command_at_the_end_gives_gpus_batch_amp_and_xla(fixtures):
     # The log has no AMP/XLA banner: precision and XLA can only come from `--amp` and `--xla`.
-    result = analyze([fixtures / "ngc_maskrcnn" / "launch_command_at_end.txt"])
+    result = analyze([fixtures / "ngc_maskrcnn" / "launch_command_at_end.txt"], EXPLICIT)
 
     assert result.problems == []
     run = result.runs.iloc[0]
@@ -36,7 +40,7 @@ def test_launch_command_at_the_end_gives_gpus_batch_amp_and_xla(fixtures):
 
 
 def test_blocks_become_one_record_each(fixtures):
-    result = analyze([fixtures / "ngc_maskrcnn" / "launch_command_at_end.txt"])
+    result = analyze([fixtures / "ngc_maskrcnn" / "launch_command_at_end.txt"], EXPLICIT)
 
     it = result.iterations
     assert it["iteration"].tolist() == list(RATES)
@@ -53,7 +57,7 @@ def test_blocks_become_one_record_each(fixtures):
 
 
 def test_fp32_run_without_xla(fixtures):
-    run = analyze([fixtures / "ngc_maskrcnn" / "tf_gpu1_fp32_bs2.txt"]).runs.iloc[0]
+    run = analyze([fixtures / "ngc_maskrcnn" / "tf_gpu1_fp32_bs2.txt"], EXPLICIT).runs.iloc[0]
 
     assert (run["gpus"], run["batch_size"]) == (1, 2)
     assert run["precision"] == "fp32"
@@ -122,3 +126,61 @@ def test_a_run_reaches_the_last_line_of_its_last_block(tmp_path):
     run = result.runs.iloc[0]
     assert (run["line_start"], run["line_end"]) == (1, 10)
     assert result.iterations["loss"].tolist()[-1] == 2.5
+
+
+def _hook_log(path, step_times, gpus=8, batch=2, warmup_steps=100, every=5):
+    """A log as AutoLoggingHook prints it: at a logging step, that step's rate up to warmup_steps,
+    after it the mean of the rates of the steps since warmup_steps that did not log (the
+    moving-average meter, window 1000: the whole of a run this short); `Average throughput` is the
+    meter's value at exit. Returns (the logged rates by step, the meter's final value)."""
+    lines = ["[MaskRCNN] INFO    : Horovod successfully initialized ...",
+             "[MaskRCNN] INFO    :                  Start Training                  "]
+    meter, logged, t = [], {}, 1700000000.0
+    for step, seconds in enumerate(step_times, start=1):
+        t += seconds
+        rate = batch / seconds * gpus
+        if step % every == 0:
+            logged[step] = round(sum(meter) / len(meter) if step > warmup_steps and meter else rate, 1)
+            lines += [f"[MaskRCNN] INFO    : timestamp: {t:.4f}", f"[MaskRCNN] INFO    : iteration: {step}",
+                      f"[MaskRCNN] INFO    : throughput: {logged[step]:.1f} samples/sec", ""]
+        elif step > warmup_steps:
+            meter.append(rate)
+    final = sum(meter) / len(meter)
+    lines += [f"[MaskRCNN] INFO    : Average throughput: {final:.1f} samples/sec",
+              f"[MaskRCNN] INFO    : Total processed steps: {len(step_times)}",
+              "[MaskRCNN] INFO    : Job finished with status: `SUCCESS`"]
+    path.write_text("\n".join("[1,0]<stdout>:" + line for line in lines) + "\n"
+                    + f"horovodrun -np {gpus} python /workspace/mask_rcnn_main.py --train_batch_size {batch} --amp\n")
+    return logged, final
+
+
+def test_nvidia_rule_is_the_hook_s_running_mean_as_last_logged(tmp_path):
+    # Slow first steps, then about 0.33 s a step with a stall every 37 steps.
+    times = [12.0] * 3 + [0.33 + 0.03 * np.sin(0.7 * s) + (0.9 if s % 37 == 0 else 0.0) for s in range(4, 151)]
+    logged, final = _hook_log(tmp_path / "tf_gpu8_amp_bs2.txt", times)
+    result = analyze([tmp_path / "tf_gpu8_amp_bs2.txt"])
+    run = result.runs.iloc[0]
+    assert run["reported_throughput"] == round(final, 1)
+    assert run["recomputed_throughput"] == logged[150] == round(final, 1)
+    it = result.iterations
+    assert it.loc[it["warmup"], "iteration"].tolist() == list(range(5, 101, 5))  # one step's rate each
+    assert it.loc[it["measured"], "iteration"].tolist() == list(range(105, 151, 5))  # running means
+    assert run["rule"].startswith("nvidia: ") and "logging_hook.py@" in run["rule"]
+    # The rule before (median after the first interval) mixed one-step rates with running means.
+    old = analyze([tmp_path / "tf_gpu8_amp_bs2.txt"], Rule(warmup=1, method="median")).runs.iloc[0]
+    assert abs(old["recomputed_throughput"] - round(final, 1)) / final > 0.005
+
+
+def test_nvidia_rule_has_no_number_for_a_run_that_stops_before_the_hook_s_warm_up(tmp_path):
+    _hook_log(tmp_path / "tf_gpu8_amp_bs2.txt", [0.3] * 150)
+    short = (tmp_path / "tf_gpu8_amp_bs2.txt").read_text().split("iteration: 105")[0]
+    (tmp_path / "tf_gpu8_amp_bs2.txt").write_text(short.rsplit("\n", 2)[0] + "\n")
+    run = analyze([tmp_path / "tf_gpu8_amp_bs2.txt"]).runs.iloc[0]
+    assert run["recomputed_throughput"] is None
+    assert "no record left after the warm-up" in " ".join(run["warnings"])
+
+
+def test_committed_hook_fixture_ends_on_the_meter(fixtures):
+    run = analyze([fixtures / "ngc_maskrcnn" / "hook_running_mean_amp_bs2.txt"]).runs.iloc[0]
+    assert (run["gpus"], run["batch_size"], run["precision"], bool(run["xla"])) == (8, 2, "amp", True)
+    assert run["recomputed_throughput"] == run["reported_throughput"] == 46.8

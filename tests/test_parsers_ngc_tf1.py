@@ -145,3 +145,44 @@ def test_records_under_rank_tags_belong_to_rank_0(tmp_path, write_tf1_log):
     assert (run["gpus"], run["batch_size"], run["precision"]) == (1, 64, "fp32")
     assert run["recomputed_throughput"] == pytest.approx(305.0)
     assert run["status"] == "complete"
+
+
+PASTED = "pasted_runs_tf_gpu1_amp_bs256.txt"  # 3 runs, pasted terminal text between them
+
+
+def _pasted_runs(path):
+    runs = analyze([path]).runs
+    assert runs["run"].tolist() == [0, 1, 2]
+    return runs
+
+
+@pytest.mark.parametrize("key", ["total_ips", "imgs_per_sec"])  # read in bulk, and a line at a time
+def test_runs_pasted_one_after_the_other_are_split_where_the_step_counter_goes_back(fixtures, tmp_path, key):
+    path = tmp_path / PASTED
+    path.write_text((fixtures / "ngc_tf1" / PASTED).read_text().replace("total_ips", key))
+    runs = _pasted_runs(path)
+    # The second run's paste begins at its step 200, six minutes after the first ended at 496.
+    assert runs["line_start"].tolist() == [1, 37, 57]
+    assert runs["line_end"].tolist() == [33, 54, 72]  # the shell prompt and `ls` output belong to none
+    assert runs["reported_throughput"].tolist() == [994.5, 412.0, 407.0]
+    assert runs["iterations"].tolist() == [17, 16, 10]
+    assert runs["status"].tolist() == ["complete"] * 3
+    (first, second, third) = (list(w) for w in runs["warnings"])
+    assert first == []
+    assert len(second) == 1 and "a new run begins at line 37 without a start line" in second[0]
+    assert "from 496 to 200" in second[0] and "come from the file name alone" in second[0]
+
+
+def test_a_pasted_run_whose_parameters_contradict_the_file_name_is_not_labelled_from_it(fixtures):
+    third = _pasted_runs(fixtures / "ngc_tf1" / PASTED).iloc[2]
+    assert third["precision"] == "fp32"  # its PARAMETER line, not the file name's `amp`
+    assert list(third["warnings"]) == ["precision is 'fp32' in the log but 'amp' in the file name; the log wins"]
+
+
+def test_a_step_counter_going_back_within_a_minute_is_one_run(tmp_path, fixtures):
+    # A counter that goes back without a jump of the clock (a re-numbered log) does not split it.
+    text = (fixtures / "ngc_tf1" / PASTED).read_text().splitlines()
+    path = tmp_path / "tf_gpu1_amp_bs256.txt"
+    path.write_text("\n".join(text[:31] + ["DLL 2020-12-28 09:00:08.000000 - (0, 10) total_ips : 990.0 "]) + "\n")
+    runs = analyze([path]).runs
+    assert len(runs) == 1

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import statistics
+
 import pytest
 
 from benchbook import analyze, textio
@@ -54,7 +56,8 @@ def test_records_cut_across_rank_tags_are_parsed_on_their_physical_lines(fixture
                    (0, 7, 780.0), (1, 8, 781.0), (0, 9, 790.0), (1, 11, 791.0)]
     run = result.runs.iloc[0]
     assert (run["gpus"], run["batch_size"], run["precision"]) == (2, 128, "fp32")
-    assert run["recomputed_throughput"] == pytest.approx((780.0 + 790.0) / 2)  # rank 0, epoch 1
+    # Rank 0's records from Batch [20-39] of epoch 0 to the end of epoch 1 (fit.py's durations[20:]).
+    assert run["recomputed_throughput"] == pytest.approx(statistics.harmonic_mean([760.0, 780.0, 790.0]))
     assert run["status"] == "complete"
     assert (run["line_start"], run["line_end"]) == (1, 12)
     assert run["ranks"] == 2
@@ -68,7 +71,8 @@ def test_timestamp_output_tags_still_give_ranks_and_gpus(fixtures):
     # Horovod: one GPU per rank, and no GPU count anywhere but in the tags.
     assert (run["gpus"], run["batch_size"], run["global_batch_size"]) == (2, 96, 192)
     assert run["precision"] == "amp"
-    assert run["recomputed_throughput"] == pytest.approx((1900.0 + 1940.0) / 2)
+    # Epoch 0's only record is [0-19], left out of fit.py's durations: epoch 1's records remain.
+    assert run["recomputed_throughput"] == pytest.approx(statistics.harmonic_mean([1900.0, 1940.0]))
     it = result.iterations
     assert sorted(it["rank"].unique().tolist()) == [0, 1]
     assert list(zip(it["rank"], it["line"], it["throughput"], strict=True))[2:4] == [(0, 5, 1900.0), (1, 6, 1902.0)]
@@ -113,8 +117,9 @@ def test_an_untagged_run_before_a_tagged_run_keeps_its_records(fixtures, tmp_pat
     result = analyze([path])
     runs = result.runs
     assert runs["gpus"].tolist() == [1, 4]
-    assert runs["iterations"].tolist() == [3, 3]
-    assert runs["recomputed_throughput"].tolist() == pytest.approx([(600 + 610 + 650) / 3, (2350 + 2400 + 2450) / 3])
+    assert runs["iterations"].tolist() == [5, 5]
+    assert runs["recomputed_throughput"].tolist() == pytest.approx([
+        statistics.harmonic_mean([580, 590, 600, 610, 650]), statistics.harmonic_mean([2200, 2300, 2350, 2400, 2450])])
     one = result.iterations[result.iterations["run"] == 0]
     assert one["line"].tolist() == [3, 4, 5, 7, 8, 9]
     assert one["rank"].tolist() == [-1] * 6

@@ -159,3 +159,72 @@ def test_run_records_give_each_record_its_own_runs_values():
     assert records.most("iteration").tolist() == [20, 20, 7, 7]
     assert records.meta("warmup_steps", lambda v: int(v or 0)).tolist() == [15, 15, 0, 0]
     assert set(records) == {"epoch", "iteration"}
+
+
+def _tf1_log(path, rates, warmup_steps=20):
+    """An NGC TF1 ConvNets benchmark log with one `total_ips` record a step."""
+    lines = [f"DLL 2021-03-02 08:00:00.000000 - PARAMETER arch : resnet50  mode : training_benchmark  "
+             f"batch_size : 128  num_iter : {len(rates)}  warmup_steps : {warmup_steps}  use_xla : False  "
+             f"use_tf_amp : False  precision : fp32 ", "Num GPUs 1", "Per-GPU Batch Size 128"]
+    for step, rate in enumerate(rates):
+        lines.append(f"DLL 2021-03-02 08:{1 + step // 60:02d}:{step % 60:02d}.000000 - (0, {step}) "
+                     f"total_ips : {rate!r} ")
+    lines += ["Ending Model Training ...", "DLL 2021-03-02 09:00:00.000000 - () train_throughput : 400.0 images/s "]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_dlperf_tf1_rule_is_the_mean_of_100_rounded_rates_after_20_steps(tmp_path):
+    # extract_tensorflow_logs.py: each logged imgs_per_sec rounded to 2 decimals (Python's round),
+    # the mean of [warmup_batches - 20 : train_batches - 20] of a log that starts at step 20,
+    # rounded to 2 (round() of numpy's float64: numpy's rounding).
+    rates = [50.0 + 3.456789 * s + (0.005 if s % 2 else 0.0) for s in range(140)]
+    path = _tf1_log(tmp_path / "tf_gpu1_fp32_bs128.txt", rates)
+    run = analyze([path], Rule(name="dlperf")).runs.iloc[0]
+    assert run["recomputed_throughput"] == round(np.mean([round(r, 2) for r in rates[20:120]]), 2)
+    assert (run["iterations"], run["warmup_records"]) == (100, 20)
+    assert run["rule"].startswith("dlperf: ") and "extract_tensorflow_logs.py@" in run["rule"]
+    assert "rounded to 2 decimals" in run["rule"]
+    # The default (nvidia) rule: the mean of every step from warmup_steps on, unrounded.
+    run = analyze([path]).runs.iloc[0]
+    assert run["recomputed_throughput"] == pytest.approx(statistics.mean(rates[20:]), rel=1e-12)
+    assert run["rule"].startswith("nvidia: ") and "benchmark_hooks.py@" in run["rule"]
+    # Each part of a named rule stays overridable.
+    run = analyze([path], Rule(name="dlperf", warmup=30, method="median")).runs.iloc[0]
+    assert run["recomputed_throughput"] == round(np.median([round(r, 2) for r in rates[30:130]]), 2)
+
+
+def test_an_unknown_rule_name_is_a_problem_naming_the_format_s_rules(fixtures):
+    result = analyze([fixtures / "ngc_tf1" / "tf_gpu1_amp_bs256.log"], Rule(name="nvdia"))
+    assert result.runs.empty
+    (problem,) = result.problems
+    assert "'nvdia'" in problem.reason and "dlperf, nvidia" in problem.reason
+
+
+def _columns(epoch, iteration, rates, steps):
+    return {"epoch": np.array(epoch), "iteration": np.array(iteration), "throughput": np.array(rates, dtype=float),
+            "steps": np.array(steps, dtype=float), "timestamp": np.arange(len(rates), dtype=float)}
+
+
+def test_last_method_is_each_run_s_last_measured_record():
+    cols = _columns([0] * 5, [5, 10, 15, 20, 25], [1.0, 2.0, 3.0, 4.0, 5.0], [5] * 5)
+    measured = np.array([True, True, False, True, False])
+    out = rules.throughputs(cols, measured, np.array([0, 2, 3, 5]), "last", np.full(3, np.nan))
+    assert out[0] == 2.0 and np.isnan(out[1]) and out[2] == 4.0
+
+
+def test_epochs_method_reads_whole_epoch_records_or_accumulates_the_others():
+    # Records of whole epochs: the harmonic mean of the epochs after the run's first.
+    whole = _columns([0, 1, 2], [-1, -1, -1], [800.0, 1000.0, 1200.0], [np.nan] * 3)
+    out = rules.throughputs(whole, np.array([False, True, True]), np.array([0, 3]), "epochs", np.array([np.nan]))
+    assert out[0] == pytest.approx(statistics.harmonic_mean([1000.0, 1200.0]))
+    # 20-iteration records: epoch e's rate is images over time from the first measured record on.
+    cols = _columns([0, 0, 1, 1, 2], [20, 40, 20, 40, 20], [500.0, 600.0, 700.0, 800.0, 900.0], [20] * 5)
+    measured = np.array([False, True, True, True, True])
+    out = rules.throughputs(cols, measured, np.array([0, 5]), "epochs", np.array([np.nan]))
+    epoch1, epoch2 = statistics.harmonic_mean([600, 700, 800]), statistics.harmonic_mean([600, 700, 800, 900])
+    assert out[0] == pytest.approx(statistics.harmonic_mean([epoch1, epoch2]))
+    # A run of one epoch: that epoch.
+    out = rules.throughputs(cols, np.array([False, True, False, False, False]), np.array([0, 5]), "epochs",
+                            np.array([np.nan]))
+    assert out[0] == pytest.approx(600.0)

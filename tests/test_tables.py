@@ -66,3 +66,14 @@ def test_several_models_get_a_model_level():
 def test_no_statistics_give_an_empty_table():
     assert published_layout(aggregate(pd.DataFrame(columns=[*BASE, "model", "gpus", "batch_size", "precision",
                                                             "xla", "recomputed_throughput"]))).empty
+
+
+def test_unknown_xla_is_shown_as_unknown_never_as_no_xla():
+    rows = [("resnet50", 1, 128, "fp32", False, 400.0), ("resnet50", 1, 128, "fp32", None, 430.0)]
+    table = published_layout(_stats(rows), values=("median",))
+    assert set(c for c, _ in table.columns) == {"FP32 bs128 no XLA", "FP32 bs128 XLA unknown"}
+    assert table.loc[(1, 1), ("FP32 bs128 no XLA", "median")] == 400.0
+    assert table.loc[(1, 1), ("FP32 bs128 XLA unknown", "median")] == 430.0
+    # Only unknown: still said.
+    table = published_layout(_stats([("resnet50", 1, 128, "fp32", None, 430.0)]), values=("median",))
+    assert [c for c, _ in table.columns] == ["FP32 bs128 XLA unknown"]

@@ -103,3 +103,56 @@ def test_demultiplexing_does_not_depend_on_where_chunks_end(tmp_path):
     assert "[1,1]<stdout>:b-partial\n" in whole
     for size in range(1, len(text) + 2):
         assert "".join(p.text for p in chunks(path, size=size)) == whole, f"chunk size {size}"
+
+
+def test_a_nul_byte_inside_a_record_is_left_out_and_its_line_noted(tmp_path, fixtures):
+    from benchbook import analyze
+
+    lines = (fixtures / "ngc_tf1" / "tf_gpu1_amp_bs256.log").read_bytes().split(b"\n")
+    at = next(i for i, line in enumerate(lines) if b"(0, 1) total_ips" in line)
+    lines[at] = lines[at].replace(b"total_ips", b"\x00total_ips")
+    filler = [b"# a line of the log %d" % i for i in range(600)]  # the NUL past the first 8 KiB
+    path = tmp_path / "tf_gpu1_amp_bs256.log"
+    path.write_bytes(b"\n".join(lines[:1] + filler + lines[1:]))
+    stats = ReadStats()
+    text = "".join(c.text for c in chunks(path, stats, size=4096))
+    assert "\x00" not in text and "(0, 1) total_ips : 610.0" in text
+    assert (stats.nul_bytes, stats.nul_lines) == (1, [at + 1 + len(filler)])
+
+    run = analyze([path]).runs.iloc[0]
+    assert run["iterations"] + run["warmup_records"] == 8  # no record lost
+    (warning,) = [w for w in run["warnings"] if "NUL" in w]
+    assert f"line {at + 1 + len(filler)}" in warning
+
+
+def test_a_nul_tail_is_not_held_whole(tmp_path):
+    import tracemalloc
+
+    text = "".join(f"line {i}\n" for i in range(200))
+    path = tmp_path / "crashed.log"
+    with open(path, "wb") as f:
+        f.write(text.encode())
+        f.write(b"\x00" * (48 << 20))  # a zero-filled tail, no newline in it
+    stats = ReadStats()
+    tracemalloc.start()
+    try:
+        got = "".join(c.text for c in chunks(path, stats, size=1 << 20))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert got == text
+    assert stats.nul_bytes == 48 << 20 and stats.nul_lines == [201]
+    assert peak < 8 << 20, peak  # a few 1 MiB chunks, not the 48 MiB tail
+
+
+def test_a_log_with_a_nul_tail_is_readable_and_a_file_whose_first_line_has_one_is_binary(tmp_path):
+    from benchbook.errors import LogError
+    from benchbook.textio import check_readable
+
+    tail = tmp_path / "short.log"
+    tail.write_bytes(b"DLL 2021-03-02 08:00:00.000000 - PARAMETER arch : resnet50\n" + b"\x00" * 100)
+    check_readable(tail)
+    binary = tmp_path / "core"
+    binary.write_bytes(b"\x7fELF\x02\x01\x01\x00\n" * 20)
+    with pytest.raises(LogError, match="binary"):
+        check_readable(binary)

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from . import filenames, parsers, rules, textio
-from .assemble import RECORD_COLUMNS, Records, RunDraft, fold, seconds
+from .assemble import RECORD_COLUMNS, Records, RunDraft, fill_steps, fold, seconds
 from .errors import BenchbookError, LogError
 from .parsers import LogFormat, RunRecords, scanning
 from .rules import Rule, per_run_sum
@@ -134,64 +134,6 @@ def _pct(value: float | None) -> float | None:
     return value * 100 if value <= 1.0 else value
 
 
-def _steps(cols: dict[str, np.ndarray], run: np.ndarray, bounds: np.ndarray) -> np.ndarray:
-    """Iterations each record covers: as logged, else the gap to the previous record of its rank
-    in its run, else the median gap of its run (1 without any)."""
-    steps = cols["steps"]
-    missing = np.isnan(steps)
-    if not missing.any():
-        return steps
-    it, rank = cols["iteration"], cols["rank"]
-    # Each (run, rank)'s records in file order, one group after the other: the file order itself
-    # when every run has one rank (the usual case), else a stable sort by (run, rank).
-    low = int(rank.min())
-    group = run * (int(rank.max()) - low + 1) + (rank - low)
-    order = None if (group[1:] >= group[:-1]).all() else np.argsort(group, kind="stable")
-    if order is not None:
-        group, it_ = group[order], it[order]
-    else:
-        it_ = it
-    gaps = np.empty(len(it))
-    gaps[0] = np.nan
-    np.subtract(it_[1:], it_[:-1], out=gaps[1:], casting="unsafe")  # exact: iterations are far below 2**53
-    gaps[1:][group[1:] != group[:-1]] = np.nan
-    if order is not None:
-        gaps[order] = gaps.copy()
-    gaps[(gaps <= 0) | (it < 0)] = np.nan
-    fill = _median_gaps(gaps, run, bounds)
-    holes = np.flatnonzero(np.isnan(gaps))
-    gaps[holes] = fill[run[holes]]
-    if missing.all():
-        return gaps
-    steps = steps.copy()
-    steps[missing] = gaps[missing]
-    return steps
-
-
-def _median_gaps(gaps: np.ndarray, run: np.ndarray, bounds: np.ndarray) -> np.ndarray:
-    """Each run's median of its known gaps, as np.median gives it (1 for a run without any): the
-    gap itself where a run's known gaps are all the same (the usual case), else sorted."""
-    runs = len(bounds) - 1
-    known = ~np.isnan(gaps)
-    counts = per_run_sum(known, bounds, np.int64)
-    fill = np.ones(runs)
-    filled = np.flatnonzero(counts)
-    if not len(filled):
-        return fill
-    starts = bounds[:-1][filled]
-    least, most = np.fmin.reduceat(gaps, starts), np.fmax.reduceat(gaps, starts)
-    fill[filled] = least
-    varied = filled[least != most]
-    if len(varied):
-        rows = known & np.isin(run, varied)
-        by_run, values = run[rows], gaps[rows]
-        values = values[np.lexsort((values, by_run))]
-        count = counts[varied]
-        first = np.cumsum(count) - count
-        fill[varied] = (values[first + (count - 1) // 2] + values[first + count // 2]) / 2
-    return fill
-
-
 def _records(drafts: list[RunDraft]) -> tuple[dict[str, np.ndarray], np.ndarray]:
     """The records of every run of a file as one set of columns, and where each run begins. The
     runs' blocks are joined a column at a time and let go of as they are: a log of hundreds of
@@ -243,6 +185,10 @@ def _meta(draft: RunDraft, path: Path, fmt: LogFormat, record: dict, tables: dic
             elif meta[key] != value:
                 first = origin.get(key, "the log")
                 warnings.append(f"{key} is {meta[key]!r} in {first} but {value!r} in {source}; {first} wins")
+    if draft.restarted:  # a run with no start line of its own: the file name may describe another run
+        named = [k for k in ("gpus", "batch_size", "precision", "xla") if origin.get(k) == "the file name"]
+        warnings.append(draft.restarted + (f"; its {', '.join(named)} come from the file name alone, which may "
+                                           "name another run of the file: check them" if named else ""))
     for metric, value in tables.get((meta.get("gpus"), meta.get("batch_size")), {}).items():
         draft.reported.setdefault(metric, value)
     return meta, warnings
@@ -253,14 +199,15 @@ def _runs(drafts: list[RunDraft], path: Path, fmt: LogFormat, rule: Rule, stats:
     """The rows of a file's runs, all its records as columns (with run, elapsed, warmup and
     measured) and its evaluations. The warm-up rule and the throughputs are computed for all runs
     of the file at once; what is left per run is its metadata, warnings and row."""
-    described = rule.describe(fmt.method, fmt.warmup)
-    method = rule.method or fmt.method
+    preset = fmt.rule(rule.name)
+    described = preset.describe(rule)
+    method = rule.method or preset.method
     cols, bounds = _records(drafts)
     runs, n = len(drafts), len(cols["line"])
     sizes = np.diff(bounds)
     run = np.repeat(np.arange(runs), sizes)
     if n:
-        cols["steps"] = _steps(cols, run, bounds)
+        cols["steps"] = fill_steps(cols, run, bounds)
     rank, rate, stamps = cols["rank"], cols["throughput"], cols["timestamp"]
     filled = np.flatnonzero(sizes)
     lowest = np.full(runs, -1, dtype=np.int64)
@@ -290,24 +237,32 @@ def _runs(drafts: list[RunDraft], path: Path, fmt: LogFormat, rule: Rule, stats:
     # Images a step (all GPUs) for the elapsed throughput; NaN where unknown or not a number.
     global_batch = np.array([g if isinstance(g, (int, float)) and not isinstance(g, bool) and g > 0 else np.nan
                              for g in global_batch_of], dtype=float)
-    if rule.warmup is not None:  # the first records of each run
-        warm = np.arange(len(own_run)) - own_start[own_run] < rule.warmup
-    else:
-        warm = np.asarray(fmt.mark_warmup(RunRecords(cols, own_rows, own_run, metas)), dtype=bool)
+    own_records = RunRecords(cols, own_rows, own_run, metas)
     has_rate = ~np.isnan(rate[own_rows])  # records without a rate are neither warm-up nor measured
+    if preset.select is not None:  # nor are those the rule does not read
+        has_rate &= np.asarray(preset.select(own_records), dtype=bool)
+    skip = rule.warmup if rule.warmup is not None else (preset.skip if preset.mark_warmup is None else None)
+    if skip is not None:  # the first records of each run (of those the rule reads, if it chooses)
+        at = np.arange(len(own_run)) if preset.select is None else np.cumsum(has_rate) - 1
+        warm = at - np.concatenate(([0], at + 1))[own_start][own_run] < skip
+    else:
+        warm = np.asarray(preset.mark_warmup(own_records), dtype=bool)
     warm = warm & has_rate  # a new array: the format may have answered with one of its columns
     use = ~warm & has_rate
-    if rule.window:  # at most `window` records of each run after its warm-up
+    window = rule.window or preset.window
+    if window:  # at most `window` records of each run after its warm-up
         taken = np.cumsum(use)
         before = np.concatenate(([0], taken))[own_start]  # used records of the runs before
-        use &= taken - before[own_run] <= rule.window
+        use &= taken - before[own_run] <= window
     if isinstance(own_rows, slice):  # every record is its run's lowest rank's
         warmup, measured = warm, use
     else:
         warmup, measured = np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
         warmup[own_rows[warm]] = True
         measured[own_rows[use]] = True
-    recomputed = rules.throughputs(cols, measured, bounds, method, global_batch)
+    recomputed = rules.throughputs(rules.rates_read(cols, preset, run), measured, bounds, method, global_batch)
+    if preset.decimals is not None:  # and numpy's, as they round np.mean()'s float64
+        recomputed = np.round(recomputed, preset.decimals)
     elapsed = rules.throughputs(cols, measured, bounds, "elapsed", global_batch)
     counts, single = own_counts.tolist(), (own_counts == sizes).tolist()
     iterations = per_run_sum(measured, bounds, np.int64).tolist()
@@ -321,7 +276,7 @@ def _runs(drafts: list[RunDraft], path: Path, fmt: LogFormat, rule: Rule, stats:
         got, wall = _value(recomputed[i]), _value(elapsed[i])
         reported = draft.reported.get("throughput")
         failed_cause = draft.failures[0][1] if draft.failures else None
-        if draft.ended or reported is not None:
+        if draft.ended or reported is not None or draft.reported:  # an end-of-run summary, whatever it says
             status = "complete"
         elif failed_cause:
             status = "failed"
@@ -419,6 +374,10 @@ def _read_warnings(stats: textio.ReadStats) -> list[str]:
         out.append("bytes that are not UTF-8 were replaced")
     if stats.cut_last_line:
         out.append("the file ends in the middle of a line")
+    if stats.nul_bytes:
+        more = ", ..." if len(stats.nul_lines) >= textio.NUL_LINES_KEPT else ""
+        out.append(f"{stats.nul_bytes} NUL bytes were left out of the text (line "
+                   f"{', '.join(map(str, stats.nul_lines))}{more}): the records around them are read without them")
     return out
 
 

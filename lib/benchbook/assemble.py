@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 import numpy as np
 
 from . import events as ev
+from .rules import per_run_sum
 
 # Records are buffered as small lists and flushed into typed numpy blocks: a 400 MB log holds
 # millions of them, too many for one Python object each.
@@ -161,6 +162,8 @@ class RunDraft:
     ended: str | None = None
     failures: list[tuple[int, str]] = field(default_factory=list)
     conflicts: list[str] = field(default_factory=list)
+    restarted: str | None = None  # why records opened this run without a start line of its own
+    last_step: dict = field(default_factory=dict)  # rank -> its last record's (epoch, iteration, timestamp)
 
     @property
     def progressed(self) -> bool:
@@ -181,6 +184,52 @@ class RunDraft:
                 self.conflicts.append(f"{key}: {old!r} from the log, {value!r} from {source}")
 
 
+RESTART_GAP_SECONDS = 60.0  # the clock jump that, with the step counter going back, means another run
+
+
+def _went_back(last: tuple | None, epoch: int, iteration: int, stamp) -> str | None:
+    """Why a record of a rank begins another run (its step counter went back, within an epoch or
+    to an earlier one, and its clock jumped by minutes: runs pasted into one file with only
+    terminal text between them), or None. `last` is the rank's previous (epoch, iteration,
+    timestamp); a new epoch that counts its iterations from 0 again is no restart."""
+    if last is None or iteration < 0 or (epoch, iteration) >= (last[0], last[1]):
+        return None
+    gap = seconds(stamp) - seconds(last[2])
+    if not gap > RESTART_GAP_SECONDS:
+        return None
+    return f"the step counter went back from {last[1]} to {iteration} and the clock jumped {gap:.0f} s"
+
+
+def _restarts(run: RunDraft, data: dict) -> list[tuple[int, str]]:
+    """(position, why) in a block of records where other runs begin (see _went_back); a block of
+    interleaved ranks is one run (mpirun runs announce themselves on every rank)."""
+    ranks, epoch, it, stamps = data["rank"], data["epoch"], data["iteration"], data["timestamp"]
+    if not len(it) or not (ranks == ranks[0]).all():
+        return []
+    rank = None if ranks[0] == MISSING_INT else int(ranks[0])
+    out = []
+    why = _went_back(run.last_step.get(rank), int(epoch[0]), int(it[0]), float(stamps[0]))
+    if why:
+        out.append((0, why))
+    back = (epoch[1:] < epoch[:-1]) | ((epoch[1:] == epoch[:-1]) & (it[1:] < it[:-1]))
+    for k in (np.flatnonzero(back) + 1).tolist():  # where the counter goes back: few
+        why = _went_back((int(epoch[k - 1]), int(it[k - 1]), float(stamps[k - 1])), int(epoch[k]), int(it[k]),
+                         float(stamps[k]))
+        if why:
+            out.append((k, why))
+    run.last_step[rank] = (int(epoch[-1]), int(it[-1]), float(stamps[-1]))
+    return out
+
+
+def _add_block(run: RunDraft, data: dict) -> None:
+    run.records.extend(data)
+    ranks = data["rank"]
+    seen = ranks[:1] if (ranks == ranks[0]).all() else np.unique(ranks)  # one rank, mostly
+    run.ranks.update(None if x == MISSING_INT else x for x in seen.tolist())
+    ends = data.get("end_line")  # records of several lines: where their last lines are
+    run.last_line = max(run.last_line, int(data["line"][-1]) if ends is None else int(ends.max()))
+
+
 def fold(events: Iterable[ev.Event]) -> tuple[list[RunDraft], list[tuple[dict, dict]]]:
     """Runs found in a file's events, in file order, and the rows of its summary tables."""
     runs: list[RunDraft] = []
@@ -194,8 +243,19 @@ def fold(events: Iterable[ev.Event]) -> tuple[list[RunDraft], list[tuple[dict, d
             runs.append(run)
         return run
 
+    def restart(line: int, why: str) -> RunDraft:
+        nonlocal run
+        run = None
+        r = current(line)
+        r.restarted = f"a new run begins at line {line} without a start line: {why}"
+        return r
+
     for line, rank, kind, data in events:
         if kind == ev.STEP and run is not None:  # the hot path: most events are steps
+            last = run.last_step.get(rank)
+            run.last_step[rank] = data[:3]  # (epoch, iteration, timestamp)
+            if last is not None and data[:2] < last[:2] and (why := _went_back(last, data[0], data[1], data[2])):
+                restart(line, why).last_step[rank] = data[:3]
             run.records.append(line, rank, data)
             run.ranks.add(rank)
             if line > run.last_line:
@@ -203,12 +263,15 @@ def fold(events: Iterable[ev.Event]) -> tuple[list[RunDraft], list[tuple[dict, d
             continue
         if kind == ev.BULK:
             r = current(line)
-            r.records.extend(data)
-            ranks = data["rank"]
-            seen = ranks[:1] if (ranks == ranks[0]).all() else np.unique(ranks)  # one rank, mostly
-            r.ranks.update(None if x == MISSING_INT else x for x in seen.tolist())
-            ends = data.get("end_line")  # records of several lines: where their last lines are
-            r.last_line = max(r.last_line, int(data["line"][-1]) if ends is None else int(ends.max()))
+            cuts = _restarts(r, data)
+            edges = [0, *(k for k, _ in cuts), len(data["line"])]
+            for i, (a, b) in enumerate(zip(edges, edges[1:], strict=False)):
+                if i:  # another run from record a on
+                    r = restart(int(data["line"][a]), cuts[i - 1][1])
+                    r.last_step[None if data["rank"][a] == MISSING_INT else int(data["rank"][a])] = (
+                        int(data["epoch"][b - 1]), int(data["iteration"][b - 1]), float(data["timestamp"][b - 1]))
+                if b > a:
+                    _add_block(r, data if (a, b) == (0, len(data["line"])) else {k: v[a:b] for k, v in data.items()})
             continue
         if kind == ev.RUN_START:
             if run is not None and (
@@ -231,6 +294,7 @@ def fold(events: Iterable[ev.Event]) -> tuple[list[RunDraft], list[tuple[dict, d
             if kind == ev.STEP:
                 r.records.append(line, rank, data)
                 r.ranks.add(rank)
+                r.last_step[rank] = data[:3]
             elif kind == ev.FIELD:
                 r.records.update_last(rank, data)
             elif kind == ev.META:
@@ -246,3 +310,62 @@ def fold(events: Iterable[ev.Event]) -> tuple[list[RunDraft], list[tuple[dict, d
                 r.failures.append((line, data))
         r.last_line = max(r.last_line, line)
     return runs, tables
+
+
+def fill_steps(cols: dict[str, np.ndarray], run: np.ndarray, bounds: np.ndarray) -> np.ndarray:
+    """Iterations each record covers: as logged, else the gap to the previous record of its rank
+    in its run, else the median gap of its run (1 without any)."""
+    steps = cols["steps"]
+    missing = np.isnan(steps)
+    if not missing.any():
+        return steps
+    it, rank = cols["iteration"], cols["rank"]
+    # Each (run, rank)'s records in file order, one group after the other: the file order itself
+    # when every run has one rank (the usual case), else a stable sort by (run, rank).
+    low = int(rank.min())
+    group = run * (int(rank.max()) - low + 1) + (rank - low)
+    order = None if (group[1:] >= group[:-1]).all() else np.argsort(group, kind="stable")
+    if order is not None:
+        group, it_ = group[order], it[order]
+    else:
+        it_ = it
+    gaps = np.empty(len(it))
+    gaps[0] = np.nan
+    np.subtract(it_[1:], it_[:-1], out=gaps[1:], casting="unsafe")  # exact: iterations are far below 2**53
+    gaps[1:][group[1:] != group[:-1]] = np.nan
+    if order is not None:
+        gaps[order] = gaps.copy()
+    gaps[(gaps <= 0) | (it < 0)] = np.nan
+    fill = _median_gaps(gaps, run, bounds)
+    whole_epoch = (it < 0) & (cols["epoch"] >= 0) if "epoch" in cols else False  # a whole epoch: unknown
+    holes = np.flatnonzero(np.isnan(gaps) & ~whole_epoch)
+    gaps[holes] = fill[run[holes]]
+    if missing.all():
+        return gaps
+    steps = steps.copy()
+    steps[missing] = gaps[missing]
+    return steps
+
+
+def _median_gaps(gaps: np.ndarray, run: np.ndarray, bounds: np.ndarray) -> np.ndarray:
+    """Each run's median of its known gaps, as np.median gives it (1 for a run without any): the
+    gap itself where a run's known gaps are all the same (the usual case), else sorted."""
+    runs = len(bounds) - 1
+    known = ~np.isnan(gaps)
+    counts = per_run_sum(known, bounds, np.int64)
+    fill = np.ones(runs)
+    filled = np.flatnonzero(counts)
+    if not len(filled):
+        return fill
+    starts = bounds[:-1][filled]
+    least, most = np.fmin.reduceat(gaps, starts), np.fmax.reduceat(gaps, starts)
+    fill[filled] = least
+    varied = filled[least != most]
+    if len(varied):
+        rows = known & np.isin(run, varied)
+        by_run, values = run[rows], gaps[rows]
+        values = values[np.lexsort((values, by_run))]
+        count = counts[varied]
+        first = np.cumsum(count) - count
+        fill[varied] = (values[first + (count - 1) // 2] + values[first + count // 2]) / 2
+    return fill

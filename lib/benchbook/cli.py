@@ -23,7 +23,7 @@ from rich.table import Table
 
 from . import __version__, checks, cli_env, commands, metrics, parsers, records, runner, study, tables
 from .analysis import Analysis, analyze
-from .errors import BenchbookError
+from .errors import BenchbookError, UnknownNameError
 from .rules import METHODS, Rule
 
 
@@ -33,7 +33,10 @@ def run_json(row: pd.Series) -> str:
 
 
 def _rule_args(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("throughput rule (defaults: each format's documented rule; see `benchbook formats`)")
+    g = p.add_argument_group("throughput rule (default: each format's `nvidia` rule; see `benchbook formats`)")
+    g.add_argument("--rule", metavar="NAME", help="a format's named rule: nvidia (the arithmetic of NVIDIA's script "
+                   "that printed the published number) or dlperf (Oneflow-Inc/DLPerf's extract scripts); "
+                   "--warmup/--window/--method override its parts")
     g.add_argument("--warmup", type=int, metavar="N", help="skip the first N records of each run")
     g.add_argument("--window", type=int, metavar="N", help="use at most N records after the warm-up")
     g.add_argument("--method", choices=sorted(METHODS), help="how to average the measured records")
@@ -44,12 +47,17 @@ def _rule_args(p: argparse.ArgumentParser) -> None:
 
 def _analysis(args) -> Analysis:
     try:
-        rule = Rule(warmup=args.warmup, window=args.window, method=args.method, tolerance=args.tolerance)
+        rule = Rule(name=args.rule, warmup=args.warmup, window=args.window, method=args.method,
+                    tolerance=args.tolerance)
     except ValidationError as exc:
         fields = "; ".join(f"--{e['loc'][0]}: {e['msg']}" for e in exc.errors())
         raise BenchbookError(f"invalid throughput rule: {fields}") from None
     if args.log_format:
-        parsers.get(args.log_format)
+        parsers.get(args.log_format).rule(args.rule)
+    elif args.rule is not None:  # a name no format knows is a typo, not a problem per file
+        known = {name for f in parsers.FORMATS.values() for name in f.rules()}
+        if args.rule not in known:
+            raise UnknownNameError("rule", args.rule, sorted(known))
     return analyze(args.paths, rule, args.log_format)
 
 
@@ -105,7 +113,8 @@ def _fmt(value) -> str:
 
 def cmd_summarize(args, out: Console, err: Console) -> int:
     result = _analysis(args)
-    stats = metrics.aggregate(result.runs, value=args.value)
+    runs = result.runs[result.runs["status"] != "failed"]  # a run cut before its summary keeps its number
+    stats = metrics.aggregate(runs, value=args.value, complete_only=False)
     if args.json:
         print(stats.to_json(orient="records"))
     else:
@@ -113,18 +122,31 @@ def cmd_summarize(args, out: Console, err: Console) -> int:
             table = tables.published_layout(group)
             out.print(f"[bold]{model} ({framework})[/], {args.value.replace('_', ' ')} in images/s over repeats")
             print(table.round(2).to_string(na_rep="-"))
+            cut = group[group["incomplete"] > 0]
+            for _, row in cut.iterrows():
+                print(f"  incomplete: {row['incomplete']} of the {row['runs']} runs of {row['gpus']} GPUs, "
+                      f"{str(row['precision']).upper()} bs{row['batch_size']} have no end-of-run summary "
+                      "(their number comes from their logged records)")
             print()
     _report_problems(result, err)
     return _exit_code(result, args.strict)
 
 
 def cmd_formats(args, out: Console, err: Console) -> int:
-    t = Table(title="log formats")
-    for col in ("name", "framework", "model", "default method", "default warm-up"):
-        t.add_column(col)
+    t = Table(title="log formats and their named rules (--rule NAME; the first is the default)", show_lines=True)
+    for col in ("format", "framework", "model", "rule", "method", "warm-up"):
+        t.add_column(col, overflow="fold")
+    sources = []
     for f in sorted(parsers.FORMATS.values(), key=lambda f: f.name):
-        t.add_row(f.name, f.framework, f.model, f.method, f.warmup)
+        for i, preset in enumerate(f.rules().values()):
+            warmup = preset.warmup + (f"; then at most {preset.window} records" if preset.window else "")
+            t.add_row(f.name if i == 0 else "", f.framework if i == 0 else "", f.model if i == 0 else "",
+                      preset.name, preset.method, warmup)
+            sources.append(f"{f.name} {preset.name}: {preset.source}")
     out.print(t)
+    print("sources (repository path@commit) whose arithmetic each rule repeats:")
+    for line in sources:  # whole lines: a path and commit must not be folded
+        print(f"  {line}")
     return 0
 
 

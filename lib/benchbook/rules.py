@@ -1,24 +1,32 @@
 """The rule that turns a run's per-iteration records into one throughput, visible and changeable.
 
-Every format documents a default (which records are warm-up, which mean); a Rule overrides any
-part of it. The DLPerf tables, for instance, skip the first 20 of 120 logged iterations and take
-the arithmetic mean: `Rule(warmup=20, method="mean")`.
+Every format names its rules (presets): `nvidia`, the default, is the arithmetic of the NVIDIA
+script that printed the published number; `dlperf` that of Oneflow-Inc/DLPerf's extract scripts.
+A Rule picks a preset by name and overrides any part of it (warm-up, window, method): the DLPerf
+MXNet tables, for instance, are `Rule(name="dlperf")`, and `Rule(name="dlperf", window=50)` the
+same on half the records.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-Method = Literal["mean", "median", "harmonic", "elapsed"]
+Method = Literal["mean", "median", "harmonic", "elapsed", "last", "epochs"]
 
 METHODS = {
     "mean": "arithmetic mean of the logged rates",
     "median": "median of the logged rates",
     "harmonic": "images / time implied by the logged rates (step-weighted harmonic mean)",
     "elapsed": "images / wall-clock time between the first and last measured records' timestamps",
+    "last": "the last measured record's rate (a running mean's final value)",
+    "epochs": "harmonic mean over the run's epochs after its first (the only one if there is one) of each "
+              "epoch's rate: its logged per-epoch rate, else images / time of the measured records from the "
+              "first to the epoch's end",
 }
 
 
@@ -27,6 +35,7 @@ class Rule(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+    name: str | None = Field(None, description="the format's named rule (preset) to start from; None: nvidia")
     warmup: int | None = Field(None, ge=0, description="leading records of each run to skip")
     window: int | None = Field(None, ge=1, description="records to use after the warm-up (all if unset)")
     method: Method | None = Field(None, description="how to average: " + ", ".join(METHODS))
@@ -37,6 +46,63 @@ class Rule(BaseModel):
         warm = f"skip the first {self.warmup} records" if self.warmup is not None else f"skip {default_warmup}"
         window = f", then use at most {self.window} records" if self.window else ""
         return f"{warm}{window}; {METHODS[self.method or default_method]}"
+
+
+@dataclass(frozen=True)
+class Preset:
+    """A named rule of a format: which records it reads, which are warm-up, how it averages, and the
+    script whose arithmetic it is (repository, path, commit).
+
+    mark_warmup : (RunRecords) -> boolean array of the warm-up records; or None and `skip`.
+    select : (RunRecords) -> boolean array of the records the rule reads (None: every record); the
+        others are neither warm-up nor measured.
+    skip : the first N records it reads are warm-up (where mark_warmup is None).
+    window : at most this many records after the warm-up.
+    decimals : each rate is rounded to this many decimals before averaging, and so is the result.
+    across_ranks : each record's rate is first the median of that record (epoch, iteration) over
+        every rank that logged it.
+    """
+
+    name: str
+    method: str
+    warmup: str
+    source: str
+    mark_warmup: Callable[[Any], Any] | None = None
+    select: Callable[[Any], Any] | None = None
+    skip: int | None = None
+    window: int | None = None
+    decimals: int | None = None
+    across_ranks: bool = False
+
+    def describe(self, rule: Rule) -> str:
+        """The preset as `rule` overrides it, in words, with its source."""
+        text = rule.describe(self.method, self.warmup)
+        if self.window and not rule.window:
+            head, _, tail = text.partition("; ")
+            text = f"{head}, then use at most {self.window} records; {tail}"
+        extra = []
+        if self.across_ranks:
+            extra.append("each record the median over the ranks that logged it")
+        if self.decimals is not None:
+            extra.append(f"rates and result rounded to {self.decimals} decimals")
+        if extra:
+            text += f" ({'; '.join(extra)})"
+        return f"{self.name}: {text} [{self.source}]"
+
+
+def rates_read(cols: dict[str, np.ndarray], preset: Preset, run: np.ndarray) -> dict[str, np.ndarray]:
+    """The records as the preset reads their rates: each the median over the ranks that logged the
+    same (epoch, iteration) of its run where it says so (DLPerf's MXNet script), rounded where it
+    rounds them (DLPerf rounds each logged speed to 2 decimals first)."""
+    rates = cols["throughput"]
+    if preset.decimals is not None:  # Python's round(), as DLPerf's scripts round each speed they read
+        rates = np.array([round(r, preset.decimals) for r in rates.tolist()], dtype=float)
+    if preset.across_ranks and len(rates):
+        import pandas as pd  # here alone: a grouped median, for the one rule that reads every rank
+
+        keys = pd.DataFrame({"run": run, "epoch": cols["epoch"], "iteration": cols["iteration"], "rate": rates})
+        rates = keys.groupby(["run", "epoch", "iteration"], sort=False)["rate"].transform("median").to_numpy()
+    return cols if rates is cols["throughput"] else dict(cols, throughput=rates)
 
 
 def throughputs(records: dict, measured: np.ndarray, bounds: np.ndarray, method: str,
@@ -62,7 +128,13 @@ def throughputs(records: dict, measured: np.ndarray, bounds: np.ndarray, method:
             middle = len(ordered) // 2
             out[i] = ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
         return out
+    if method == "last":  # each run's last measured record
+        at = np.flatnonzero(measured)
+        out[some] = rates[at[np.cumsum(counts)[some] - 1]]
+        return out
     steps = records["steps"]
+    if method == "epochs":
+        return _epochs(records, measured, bounds)
     if method == "harmonic":  # images over the time the rates imply, positive rates only
         with np.errstate(invalid="ignore", divide="ignore"):
             positive = measured & (rates > 0)
@@ -83,6 +155,50 @@ def throughputs(records: dict, measured: np.ndarray, bounds: np.ndarray, method:
         value = global_batch[pairs] * images / seconds
     ok = (seconds > 0) & (global_batch[pairs] > 0)  # False where either is NaN
     out[pairs[ok]] = value[ok]
+    return out
+
+
+def _epochs(records: dict, measured: np.ndarray, bounds: np.ndarray) -> np.ndarray:
+    """MXNet benchmark.py's number for each run: the harmonic mean of the rates of its epochs after
+    its first (`-w 1`; the first alone where it has no other). Where every measured record of a
+    run is a whole epoch's (no iteration), each carries that epoch's rate (fit.py of 20.12+ logs
+    it); otherwise an epoch's rate is images / time of the measured records from the first to the
+    epoch's end, as fit.py of 19.07 divides the batch by the mean of a list of durations it never
+    resets. All runs at once: a (run, epoch) segment of measured records is one epoch."""
+    runs = len(bounds) - 1
+    out = np.full(runs, np.nan)
+    at = np.flatnonzero(measured)
+    if not len(at):
+        return out
+    sizes = np.diff(bounds)
+    epoch = records["epoch"]
+    first = np.zeros(runs, dtype=epoch.dtype)
+    filled = np.flatnonzero(sizes)
+    first[filled] = np.minimum.reduceat(epoch, bounds[:-1][filled])
+    run = np.repeat(np.arange(runs), sizes)[at]
+    e, rate, steps = epoch[at], records["throughput"][at], records["steps"][at]
+    whole_run = np.bincount(run, weights=records["iteration"][at] >= 0, minlength=runs) == 0
+    starts = np.flatnonzero(np.concatenate(([True], (run[1:] != run[:-1]) | (e[1:] != e[:-1]))))
+    ends = np.append(starts[1:], len(at)) - 1
+    seg_run = run[starts]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        counted = ~whole_run[run]  # a whole epoch's record has no iterations to add up
+        images = np.cumsum(np.add.reduceat(np.where(counted, steps, 0.0), starts))
+        seconds = np.cumsum(np.add.reduceat(np.where(counted, steps / rate, 0.0), starts))
+        opens = np.flatnonzero(np.concatenate(([True], seg_run[1:] != seg_run[:-1])))  # each run's first segment
+        before = np.repeat(np.concatenate(([0], opens[1:])), np.diff(np.append(opens, len(starts))))
+        images -= np.where(before > 0, images[before - 1], 0.0)  # from the run's first measured record
+        seconds -= np.where(before > 0, seconds[before - 1], 0.0)
+        per_epoch = np.where(whole_run[seg_run], rate[ends], images / seconds)
+    after = e[starts] > first[seg_run]
+    use = after | ~(np.bincount(seg_run, weights=after, minlength=runs) > 0)[seg_run]
+    who, value = seg_run[use], per_epoch[use]
+    n = np.bincount(who, minlength=runs)
+    bad = np.bincount(who, weights=~(value > 0), minlength=runs) > 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        inverse = np.bincount(who, weights=1.0 / value, minlength=runs)
+    ok = (n > 0) & ~bad
+    out[ok] = n[ok] / inverse[ok]
     return out
 
 

@@ -7,8 +7,8 @@ import pandas as pd
 
 def _column(row: pd.Series, vary_xla: bool) -> str:
     label = f"{str(row['precision']).upper()} bs{row['batch_size']}"
-    if vary_xla:
-        label += " XLA" if row["xla"] is True else " no XLA"
+    if vary_xla:  # unknown XLA is said so: never counted as "no XLA"
+        label += {True: " XLA", False: " no XLA"}.get(row["xla"], " XLA unknown")
     return label
 
 
@@ -19,7 +19,7 @@ def published_layout(stats: pd.DataFrame, values: tuple[str, ...] = ("median", "
     """
     if stats.empty:
         return pd.DataFrame()
-    vary_xla = stats["xla"].nunique() > 1
+    vary_xla = stats["xla"].nunique() > 1 or not stats["xla"].isin([True, False]).all()
     data = stats.assign(config=stats.apply(_column, axis=1, vary_xla=vary_xla))
     index = ["model", "nodes", "gpus"] if data["model"].nunique() > 1 else ["nodes", "gpus"]
     if "processes" in data and data["processes"].astype(str).nunique() > data["gpus"].astype(str).nunique():

@@ -19,6 +19,7 @@ from .errors import LogError
 
 CHUNK_BYTES = 8 << 20
 SNIFF_BYTES = 64 << 10  # of a file's first chunk, read to tell its format
+CARRY_CLEAN_BYTES = 64 << 10  # an unfinished line longer than this loses its NULs before it is carried
 
 
 @dataclass
@@ -39,6 +40,11 @@ class ReadStats:
     demuxed_lines: int = 0
     cut_last_line: bool = False
     notes: list[str] = field(default_factory=list)
+    nul_bytes: int = 0  # NUL bytes left out of the text (a crash's zero-filled tail, a corrupted line)
+    nul_lines: list[int] = field(default_factory=list)  # the first lines that held them (at most NUL_LINES_KEPT)
+
+
+NUL_LINES_KEPT = 5
 
 
 def _decode(raw, stats: ReadStats) -> tuple[str, bool]:
@@ -54,6 +60,31 @@ def _decode(raw, stats: ReadStats) -> tuple[str, bool]:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
         same = False
     return text, same
+
+
+def _drop_nuls(buf: np.ndarray, start: int, end: int, first_line: int, stats: ReadStats) -> int:
+    """Move the bytes of buf[start:end] that are not NUL together, in place, and note where NULs
+    were: a NUL is no character of a log (a zero-filled tail after a crash, a corrupted line), and
+    read as one it would stop the reading of the record around it. Returns the new end. A tail of
+    NULs costs a few passes over each chunk read, never a copy of the tail."""
+    new = buf[start:end]
+    nul = new == 0
+    count = int(np.count_nonzero(nul))
+    if not count:
+        return end
+    stats.nul_bytes += count
+    if len(stats.nul_lines) < NUL_LINES_KEPT:  # the lines of the first runs of NULs
+        runs = np.flatnonzero(nul[1:] & ~nul[:-1]) + 1
+        firsts = ([0] if nul[0] else []) + runs[:NUL_LINES_KEPT].tolist()
+        for at in firsts:
+            line = first_line + int(np.count_nonzero(buf[: start + at] == 10))
+            if line not in stats.nul_lines and len(stats.nul_lines) < NUL_LINES_KEPT:
+                stats.nul_lines.append(line)
+    if count == len(new):
+        return start
+    kept = new[~nul]
+    buf[start : start + len(kept)] = kept
+    return start + len(kept)
 
 
 def _last_line_end(buf: np.ndarray, end: int) -> int:
@@ -79,8 +110,9 @@ def check_readable(path: str | os.PathLike) -> None:
         raise LogError(p, f"cannot be read ({exc.strerror or exc})") from None
     if size == 0:
         raise LogError(p, "the file is empty")
-    if b"\x00" in head:
-        raise LogError(p, "binary file (NUL bytes in its first 8 KiB), not a text log")
+    first_nul = head.find(b"\x00")
+    if first_nul >= 0 and b"\n" not in head[:first_nul]:
+        raise LogError(p, "binary file (a NUL byte in its first line), not a text log")
 
 
 def chunks(path: str | os.PathLike, stats: ReadStats | None = None, size: int = CHUNK_BYTES) -> Iterator[Chunk]:
@@ -106,9 +138,12 @@ def chunks(path: str | os.PathLike, stats: ReadStats | None = None, size: int = 
                 break
             if got:
                 cut = _last_line_end(buf, end)
-                if cut == 0:  # one line longer than a chunk: keep reading it
+                if cut == 0:  # one line longer than a chunk: keep reading it, without its NULs (a
+                    end = _drop_nuls(buf, 0, end, line, stats)  # zero-filled tail is never held whole)
                     carry = bytes(view[:end])
                     continue
+                if end - cut > CARRY_CLEAN_BYTES:  # a long unfinished line: its NULs go now (a zero-filled tail)
+                    end = _drop_nuls(buf, cut, end, line, stats)
                 carry = bytes(view[cut:end])
             else:
                 carry = b""
@@ -120,6 +155,11 @@ def chunks(path: str | os.PathLike, stats: ReadStats | None = None, size: int = 
             buf[cut : cut + ranks.PAD] = 0
             data = view[:cut]
             text, same = _decode(data, stats)
+            if "\x00" in text:  # rare: the bytes again, without their NULs
+                cut = _drop_nuls(buf, 0, cut, line, stats)
+                buf[cut : cut + ranks.PAD] = 0
+                data = view[:cut]
+                text, same = _decode(data, stats)
             if open_lines or ranks.has_tags(text):
                 # An ASCII text is its bytes, but for a lone CR read as LF: demux reads them.
                 rewritten = ranks.demux(text, open_lines, data if len(text) == cut else None)

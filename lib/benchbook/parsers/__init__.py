@@ -12,6 +12,7 @@ from typing import Any
 
 from ..errors import UnknownNameError
 from ..events import Event
+from ..rules import Preset
 from .runrecords import RunRecords
 
 
@@ -32,6 +33,10 @@ class LogFormat:
     finish : (run metadata, ranks that logged) -> metadata completed from what only the whole run
         shows (GPU count from the ranks, per-GPU batch from a global one).
     priority : higher wins when several formats sniff the same head.
+    source : the script whose arithmetic `method` and `mark_warmup` repeat (repository, path,
+        commit): together they are the format's `nvidia` rule, the default.
+    select : (RunRecords) -> boolean array of the records the default rule reads (None: all).
+    presets : the format's other named rules (`dlperf`...).
     """
 
     name: str
@@ -44,6 +49,26 @@ class LogFormat:
     mark_warmup: Callable[[RunRecords], Any]
     finish: Callable[[dict, set], dict] = lambda meta, ranks: {}
     priority: int = 0
+    source: str = ""
+    select: Callable[[RunRecords], Any] | None = None
+    presets: tuple[Preset, ...] = ()
+
+    def rules(self) -> dict[str, Preset]:
+        """The format's named rules, `nvidia` (its default) first."""
+        default = Preset(DEFAULT_RULE, self.method, self.warmup, self.source, mark_warmup=self.mark_warmup,
+                         select=self.select)
+        return {default.name: default, **{p.name: p for p in self.presets}}
+
+    def rule(self, name: str | None) -> Preset:
+        """The named rule (None: `nvidia`); UnknownNameError lists the format's rules."""
+        rules = self.rules()
+        try:
+            return rules[name or DEFAULT_RULE]
+        except KeyError:
+            raise UnknownNameError(f"rule of the {self.name} format", name, list(rules)) from None
+
+
+DEFAULT_RULE = "nvidia"
 
 
 FORMATS: dict[str, LogFormat] = {}

@@ -4,8 +4,10 @@ Every 5 iterations rank 0 prints a block: `timestamp:`, `iteration:`, `throughpu
 (all GPUs), then losses; the run ends with `Average throughput`, `Total processed steps` and
 `Total processing time`, and the test scripts print the launch command (`horovodrun -np N ...
 --train_batch_size B [--amp] [--xla]`) after it, so that command describes the run before it.
-Logged rates are noisy under Horovod (input stalls of seconds), so the default rule is the median
-of the logged rates after the first logged interval, which holds graph building.
+The logging hook (`AutoLoggingHook`, warmup_steps=100) prints the rate of the logging step itself
+up to step 100; past it, every `throughput:` is the running mean (a moving-average meter, window
+1000) of the steps since 100 that did not log, and `Average throughput` is that meter's last value.
+So the default (`nvidia`) rule is the last logged rate after step 100: the meter as last printed.
 """
 
 from __future__ import annotations
@@ -84,9 +86,14 @@ def sniff(head: str) -> bool:
     return "[MaskRCNN] " in head
 
 
+WARMUP_STEPS = 100  # distributed_executer.py: AutoLoggingHook(..., warmup_steps=100)
+_SOURCE = ("NVIDIA/DeepLearningExamples TensorFlow2/Segmentation/MaskRCNN/mask_rcnn/hooks/logging_hook.py@e5428044 "
+           "(MovingAverageMeter after warmup_steps) and mask_rcnn/distributed_executer.py@93578b88 (warmup_steps=100)")
+
+
 def warmup(records: RunRecords):
-    """The first logged interval is warm-up: it holds graph building and the first steps."""
-    return records["iteration"] <= records.least("iteration")
+    """Records at or before step 100: rates of one step, before the hook's running mean starts."""
+    return records["iteration"] <= WARMUP_STEPS
 
 
 def finish(meta: dict, ranks: set) -> dict:
@@ -101,10 +108,11 @@ FORMAT = register(
         model="maskrcnn",
         sniff=sniff,
         scan=scan,
-        method="median",
-        warmup="the first logged interval (graph building and first steps)",
+        method="last",
+        warmup=f"records at or before step {WARMUP_STEPS} (the hook's warmup_steps: one step's rate each)",
         mark_warmup=warmup,
         finish=finish,
         priority=30,
+        source=_SOURCE,
     )
 )

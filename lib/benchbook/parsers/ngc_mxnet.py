@@ -1,12 +1,18 @@
 """NGC MXNet ResNet-50 v1.5 runner logs, in both of its versions, and `benchmark.py` tables.
 
-Older containers log through Python logging: `Start with arguments Namespace(...)` opens a run and
-`Epoch[E] Batch [a-b]<TAB>Speed: x samples/sec` are the records; newer ones print DLLogger lines
-(`Epoch: E Iteration: I  train.ips : x images/s`, `Summary: ...`). `benchmark.py` ends the file
-with tables (`train.total_ips` or `train.ips`: a row per GPU count, a column per per-GPU batch),
-the numbers it reports. `batch_size` in the arguments is the global batch, and under Horovod every
-rank prints the same global rate, so the default rule takes the mean of the lowest rank's records
-after the first epoch (`benchmark.py -w 1`, one warm-up epoch).
+Older containers (19.07) log through Python logging: `Start with arguments Namespace(...)` opens a
+run and `Epoch[E] Batch [a-b]<TAB>Speed: x samples/sec` are the records. Newer ones (20.12+, 22.x)
+print DLLogger lines: `PARAMETER` (whose `gpus` lists the node's devices and `dllogger_log` ends in
+`-GPUS,BATCH`), `Epoch: E Iteration: I  train.ips : x` every 20 iterations, `Epoch: E  train.ips : x`
+for each epoch, and `Summary:` (the mean over all epochs, warm-up included: not the published
+number). Under Horovod only rank 0 prints DLLogger lines. `benchmark.py` ends the file with tables
+(`train.total_ips` or `train.ips`: a row per GPU count, a column per per-GPU batch), the numbers
+it reports. `batch_size` in the arguments is the global batch.
+
+The default (`nvidia`) rule is benchmark.py's: the harmonic mean of the epochs' rates after the
+first (`-w 1`); an epoch's rate is the logged per-epoch `train.ips` where there is one, else, as
+19.07's fit.py computes it, images over time from iteration 20 of epoch 0 (its list of durations
+is never reset) to the end of the epoch.
 """
 
 from __future__ import annotations
@@ -15,7 +21,10 @@ import ast
 import functools
 import re
 
+import numpy as np
+
 from .. import events as ev
+from ..rules import Preset
 from . import LogFormat, register, scanning
 from .dllogger import LINE, parameters, step_of, values
 from .runrecords import RunRecords
@@ -59,7 +68,7 @@ def _args_meta(args: dict) -> dict:
         "gpus_per_process": per_process,
         "kv_store": args.get("kv_store"),
     }
-    m = re.search(r"-(\d+),(\d+)$", str(args.get("report", "")))
+    m = re.search(r"-(\d+),(\d+)$", str(args.get("report") or args.get("dllogger_log") or ""))
     if m:
         meta["report_gpus"], meta["report_batch"] = int(m.group(1)), int(m.group(2))
     return meta
@@ -115,6 +124,7 @@ def _dll(m: re.Match):
     if kind == "parameter":
         meta = _args_meta({k: _literal(v) for k, v in parameters(rest).items()})
         meta["start_time"] = m.group(1)
+        meta["dllogger"] = True  # printed by rank 0 alone, with the node's devices in `gpus`
         return ev.RUN_START, meta
     kv = values(rest)
     if kind == "step":
@@ -129,13 +139,22 @@ def _dll(m: re.Match):
                          "top1": scanning.number(kv.get("val.top1", kv.get("val.accuracy", ""))),
                          "top5": scanning.number(kv.get("val.top5", "")),
                          "eval_throughput": scanning.number(kv.get("val.ips", ""))}
-    if kind == "summary":
-        out = {k: scanning.number(v) for k, v in kv.items()}
-        rate = out.get("train.ips", out.get("train.total_ips"))
-        if rate is not None:
-            out["throughput"] = rate
-        return ev.SUMMARY, out
+    if kind == "summary":  # the mean over every epoch: kept apart from benchmark.py's number
+        return ev.SUMMARY, {f"summary.{k}": scanning.number(v) for k, v in kv.items()}
     return None
+
+
+# An epoch's own line (`Epoch: E  train.loss : ...  train.ips : x images/s`, validation values
+# after it in train_val mode): its rate is a record without an iteration, which the nvidia rule
+# reads; the same line's validation values are an evaluation (LINE's rule).
+_EPOCH_IPS = re.compile(r"DLL (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?) - Epoch: (\d+) +(?!Iteration)"
+                        r"(?:[^\n]*?train\.loss : (\S+))?[^\n]*?\btrain\.ips : (\S+)")
+
+
+def _epoch_ips(m: re.Match):
+    stamp, epoch, loss, rate = m.groups()
+    return ev.STEP, ev.step(int(epoch), None, stamp, scanning.number(rate),
+                            scanning.number(loss) if loss is not None else None)
 
 
 def _literal(value: str):
@@ -149,6 +168,7 @@ _RULES = [
     (_ARGS, _start),
     (_TOOK, lambda m: (ev.END, f"Experiment took {m.group(1)} s")),
     (_TABLE, _table),
+    (_EPOCH_IPS, _epoch_ips),
     (LINE, _dll),
 ]
 
@@ -164,22 +184,42 @@ def sniff(head: str) -> bool:
         ":INFO: Epoch[" in head and "Speed:" in head) or "train.ips : " in head
 
 
+def _epoch_records(records: RunRecords):
+    """Records of a whole epoch (DLLogger `Epoch: E  train.ips`): no iteration, an epoch."""
+    return (records["iteration"] < 0) & (records["epoch"] >= 0)
+
+
+def select(records: RunRecords):
+    """benchmark.py's records: a run's per-epoch records where it logged any, else every record."""
+    whole = _epoch_records(records)
+    return whole | (records.least("iteration") >= 0)
+
+
 def warmup(records: RunRecords):
-    """The first epoch is warm-up when there is more than one (`benchmark.py -w 1`)."""
-    first = records.least("epoch")
-    return (records["epoch"] == first) & (records.most("epoch") != first)
+    """The first epoch's record where the run logs one per epoch and has several (benchmark.py
+    -w 1); else iterations 0-19 of the first epoch, which fit.py (19.07) leaves out of its
+    durations (`durations[20:]`): the rest of that epoch still counts towards the next ones'."""
+    first = records["epoch"] == records.least("epoch")
+    several = records.most("epoch") != records.least("epoch")
+    whole = _epoch_records(records)
+    return np.where(whole, first & several, first & (records["iteration"] <= 20))
 
 
 def finish(meta: dict, ranks: set) -> dict:
-    """GPUs from the ranks that logged, per-GPU batch from the global one in the arguments.
+    """GPUs from benchmark.py's `-GPUS,BATCH` suffix, the ranks that logged or the devices listed;
+    per-GPU batch from the global one in the arguments.
 
-    Under Horovod each process drives one GPU and `gpus` lists the node's GPUs; with a `device`
-    kvstore one process drives every GPU listed.
+    Under Horovod each process drives one GPU and `gpus` lists the node's GPUs (DLLogger logs:
+    only rank 0 prints, so the ranks that logged say nothing); with a `device` kvstore one
+    process drives every GPU listed.
     """
     tagged = {r for r in ranks if r is not None}
     per_process = int(meta.get("gpus_per_process") or 1)
     if meta.get("kv_store") == "horovod":
-        gpus = len(tagged) if tagged else int(meta.get("report_gpus") or per_process)
+        if meta.get("dllogger"):
+            gpus = int(meta.get("report_gpus") or max(per_process, len(tagged)))
+        else:
+            gpus = len(tagged) if tagged else int(meta.get("report_gpus") or per_process)
     else:
         gpus = per_process * max(len(tagged), 1)
     out: dict = {"gpus": gpus}
@@ -189,6 +229,23 @@ def finish(meta: dict, ranks: set) -> dict:
     return out
 
 
+_SOURCE_NVIDIA = ("NVIDIA/DeepLearningExamples MxNet/Classification/RN50v1.5/benchmark.py@52c60d2e "
+                  "(harmonic mean after -w epochs), fit.py@e470c215 (20.12+: per-epoch train.ips) and "
+                  "fit.py@99b1c898 (19.07, the reference runs' commit: durations[20:], never reset)")
+_SOURCE_DLPERF = (
+    "Oneflow-Inc/DLPerf NVIDIADeepLearningExamples/MxNet/Classification/RN50v1.5/extract_mxnet_logs.py@0b0f0881")
+
+
+def _dlperf_records(records: RunRecords):
+    """DLPerf reads the ` Epoch[0] Batch ` lines: the first epoch's 20-iteration records."""
+    return (records["epoch"] == 0) & (records["iteration"] >= 0)
+
+
+DLPERF = Preset(
+    "dlperf", "mean", "the first 20 of epoch 0's records (speeds[20:120])", _SOURCE_DLPERF,
+    select=_dlperf_records, skip=20, window=100, decimals=2, across_ranks=True)
+
+
 FORMAT = register(
     LogFormat(
         name="ngc_mxnet_resnet50",
@@ -196,10 +253,14 @@ FORMAT = register(
         model="resnet50",
         sniff=sniff,
         scan=scan,
-        method="mean",
-        warmup="the first epoch, when the run has more than one (benchmark.py -w 1)",
+        method="epochs",
+        warmup="the first epoch's record (benchmark.py -w 1), else, where no epoch logs its own rate (19.07), "
+               "iterations 0-19 of the first epoch (fit.py: durations[20:]) and the method drops the first epoch",
         mark_warmup=warmup,
         finish=finish,
         priority=20,
+        source=_SOURCE_NVIDIA,
+        select=select,
+        presets=(DLPERF,),
     )
 )

@@ -12,8 +12,10 @@ from __future__ import annotations
 import re
 
 from .. import events as ev
+from ..rules import Preset
 from . import LogFormat, register, scanning
 from .dllogger import LINE, before_warmup_steps, parameters, step_of, truthy, values
+from .runrecords import RunRecords
 
 # The one-metric step lines that make up most of a benchmark log get their own pattern.
 _TOTAL_IPS = scanning.Layout("DLL ", scanning.Stamp(), " - (", scanning.Int("epoch"), ", ", scanning.Int("iteration"),
@@ -100,6 +102,23 @@ def sniff(head: str) -> bool:
     )
 
 
+_SOURCE_NVIDIA = ("NVIDIA/DeepLearningExamples TensorFlow/Classification/ConvNets/utils/hooks/benchmark_hooks.py"
+                  "@bd257e14 (mean of the per-step rates from warmup_steps on)")
+_SOURCE_DLPERF = ("Oneflow-Inc/DLPerf NVIDIADeepLearningExamples/TensorFlow/Classification/ConvNets/resnet50v1.5/"
+                  "extract_tensorflow_logs.py@8eea6403")
+DLPERF_WARMUP_STEPS = 20  # extract_tensorflow_logs.py --warmup_batches 20 (its logs start after them)
+
+
+def _dlperf_warmup(records: RunRecords):
+    """Steps before the 20th: the logs DLPerf read had none (the hook logged from warmup_steps=20
+    on), so its `avg_speed_list[warmup_batches - 20 : train_batches - 20]` is [0:100]."""
+    return records["iteration"] < DLPERF_WARMUP_STEPS
+
+
+DLPERF = Preset("dlperf", "mean", f"records before step {DLPERF_WARMUP_STEPS}", _SOURCE_DLPERF,
+                mark_warmup=_dlperf_warmup, window=100, decimals=2)
+
+
 FORMAT = register(
     LogFormat(
         name="ngc_tf1_convnets",
@@ -111,5 +130,7 @@ FORMAT = register(
         warmup="records before the run's warmup_steps (PARAMETER line)",
         mark_warmup=before_warmup_steps,
         priority=10,
+        source=_SOURCE_NVIDIA,
+        presets=(DLPERF,),
     )
 )

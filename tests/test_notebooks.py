@@ -83,6 +83,7 @@ def test_a_wrong_typed_parameter_stops_the_notebook_before_anything_launches(tmp
     ({"warmup": -5}, "warmup = -5"),
     ({"method": "average"}, "method = 'average'"),
     ({"log_dir": 3}, "log_dir = 3: expected text"),
+    ({"rule": "dlpref"}, "rule = 'dlpref': expected text (named throughput rule"),
 ])
 def test_notebook_parameters_are_checked_on_entry(change, expected):
     from benchbook.errors import BenchbookError
@@ -93,6 +94,7 @@ def test_notebook_parameters_are_checked_on_entry(change, expected):
     with pytest.raises(NotebookParameterError) as err:
         check(**{**good, **change})
     assert expected in str(err.value) and isinstance(err.value, BenchbookError)
+    assert check(**{**good, "rule": "dlperf"}).rule == "dlperf"
 
 
 def test_log_dir_makes_the_study_ignored_wherever_the_notebook_runs(tmp_path, monkeypatch):

@@ -42,14 +42,16 @@ class Report:
 
     def __init__(self, study: str | Path | None = None, log_dir: str | Path | None = None,
                  runs_dir: str | Path = "runs", reference: str | None = None, warmup: int | None = None,
-                 method: str | None = None, title: str | None = None, target_accuracy: float | None = None):
+                 method: str | None = None, title: str | None = None, target_accuracy: float | None = None,
+                 rule: str | None = None):
         self.study = studies.load(study) if not _blank(study) else None
         self.log_dir = Path(log_dir) if not _blank(log_dir) else None
         if self.study is None and self.log_dir is None:
             raise BenchbookError("a report needs a study file (study=...) or a folder of logs (log_dir=...)")
         self.runs_dir = Path(runs_dir)
         self.reference_name = reference if not _blank(reference) else (self.study.reference if self.study else None)
-        self.rule = Rule(warmup=None if _blank(warmup) else int(warmup), method=None if _blank(method) else method)
+        self.rule = Rule(name=None if _blank(rule) else rule, warmup=None if _blank(warmup) else int(warmup),
+                         method=None if _blank(method) else method)
         self.title = title if not _blank(title) else (
             self.study.description or self.study.name if self.study else f"Logs in {self.log_dir}")
         self.target = target_accuracy if not _blank(target_accuracy) else (
@@ -84,7 +86,7 @@ class Report:
         return f"{src.title} ({src.url})" if src.url else src.title
 
     def _rule_text(self) -> str:
-        parts = []
+        parts = [f"the {self.rule.name} rule"] if self.rule.name else []
         if self.rule.warmup is not None:
             parts.append(f"skip the first {self.rule.warmup} records")
         if self.rule.method:

@@ -126,7 +126,10 @@ def command(study: Study, cfg: dict, run_dir: Path, python: str | None = None) -
                                [f"{m}/{r}" for m, r in BUILDERS]) from None
     script = build(study, cfg, run_dir)
     launcher = launchers.get(study.launcher.name)
-    pre = [["rm", "-rf", p] for p in study.clean]
+    if study.runtime == "cpu":  # relative to the run folder: the only place a CPU run may clean (study_limits)
+        pre = [["rm", "-rf", "--", str(Path(run_dir) / p)] for p in study.clean]
+    else:
+        pre = [["rm", "-rf", "--", p] for p in study.clean]
     if study.runtime == "cpu":
         py = python or str(envs.python(study.framework))
         argv = launcher.wrap(study, cfg, [py, str(workloads.script(study.framework, study.model)), *script])

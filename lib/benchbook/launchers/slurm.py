@@ -33,7 +33,7 @@ from pathlib import Path
 from ..errors import BenchbookError
 from ..failures import Ending
 from . import register
-from .base import RESULTS, SPAWNS_OWN_WORKERS, Launcher
+from .base import RESULTS, SPAWNS_OWN_WORKERS, Launcher, safe_env, safe_line
 
 POLL_S = 0.5
 STATE_EVERY_S = 1.0
@@ -254,7 +254,9 @@ class Slurm(Launcher):
         lines += ["#SBATCH --exclusive"] if opts.exclusive else []
         lines += [f"#SBATCH --output={log}", "#SBATCH --open-mode=append"]
         lines += [f"#SBATCH {o}" for o in opts.sbatch]
-        lines += [f"export {k}={shlex.quote(v)}" for k, v in cmd.env.items()]
+        for n, line in enumerate(lines):  # sbatch reads these itself: a newline would start a shell line
+            safe_line(line, f"job script line {n + 1}")
+        lines += [f"export {k}={shlex.quote(v)}" for k, v in safe_env(cmd.env).items()]
         container = self._container(study, run_dir)
         srun = (["srun"] + ([f"--mpi={opts.mpi}"] if opts.mpi else []) + ([f"--cpus-per-task={threads}"] if threads
                                                                          else []) + container + opts.srun)

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .. import liveness
 from ..errors import BenchbookError
 from ..failures import Ending
 from . import process
@@ -87,10 +88,15 @@ class Launcher:
         """Run the command to its end, its output appended to `log` as it comes."""
         return process.execute(cmd, log, timeout, no_progress, echo, started)
 
-    def abandon(self, record: dict) -> None:
-        """Stop what is left of a run recorded as running by a launcher that was killed."""
+    def abandon(self, record: dict) -> str:
+        """Stop what is left of a run recorded as running by a launcher that was killed, if it is still
+        that run's (host, boot, PID and start time: liveness); what was done, in words."""
+        if record.get("child"):
+            return liveness.stop_group(record["child"])
         if record.get("child_pid"):
-            process.kill_group(record["child_pid"])
+            return (f"process {record['child_pid']} was recorded without its host and start time: left alone "
+                    "(stop it yourself if it is still yours)")
+        return "no process was started"
 
 
 def processes(cfg: dict, study: Study) -> int:

@@ -179,3 +179,17 @@ def test_hangup_and_repeated_ctrl_c_record_interrupted(tmp_path, signals):
     assert rec["status"] == "interrupted" and rec["failure"]["cause"] == "interrupted"
     time.sleep(0.5)
     assert not alive(running["child_pid"])
+
+
+@pytest.mark.parametrize("job_name, cancels", [("s.cpu_r1", True), ("someone-else", False)])
+def test_slurm_abandon_cancels_only_the_runs_own_job(monkeypatch, job_name, cancels):
+    from benchbook.launchers import slurm
+
+    line = f"JobId=77 JobName={job_name} JobState=RUNNING ExitCode=0:0 NodeList=n1"
+    monkeypatch.setattr(slurm, "_call", lambda argv, **kw: subprocess.CompletedProcess(argv, 0, line, ""))
+    cancelled = []
+    monkeypatch.setattr(slurm.Slurm, "_cancel", lambda self, job, reader: cancelled.append(job))
+    said = slurm.Slurm().abandon({"slurm_job_id": "77", "study": "s", "run_id": "cpu_r1"})
+    assert cancelled == (["77"] if cancels else [])
+    assert said == ("slurm job 77 cancelled" if cancels else
+                    "slurm job 77 is now 'someone-else', not this run's 's.cpu_r1': left alone")

@@ -136,9 +136,14 @@ def cmd_formats(args, out: Console, err: Console) -> int:
     return 0
 
 
-def cmd_run(args, out: Console, err: Console) -> int:
-    if args.allow_large_study:  # for this run and the notebooks and processes it starts
+def _lift_caps(args) -> None:
+    """--allow-large-study: for this command and the notebooks and processes it starts."""
+    if getattr(args, "allow_large_study", False):
         os.environ[study.LIFT_CAPS_ENV] = "1"
+
+
+def cmd_run(args, out: Console, err: Console) -> int:
+    _lift_caps(args)
     spec = study.load(args.study)
     if args.dry_run:
         plan = runner.plan(spec, args.out)
@@ -196,6 +201,7 @@ def cmd_status(args, out: Console, err: Console) -> int:
 def cmd_publish(args, out: Console, err: Console) -> int:
     from . import publish
 
+    _lift_caps(args)
     targets = [publish.for_study(p, args.runs, launch=args.launch) for p in args.studies]
     if args.logs:
         if not args.model:
@@ -233,6 +239,10 @@ def _duration(text: str) -> float:
         raise argparse.ArgumentTypeError(f"{text!r}: {exc}") from None
 
 
+_LIFT_HELP = (f"lift the caps of {study.MAX_RUNS} runs per study and {study.MAX_PROCESSES} processes per run "
+              f"(or set {study.LIFT_CAPS_ENV}=1)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="benchbook", description=__doc__.splitlines()[0])
     p.add_argument("--version", action="version", version=f"benchbook {__version__}")
@@ -261,9 +271,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--only", action="append", metavar="GLOB", help="run only the run ids matching (repeatable)")
     r.add_argument("--quiet", action="store_true", help="do not echo the runs' output (it is still logged)")
     r.add_argument("--no-check", action="store_true", help="launch without the set-up checks (benchbook check)")
-    r.add_argument("--allow-large-study", action="store_true",
-                   help=f"lift the caps of {study.MAX_RUNS} runs per study and {study.MAX_PROCESSES} processes "
-                        f"per run (or set {study.LIFT_CAPS_ENV}=1)")
+    r.add_argument("--allow-large-study", action="store_true", help=_LIFT_HELP)
     r.set_defaults(func=cmd_run)
     pb = sub.add_parser("publish", help="execute the notebooks of studies and publish HTML reports with an index")
     pb.add_argument("studies", nargs="*", help="study files (default: every study with a folder under --runs)")
@@ -280,6 +288,7 @@ def build_parser() -> argparse.ArgumentParser:
     pb.add_argument("--launch", action="store_true", help="let the notebooks launch (resume) their studies")
     pb.add_argument("--force", action="store_true", help="execute even the reports whose inputs did not change")
     pb.add_argument("--quiet", action="store_true", help="no progress bar")
+    pb.add_argument("--allow-large-study", action="store_true", help=_LIFT_HELP)
     pb.add_argument("--executor", choices=["local", "slurm"], default="local",
                     help="where the notebooks run: local (a pool of --jobs processes here, default) or slurm (one "
                          "sbatch job per notebook, all submitted at once and followed to their end; the index is "

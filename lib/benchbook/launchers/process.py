@@ -71,7 +71,7 @@ def execute(cmd: Command, log: Path, timeout: float | None = None, no_progress: 
         subprocess.run(pre, cwd=cmd.cwd, env=env, check=False, capture_output=True)
     tail: collections.deque[str] = collections.deque(maxlen=50)
     last_output = [time.monotonic()]
-    with open(log, "ab") as sink:
+    with open(log, "ab", buffering=0) as sink:  # unbuffered: a failed write is seen at once, never at close
         proc = subprocess.Popen(cmd.argv, cwd=cmd.cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, start_new_session=True,
                                 preexec_fn=_die_with_parent if sys.platform == "linux" else None)
@@ -87,8 +87,9 @@ def execute(cmd: Command, log: Path, timeout: float | None = None, no_progress: 
                 if write_error:
                     continue  # the log cannot be written: drain the pipe so the run is not blocked
                 try:
-                    sink.write(chunk)
-                    sink.flush()
+                    view = memoryview(chunk)
+                    while view:
+                        view = view[sink.write(view):]
                 except OSError as exc:  # disk full, quota: the run stops, its record says why
                     write_error.append(exc)
                     with contextlib.suppress(ProcessLookupError, PermissionError):

@@ -3,7 +3,7 @@ as it is (no rich markup), OS errors name their file, status shows what cannot b
 
 import re
 
-from benchbook import cli, records
+from benchbook import cli, records, study
 
 CPU = """\
 schema_version: 1
@@ -58,7 +58,8 @@ def test_status_shows_unreadable_records_and_fails(tmp_path, fake, capsys):
     assert "1 runs" in out and "unreadable" in out and "not a readable run record" in out
 
 
-def test_the_caps_are_lifted_by_a_named_flag(tmp_path, capsys):
+def test_the_caps_are_lifted_by_a_named_flag(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv(study.LIFT_CAPS_ENV, "0")  # the flag sets it for the processes it starts: undone after
     path = tmp_path / "s.yaml"
     path.write_text(CPU.replace("batch_size: 8", "batch_size: 8, processes: 2000"))
     assert cli.main(["run", str(path), "--dry-run"]) == 2

@@ -167,7 +167,8 @@ def scan(study_dir: Path) -> tuple[dict[str, dict], list[tuple[str, str]]]:
         run_id = rec.get("run_id", folder.name)
         out[run_id] = rec
         log = folder / str(rec.get("log") or f"{run_id}.log")
-        if rec.get("status") != "running" and not log.exists():
+        had_log = rec.get("status") == "complete" or bool(rec.get("analysis"))  # a refused job may have none
+        if had_log and not log.exists():
             problems.append((run_id, f"{log}: the run's log is missing (the record says {rec.get('status')})"))
     return out, problems
 

@@ -193,7 +193,9 @@ def live_status(rec: dict) -> tuple[str, str | None]:
     if where == "elsewhere":
         return status, f"launched on {ident.get('host')} (pid {ident.get('pid')}): not checked from here"
     if where == "gone":
-        return "abandoned", "its launcher is gone; --resume runs it again"
+        job = f" (slurm job {rec['slurm_job_id']} may still be queued: --resume cancels it)" \
+            if rec.get("slurm_job_id") else ""
+        return "abandoned", f"its launcher is gone; --resume runs it again{job}"
     if where == "unknown":
         return status, "recorded by an older benchbook: cannot tell whether it still runs"
     return status, None

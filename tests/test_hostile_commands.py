@@ -33,7 +33,7 @@ launcher:
   name: {launcher}
   args: ["--x=$(touch MARK)"]
   slurm: {{partition: "gpu $(touch MARK)", sbatch: ["--comment=$(touch MARK)"], srun: ["--label;touch MARK"]}}
-hosts: ["node1;touch MARK"]
+hosts: [node1]
 sweep:
   gpus: 2
   batch_size: 128

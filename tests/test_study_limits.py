@@ -154,3 +154,18 @@ def test_study_name_does_not_depend_on_the_current_directory(tmp_path, monkeypat
     monkeypatch.chdir(tmp_path)
     names.add(study.load("params/resnet50_tf/rep4.yaml").name)
     assert names == {"resnet50_tf-rep4"}
+
+
+@pytest.mark.parametrize("host", ["-oProxyCommand=touch /tmp/x", "node1;touch x", "node 1", "a\nb"])
+def test_hosts_are_host_names_not_options(tmp_path, host):
+    text = NGC.replace("gpus: 1", "gpus: 2x8") + f"launcher: mpirun\nhosts: [{host!r}, node2]\n".replace("'", '"')
+    refused(tmp_path, text.replace('"a\nb"', '"a\\nb"'), "hosts")
+
+
+def test_setup_steps_paste_into_a_shell_as_they_read(tmp_path):
+    text = NGC.replace("repository: https://github.com/NVIDIA/DeepLearningExamples",
+                       'repository: "https://example.org/x; touch MARK"').replace(
+        "{image: nvidia_rn50_tf}", '{image: "rn50 $(touch MARK)"}')
+    steps = commands.setup_steps(study.load(write(tmp_path, text)))
+    assert steps[0] == "git clone 'https://example.org/x; touch MARK' 'x; touch MARK'"
+    assert steps[-1].startswith("docker build -t 'rn50 $(touch MARK)' ")

@@ -36,6 +36,7 @@ from .study_limits import (  # noqa: F401
     MAX_YAML_NODES,
     Count,
     EnvName,
+    Host,
     Line,
     cap_errors,
     caps_lifted,
@@ -203,7 +204,7 @@ class Study(_Strict):
     clean: list[Line] = Field([], description="paths removed before each run: inside the run folder (relative "
                               "paths) or the code checkout; see README, what a study file can do")
     launcher: Launcher = Launcher()
-    hosts: list[Line] = Field([], description="hosts of multi-node runs, the launching host first")
+    hosts: list[Host] = Field([], description="hosts of multi-node runs, the launching host first")
     gpus_per_node: Count = Field(8, ge=1, le=16)
     ssh_port: Count | None = Field(None, ge=1, le=65535)
     target_accuracy: float | None = Field(None, gt=0, le=100, description="top-1 % that ends time to train")

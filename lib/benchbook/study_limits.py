@@ -33,6 +33,7 @@ LIFT_CAPS_ENV = "BENCHBOOK_ALLOW_LARGE_STUDY"
 #: expands to gigabytes (the "billion laughs"); the shipped studies build fewer than 200.
 MAX_YAML_NODES = 20000
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+HOST = re.compile(r"[A-Za-z0-9_\[][A-Za-z0-9_.:%\[\]-]*")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
@@ -51,7 +52,15 @@ def _env_name(value: str) -> str:
     return value
 
 
+def _host(value: str) -> str:
+    if not HOST.fullmatch(value):
+        raise ValueError(f"{value!r} is not a host name or address (letters, digits, '.', '-', '_', ':'; not "
+                         "starting with '-', which ssh and mpirun would read as an option)")
+    return value
+
+
 Line = Annotated[str, AfterValidator(_one_line)]
+Host = Annotated[str, AfterValidator(_host)]
 EnvName = Annotated[str, AfterValidator(_env_name)]
 Count = StrictInt  # a count: 8, never true or "8"
 

@@ -9,7 +9,6 @@ turns a study into the list of runs to launch, in a stable order with stable ids
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import itertools
 import re
@@ -400,54 +399,6 @@ def expand(study: Study) -> list[RunSpec]:
 # --- loading, with errors that point at the file and line --------------------------------------------------
 
 
-def _fields(model: type[BaseModel], loc: tuple) -> list[str]:
-    """The field names allowed where `loc` points (for 'did you mean')."""
-    for part in loc:
-        if isinstance(part, int):
-            continue
-        field = model.model_fields.get(part)
-        if field is None:
-            break
-        inner = field.annotation
-        candidates = [inner, *getattr(inner, "__args__", ())]
-        for c in candidates:
-            for a in [c, *getattr(c, "__args__", ())]:
-                if isinstance(a, type) and issubclass(a, BaseModel):
-                    model = a
-                    break
-    return [f for f in model.model_fields if f != "path"]
-
-
-def _describe(error: dict, doc, path: Path) -> str:
-    loc = tuple(p for p in error["loc"] if not (isinstance(p, str) and ("[" in p or p in _UNION_TAGS)))
-    where = ".".join(str(p) for p in loc) or "(top level)"
-    line = yamlfile.line_of(doc, loc)
-    prefix = f"{path}:{line}: " if line else f"{path}: "
-    if error["type"] == "extra_forbidden":
-        key = str(loc[-1])
-        allowed = _fields(Study, loc[:-1])
-        close = difflib.get_close_matches(key, allowed, n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
-        return f"{prefix}unknown key {where!r}{hint} (allowed here: {', '.join(allowed)})"
-    value = error.get("input")
-    shown = "" if isinstance(value, dict | list) or value is None else f" = {value!r}"
-    msg = error["msg"].removeprefix("Value error, ")
-    if error["type"] == "literal_error":
-        msg = "must be one of " + msg.removeprefix("Input should be ")
-    return f"{prefix}{where}{shown}: {msg}"
-
-
-_UNION_TAGS = {"int", "str", "float", "bool", "list[int]", "list[str]", "list[bool]", "function-after"}
-
-
-def _plain(obj):
-    if isinstance(obj, dict):
-        return {k: _plain(v) for k, v in obj.items()}
-    if isinstance(obj, list):
-        return [_plain(v) for v in obj]
-    return obj
-
-
 def load(path: str | Path, limits: bool | None = None) -> Study:
     """Read and validate a study file; every problem is reported at once, with file and line.
 
@@ -477,12 +428,12 @@ def load(path: str | Path, limits: bool | None = None) -> Study:
     if doc["schema_version"] != SCHEMA_VERSION:
         raise StudyError(f"{path}:{doc.lines.get('schema_version')}: schema_version {doc['schema_version']!r} "
                          f"is not supported; this benchbook reads schema_version: {SCHEMA_VERSION}")
-    data = _plain(doc)
+    data = yamlfile.plain(doc)
     data.setdefault("name", default_name(path))
     try:
         study = Study.model_validate({**data, "path": path})
     except ValidationError as exc:
-        raise StudyError("\n".join(_describe(e, doc, path) for e in exc.errors())) from None
+        raise StudyError("\n".join(yamlfile.describe(e, doc, path, Study) for e in exc.errors())) from None
     if (caps_lifted() is False) if limits is None else limits:
         if too_large := cap_errors(study, path):
             raise StudyError("\n".join(too_large))

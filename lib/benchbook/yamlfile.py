@@ -1,11 +1,14 @@
-"""Study files as YAML: line numbers for every key and item, duplicate keys refused, and the
-document's size (aliases expanded) bounded before anything is built from it."""
+"""Study files as YAML: line numbers for every key and item, duplicate keys refused, the
+document's size (aliases expanded) bounded before anything is built from it, and validation
+errors told as `file:line: field = value: what is allowed`."""
 
 from __future__ import annotations
 
+import difflib
 from pathlib import Path
 
 import yaml
+from pydantic import BaseModel
 
 from .errors import BenchbookError
 
@@ -108,3 +111,53 @@ def line_of(doc, loc: tuple) -> int | None:
         else:
             break
     return line
+
+
+def _fields(model: type[BaseModel], loc: tuple) -> list[str]:
+    """The field names allowed where `loc` points (for 'did you mean')."""
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        field = model.model_fields.get(part)
+        if field is None:
+            break
+        inner = field.annotation
+        candidates = [inner, *getattr(inner, "__args__", ())]
+        for c in candidates:
+            for a in [c, *getattr(c, "__args__", ())]:
+                if isinstance(a, type) and issubclass(a, BaseModel):
+                    model = a
+                    break
+    return [f for f in model.model_fields if f != "path"]
+
+
+def describe(error: dict, doc, path: Path, schema: type[BaseModel]) -> str:
+    """One pydantic error as `file:line: field = value: what is allowed`."""
+    loc = tuple(p for p in error["loc"] if not (isinstance(p, str) and ("[" in p or p in _UNION_TAGS)))
+    where = ".".join(str(p) for p in loc) or "(top level)"
+    line = line_of(doc, loc)
+    prefix = f"{path}:{line}: " if line else f"{path}: "
+    if error["type"] == "extra_forbidden":
+        key = str(loc[-1])
+        allowed = _fields(schema, loc[:-1])
+        close = difflib.get_close_matches(key, allowed, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        return f"{prefix}unknown key {where!r}{hint} (allowed here: {', '.join(allowed)})"
+    value = error.get("input")
+    shown = "" if isinstance(value, dict | list) or value is None else f" = {value!r}"
+    msg = error["msg"].removeprefix("Value error, ")
+    if error["type"] == "literal_error":
+        msg = "must be one of " + msg.removeprefix("Input should be ")
+    return f"{prefix}{where}{shown}: {msg}"
+
+
+_UNION_TAGS = {"int", "str", "float", "bool", "list[int]", "list[str]", "list[bool]", "function-after"}
+
+
+def plain(obj):
+    """The document as plain dicts and lists (what validation reads)."""
+    if isinstance(obj, dict):
+        return {k: plain(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [plain(v) for v in obj]
+    return obj

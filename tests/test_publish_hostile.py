@@ -11,12 +11,12 @@ from benchbook import cli, publish
 from benchbook.errors import ReportNameError
 
 
-def tiny_notebook(tmp_path):
+def tiny_notebook(tmp_path, code="print('measured')"):
     """A notebook of two cells, `parameters` tagged as papermill wants it."""
     nb = nbformat.v4.new_notebook()
     params = nbformat.v4.new_code_cell("summary_path = ''\ninteractive = True")
     params.metadata["tags"] = ["parameters"]
-    nb.cells = [params, nbformat.v4.new_code_cell("print('measured')")]
+    nb.cells = [params, nbformat.v4.new_code_cell(code)]
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     path = tmp_path / "tiny.ipynb"
     nbformat.write(nb, path)
@@ -72,3 +72,15 @@ def test_one_publish_of_a_report_at_a_time(tmp_path):
         [entry] = publish.publish([target], reports, jobs=1, progress=False)
     assert entry["status"] == "busy" and "being published by pid" in entry["error"]
     assert not (reports / "tiny" / "entry.json").exists() and not (reports / "tiny" / "executed").exists()
+
+
+def test_a_log_removed_while_the_notebook_runs_fails_the_report(tmp_path):
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "a.log").write_text("x\n")
+    (logs / "b.log").write_text("y\n")
+    nb = tiny_notebook(tmp_path, f"import pathlib\npathlib.Path({str(logs / 'b.log')!r}).unlink()")
+    [entry] = publish.publish([publish.Target("t", nb, {}, [str(logs)])], tmp_path / "reports", jobs=1,
+                              progress=False)
+    assert entry["status"] == "failed"
+    assert entry["error"] == f"the inputs changed while the notebook ran (removed: {logs / 'b.log'}); publish again"

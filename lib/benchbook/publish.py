@@ -111,7 +111,32 @@ def for_comparison(sources: list[str], labels: list[str] | None, name: str) -> T
                   {"sources": ",".join(resolved), "labels": ",".join(labels or [])}, resolved)
 
 
-def digest(target: Target) -> str:
+def input_files(target: Target) -> dict[str, tuple[int, int]]:
+    """Every file the report reads (study file, run folders, logs): path -> (size, mtime in ns)."""
+    out = {}
+    for item in target.inputs:
+        p = Path(item)
+        files = sorted(q for q in p.rglob("*") if q.is_file()) if p.is_dir() else [p] if p.exists() else []
+        for q in files:
+            try:
+                st = q.stat()
+            except FileNotFoundError:  # removed while listed
+                continue
+            out[str(q)] = (st.st_size, st.st_mtime_ns)
+    return out
+
+
+def changed_inputs(before: dict[str, tuple[int, int]], after: dict[str, tuple[int, int]]) -> str | None:
+    """What changed between two listings, in words (a few paths), or None."""
+    gone = [p for p in before if p not in after]
+    new = [p for p in after if p not in before]
+    modified = [p for p in before if p in after and before[p] != after[p]]
+    parts = [f"{what}: {', '.join(paths[:3])}{f' and {len(paths) - 3} more' if len(paths) > 3 else ''}"
+             for what, paths in (("removed", gone), ("added", new), ("modified", modified)) if paths]
+    return "; ".join(parts) or None
+
+
+def digest(target: Target, files: dict[str, tuple[int, int]] | None = None) -> str:
     """What the report depends on; any change means the notebook runs again."""
     h = hashlib.sha256()
     h.update(json.dumps(target.parameters, sort_keys=True).encode())
@@ -119,12 +144,8 @@ def digest(target: Target) -> str:
     h.update(__version__.encode())
     for p in sorted(PACKAGE.rglob("*.py")):
         h.update(p.read_bytes())
-    for item in target.inputs:
-        p = Path(item)
-        files = sorted(q for q in p.rglob("*") if q.is_file()) if p.is_dir() else [p] if p.exists() else []
-        for q in files:
-            st = q.stat()
-            h.update(f"{q}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+    for q, (size, mtime) in (input_files(target) if files is None else files).items():
+        h.update(f"{q}\0{size}\0{mtime}\n".encode())
     return h.hexdigest()[:20]
 
 
@@ -318,7 +339,7 @@ def publish(targets: list[Target], reports: str | Path = "reports", jobs: int = 
         raise BenchbookError(f"two reports would have the same name: {sorted(n for n in names if names.count(n) > 1)}")
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     with contextlib.ExitStack() as locks:
-        todo, entries, busy = [], {}, {}
+        todo, entries, busy, before = [], {}, {}, {}
         for t in targets:
             out = reports / t.name
             holder = locks.enter_context(_report_lock(out))
@@ -327,7 +348,8 @@ def publish(targets: list[Target], reports: str | Path = "reports", jobs: int = 
                                 "error": f"being published by {holder}; publish it again when that one ends"}
                 continue
             entry_path = out / "entry.json"
-            d = digest(t)
+            listing = input_files(t)
+            d = digest(t, listing)
             try:
                 old = records.read_json(entry_path) if entry_path.exists() else None
             except records.RecordError:
@@ -336,7 +358,8 @@ def publish(targets: list[Target], reports: str | Path = "reports", jobs: int = 
                 entries[t.name] = dict(old, skipped=True)
                 continue
             todo.append((t, d))
-        _execute_all(todo, entries, reports, stamp, jobs, executor, slurm, progress)
+            before[t.name] = listing
+        _execute_all(todo, entries, reports, stamp, jobs, executor, slurm, progress, before)
     for p in sorted(reports.glob("*/entry.json")):  # reports published earlier stay in the index
         name = p.parent.name
         if name not in entries:
@@ -349,8 +372,10 @@ def publish(targets: list[Target], reports: str | Path = "reports", jobs: int = 
     return [busy.get(n) or entries[n] for n in names]
 
 
-def _execute_all(todo, entries, reports, stamp, jobs, executor, slurm, progress) -> None:
-    """Execute the notebooks to publish; each one's entry.json written as it ends."""
+def _execute_all(todo, entries, reports, stamp, jobs, executor, slurm, progress, before) -> None:
+    """Execute the notebooks to publish; each one's entry.json written as it ends. A report whose
+    inputs changed while its notebook ran (a log removed, a record rewritten) is marked failed:
+    it may show what is no longer there; a notebook that launches its study changes them on purpose."""
     bar = tqdm(total=len(todo), unit="report", desc="publish", disable=not progress or not todo)
     if todo:
         for t, d, result in EXECUTORS[executor](todo, reports, stamp, jobs, slurm or {}):
@@ -359,6 +384,10 @@ def _execute_all(todo, entries, reports, stamp, jobs, executor, slurm, progress)
                 summary = records.read_json(out / "summary.json") if (out / "summary.json").exists() else {}
             except records.RecordError as exc:
                 summary, result = {}, dict(result, status="failed", error=str(exc))
+            moved = None if t.parameters.get("launch") else changed_inputs(before[t.name], input_files(t))
+            if moved and result.get("status") == "ok":
+                result = dict(result, status="failed", error=f"the inputs changed while the notebook ran ({moved}); "
+                                                             "publish again")
             entry = {"name": t.name, "digest": d, "published_at": stamp, "notebook": t.notebook.name,
                      "parameters": t.parameters, "benchbook_version": __version__, **result, "summary": summary,
                      "target": asdict(t) | {"notebook": str(t.notebook)}}

@@ -2,6 +2,7 @@
 as it is (no rich markup), OS errors name their file, status shows what cannot be read."""
 
 import re
+from pathlib import Path
 
 from benchbook import cli, records, study
 
@@ -34,6 +35,16 @@ def test_analysis_problems_under_a_markup_path_are_printed_as_they_are(tmp_path,
     assert cli.main(["analyze", str(folder)]) == 1
     err = flat(capsys.readouterr().err)
     assert f"benchbook: {folder / 'empty.log'}:" in err
+
+
+def test_runs_and_warnings_under_a_markup_path_are_printed_as_they_are(tmp_path, capsys):
+    folder = tmp_path / "[/x]" / "[bold]"
+    folder.mkdir(parents=True)
+    log = Path(__file__).parent / "fixtures" / "ngc_tf1" / "pasted_runs_tf_gpu1_amp_bs256.txt"
+    (folder / log.name).write_bytes(log.read_bytes())  # a log whose runs carry warnings
+    assert cli.main(["analyze", str(folder)]) == 0
+    out = flat(capsys.readouterr().out)
+    assert f"warning: {folder / log.name} run" in out
 
 
 def test_an_os_error_names_its_path(tmp_path, fake, capsys):

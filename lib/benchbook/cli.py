@@ -92,14 +92,15 @@ def cmd_analyze(args, out: Console, err: Console) -> int:
             t.add_column(col, overflow="fold")
         short = _short_paths(result.runs["source"])
         for _, r in result.runs.iterrows():
-            t.add_row(short[r["source"]], str(r["run"]), r["format"], _fmt(r["gpus"]), _fmt(r["batch_size"]),
-                      str(r["precision"]), str(r["xla"]), _fmt(r["reported_throughput"]),
-                      _fmt(r["recomputed_throughput"]), str(r["iterations"]), r["status"])
+            cells = (short[r["source"]], r["run"], r["format"], _fmt(r["gpus"]), _fmt(r["batch_size"]),
+                     r["precision"], r["xla"], _fmt(r["reported_throughput"]), _fmt(r["recomputed_throughput"]),
+                     r["iterations"], r["status"])
+            t.add_row(*(Text(str(c)) for c in cells))  # text from logs and paths is never rich markup
         out.print(t)
         for _, r in result.runs.iterrows():
             for w in r["warnings"]:
-                out.print(f"[yellow]warning[/]: {r['source']} run {r['run']} "
-                          f"(lines {r['line_start']}-{r['line_end']}): {w}", highlight=False)
+                out.print(Text.assemble(("warning", "yellow"), f": {r['source']} run {r['run']} "
+                                        f"(lines {r['line_start']}-{r['line_end']}): {w}"), highlight=False)
     _report_problems(result, err)
     return _exit_code(result, args.strict)
 
@@ -128,7 +129,8 @@ def cmd_summarize(args, out: Console, err: Console) -> int:
     else:
         for (framework, model), group in stats.groupby(["framework", "model"], sort=True):
             table = tables.published_layout(group)
-            out.print(f"[bold]{model} ({framework})[/], {args.value.replace('_', ' ')} in images/s over repeats")
+            out.print(Text.assemble((f"{model} ({framework})", "bold"),
+                                    f", {args.value.replace('_', ' ')} in images/s over repeats"))
             print(table.round(2).to_string(na_rep="-"))
             cut = group[group["incomplete"] > 0]
             for _, row in cut.iterrows():

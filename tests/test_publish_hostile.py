@@ -84,3 +84,20 @@ def test_a_log_removed_while_the_notebook_runs_fails_the_report(tmp_path):
                               progress=False)
     assert entry["status"] == "failed"
     assert entry["error"] == f"the inputs changed while the notebook ran (removed: {logs / 'b.log'}); publish again"
+
+
+def test_the_index_shows_counts_as_integers_and_times_as_utc(tmp_path):
+    entry = {"name": "r", "status": "ok", "published_at": "20261124T100301Z", "notebook": "n.ipynb",
+             "summary": {"runs": 6, "complete": 6, "best": {"label": "8 GPU amp bs256", "median": 42.48875}}}
+    index = publish.write_index(tmp_path, [entry]).read_text()
+    assert "<td>6 / 6</td>" in index and "42.49" in index and "42.48875" not in index
+    assert "2026-11-24 10:03:01" in index and "20261124T100301Z" not in index
+
+
+def test_a_reference_outside_its_folder_is_refused_before_any_notebook_runs(tmp_path, capsys):
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    code = cli.main(["publish", "--logs", str(logs), "--model", "resnet50_tf", "--reference", "../../etc/passwd",
+                     "--reports", str(tmp_path / "reports")])
+    assert code == 2 and not (tmp_path / "reports").exists()
+    assert "passwd" in capsys.readouterr().err

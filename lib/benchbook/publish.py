@@ -100,6 +100,9 @@ def for_logs(log_dir: str | Path, model: str, name: str | None = None, reference
     folder = Path(log_dir).resolve()
     if not folder.exists():
         raise BenchbookError(f"{log_dir}: no such folder of logs")
+    if reference:  # a bad name fails here, not later as a failed notebook
+        from . import references
+        references.load(reference)
     return Target(name or folder.name, NOTEBOOKS / f"{model}.ipynb",
                   {"study": "", "log_dir": str(folder), "launch": False, "reference": reference or ""},
                   [str(folder)])
@@ -399,7 +402,18 @@ def _execute_all(todo, entries, reports, stamp, jobs, executor, slurm, progress,
 
 
 def _fmt(value) -> str:
-    return f"{value:,.2f}" if isinstance(value, int | float) and not isinstance(value, bool) else str(value)
+    """Counts as integers, rates with two decimals, anything else (a dash) as it is."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return str(value)
+    return f"{value:,}" if isinstance(value, int) else f"{value:,.2f}"
+
+
+def _when(stamp: str) -> str:
+    """`20261124T100301Z` as `2026-11-24 10:03:01` (UTC, as the column says)."""
+    try:
+        return dt.datetime.strptime(stamp, "%Y%m%dT%H%M%SZ").strftime("%Y-%m-%d %H:%M:%S")
+    except ValueError:
+        return stamp
 
 
 def write_index(reports: Path, entries: list[dict]) -> Path:
@@ -420,7 +434,8 @@ def write_index(reports: Path, entries: list[dict]) -> Path:
             f'<td>{e(str(s.get("mode", "-")))}</td>'
             f'<td>{e(_fmt(s.get("complete", "-")))} / {e(_fmt(s.get("runs", "-")))}</td>'
             f'<td>{e(str(best.get("label", "-")))}</td><td class="num">{e(_fmt(best.get("median", "-")))}</td>'
-            f'<td class="verdict">{e(str(verdict))}</td><td>{e(entry.get("published_at", ""))}</td><td>{links}</td>'
+            f'<td class="verdict">{e(str(verdict))}</td><td>{e(_when(entry.get("published_at", "")))}</td>'
+            f'<td>{links}</td>'
             + (f'</tr><tr class="error"><td colspan="10">{e(entry["error"])}</td>' if entry.get("error") else "")
             + "</tr>")
     page = f"""<!DOCTYPE html>

@@ -101,3 +101,9 @@ def test_a_reference_outside_its_folder_is_refused_before_any_notebook_runs(tmp_
                      "--reports", str(tmp_path / "reports")])
     assert code == 2 and not (tmp_path / "reports").exists()
     assert "passwd" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", ["index.html", "Index.HTML", "r.lock"])
+def test_names_kept_for_the_index_page_are_refused(name):
+    with pytest.raises(ReportNameError, match="kept for the index page"):
+        publish.check_name(name)

@@ -148,12 +148,9 @@ def test_a_record_that_cannot_be_written_at_the_end_says_disk_full(tmp_path, fak
     assert "No space left on device" in rec["failure"]["detail"]
 
 
-def test_records_are_as_readable_as_the_logs(tmp_path):
-    old = os.umask(0o022)
-    try:
-        records.write(tmp_path / "run.json", {"status": "running", "config": {}})
-    finally:
-        os.umask(old)
+def test_records_are_as_readable_as_the_logs(tmp_path, monkeypatch):
+    monkeypatch.setattr(records, "_UMASK", 0o022)  # the umask the process started with
+    records.write(tmp_path / "run.json", {"status": "running", "config": {}})
     assert (tmp_path / "run.json").stat().st_mode & 0o777 == 0o644
 
 

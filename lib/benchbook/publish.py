@@ -61,6 +61,9 @@ def check_name(name: str) -> str:
     if not REPORT_NAME.fullmatch(name or ""):
         raise ReportNameError(f"report name {name!r}: a report is a folder of --reports; its name is letters, "
                               "digits, '.', '_' and '-', starting with a letter or a digit (give --name NAME)")
+    if name.lower().endswith((".html", ".lock")):  # index.html is the folder's own page
+        raise ReportNameError(f"report name {name!r}: a report is a folder of --reports, and names ending in "
+                              "'.html' or '.lock' are kept for the index page (give --name NAME)")
     return name
 
 

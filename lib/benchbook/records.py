@@ -54,10 +54,15 @@ class StorageError(BenchbookError, OSError):
         return self.strerror or super().__str__()
 
 
-def _umask() -> int:
-    mask = os.umask(0)
+def _read_umask() -> int:
+    """The process's umask, read once at import: os.umask can only read it by setting it, which for
+    that moment would change the mode of files other threads create."""
+    mask = os.umask(0o022)
     os.umask(mask)
     return mask
+
+
+_UMASK = _read_umask()
 
 
 def clean(value):
@@ -86,7 +91,7 @@ def write(path: Path, record: dict[str, Any]) -> None:
     tmp = None
     try:
         fd, tmp = tempfile.mkstemp(prefix=".run.", suffix=".tmp", dir=path.parent)
-        os.fchmod(fd, 0o666 & ~_umask())  # readable as the logs beside it are (mkstemp makes 0600)
+        os.fchmod(fd, 0o666 & ~_UMASK)  # readable as the logs beside it are (mkstemp makes 0600)
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             json.dump(clean(record), f, indent=2, sort_keys=False)
             f.write("\n")

@@ -102,10 +102,10 @@ def test_config_label(row, label):
 
 
 def test_labels_name_the_model_only_when_models_differ(example):
-    labels, order = plots._configs(example.runs)
+    labels, order = plots.config_labels(example.runs)
     assert "tensorflow2 maskrcnn · 8 GPUs · amp · bs2 · xla" in order
     assert len(order) == 14
-    labels, order = plots._configs(make_runs())
+    labels, order = plots.config_labels(make_runs())
     assert order == ["1 GPU · fp32 · bs128 · xla", "8 GPUs · fp32 · bs128 · xla",
                      "1 GPU · amp · bs224 · xla", "8 GPUs · amp · bs224 · xla"]
 

@@ -29,12 +29,12 @@ def _gpus(value) -> int | None:
         return None
 
 
-def _join(values) -> str:
+def join_counts(values) -> str:
     values = [str(v) for v in values]
     return values[0] if len(values) == 1 else ", ".join(values[:-1]) + " and " + values[-1]
 
 
-def _group(precision: str, batch: int, xla, vary_xla: bool) -> str:
+def group_label(precision: str, batch: int, xla, vary_xla: bool) -> str:
     name = f"{PRECISION_NAMES.get(precision, precision)} bs{batch}"
     return name + ((" XLA" if xla is True else " no XLA") if vary_xla else "")
 
@@ -89,11 +89,11 @@ def published_form(stats: pd.DataFrame, comparison: pd.DataFrame | None, unit: s
     if len(groups) * len(sub) > MAX_COLUMNS:  # too wide for a screen: a row per configuration instead
         return _long_form(groups, gpu_rows, measured, published, speedup, with_ref, vary_xla, unit)
     head1 = '<th rowspan="2">GPUs</th>' + "".join(
-        f'<th colspan="{len(sub)}">{html.escape(_group(p, b, x == "True", vary_xla))} ({html.escape(unit)})</th>'
+        f'<th colspan="{len(sub)}">{html.escape(group_label(p, b, x == "True", vary_xla))} ({html.escape(unit)})</th>'
         for p, b, x in groups)
     head1 += "".join(f'<th rowspan="2">AMP/FP32 bs{b}</th>' for b in amp_pairs)
     head2 = "".join(f"<th>{html.escape(s)}</th>" for _ in groups for s in sub)
-    body, plain = [], [" | ".join(["GPUs"] + [_group(p, b, x == "True", vary_xla) for p, b, x in groups])]
+    body, plain = [], [" | ".join(["GPUs"] + [group_label(p, b, x == "True", vary_xla) for p, b, x in groups])]
     for g in gpu_rows:
         cells = [("CPU" if g == 0 else display.text(g), "")]
         for p, b, x in groups:
@@ -132,7 +132,7 @@ def _long_form(groups, gpu_rows, measured, published, speedup, with_ref, vary_xl
             m, pub = measured.get((g, p, b, x)), published.get((g, p, b, x))
             if m is None and pub is None:
                 continue
-            row = {"configuration": _group(p, b, x == "True", vary_xla), "GPUs": "CPU" if g == 0 else g}
+            row = {"configuration": group_label(p, b, x == "True", vary_xla), "GPUs": "CPU" if g == 0 else g}
             if with_ref:
                 row["published"] = display.as_printed(pub["published"]) if pub is not None else None
             decimals = _decimals(pub["published"]) if pub is not None else 2
@@ -165,7 +165,7 @@ def sentence(what: str, on: str, reference, comparison: pd.DataFrame | None, sum
         best = stats.sort_values("median", ascending=False).iloc[0]
         line = (f"{what} on {on}: {configs} configuration{'s' * (configs != 1)} measured, the fastest "
                 f"{display.fixed(best['median'])} {unit} "
-                f"({_group(best['precision'], int(best['batch_size']), None, False)}); "
+                f"({group_label(best['precision'], int(best['batch_size']), None, False)}); "
                 "no published reference to compare with.")
         return display.Html(f'<p class="bb-verdict">{html.escape(line)}</p>', line)
     tol = float(comparison.attrs.get("tolerance", reference.tolerance)) if comparison is not None else 0.05
@@ -173,12 +173,13 @@ def sentence(what: str, on: str, reference, comparison: pd.DataFrame | None, sum
     link = (f'<a href="{html.escape(src.url)}">{html.escape(src.title)}</a>' if src.url else html.escape(src.title))
     n = summary["rows"] if summary else 0
     if summary and summary["measured"] == 0:
-        pub = sorted({_group(r.precision, r.batch_size, None, False) + f" on {r.gpus} GPU" for r in reference.rows})
-        mine = sorted({_group(r["precision"], int(r["batch_size"]), None, False) + f" on {r['gpus']} GPU"
+        pub = sorted({group_label(r.precision, r.batch_size, None, False) + f" on {r.gpus} GPU"
+                      for r in reference.rows})
+        mine = sorted({group_label(r["precision"], int(r["batch_size"]), None, False) + f" on {r['gpus']} GPU"
                        for _, r in stats.iterrows()})
         verdict = "not measured"
-        rest = (f"none of the {configs} configuration{'s' * (configs != 1)} in the logs ({_join(mine)}) is one of the "
-                f"{n} published ({_join(pub)}).")
+        rest = (f"none of the {configs} configuration{'s' * (configs != 1)} in the logs ({join_counts(mine)}) "
+                f"is one of the {n} published ({join_counts(pub)}).")
     else:
         verdict = summary["overall"]
         extra = [f"{summary[k]} {k}" for k in ("slower", "faster", "not measured") if summary[k]]

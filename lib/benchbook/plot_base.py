@@ -38,10 +38,10 @@ _STYLE = {
     "figure.titlesize": 12,
     "legend.frameon": False,
 }
-_PALETTE = sns.color_palette("colorblind", 10)
-_MARKERS = ["o", "s", "^", "D", "v", "P", "X", "<", ">", "h"]
-_WARMUP_SHADE = "0.90"
-_WARMUP_LINE = "0.60"
+PALETTE = sns.color_palette("colorblind", 10)
+MARKERS = ["o", "s", "^", "D", "v", "P", "X", "<", ">", "h"]
+WARMUP_SHADE = "0.90"
+WARMUP_LINE = "0.60"
 
 
 class ReportFigure(Figure):
@@ -84,7 +84,7 @@ def figure_to_png(fig: Figure, dpi: float | None = None) -> bytes:
     return buf.getvalue()
 
 
-def _styled(fn: Callable[..., Figure]) -> Callable[..., Figure]:
+def styled(fn: Callable[..., Figure]) -> Callable[..., Figure]:
     """Build the figure inside the report style, without touching the global rcParams."""
 
     @functools.wraps(fn)
@@ -100,14 +100,14 @@ def _styled(fn: Callable[..., Figure]) -> Callable[..., Figure]:
     return wrapper
 
 
-def _figure(width: float, height: float) -> ReportFigure:
+def new_figure(width: float, height: float) -> ReportFigure:
     fig = ReportFigure(figsize=(width, height), layout="constrained")
     FigureCanvasAgg(fig)
     return fig
 
 
-def _no_data(title: str, reason: str) -> ReportFigure:
-    fig = _figure(6, 2.2)
+def no_data_figure(title: str, reason: str) -> ReportFigure:
+    fig = new_figure(6, 2.2)
     ax = fig.add_subplot()
     ax.set_axis_off()
     ax.text(0.5, 0.6, "no data", ha="center", va="center", fontsize=16, color="0.35", transform=ax.transAxes)
@@ -119,7 +119,7 @@ def _no_data(title: str, reason: str) -> ReportFigure:
 # ---------------------------------------------------------------- configurations and their names
 
 
-def _missing(value) -> bool:
+def is_missing(value) -> bool:
     if value is None or value is pd.NA or value is pd.NaT:
         return True
     if isinstance(value, str):
@@ -130,8 +130,8 @@ def _missing(value) -> bool:
         return False
 
 
-def _int(value) -> int | None:
-    if _missing(value):
+def int_or_none(value) -> int | None:
+    if is_missing(value):
         return None
     try:
         return int(value)
@@ -140,7 +140,7 @@ def _int(value) -> int | None:
 
 
 def _xla(value) -> bool | None:
-    if _missing(value):
+    if is_missing(value):
         return None
     if isinstance(value, str):
         return value.strip().lower() in ("true", "1", "yes", "on", "xla")
@@ -148,11 +148,11 @@ def _xla(value) -> bool | None:
 
 
 def _gpus_text(gpus, processes=None) -> str:
-    n = _int(gpus)
+    n = int_or_none(gpus)
     if n is None:
         return "? GPUs"
     if n == 0:
-        ranks = _int(processes)
+        ranks = int_or_none(processes)
         return f"CPU x{ranks} ranks" if ranks and ranks > 1 else "CPU"
     return "1 GPU" if n == 1 else f"{n} GPUs"
 
@@ -163,12 +163,12 @@ def config_label(row, prefix: Sequence[str] = (), with_gpus: bool = True) -> str
     `prefix` names columns (framework, model) whose values start the label.
     """
     get = row.get if hasattr(row, "get") else (lambda k, d=None: getattr(row, k, d))
-    parts = [" ".join(str(get(k)) for k in prefix if not _missing(get(k)))] if prefix else []
+    parts = [" ".join(str(get(k)) for k in prefix if not is_missing(get(k)))] if prefix else []
     if with_gpus:
         parts.append(_gpus_text(get("gpus"), get("processes")))
     precision = get("precision")
-    parts.append("?" if _missing(precision) else str(precision))
-    batch = _int(get("batch_size"))
+    parts.append("?" if is_missing(precision) else str(precision))
+    batch = int_or_none(get("batch_size"))
     parts.append(f"bs{batch}" if batch is not None else "bs?")
     xla = _xla(get("xla"))
     if xla is not None:
@@ -182,15 +182,15 @@ def _prefix(frame: pd.DataFrame) -> list[str]:
 
 def _sort_key(row, prefix: Sequence[str], with_gpus: bool = True) -> tuple:
     precision = str(row.get("precision")).lower()
-    batch, gpus, xla = _int(row.get("batch_size")), _int(row.get("gpus")), _xla(row.get("xla"))
+    batch, gpus, xla = int_or_none(row.get("batch_size")), int_or_none(row.get("gpus")), _xla(row.get("xla"))
     key = tuple(str(row.get(k)) for k in prefix)
     key += (_PRECISION_ORDER.get(precision, 9), precision, batch if batch is not None else 1 << 30,
             {True: 0, False: 1, None: 2}[xla])
-    ranks = _int(row.get("processes")) or 1
+    ranks = int_or_none(row.get("processes")) or 1
     return key + ((gpus if gpus is not None else 1 << 30, ranks) if with_gpus else ())
 
 
-def _configs(frame: pd.DataFrame, with_gpus: bool = True) -> tuple[pd.Series, list[str]]:
+def config_labels(frame: pd.DataFrame, with_gpus: bool = True) -> tuple[pd.Series, list[str]]:
     """The label of each row and the labels in report order (by model, precision, batch, XLA, GPUs)."""
     prefix = _prefix(frame)
     records = frame.to_dict("records")
@@ -201,7 +201,7 @@ def _configs(frame: pd.DataFrame, with_gpus: bool = True) -> tuple[pd.Series, li
     return labels, sorted(keys, key=lambda lab: (keys[lab], lab))
 
 
-def _title(fig: Figure, title: str, notes: Sequence[str] = ()) -> None:
+def set_title(fig: Figure, title: str, notes: Sequence[str] = ()) -> None:
     """The figure's title, with what was left out in smaller type, wrapped to the figure's width."""
     width = max(40, int(fig.get_figwidth() * 9))
     text = title
@@ -210,12 +210,12 @@ def _title(fig: Figure, title: str, notes: Sequence[str] = ()) -> None:
     fig.suptitle(text)
 
 
-def _left_out(kind: str, names: Sequence[str], shown: int = 2) -> str:
+def left_out_note(kind: str, names: Sequence[str], shown: int = 2) -> str:
     listed = ", ".join(names[:shown]) + (", …" if len(names) > shown else "")
     return f"{len(names)} {kind} left out ({listed})"
 
 
-def _time_unit(seconds: float) -> tuple[float, str]:
+def time_unit(seconds: float) -> tuple[float, str]:
     if not np.isfinite(seconds) or seconds < 180:
         return 1.0, "s"
     if seconds < 3 * 3600:
@@ -223,8 +223,8 @@ def _time_unit(seconds: float) -> tuple[float, str]:
     return 3600.0, "h"
 
 
-def _repeat_name(row, fallback: int) -> str:
-    rep = _int(row.get("repeat"))
+def repeat_name(row, fallback: int) -> str:
+    rep = int_or_none(row.get("repeat"))
     return f"#{rep}" if rep is not None else f"#{fallback + 1}"
 
 

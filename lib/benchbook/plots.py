@@ -25,26 +25,26 @@ from matplotlib.lines import Line2D
 
 from . import metrics
 from .plot_base import (
-    _MARKERS,
-    _PALETTE,
+    MARKERS,
     METRICS,
+    PALETTE,
     RATE_UNIT,
     ReportFigure,
-    _configs,
-    _figure,
-    _int,
-    _left_out,
-    _missing,
-    _no_data,
-    _repeat_name,
-    _styled,
-    _time_unit,
-    _title,
     _xla,
     alt_text,
     config_label,
+    config_labels,
     figure_to_png,
+    int_or_none,
+    is_missing,
+    left_out_note,
+    new_figure,
+    no_data_figure,
     rate_unit,
+    repeat_name,
+    set_title,
+    styled,
+    time_unit,
 )
 from .plots_runs import repeats, throughput_over_time
 
@@ -58,7 +58,7 @@ __all__ = [
 
 
 def _key(row) -> tuple:
-    return (_int(row.get("batch_size")), str(row.get("precision")).lower(), _xla(row.get("xla")))
+    return (int_or_none(row.get("batch_size")), str(row.get("precision")).lower(), _xla(row.get("xla")))
 
 
 def _published(stats: pd.DataFrame, reference: pd.DataFrame | None) -> dict[tuple, list[tuple[int, float]]]:
@@ -67,13 +67,13 @@ def _published(stats: pd.DataFrame, reference: pd.DataFrame | None) -> dict[tupl
     if reference is not None and not reference.empty:
         ref = reference.to_dict("records")
         base = {_key(r): float(r["published"]) for r in ref
-                if _int(r.get("gpus")) == 1 and not _missing(r.get("published"))}
+                if int_or_none(r.get("gpus")) == 1 and not is_missing(r.get("published"))}
         for r in ref:
-            gpus = _int(r.get("gpus"))
+            gpus = int_or_none(r.get("gpus"))
             speedup = r.get("published_speedup")
-            if _missing(speedup) and not _missing(r.get("published")) and base.get(_key(r)):
+            if is_missing(speedup) and not is_missing(r.get("published")) and base.get(_key(r)):
                 speedup = float(r["published"]) / base[_key(r)]
-            if gpus and not _missing(speedup):
+            if gpus and not is_missing(speedup):
                 out.setdefault(_key(r), []).append((gpus, float(speedup)))
         # A reference that does not say XLA matches either setting.
         for key in [k for k in out if k[2] is None]:
@@ -81,13 +81,13 @@ def _published(stats: pd.DataFrame, reference: pd.DataFrame | None) -> dict[tupl
                 out.setdefault((key[0], key[1], xla), out[key])
     elif "published_speedup" in stats:
         for r in stats.to_dict("records"):
-            gpus = _int(r.get("gpus"))
-            if gpus and not _missing(r.get("published_speedup")):
+            gpus = int_or_none(r.get("gpus"))
+            if gpus and not is_missing(r.get("published_speedup")):
                 out.setdefault(_key(r), []).append((gpus, float(r["published_speedup"])))
     return {k: sorted(set(v)) for k, v in out.items()}
 
 
-@_styled
+@styled
 def scaling(stats: pd.DataFrame, reference: pd.DataFrame | None = None) -> Figure:
     """Speedup over the 1-GPU median against the GPU count, and scaling efficiency, per (precision, batch, xla).
 
@@ -99,24 +99,24 @@ def scaling(stats: pd.DataFrame, reference: pd.DataFrame | None = None) -> Figur
     """
     title = "Scaling: speedup over 1 GPU (median of repeats)"
     if stats is None or stats.empty or "speedup" not in stats:
-        return _no_data(title, "no statistics (metrics.aggregate gave no row)")
-    data = stats.assign(_gpus=[_int(g) for g in stats["gpus"]])
+        return no_data_figure(title, "no statistics (metrics.aggregate gave no row)")
+    data = stats.assign(_gpus=[int_or_none(g) for g in stats["gpus"]])
     cpu = data[data["_gpus"].isin([0])]
     data = data[data["_gpus"].fillna(0).astype(int) > 0]
     usable = data[pd.to_numeric(data["speedup"], errors="coerce").notna()]
     no_base = data[~data.index.isin(usable.index)]
     if usable.empty:
-        return _no_data(title, "no configuration has a 1-GPU baseline to compute a speedup from")
+        return no_data_figure(title, "no configuration has a 1-GPU baseline to compute a speedup from")
     published = _published(stats, reference)
 
-    labels, order = _configs(usable, with_gpus=False)
+    labels, order = config_labels(usable, with_gpus=False)
     usable = usable.assign(_series=labels)
-    fig = _figure(12, 4.6)
+    fig = new_figure(12, 4.6)
     ax_s, ax_e = fig.subplots(1, 2)
     all_gpus = set(usable["_gpus"].astype(int))
     any_published = False
     for i, series in enumerate(order):
-        color, marker = _PALETTE[i % len(_PALETTE)], _MARKERS[i % len(_MARKERS)]
+        color, marker = PALETTE[i % len(PALETTE)], MARKERS[i % len(MARKERS)]
         rows = usable[usable["_series"] == series].sort_values("_gpus")
         g = rows["_gpus"].to_numpy(float)
         s = pd.to_numeric(rows["speedup"], errors="coerce").to_numpy(float)
@@ -161,15 +161,15 @@ def scaling(stats: pd.DataFrame, reference: pd.DataFrame | None = None) -> Figur
     if len(cpu):
         notes.append(f"{len(cpu)} CPU configuration{'s' if len(cpu) != 1 else ''} left out")
     if len(no_base):
-        notes.append(_left_out("configurations without a 1-GPU baseline", list(_configs(no_base)[1])))
-    _title(fig, title, notes)
+        notes.append(left_out_note("configurations without a 1-GPU baseline", list(config_labels(no_base)[1])))
+    set_title(fig, title, notes)
     return fig
 
 
 # ---------------------------------------------------------------- 4. time to train
 
 
-@_styled
+@styled
 def time_to_train(evaluations: pd.DataFrame, runs: pd.DataFrame | None, target: float | None = None,
                   max_runs: int = 20) -> Figure:
     """Top-1 accuracy against elapsed time per run, the target as a line, the time to target starred.
@@ -181,32 +181,32 @@ def time_to_train(evaluations: pd.DataFrame, runs: pd.DataFrame | None, target: 
     """
     title = "Time to train: top-1 accuracy" + (f" (target {target:g} %)" if target is not None else "")
     if evaluations is None or evaluations.empty or evaluations["top1"].notna().sum() == 0:
-        return _no_data(title, "no evaluation with a top-1 accuracy in these logs")
+        return no_data_figure(title, "no evaluation with a top-1 accuracy in these logs")
     ev = evaluations[evaluations["top1"].notna()]
     keys = list(dict.fromkeys(zip(ev["source"], ev["run"], strict=True)))
     info: dict[tuple, dict] = {}
     config_of: dict[tuple, str] = {}
     order: list[str] = []
     if runs is not None and not runs.empty:
-        labels, order = _configs(runs)
+        labels, order = config_labels(runs)
         for (_, r), label in zip(runs.iterrows(), labels, strict=True):
             info[(r["source"], r["run"])] = r.to_dict()
             config_of[(r["source"], r["run"])] = label
     for k in keys:
         config_of.setdefault(k, f"{k[0]} run {k[1]}")
     order = [c for c in order if c in set(config_of.values())] + sorted(set(config_of.values()) - set(order))
-    keys.sort(key=lambda k: (order.index(config_of[k]), _int(info.get(k, {}).get("repeat")) or 0, k))
+    keys.sort(key=lambda k: (order.index(config_of[k]), int_or_none(info.get(k, {}).get("repeat")) or 0, k))
     shown, hidden = keys[:max_runs], keys[max_runs:]
 
     use_time = ev["elapsed"].notna().all()
-    divisor, unit = _time_unit(float(ev["elapsed"].max())) if use_time else (1.0, "epoch")
+    divisor, unit = time_unit(float(ev["elapsed"].max())) if use_time else (1.0, "epoch")
     reached = metrics.time_to_target(ev, target) if target is not None else pd.DataFrame()
     hits = {(r["source"], r["run"]): r for r in reached.to_dict("records") if r["reached"]}
 
-    fig = _figure(9, 5)
+    fig = new_figure(9, 5)
     ax = fig.add_subplot()
     groups = ev.sort_values("line").groupby(["source", "run"], sort=False)
-    color_of = {c: _PALETTE[i % len(_PALETTE)] for i, c in enumerate(order)}
+    color_of = {c: PALETTE[i % len(PALETTE)] for i, c in enumerate(order)}
     seen: dict[str, int] = {}
     for k in shown:
         g = groups.get_group(k)
@@ -214,7 +214,7 @@ def time_to_train(evaluations: pd.DataFrame, runs: pd.DataFrame | None, target: 
         n = seen.setdefault(config, 0)
         seen[config] += 1
         xs = g["elapsed"].to_numpy(float) / divisor if use_time else g["epoch"].to_numpy(float)
-        name = f"{config} · {_repeat_name(info.get(k, {}), n)}"
+        name = f"{config} · {repeat_name(info.get(k, {}), n)}"
         if target is not None:
             name += f" · {hits[k]['seconds'] / divisor:.2f} {unit}" if k in hits and use_time else (
                 "" if k in hits else " · not reached")
@@ -232,7 +232,8 @@ def time_to_train(evaluations: pd.DataFrame, runs: pd.DataFrame | None, target: 
     if hits:
         ax.plot([], [], ls="", marker="*", ms=11, color="0.5", mec="black", label="target first reached")
     fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=2, fontsize="x-small")
-    _title(fig, title, [f"{len(keys) - len(hidden)} of {len(keys)} runs drawn (max_runs={max_runs})"] if hidden else [])
+    drawn = f"{len(keys) - len(hidden)} of {len(keys)} runs drawn (max_runs={max_runs})"
+    set_title(fig, title, [drawn] if hidden else [])
     return fig
 
 
@@ -247,11 +248,11 @@ def _verdict_colour(verdict: str, i: int):
     text = str(verdict).lower()
     for word, idx in _VERDICT_COLOURS.items():
         if word in text:
-            return _PALETTE[idx]
-    return _PALETTE[(4 + i) % len(_PALETTE)]
+            return PALETTE[idx]
+    return PALETTE[(4 + i) % len(PALETTE)]
 
 
-@_styled
+@styled
 def comparison(frame: pd.DataFrame, tolerance: float | None = None) -> Figure:
     """Measured / published throughput per configuration, as points on stems from 1.0, in a tolerance band.
 
@@ -266,7 +267,7 @@ def comparison(frame: pd.DataFrame, tolerance: float | None = None) -> Figure:
         tolerance = float(attrs.get("tolerance", 0.05))
     title = f"Measured vs published throughput (tolerance ±{100 * tolerance:g} %)"
     if frame is None or frame.empty:
-        return _no_data(title, "nothing to compare")
+        return no_data_figure(title, "nothing to compare")
     data = frame.copy()
     if "ratio" not in data:
         data["ratio"] = pd.to_numeric(data["measured"], errors="coerce") / pd.to_numeric(
@@ -275,17 +276,17 @@ def comparison(frame: pd.DataFrame, tolerance: float | None = None) -> Figure:
     if "verdict" not in data:
         data["verdict"] = np.select([data["ratio"] < 1 - tolerance, data["ratio"] > 1 + tolerance,
                                      data["ratio"].notna()], ["below", "above", "within"], "no ratio")
-    labels, order = _configs(data)
+    labels, order = config_labels(data)
     data = data.assign(_config=labels)
     data["_pos"] = data["_config"].map({c: i for i, c in enumerate(order)})
     data = data.sort_values("_pos", kind="stable")
     if "table" in data and data["table"].dropna().nunique() > 1:
-        data["_config"] = [c if _missing(t) else f"{c} [{t}]" for c, t in zip(data["_config"], data["table"],
+        data["_config"] = [c if is_missing(t) else f"{c} [{t}]" for c, t in zip(data["_config"], data["table"],
                                                                               strict=True)]
 
-    fig = _figure(10, 1.8 + 0.4 * len(data))
+    fig = new_figure(10, 1.8 + 0.4 * len(data))
     ax = fig.add_subplot()
-    ax.axvspan(1 - tolerance, 1 + tolerance, color=_PALETTE[2], alpha=0.15, lw=0, gid="tolerance",
+    ax.axvspan(1 - tolerance, 1 + tolerance, color=PALETTE[2], alpha=0.15, lw=0, gid="tolerance",
                label=f"within ±{100 * tolerance:g} %")
     ax.axvline(1.0, color="0.4", lw=1)
     verdicts = list(dict.fromkeys(data["verdict"].astype(str)))
@@ -294,13 +295,13 @@ def comparison(frame: pd.DataFrame, tolerance: float | None = None) -> Figure:
     valid = data["ratio"].notna().to_numpy()
     for y, r in zip(ypos, data.to_dict("records"), strict=True):
         if np.isnan(r["ratio"]):
-            verdict = "" if _missing(r.get("verdict")) or str(r["verdict"]) == "no ratio" else f" ({r['verdict']})"
+            verdict = "" if is_missing(r.get("verdict")) or str(r["verdict"]) == "no ratio" else f" ({r['verdict']})"
             ax.text(1.0, y, f"  no ratio{verdict}", va="center", ha="left", fontsize="small", color="0.4")
             continue
         ax.plot([1.0, r["ratio"]], [y, y], color=colours[str(r["verdict"])], lw=1.5, gid="stem")
         pub, meas = r.get("published"), r.get("measured")
         note = f"{r['ratio']:.3f}" + (f"  ({_three_digits(meas)} / {_three_digits(pub)})"
-                                      if not _missing(pub) and not _missing(meas) else "")
+                                      if not is_missing(pub) and not is_missing(meas) else "")
         ax.annotate(note, (r["ratio"], y), xytext=(6 if r["ratio"] >= 1 else -6, 5), textcoords="offset points",
                     ha="left" if r["ratio"] >= 1 else "right", fontsize="x-small", color="0.25")
     for v in verdicts:
@@ -345,7 +346,7 @@ def _explorer_class():
             self.analysis = analysis
             self.max_runs = max_runs
             runs = analysis.runs
-            labels, order = _configs(runs) if not runs.empty else (pd.Series(dtype=object), [])
+            labels, order = config_labels(runs) if not runs.empty else (pd.Series(dtype=object), [])
             self.labels = labels
             self.configs = widgets.SelectMultiple(options=order, value=tuple(order), rows=min(10, max(3, len(order))),
                                                   description="configs", layout=widgets.Layout(width="420px"))

@@ -13,20 +13,20 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from .plot_base import (
-    _PALETTE,
-    _WARMUP_LINE,
-    _WARMUP_SHADE,
     METRICS,
-    _configs,
-    _figure,
-    _left_out,
-    _missing,
-    _no_data,
-    _repeat_name,
-    _styled,
-    _time_unit,
-    _title,
+    PALETTE,
+    WARMUP_LINE,
+    WARMUP_SHADE,
+    config_labels,
+    is_missing,
+    left_out_note,
+    new_figure,
+    no_data_figure,
     rate_unit,
+    repeat_name,
+    set_title,
+    styled,
+    time_unit,
 )
 
 # ---------------------------------------------------------------- 1. throughput over time
@@ -69,7 +69,7 @@ def _fit_measured(ax, shown: list[np.ndarray], measured: list[np.ndarray]) -> No
     ax.set_ylim(bottom - 0.05 * pad, top + 0.05 * pad)
 
 
-@_styled
+@styled
 def throughput_over_time(iterations: pd.DataFrame, runs: pd.DataFrame, x: str = "iteration",
                          max_runs: int = 48, max_facets: int = 12,
                          value: str = "recomputed_throughput") -> Figure:
@@ -93,11 +93,11 @@ def throughput_over_time(iterations: pd.DataFrame, runs: pd.DataFrame, x: str = 
         raise ValueError(f"x must be 'iteration' or 'elapsed', not {x!r}")
     title = f"Throughput per {'iteration' if x == 'iteration' else 'record over time'} ({rate_unit(runs)})"
     if runs is None or runs.empty:
-        return _no_data(title, "no runs")
+        return no_data_figure(title, "no runs")
     if iterations is None or iterations.empty or iterations["throughput"].notna().sum() == 0:
-        return _no_data(title, "no iteration records with a throughput in these logs")
+        return no_data_figure(title, "no iteration records with a throughput in these logs")
 
-    labels, order = _configs(runs)
+    labels, order = config_labels(runs)
     groups = iterations.groupby(["source", "run"], sort=False).indices
     shown_configs, hidden_configs = order[:max_facets], order[max_facets:]
     members = {c: runs[labels == c].assign(_rep=runs["repeat"] if "repeat" in runs else pd.NA)
@@ -118,13 +118,13 @@ def throughput_over_time(iterations: pd.DataFrame, runs: pd.DataFrame, x: str = 
     if x == "elapsed":
         positions = [groups[(r["source"], r["run"])] for rs in picked.values() for r in rs]
         elapsed = iterations["elapsed"].to_numpy(float)[np.concatenate(positions)] if positions else np.array([])
-        divisor, unit = _time_unit(float(np.nanmax(elapsed)) if np.isfinite(elapsed).any() else np.nan)
+        divisor, unit = time_unit(float(np.nanmax(elapsed)) if np.isfinite(elapsed).any() else np.nan)
     xlabel = "iteration" if x == "iteration" else f"elapsed time ({unit})"
 
     n = len(shown_configs)
     ncols = min(n, 3)
     nrows = math.ceil(n / ncols)
-    fig = _figure(4.3 * ncols, 2.7 * nrows + 1.0)
+    fig = new_figure(4.3 * ncols, 2.7 * nrows + 1.0)
     axes = fig.subplots(nrows, ncols, squeeze=False).ravel()
     for extra in axes[n:]:
         extra.remove()
@@ -144,24 +144,24 @@ def throughput_over_time(iterations: pd.DataFrame, runs: pd.DataFrame, x: str = 
             fell_back |= fb
             shown_y.append(y)
             measured_y.append(y[meas])
-            color = _PALETTE[i % len(_PALETTE)]
-            name = _repeat_name(r, i)
+            color = PALETTE[i % len(PALETTE)]
+            name = repeat_name(r, i)
             ax.plot(xs, y, color=color, lw=0.7, alpha=0.35, gid="other")
             if meas.any():
                 ax.plot(xs, np.where(meas, y, np.nan), color=color, lw=1.5, label=name, gid="measured")
             if warm.any():
                 any_warmup = True
-                ax.plot(xs, np.where(warm, y, np.nan), color=_WARMUP_LINE, lw=1.0, marker=".", ms=3, gid="warmup")
+                ax.plot(xs, np.where(warm, y, np.nan), color=WARMUP_LINE, lw=1.0, marker=".", ms=3, gid="warmup")
                 last = int(np.flatnonzero(warm)[-1])
                 hi = xs[last + 1] if last + 1 < len(xs) else xs[last]
                 spans.add((float(xs[warm].min()), float(hi)))
             rate = r.get(value)
-            if not _missing(rate):
+            if not is_missing(rate):
                 ax.axhline(float(rate), color=color, ls="--", lw=1.0, gid="rate")
                 measured_y.append(np.array([float(rate)]))
             drawn_runs += 1
         for lo, hi in sorted(spans):
-            ax.axvspan(lo, hi if hi > lo else lo + 0.5, color=_WARMUP_SHADE, zorder=0, lw=0, gid="warmup-span")
+            ax.axvspan(lo, hi if hi > lo else lo + 0.5, color=WARMUP_SHADE, zorder=0, lw=0, gid="warmup-span")
         _fit_measured(ax, shown_y, measured_y)
         facet = f"{config}\n{total} run{'s' if total != 1 else ''}"
         if len(picked[config]) < with_records:
@@ -187,28 +187,28 @@ def throughput_over_time(iterations: pd.DataFrame, runs: pd.DataFrame, x: str = 
                Line2D([], [], color="0.2", lw=0.7, alpha=0.35, label="other records"),
                Line2D([], [], color="0.2", ls="--", lw=1.0, label=f"{METRICS.get(value, value)} of the run")]
     if any_warmup:
-        handles[1:1] = [Line2D([], [], color=_WARMUP_LINE, marker=".", lw=1.0, label="warm-up records (skipped)"),
-                        Patch(color=_WARMUP_SHADE, label="warm-up")]
+        handles[1:1] = [Line2D([], [], color=WARMUP_LINE, marker=".", lw=1.0, label="warm-up records (skipped)"),
+                        Patch(color=WARMUP_SHADE, label="warm-up")]
     # one column of entries under a single narrow facet, so that no entry is wider than the figure
     fig.legend(handles=handles, loc="outside lower center", ncols=1 if ncols == 1 else min(2, len(handles)),
                fontsize="small")
     notes = []
     if hidden_configs:
-        notes.append(_left_out("configurations", hidden_configs))
+        notes.append(left_out_note("configurations", hidden_configs))
     with_any = sum(len(q) for q in queues.values())
     hidden_runs = sum(len(m) for m in members.values()) - drawn_runs
     hidden_runs += int(sum((labels == c).sum() for c in hidden_configs))
     if hidden_runs:
         notes.append(f"{drawn_runs} of {len(runs)} runs drawn"
                      + (f" (max_runs={max_runs})" if with_any > drawn_runs else ""))
-    _title(fig, title, notes)
+    set_title(fig, title, notes)
     return fig
 
 
 # ---------------------------------------------------------------- 2. repeats
 
 
-@_styled
+@styled
 def repeats(runs: pd.DataFrame, value: str = "recomputed_throughput", complete_only: bool = True,
             max_configs: int = 40) -> Figure:
     """Every repeat as a point per configuration, the median marked, so run-to-run spread shows.
@@ -220,13 +220,13 @@ def repeats(runs: pd.DataFrame, value: str = "recomputed_throughput", complete_o
     """
     title = f"Repeats per configuration: {METRICS.get(value, value)}"
     if runs is None or runs.empty or value not in runs:
-        return _no_data(title, "no runs" if runs is None or runs.empty else f"no column {value!r}")
+        return no_data_figure(title, "no runs" if runs is None or runs.empty else f"no column {value!r}")
     data = runs[pd.to_numeric(runs[value], errors="coerce").notna()]
     if complete_only and "status" in data:
         data = data[data["status"] == "complete"]
     if data.empty:
-        return _no_data(title, f"no {'complete ' if complete_only else ''}run has a {METRICS.get(value, value)}")
-    labels, order = _configs(data)
+        return no_data_figure(title, f"no {'complete ' if complete_only else ''}run has a {METRICS.get(value, value)}")
+    labels, order = config_labels(data)
     data = data.assign(_config=labels, _value=pd.to_numeric(data[value], errors="coerce").astype(float))
     hidden = order[max_configs:]
     order = order[:max_configs]
@@ -234,9 +234,9 @@ def repeats(runs: pd.DataFrame, value: str = "recomputed_throughput", complete_o
     stats = data.groupby("_config")["_value"].agg(["median", "std", "mean", "count"]).reindex(order)
     data = data.assign(_rel=100 * (data["_value"] / data["_config"].map(stats["median"]) - 1))
 
-    fig = _figure(11, 1.6 + 0.38 * len(order))
+    fig = new_figure(11, 1.6 + 0.38 * len(order))
     ax_abs, ax_rel = fig.subplots(1, 2, sharey=True, width_ratios=[3, 2])
-    palette = [_PALETTE[i % len(_PALETTE)] for i in range(len(order))]
+    palette = [PALETTE[i % len(PALETTE)] for i in range(len(order))]
     for ax, column in ((ax_abs, "_value"), (ax_rel, "_rel")):
         sns.stripplot(data=data, x=column, y="_config", order=order, hue="_config", hue_order=order,
                       palette=palette, legend=False, jitter=0.18, size=5, alpha=0.85, orient="h", ax=ax)
@@ -263,11 +263,11 @@ def repeats(runs: pd.DataFrame, value: str = "recomputed_throughput", complete_o
                         Line2D([], [], ls="", marker="|", ms=12, mew=2.2, color="black", label="median of the runs")],
                loc="outside lower center", ncols=2, fontsize="small")
     dropped = len(runs) - len(data) - int(labels.isin(hidden).sum())
-    notes = [_left_out("configurations", hidden)] if hidden else []
+    notes = [left_out_note("configurations", hidden)] if hidden else []
     if dropped:
         notes.append(f"{dropped} run{'s' if dropped != 1 else ''} without a value"
                      + (" or not complete" if complete_only else "") + " left out")
-    _title(fig, title, notes)
+    set_title(fig, title, notes)
     return fig
 
 

@@ -56,7 +56,7 @@ TIME_COLUMNS = {
 # ----------------------------------------------------------------------------------------------- compare
 
 
-def _unknown(v: Any) -> bool:
+def is_unknown(v: Any) -> bool:
     if v is None or v is pd.NA or v is pd.NaT:
         return True
     if isinstance(v, float | np.floating):
@@ -64,8 +64,8 @@ def _unknown(v: Any) -> bool:
     return isinstance(v, str) and v.strip() in ("", "?")
 
 
-def _as_int(v: Any) -> int | None:
-    if _unknown(v) or isinstance(v, bool | np.bool_):
+def as_int(v: Any) -> int | None:
+    if is_unknown(v) or isinstance(v, bool | np.bool_):
         return None
     try:
         f = float(v)
@@ -74,8 +74,8 @@ def _as_int(v: Any) -> int | None:
     return int(f) if math.isfinite(f) and f.is_integer() else None
 
 
-def _as_bool(v: Any) -> bool | None:
-    if _unknown(v):
+def as_bool(v: Any) -> bool | None:
+    if is_unknown(v):
         return None
     if isinstance(v, bool | np.bool_):
         return bool(v)
@@ -87,12 +87,12 @@ def _as_bool(v: Any) -> bool | None:
 
 def _as_float(v: Any) -> float:
     try:
-        return float(v) if not _unknown(v) else math.nan
+        return float(v) if not is_unknown(v) else math.nan
     except (TypeError, ValueError):
         return math.nan
 
 
-def _flag_text(flag: str, value: bool | None) -> str:
+def flag_text(flag: str, value: bool | None) -> str:
     if value is None:
         return f"{flag} unknown"
     if flag == "synthetic":
@@ -105,11 +105,11 @@ def _records(stats: pd.DataFrame, value: str) -> list[dict]:
     for raw in stats.to_dict("records"):
         out.append({
             "framework": raw.get("framework"), "model": raw.get("model"),
-            "gpus": _as_int(raw.get("gpus")), "nodes": _as_int(raw.get("nodes")),
-            "batch_size": _as_int(raw.get("batch_size")),
-            "precision": None if _unknown(raw.get("precision")) else str(raw["precision"]).strip().lower(),
-            **{flag: _as_bool(raw.get(flag)) for flag in FLAGS},
-            "value": _as_float(raw.get(value)), "runs": _as_int(raw.get("runs")) or 0,
+            "gpus": as_int(raw.get("gpus")), "nodes": as_int(raw.get("nodes")),
+            "batch_size": as_int(raw.get("batch_size")),
+            "precision": None if is_unknown(raw.get("precision")) else str(raw["precision"]).strip().lower(),
+            **{flag: as_bool(raw.get(flag)) for flag in FLAGS},
+            "value": _as_float(raw.get(value)), "runs": as_int(raw.get("runs")) or 0,
             "speedup": _as_float(raw.get("speedup")),
         })
     return out
@@ -121,9 +121,9 @@ def _same_model(rec: dict, ref: Reference) -> bool:
     got_model, got_fw = rec.get("model"), rec.get("framework")
     if got_model == ref.model:
         return True
-    if _unknown(got_model):
-        return _unknown(got_fw) or got_fw == framework
-    return got_model == model and (_unknown(got_fw) or got_fw == framework)
+    if is_unknown(got_model):
+        return is_unknown(got_fw) or got_fw == framework
+    return got_model == model and (is_unknown(got_fw) or got_fw == framework)
 
 
 def _expected_nodes(row: Row, ref: Reference) -> int:
@@ -165,14 +165,14 @@ def _compare_row(row: Row, ref: Reference, records: list[dict], duplicates: list
     chosen = candidates[0][1] if candidates else None
     if chosen is not None:
         for flag in candidates[0][2]:
-            notes.append(f"{flag}: not known from the logs (published: {_flag_text(flag, getattr(row, flag))})")
+            notes.append(f"{flag}: not known from the logs (published: {flag_text(flag, getattr(row, flag))})")
         for flag in FLAGS:
             if getattr(row, flag) is None and chosen[flag] is not None:
-                notes.append(f"{flag}: not stated by the report; measured with {_flag_text(flag, chosen[flag])}")
+                notes.append(f"{flag}: not stated by the report; measured with {flag_text(flag, chosen[flag])}")
         if chosen["nodes"] is not None and chosen["nodes"] != nodes:
             notes.append(f"nodes: {chosen['nodes']} measured vs {nodes} published")
         for _, other, _ in candidates[1:]:
-            what = ", ".join(_flag_text(f, other[f]) for f in FLAGS if other[f] != chosen[f])
+            what = ", ".join(flag_text(f, other[f]) for f in FLAGS if other[f] != chosen[f])
             if other["nodes"] != chosen["nodes"]:
                 what = ", ".join(filter(None, [what, f"{other['nodes']} nodes"]))
             runs = f"{other['runs']} run" + ("" if other["runs"] == 1 else "s")
@@ -183,8 +183,8 @@ def _compare_row(row: Row, ref: Reference, records: list[dict], duplicates: list
                 (row.gpus, row.batch_size, row.precision) and not math.isnan(r["value"])]
         for r in near:
             wrong = [f for f in FLAGS if getattr(row, f) is not None and r[f] is not None and r[f] != getattr(row, f)]
-            notes.append(f"measured only with {', '.join(_flag_text(f, r[f]) for f in wrong)} (published: "
-                         f"{', '.join(_flag_text(f, getattr(row, f)) for f in wrong)}): {_fmt(r['value'])} {unit}")
+            notes.append(f"measured only with {', '.join(flag_text(f, r[f]) for f in wrong)} (published: "
+                         f"{', '.join(flag_text(f, getattr(row, f)) for f in wrong)}): {_fmt(r['value'])} {unit}")
         if not near:
             other = sorted({r["batch_size"] for r in records if r["gpus"] == row.gpus
                             and r["precision"] == row.precision and r["batch_size"] is not None})

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .reference_compare import _as_bool, _as_int, _flag_text, _unknown
+from .reference_compare import as_bool, as_int, flag_text, is_unknown
 from .reference_schema import FLAGS, Reference
 
 # ------------------------------------------------------------------------------------------- differences
@@ -73,8 +73,8 @@ def _environment_differences(ref: Reference, caps: list[dict]) -> list[str]:
             continue
         names = gpus.get("models") or [d.get("name") for d in gpus.get("devices") or [] if isinstance(d, dict)]
         models += [str(n) for n in names if n]
-        if _as_int(gpus.get("count")) is not None:
-            counts.append(_as_int(gpus.get("count")))
+        if as_int(gpus.get("count")) is not None:
+            counts.append(as_int(gpus.get("count")))
         if gpus.get("driver"):
             drivers.append(str(gpus["driver"]))
     models = list(dict.fromkeys(models))
@@ -140,8 +140,8 @@ def _environment_differences(ref: Reference, caps: list[dict]) -> list[str]:
 def _config_differences(ref: Reference, config: dict) -> list[str]:
     out: list[str] = []
     entries = [*ref.rows, *ref.time_to_train, *ref.accuracy]
-    precision = None if _unknown(config.get("precision")) else str(config["precision"]).lower()
-    batch, gpus = _as_int(config.get("batch_size")), _as_int(config.get("gpus"))
+    precision = None if is_unknown(config.get("precision")) else str(config["precision"]).lower()
+    batch, gpus = as_int(config.get("batch_size")), as_int(config.get("gpus"))
     precisions = list(dict.fromkeys(e.precision for e in entries))
     if precision and precision not in precisions:
         out.append(f"precision: {precision} measured, not published (published: {', '.join(precisions)})")
@@ -157,13 +157,13 @@ def _config_differences(ref: Reference, config: dict) -> list[str]:
         or [r for r in ref.rows if r.precision == precision] or list(ref.rows)
     for flag in FLAGS:
         raw = config.get(flag)
-        if flag == "synthetic" and _unknown(raw) and not _unknown(config.get("data")):
+        if flag == "synthetic" and is_unknown(raw) and not is_unknown(config.get("data")):
             raw = str(config["data"]).lower() == "synthetic"
-        got = _as_bool(raw)
+        got = as_bool(raw)
         published = {getattr(r, flag) for r in rows} - {None}
         if got is not None and published and got not in published:
-            out.append(f"{flag}: {_flag_text(flag, got)} measured vs "
-                       f"{' or '.join(_flag_text(flag, v) for v in sorted(published))} published")
+            out.append(f"{flag}: {flag_text(flag, got)} measured vs "
+                       f"{' or '.join(flag_text(flag, v) for v in sorted(published))} published")
     return out
 
 
@@ -181,7 +181,7 @@ def differences(ref: Reference, environment: dict | list | None = None, config: 
     if config is None and isinstance(environment, dict) and isinstance(environment.get("config"), dict):
         config = environment["config"]
     out: list[str] = []
-    if config and not _unknown(config.get("model")) and config["model"] != ref.model:
+    if config and not is_unknown(config.get("model")) and config["model"] != ref.model:
         out.append(f"model: {config['model']} measured vs published {ref.model}")
     caps = _captures(environment)
     if caps:

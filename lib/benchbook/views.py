@@ -22,13 +22,13 @@ def measured_on(report: Report) -> str:
     runs = report.analysis.runs
     gpus = _gpu_counts(runs)
     if report.log_dir is not None:
-        count = (headline._join(gpus) + " GPU" + "s" * (gpus != [1])) if gpus and gpus != [0] \
+        count = (headline.join_counts(gpus) + " GPU" + "s" * (gpus != [1])) if gpus and gpus != [0] \
             else ("the CPU" if gpus == [0] else "an unknown number of GPUs")
         return f"{count} (GPU type not in the logs)" if gpus and gpus != [0] else count
     if gpus in ([], [0]):
         cpu = ((report.capture.get("system") or {}).get("cpu") or {}).get("model")
         return f"this machine's CPU ({cpu})" if cpu else "this machine's CPU"
-    return headline._join(gpus) + " GPUs of this machine"
+    return headline.join_counts(gpus) + " GPUs of this machine"
 
 def measured_what(report: Report) -> str:
     runs = report.analysis.runs
@@ -77,7 +77,7 @@ def logs_description(report: Report) -> pd.DataFrame:
         framework_text = ", ".join(f"{k} {v}" for k, v in sorted(versions.items())) + " (run record)"
     starts = [t for t in runs["start_time"] if isinstance(t, int | float) and t == t] if len(runs) else []
     rows = [
-        ("GPUs per run", headline._join(gpus) if gpus else unknown,
+        ("GPUs per run", headline.join_counts(gpus) if gpus else unknown,
          f"up to {ref.hardware.gpus_per_node * ref.hardware.nodes} ({ref.hardware.nodes} node(s) x "
          f"{ref.hardware.gpus_per_node})" if ref else "-"),
         ("GPU type", recorded(" + ".join((env.get("gpus") or {}).get("models") or []),
@@ -226,7 +226,7 @@ def repeats(report: Report):
     fig = plots.repeats(report.analysis.runs)
     if variable.empty:
         return together(fig)
-    lines = [f"{headline._group(r['precision'], int(r['batch_size']), None, False)} on {r['gpus']} GPU(s): "
+    lines = [f"{headline.group_label(r['precision'], int(r['batch_size']), None, False)} on {r['gpus']} GPU(s): "
              f"CV {100 * float(r['cv']):.1f}% over {int(r['runs'])} runs" for _, r in variable.iterrows()]
     return together(display.note("repeats vary by more than 10%: " + "; ".join(lines)), fig)
 

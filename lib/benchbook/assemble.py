@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 
 import numpy as np
 
@@ -26,7 +25,6 @@ _FIELD_INDEX = {name: i for i, name in enumerate(_NUMERIC)}
 _INT_COLUMNS = ("line", "rank", "epoch", "iteration")
 MISSING_INT = -1
 FLUSH_ROWS = 1 << 16
-_DAYS: dict[str, float] = {}
 
 
 def seconds(stamp) -> float:
@@ -38,27 +36,36 @@ def seconds(stamp) -> float:
         return math.nan
     if not isinstance(stamp, str):
         return float(stamp)
-    day = _DAYS.get(stamp[:10])
-    try:
-        if day is None:
-            day = _DAYS[stamp[:10]] = datetime.strptime(stamp[:10], "%Y-%m-%d").replace(
-                tzinfo=UTC).timestamp()
-        return day + int(stamp[11:13]) * 3600 + int(stamp[14:16]) * 60 + float(stamp[17:].replace(",", "."))
-    except ValueError:
-        return math.nan
+    return float(seconds_array([stamp])[0])
 
 
 def seconds_array(values) -> np.ndarray:
-    """`seconds` over a column: numbers as they are, ISO date-time strings parsed by numpy in C,
-    anything else value by value."""
+    """`seconds` over a column: numbers as they are, date-time strings read by numpy's
+    datetime64[us] (whole microseconds), NaN where missing or not a date (2021-02-30)."""
     try:
         return np.array(values, dtype=float)
     except (ValueError, TypeError):
         pass
     try:
-        return np.array([v.replace(",", ".") for v in values], dtype="datetime64[us]").astype(np.int64) / 1e6
+        return _datetimes([v.replace(",", ".") if v else "NaT" for v in values])
     except (ValueError, TypeError, AttributeError):
-        return np.fromiter(map(seconds, values), dtype=float, count=len(values))
+        return np.array([_one(v) for v in values], dtype=float)
+
+
+def _datetimes(stamps: list[str]) -> np.ndarray:
+    us = np.array(stamps, dtype="datetime64[us]")
+    out = us.astype(np.int64) / 1e6
+    out[np.isnat(us)] = np.nan
+    return out
+
+
+def _one(value) -> float:
+    if value is None or not isinstance(value, str):
+        return math.nan if value is None else float(value)
+    try:
+        return float(_datetimes([value.replace(",", ".")])[0])
+    except ValueError:
+        return math.nan
 
 
 def _block(rows: list[list], stamps: list) -> dict[str, np.ndarray]:

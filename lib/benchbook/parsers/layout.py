@@ -20,6 +20,8 @@ from functools import cached_property
 
 import numpy as np
 
+from ..assemble import seconds_array
+
 _INT_LIMIT = 10**18  # an Int of more digits is not a record's (an iteration, an epoch)
 
 
@@ -140,7 +142,7 @@ def records(layout: Layout, text: str) -> tuple[np.ndarray, dict[str, np.ndarray
         elif isinstance(field, Num):
             columns[field.name] = floats(values[field.name])
         else:
-            columns[field.name] = seconds(values[field.name])
+            columns[field.name] = seconds_array(values[field.name])
     if not keep.all():
         starts, columns = starts[keep], {k: v[keep] for k, v in columns.items()}
     return starts, columns
@@ -169,28 +171,5 @@ def floats(tokens: list[str | None]) -> np.ndarray:
 def _float(token: str | None) -> float:
     try:
         return float(token) if token else math.nan
-    except ValueError:
-        return math.nan
-
-
-def seconds(stamps: list[str | None]) -> np.ndarray:
-    """Seconds since the epoch (UTC, whole microseconds as datetime64[us] reads them) of
-    `YYYY-MM-DD HH:MM:SS[.,]f` stamps; NaN where missing or not a date."""
-    try:
-        return _stamps([s.replace(",", ".") if s else "NaT" for s in stamps])
-    except ValueError:
-        return np.array([_second(s) for s in stamps], dtype=float)
-
-
-def _stamps(stamps: list[str]) -> np.ndarray:
-    us = np.array(stamps, dtype="datetime64[us]")
-    out = us.astype(np.int64) / 1e6
-    out[np.isnat(us)] = np.nan
-    return out
-
-
-def _second(stamp: str | None) -> float:
-    try:
-        return float(_stamps([stamp.replace(",", ".")])[0]) if stamp else math.nan
     except ValueError:
         return math.nan

@@ -81,8 +81,8 @@ class _Chunk:
     def lines(self, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(0-based line in the chunk, rank, content start) of the lines holding text positions."""
         line = self.index.line_of(pos)
-        _, rank, content = self.index.lines()
-        return line, rank[line], content[line]
+        rank, content = self.index.tags(line)
+        return line, rank, content
 
 
 def _split(pattern: re.Pattern, text: str) -> tuple[np.ndarray, np.ndarray, list[list]]:
@@ -134,7 +134,7 @@ def _records(chunk: _Chunk, rule: BulkRule) -> tuple[dict | None, list[tuple[int
     after = line if rule.layout is not None else np.searchsorted(newlines, stop)
     ends = np.where(after < len(newlines), newlines[np.minimum(after, len(newlines) - 1)], len(text))
     lo = np.concatenate(([0], ends))
-    hi = np.concatenate((chunk.index.lines()[0][line], [len(text)]))
+    hi = np.concatenate((chunk.index.starts(line), [len(text)]))
     open_ = np.flatnonzero(hi - lo > 1)
     return cols, list(zip(lo[open_].tolist(), hi[open_].tolist(), strict=True))
 

@@ -8,8 +8,6 @@ for a bad log.
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import functools
 import itertools
 import math
 import os
@@ -21,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from . import filenames, parsers, rules, textio
-from .assemble import RECORD_COLUMNS, Records, RunDraft, fill_steps, fold, seconds
+from .assemble import Records, RunDraft, fill_steps, fold, seconds
 from .errors import BenchbookError, LogError
 from .parsers import LogFormat, RunRecords, scanning
 from .rules import Rule, per_run_sum
@@ -135,40 +133,11 @@ def _pct(value: float | None) -> float | None:
 
 
 def _records(drafts: list[RunDraft]) -> tuple[dict[str, np.ndarray], np.ndarray]:
-    """The records of every run of a file as one set of columns, and where each run begins. The
-    runs' blocks are joined a column at a time and let go of as they are: a log of hundreds of
-    megabytes never holds its records twice."""
+    """The records of every run of a file as one set of columns (the runs share them, in file
+    order: assemble.fold), and where each run begins."""
     sizes = [len(d.records) for d in drafts]
-    blocks = [b for d in drafts for b in d.records.release()]
-    if not blocks:
-        return Records().columns(), np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
-    big = sum(sizes) * 8 >= _TRIM_BYTES
-    cols = {}
-    for k in RECORD_COLUMNS:
-        cols[k] = np.concatenate([b.pop(k) for b in blocks])
-        if big:
-            _trim()
+    cols = drafts[0].records.store.release() if drafts else Records().columns()
     return cols, np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
-
-
-_TRIM_BYTES = 32 << 20  # a column this large is allocated apart from the heap (glibc's largest threshold)
-
-
-@functools.cache
-def _malloc_trim():
-    try:
-        return ctypes.CDLL(None).malloc_trim
-    except (AttributeError, OSError):  # not glibc
-        return None
-
-
-def _trim() -> None:
-    """Hand the heap's free memory back to the system, where the C library can (glibc). The blocks
-    a column was joined from were small, so they lived in the heap, which keeps freed memory; the
-    joined column is large and lives apart, so without this a big log would hold both at its peak."""
-    trim = _malloc_trim()
-    if trim is not None:
-        trim(0)
 
 
 def _meta(draft: RunDraft, path: Path, fmt: LogFormat, record: dict, tables: dict[tuple, dict]):

@@ -77,80 +77,101 @@ def _block(rows: list[list], stamps: list) -> dict[str, np.ndarray]:
     return {name: out[name] for name in RECORD_COLUMNS}
 
 
+def _empty(name: str, size: int = 0) -> np.ndarray:
+    return np.empty(size, dtype=np.int64 if name in _INT_COLUMNS else np.float64)
+
+
 class Records:
-    """Per-iteration records of one run, kept as typed numpy blocks with the RECORD_COLUMNS
-    (-1 for a missing int, NaN for a missing float)."""
+    """Per-iteration records of the runs of one file, in file order, kept as typed numpy columns
+    with the RECORD_COLUMNS (-1 for a missing int, NaN for a missing float). Records of single
+    events are buffered as small lists and flushed in blocks; the columns grow in place
+    (`ndarray.resize`, a realloc), so that a log of millions of records holds them once, in one
+    array a column, and the analysis reads them without joining runs' blocks."""
 
     def __init__(self) -> None:
         self._rows: list[list] = []
         self._stamps: list = []
-        self._blocks: list[dict[str, np.ndarray]] = []
-        self._count = 0
+        self._cols = {n: _empty(n) for n in RECORD_COLUMNS}
+        self._size = 0  # records in the columns (their capacity may be larger)
 
     def __len__(self) -> int:
-        return self._count
+        return self._size + len(self._rows)
 
     def append(self, line: int, rank, values) -> None:
         """Add a record; `values` is a STEP payload (see events.step)."""
         epoch, iteration, stamp, rate, loss, lr, steps = values
         self._rows.append([line, MISSING_INT if rank is None else rank, epoch, iteration, rate, loss, lr, steps])
         self._stamps.append(stamp)
-        self._count += 1
         if len(self._rows) >= FLUSH_ROWS:
             self._flush()
 
     def extend(self, cols: dict[str, np.ndarray]) -> None:
-        """Add many records at once (a BULK payload; its arrays are kept, not copied)."""
+        """Add many records at once (a BULK payload), copied into the columns."""
         self._flush()
-        block = {n: cols[n] if cols[n].dtype == (np.int64 if n in _INT_COLUMNS else np.float64)
-                 else np.asarray(cols[n], dtype=np.int64 if n in _INT_COLUMNS else float) for n in RECORD_COLUMNS}
-        self._blocks.append(block)
-        self._count += len(block["line"])
+        n, start = len(cols["line"]), self._size
+        if start + n > len(self._cols["line"]):
+            capacity = max(start + n, len(self._cols["line"]) * 3 // 2)
+            for column in self._cols.values():
+                column.resize(capacity, refcheck=False)
+        for name, column in self._cols.items():
+            column[start : start + n] = cols[name]
+        self._size += n
 
-    def update_last(self, rank, data: dict) -> None:
-        """Add fields to the last record of `rank` (formats that log one record over several lines)."""
-        code = MISSING_INT if rank is None else rank
-        # The newest records are the buffered rows, then the blocks from the last one back.
-        where = next(((None, i) for i in range(len(self._rows) - 1, -1, -1) if self._rows[i][1] == code), None)
-        for b in range(len(self._blocks) - 1, -1, -1) if where is None else ():
-            idx = np.flatnonzero(self._blocks[b]["rank"] == code)
-            if len(idx):
-                where = (b, int(idx[-1]))
-                break
-        if where is None:
+    def update_last(self, rank, data: dict, since: int = 0) -> None:
+        """Add fields to the last record of `rank` from record `since` on (formats that log one
+        record over several lines)."""
+        self._flush()
+        ranks = self._cols["rank"][since : self._size]
+        idx = np.flatnonzero(ranks == (MISSING_INT if rank is None else rank))
+        if not len(idx):
             return
-        block, idx = where
         for name, value in data.items():
-            if value is None or (name not in _FIELD_INDEX and name != "timestamp"):
-                continue
-            if block is None:
-                if name == "timestamp":
-                    self._stamps[idx] = value
-                else:
-                    self._rows[idx][_FIELD_INDEX[name]] = value
-            else:
-                self._blocks[block][name][idx] = seconds(value) if name == "timestamp" else value
+            if value is not None and (name in _FIELD_INDEX or name == "timestamp"):
+                self._cols[name][since + idx[-1]] = seconds(value) if name == "timestamp" else value
 
     def _flush(self) -> None:
         if self._rows:
-            self._blocks.append(_block(self._rows, self._stamps))
-            self._rows, self._stamps = [], []
+            rows, self._rows = _block(self._rows, self._stamps), []
+            self._stamps = []
+            self.extend(rows)
 
-    def release(self) -> list[dict[str, np.ndarray]]:
-        """The records as typed blocks of columns, in order, handed over: this object keeps none
-        (concatenated, they are `columns()`), so that they can be joined without two copies."""
-        self._flush()
-        blocks, self._blocks, self._count = self._blocks, [], 0
-        return blocks
+    def release(self) -> dict[str, np.ndarray]:
+        """The columns, handed over: this object keeps none."""
+        cols = self.columns()
+        self._cols, self._size = {n: _empty(n) for n in RECORD_COLUMNS}, 0
+        return cols
 
     def columns(self) -> dict[str, np.ndarray]:
         """All records as typed columns (ints -1 and floats NaN where not logged)."""
         self._flush()
-        if not self._blocks:
-            return {n: np.array([], dtype=np.int64 if n in _INT_COLUMNS else float) for n in RECORD_COLUMNS}
-        if len(self._blocks) > 1:
-            self._blocks = [{n: np.concatenate([b[n] for b in self._blocks]) for n in RECORD_COLUMNS}]
-        return self._blocks[0]
+        for column in self._cols.values():
+            if len(column) != self._size:
+                column.resize(self._size, refcheck=False)  # the capacity left over goes back
+        return self._cols
+
+
+@dataclass
+class RunShare:
+    """The records of one run: the next of its file's records (the runs of a file follow one
+    another, so a run's records are one range of them, from `start` on)."""
+
+    store: Records = field(default_factory=Records)
+    start: int = 0
+    count: int = 0
+
+    def __len__(self) -> int:
+        return self.count
+
+    def append(self, line: int, rank, values) -> None:
+        self.store.append(line, rank, values)
+        self.count += 1
+
+    def extend(self, cols: dict[str, np.ndarray]) -> None:
+        self.store.extend(cols)
+        self.count += len(cols["line"])
+
+    def update_last(self, rank, data: dict) -> None:
+        self.store.update_last(rank, data, self.start)
 
 
 @dataclass
@@ -161,7 +182,7 @@ class RunDraft:
     first_line: int
     last_line: int
     meta: dict = field(default_factory=dict)
-    records: Records = field(default_factory=Records)
+    records: RunShare = field(default_factory=RunShare)
     reported: dict = field(default_factory=dict)
     evals: list[dict] = field(default_factory=list)
     start_ranks: set = field(default_factory=set)
@@ -242,11 +263,12 @@ def fold(events: Iterable[ev.Event]) -> tuple[list[RunDraft], list[tuple[dict, d
     runs: list[RunDraft] = []
     tables: list[tuple[dict, dict]] = []
     run: RunDraft | None = None
+    store = Records()  # the records of every run, in file order
 
     def current(line: int) -> RunDraft:
         nonlocal run
         if run is None:
-            run = RunDraft(index=len(runs), first_line=line, last_line=line)
+            run = RunDraft(index=len(runs), first_line=line, last_line=line, records=RunShare(store, len(store)))
             runs.append(run)
         return run
 

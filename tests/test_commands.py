@@ -118,7 +118,7 @@ def test_mxnet_commands_are_the_published_ones(run_id, published):
 def test_maskrcnn_commands_clear_the_model_folder(run_id, published):
     t = inner("maskrcnn_tf2/ngc", run_id)
     assert t[:4] == ["bash", "-c", "rm", "-rf"] or t[:2] == ["bash", "-c"]
-    assert t[2] == "rm -rf /tmp/model && " + published
+    assert t[2] == "rm -rf -- /tmp/model && " + published
 
 
 def test_docker_run_wraps_with_gpus_ipc_mounts_and_workdir():

@@ -12,6 +12,7 @@ import papermill
 import pytest
 
 from benchbook import publish, records
+from benchbook.errors import BenchbookError
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
@@ -83,6 +84,7 @@ def test_a_wrong_typed_parameter_stops_the_notebook_before_anything_launches(tmp
     ({"warmup": -5}, "warmup = -5"),
     ({"method": "average"}, "method = 'average'"),
     ({"log_dir": 3}, "log_dir = 3: expected text"),
+    ({"rule": "dlpref"}, "rule = 'dlpref': expected text (named throughput rule"),
 ])
 def test_notebook_parameters_are_checked_on_entry(change, expected):
     from benchbook.errors import BenchbookError
@@ -93,6 +95,7 @@ def test_notebook_parameters_are_checked_on_entry(change, expected):
     with pytest.raises(NotebookParameterError) as err:
         check(**{**good, **change})
     assert expected in str(err.value) and isinstance(err.value, BenchbookError)
+    assert check(**{**good, "rule": "dlperf"}).rule == "dlperf"
 
 
 def test_log_dir_makes_the_study_ignored_wherever_the_notebook_runs(tmp_path, monkeypatch):
@@ -168,7 +171,10 @@ def test_unchanged_reports_are_not_executed_again(published):
 
 
 def test_a_failing_notebook_is_published_with_its_error(tmp_path):
-    target = publish.for_logs(FIXTURES / "ngc_tf1", "resnet50_tf", "broken", "no_such_reference")
+    with pytest.raises(BenchbookError, match="no_such_reference"):  # the CLI's path refuses it up front
+        publish.for_logs(FIXTURES / "ngc_tf1", "resnet50_tf", "broken", "no_such_reference")
+    target = publish.for_logs(FIXTURES / "ngc_tf1", "resnet50_tf", "broken")
+    target.parameters["reference"] = "no_such_reference"  # a notebook that fails when it runs
     (entry,) = publish.publish([target], tmp_path / "reports", progress=False)
     assert entry["status"] == "failed" and "no_such_reference" in entry["error"]
     assert "no_such_reference" in (tmp_path / "reports" / "broken" / "report.html").read_text()

@@ -83,3 +83,20 @@ def test_the_description_says_where_the_published_numbers_come_from(study_folder
         "/ResNet50V1.5/OtherReports/MxNet/README.md)")
     plain = Report(study_folder / "s.yaml", runs_dir=study_folder / "runs")
     assert plain.describe().loc["published in", "value"] == "-"
+
+
+def test_a_run_whose_record_cannot_be_read_is_a_problem_and_its_log_still_counts(study_folder):
+    d = study_folder / "runs" / "s" / "cpu_fp32_bs8_syn_r2"
+    (d / "run.json").write_text('{"run_id": "cpu_fp32_bs8_syn_r2", "stat')  # truncated by a full disk
+    r = Report(study_folder / "s.yaml", runs_dir=study_folder / "runs")
+    assert len(r.runs()) == 2  # the log of the unreadable record is analyzed, not dropped
+    problems = r.problems()
+    assert list(problems["file"]) == ["cpu_fp32_bs8_syn_r2"] and "run.json" in problems["problem"].iloc[0]
+    assert r.headline()["problems"] == 1
+
+
+def test_a_finished_run_whose_log_is_gone_is_a_problem(study_folder):
+    (study_folder / "runs" / "s" / "cpu_fp32_bs8_syn_r1" / "cpu_fp32_bs8_syn_r1.log").unlink()
+    r = Report(study_folder / "s.yaml", runs_dir=study_folder / "runs")
+    assert len(r.runs()) == 1
+    assert "log is missing" in r.problems()["problem"].iloc[0] and r.headline()["problems"] == 1

@@ -87,7 +87,7 @@ def test_analysis_only_describes_the_logs_never_this_machine():
         assert word not in differences and word not in str(views.setup_used(r)), word
     assert views.launch_status(r) is None and views.setup_needed(r) is None  # nothing was launched
     opening = views.opening(r)
-    assert opening.plain.startswith("Not reproduced: 2 runs in 2 log files") and "GPU type not in the logs" in \
+    assert opening.plain.startswith("Not reproduced: 3 runs in 3 log files") and "GPU type not in the logs" in \
         opening.plain
     assert "1 slower, 7 not measured" in opening.plain
 

@@ -22,8 +22,9 @@ MODELS = {
         "about": (
             "NVIDIA's ConvNets `main.py` logs one DLLogger line per step with `total_ips` (images/s over all GPUs);\n"
             "its summary is the arithmetic mean of those rates from `warmup_steps` on, and that is the\n"
-            "default rule benchbook recomputes with. The DLPerf tables skip the first 20 of 120 iterations\n"
-            "and report the median of 5 runs; speedup is against the 1-GPU median of the same batch and precision.\n"
+            "default (`nvidia`) rule benchbook recomputes with. The DLPerf tables (`rule = \"dlperf\"`) round each\n"
+            "rate to 2 decimals, skip the first 20 iterations, average the next 100 and report the median of 5 runs;\n"
+            "speedup is against the 1-GPU median of the same batch and precision.\n"
             "With no GPU, the study runs the project's own TensorFlow ResNet-50 v1.5 on the CPU, through the same\n"
             "launcher, logs, parsers and report."),
     },
@@ -33,7 +34,8 @@ MODELS = {
         "about": (
             "NVIDIA's MXNet `benchmark.py` runs 1 and 8 GPUs in one invocation and prints a summary table\n"
             "(`train.total_ips`, a row per GPU count, a column per batch size); every Horovod rank logs its own\n"
-            "lines. benchbook recomputes from the lowest rank's records after the first (warm-up) epoch.\n"
+            "lines (newer containers: rank 0 alone, in DLLogger form). The published number is benchmark.py's: the\n"
+            "harmonic mean of the per-epoch rates after the warm-up epoch, and that is benchbook's default rule.\n"
             "With no GPU, the study runs the project's own MXNet ResNet-50 v1.5 on the CPU in its own\n"
             "environment (MXNet 1.9.1 needs numpy < 1.24)."),
     },
@@ -43,7 +45,8 @@ MODELS = {
         "about": (
             "NVIDIA's `scripts/benchmark_training.py` launches `horovodrun` with XLA and logs `[MaskRCNN] INFO`\n"
             "blocks with a throughput per logged interval; the launch command (GPUs, batch, AMP) is printed at the\n"
-            "end. benchbook recomputes the median of the logged rates after the first interval.\n"
+            "end. After `warmup_steps` (100) every logged throughput is a running mean of the steps so far, so the\n"
+            "published number is the last one logged, and that is benchbook's default rule.\n"
             "With no GPU, the study trains the project's own TensorFlow 2 Mask R-CNN (ResNet-50 FPN, RPN,\n"
             "ROI Align, box and mask heads) on the CPU on generated images, through the same launcher and report."),
     },
@@ -56,14 +59,15 @@ runs_dir: str = "runs"  # folder of study folders (runs/<study name>/<run id>/..
 launch: bool = True  # launch mode: run the study (finishing what is not complete) before the analysis
 reference: str = ""  # published reference (params/references/NAME.yaml); empty: the study's own
 warmup: int = -1  # records to skip as warm-up in every run; -1: the log format's documented rule
-method: str = ""  # recompute method: mean, median, harmonic or elapsed; empty: the format's rule
+method: str = ""  # recompute method (see `benchbook formats`); empty: the rule's own
+rule: str = ""  # named throughput rule: nvidia (each format's default) or dlperf; empty: nvidia
 interactive: bool = True  # show the ipywidgets explorer (JupyterLab); publish sets it to False
 summary_path: str = ""  # where to write the headline numbers as JSON (benchbook publish sets it)'''
 
 CHECK = ("from benchbook import plots, views\nfrom benchbook.notebook_params import check\n"
          "from benchbook.report import Report\n\np = check(study=study, log_dir=log_dir, runs_dir=runs_dir, "
          "launch=launch, reference=reference, "
-         "warmup=warmup, method=method, interactive=interactive, summary_path=summary_path)")
+         "warmup=warmup, method=method, rule=rule, interactive=interactive, summary_path=summary_path)")
 
 
 def model_notebook(model: str, spec: dict) -> nbformat.NotebookNode:
@@ -73,8 +77,9 @@ def model_notebook(model: str, spec: dict) -> nbformat.NotebookNode:
         code(PARAMETERS.format(study=spec["study"]), metadata={"tags": ["parameters"]}),
         code(CHECK),
         code("report = Report(p.study, p.log_dir, p.runs_dir, reference=p.reference, warmup=p.warmup, "
-             "method=p.method)\nlaunched = report.launch(quiet=True) if p.launch and report.mode == \"launch\" "
-             "else None\nviews.opening(report)"),
+             "method=p.method, rule=p.rule)\n"
+             "launched = report.launch(quiet=True) if p.launch and report.mode == \"launch\" else None\n"
+             "views.opening(report)"),
         code("views.reproduction_plot(report)"),
         md(f"{spec['about']}\n\nDetails follow: 1. the set-up that produced the numbers, 2. analysis, "
            "3. reproduction, 4. launch, failures and problems. Every number comes from a log line or a run "

@@ -9,6 +9,7 @@ analyzed, or with `--strict` when anything could not.
 from __future__ import annotations
 
 import argparse
+import errno
 import fnmatch
 import json
 import math
@@ -20,6 +21,7 @@ import pandas as pd
 from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from . import __version__, checks, cli_env, commands, metrics, parsers, records, runner, study, tables
 from .analysis import Analysis, analyze
@@ -63,7 +65,13 @@ def _analysis(args) -> Analysis:
 
 def _report_problems(result: Analysis, err: Console) -> None:
     for p in result.problems:
-        err.print(f"[bold red]benchbook:[/] {p.source}: {p.reason}", highlight=False, markup=True)
+        _error(err, f"{p.source}: {p.reason}")
+
+
+def _error(err: Console, message: str) -> None:
+    """`benchbook: <message>` in red, the message printed as it is: a path like `runs/[/x]` is text,
+    never rich markup."""
+    err.print(Text.assemble(("benchbook:", "bold red"), " ", message), highlight=False)
 
 
 def _exit_code(result: Analysis, strict: bool) -> int:
@@ -84,14 +92,15 @@ def cmd_analyze(args, out: Console, err: Console) -> int:
             t.add_column(col, overflow="fold")
         short = _short_paths(result.runs["source"])
         for _, r in result.runs.iterrows():
-            t.add_row(short[r["source"]], str(r["run"]), r["format"], _fmt(r["gpus"]), _fmt(r["batch_size"]),
-                      str(r["precision"]), str(r["xla"]), _fmt(r["reported_throughput"]),
-                      _fmt(r["recomputed_throughput"]), str(r["iterations"]), r["status"])
+            cells = (short[r["source"]], r["run"], r["format"], _fmt(r["gpus"]), _fmt(r["batch_size"]),
+                     r["precision"], r["xla"], _fmt(r["reported_throughput"]), _fmt(r["recomputed_throughput"]),
+                     r["iterations"], r["status"])
+            t.add_row(*(Text(str(c)) for c in cells))  # text from logs and paths is never rich markup
         out.print(t)
         for _, r in result.runs.iterrows():
             for w in r["warnings"]:
-                out.print(f"[yellow]warning[/]: {r['source']} run {r['run']} "
-                          f"(lines {r['line_start']}-{r['line_end']}): {w}", highlight=False)
+                out.print(Text.assemble(("warning", "yellow"), f": {r['source']} run {r['run']} "
+                                        f"(lines {r['line_start']}-{r['line_end']}): {w}"), highlight=False)
     _report_problems(result, err)
     return _exit_code(result, args.strict)
 
@@ -120,7 +129,8 @@ def cmd_summarize(args, out: Console, err: Console) -> int:
     else:
         for (framework, model), group in stats.groupby(["framework", "model"], sort=True):
             table = tables.published_layout(group)
-            out.print(f"[bold]{model} ({framework})[/], {args.value.replace('_', ' ')} in images/s over repeats")
+            out.print(Text.assemble((f"{model} ({framework})", "bold"),
+                                    f", {args.value.replace('_', ' ')} in images/s over repeats"))
             print(table.round(2).to_string(na_rep="-"))
             cut = group[group["incomplete"] > 0]
             for _, row in cut.iterrows():
@@ -150,7 +160,14 @@ def cmd_formats(args, out: Console, err: Console) -> int:
     return 0
 
 
+def _lift_caps(args) -> None:
+    """--allow-large-study: for this command and the notebooks and processes it starts."""
+    if getattr(args, "allow_large_study", False):
+        os.environ[study.LIFT_CAPS_ENV] = "1"
+
+
 def cmd_run(args, out: Console, err: Console) -> int:
+    _lift_caps(args)
     spec = study.load(args.study)
     if args.dry_run:
         plan = runner.plan(spec, args.out)
@@ -172,10 +189,11 @@ def cmd_run(args, out: Console, err: Console) -> int:
             return 1
     try:
         results = runner.run_study(spec, args.out, resume=args.resume, only=only,
-                                   echo=None if args.quiet else True, say=lambda m: err.print(m, highlight=False))
+                                   echo=None if args.quiet else True,
+                                   say=lambda m: err.print(m, highlight=False, markup=False))
     except runner.StudyInterrupted as exc:
         err.print(f"benchbook: interrupted during run {exc}; its record says interrupted. "
-                  f"Continue with: benchbook run {args.study} --resume", highlight=False)
+                  f"Continue with: benchbook run {args.study} --resume", highlight=False, markup=False)
         return 130
     _print_runs(out, runner.study_dir(spec, args.out))
     return 0 if all(r.get("status") == "complete" for r in results.values()) else 1
@@ -183,24 +201,31 @@ def cmd_run(args, out: Console, err: Console) -> int:
 
 def _print_runs(out: Console, folder) -> None:
     frame = records.table(folder)
-    t = Table(title=f"{folder}: {len(frame)} runs")
-    for col in ("run_id", "status", "cause", "duration_s", "throughput"):
-        t.add_column(col)
+    t = Table(title=Text(f"{folder}: {len(frame)} runs"))
+    for col in ("run_id", "status", "cause", "duration_s", "throughput", "problem"):
+        t.add_column(col, overflow="fold")
     for _, r in frame.iterrows():
-        t.add_row(str(r["run_id"]), str(r["status"]), str(r["cause"] or "-"), _fmt(r["duration_s"]),
-                  _fmt(r["throughput"]))
+        t.add_row(*(Text(str(v)) for v in (r["run_id"], r["status"], r["cause"] or "-", _fmt(r["duration_s"]),
+                                            _fmt(r["throughput"]), r["problem"] or "")))
     out.print(t)
 
 
 def cmd_status(args, out: Console, err: Console) -> int:
+    troubled = 0
     for folder in args.folders:
+        if not folder.is_dir():
+            _error(err, f"{folder}: no such study folder")
+            troubled += 1
+            continue
         _print_runs(out, folder)
-    return 0
+        troubled += len(records.problems(folder))
+    return 1 if troubled else 0
 
 
 def cmd_publish(args, out: Console, err: Console) -> int:
     from . import publish
 
+    _lift_caps(args)
     targets = [publish.for_study(p, args.runs, launch=args.launch) for p in args.studies]
     if args.logs:
         if not args.model:
@@ -217,14 +242,15 @@ def cmd_publish(args, out: Console, err: Console) -> int:
     slurm = {"partition": args.slurm_partition, "account": args.slurm_account, "time": args.slurm_time}
     entries = publish.publish(targets, args.reports, jobs=args.jobs, force=args.force, progress=not args.quiet,
                               executor=args.executor, slurm=slurm)
-    t = Table(title=f"{args.reports}/index.html")
+    t = Table(title=Text(f"{args.reports}/index.html"))
     for col in ("report", "status", "verdict", "runs", "note"):
-        t.add_column(col)
+        t.add_column(col, overflow="fold")
     for e in entries:
         s = e.get("summary") or {}
-        t.add_row(e["name"], e.get("status", "?"), str(s.get("verdict", "-")),
-                  f"{s.get('complete', '-')}/{s.get('runs', '-')}",
-                  "unchanged, not executed again" if e.get("skipped") else (e.get("error") or ""))
+        t.add_row(*(Text(str(v)) for v in (e["name"], e.get("status", "?"), s.get("verdict", "-"),
+                                            f"{s.get('complete', '-')}/{s.get('runs', '-')}",
+                                            "unchanged, not executed again" if e.get("skipped")
+                                            else (e.get("error") or ""))))
     out.print(t)
     return 0 if all(e.get("status") == "ok" for e in entries) else 1
 
@@ -235,6 +261,10 @@ def _duration(text: str) -> float:
         return study.seconds(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(f"{text!r}: {exc}") from None
+
+
+_LIFT_HELP = (f"lift the caps of {study.MAX_RUNS} runs per study and {study.MAX_PROCESSES} processes per run "
+              f"(or set {study.LIFT_CAPS_ENV}=1)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -265,6 +295,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--only", action="append", metavar="GLOB", help="run only the run ids matching (repeatable)")
     r.add_argument("--quiet", action="store_true", help="do not echo the runs' output (it is still logged)")
     r.add_argument("--no-check", action="store_true", help="launch without the set-up checks (benchbook check)")
+    r.add_argument("--allow-large-study", action="store_true", help=_LIFT_HELP)
     r.set_defaults(func=cmd_run)
     pb = sub.add_parser("publish", help="execute the notebooks of studies and publish HTML reports with an index")
     pb.add_argument("studies", nargs="*", help="study files (default: every study with a folder under --runs)")
@@ -281,6 +312,7 @@ def build_parser() -> argparse.ArgumentParser:
     pb.add_argument("--launch", action="store_true", help="let the notebooks launch (resume) their studies")
     pb.add_argument("--force", action="store_true", help="execute even the reports whose inputs did not change")
     pb.add_argument("--quiet", action="store_true", help="no progress bar")
+    pb.add_argument("--allow-large-study", action="store_true", help=_LIFT_HELP)
     pb.add_argument("--executor", choices=["local", "slurm"], default="local",
                     help="where the notebooks run: local (a pool of --jobs processes here, default) or slurm (one "
                          "sbatch job per notebook, all submitted at once and followed to their end; the index is "
@@ -307,19 +339,24 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args, out, err)
     except BenchbookError as exc:
-        err.print(f"[bold red]benchbook:[/] {exc}", highlight=False)
+        _error(err, str(exc))
         return 2
     except KeyboardInterrupt:
-        err.print("benchbook: interrupted")
+        err.print("benchbook: interrupted", markup=False)
         return 130
     except BrokenPipeError:  # `benchbook analyze --json ... | head`: the reader left, not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except OSError as exc:  # a full disk, a folder without write permission: the path, not a traceback
+        where = exc.filename or "a file"
+        _error(err, f"cannot use {where}: {exc.strerror or exc}" +
+               (" (the disk or the quota is full)" if exc.errno in (errno.ENOSPC, errno.EDQUOT) else ""))
+        return 2
     except Exception as exc:  # a bug: one line for the user, the traceback on request
         if os.environ.get("BENCHBOOK_DEBUG"):
             raise
         err.print(f"benchbook: internal error: {type(exc).__name__}: {exc} "
-                  "(set BENCHBOOK_DEBUG=1 for the traceback, and please report it)", highlight=False)
+                  "(set BENCHBOOK_DEBUG=1 for the traceback, and please report it)", highlight=False, markup=False)
         return 3
 
 

@@ -126,7 +126,10 @@ def command(study: Study, cfg: dict, run_dir: Path, python: str | None = None) -
                                [f"{m}/{r}" for m, r in BUILDERS]) from None
     script = build(study, cfg, run_dir)
     launcher = launchers.get(study.launcher.name)
-    pre = [["rm", "-rf", p] for p in study.clean]
+    if study.runtime == "cpu":  # relative to the run folder: the only place a CPU run may clean (study_limits)
+        pre = [["rm", "-rf", "--", str(Path(run_dir) / p)] for p in study.clean]
+    else:
+        pre = [["rm", "-rf", "--", p] for p in study.clean]
     if study.runtime == "cpu":
         py = python or str(envs.python(study.framework))
         argv = launcher.wrap(study, cfg, [py, str(workloads.script(study.framework, study.model)), *script])
@@ -157,15 +160,19 @@ def setup_steps(study: Study) -> list[str]:
     if study.runtime != "ngc":
         return [f"benchbook creates the {study.framework} CPU environment on first use "
                 f"(pinned in {workloads.requirements(study.framework).name})"]
-    code, folder = study.code, study.code.repository.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git")
-    steps = [f"git clone {code.repository} {folder}", f"cd {folder} && git checkout {code.commit}"]
+    # each value quoted: these lines are pasted into a shell
+    q = shlex.quote
+    code, folder = study.code, q(study.code.repository.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git"))
+    steps = [f"git clone {q(code.repository)} {folder}", f"cd {folder} && git checkout {q(code.commit)}"]
     base = Path(study.path).parent if study.path else Path(".")
     steps += [f"git -C {folder} apply --unidiff-zero {shlex.quote(os.path.relpath((base / p).resolve()))}"
               for p in code.patches]
     if study.launcher.name == "slurm":  # pyxis pulls the image on the nodes; enroot can fetch it ahead
         image = study.launcher.slurm.container_image or study.container.image
-        steps.append(f"enroot import docker://{image}   # optional: pyxis imports it on first use")
+        steps.append(f"enroot import {q('docker://' + image)}   # optional: pyxis imports it on first use")
     elif study.container.mode != "inside":
-        sub = f"{folder}/{code.subfolder}" if code.subfolder else folder
-        steps.append(f"docker build -t {study.container.image} {sub}   # or: docker pull {study.container.image}")
+        sub = q(f"{study.code.repository.rstrip('/').rsplit('/', 1)[-1].removesuffix('.git')}/{code.subfolder}") \
+            if code.subfolder else folder
+        image = q(study.container.image)
+        steps.append(f"docker build -t {image} {sub}   # or: docker pull {image}")
     return steps

@@ -28,3 +28,8 @@ class LogError(BenchbookError):
 
 class RuleError(BenchbookError, ValueError):
     """Raised when a throughput rule has values that make no sense."""
+
+
+class ReportNameError(BenchbookError, ValueError):
+    """Raised when a report name (`publish --name`, or a folder's name) is not a plain folder name:
+    it would write outside the reports folder or be read as an option."""

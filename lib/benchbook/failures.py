@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import re
 import signal
 from dataclasses import dataclass, field
@@ -23,6 +24,13 @@ class Ending:
     stalled: bool = False
     interrupted: bool = False
     tail: list[str] = field(default_factory=list)
+    #: the run's log could not be written (errno, path, message): disk full, quota, permissions
+    write_error: dict | None = None
+
+
+def storage_cause(errno_value: int | None) -> str:
+    """`disk_full` for a full disk or quota, `storage_error` for any other failed write."""
+    return "disk_full" if errno_value in (errno.ENOSPC, errno.EDQUOT) else "storage_error"
 
 
 def _signal_name(code: int) -> str:
@@ -41,6 +49,11 @@ def classify(end: Ending, analyzed: list[dict]) -> tuple[str, dict | None]:
     tail = end.tail[-30:]
     if end.interrupted:
         return "interrupted", {"cause": "interrupted", "detail": "stopped by the user", "last_lines": tail}
+    if end.write_error:
+        w = end.write_error
+        return "failed", {"cause": storage_cause(w["errno"]), "path": w["path"],
+                          "detail": f"cannot write {w['path']}: {w['message']}; the run was stopped",
+                          "last_lines": tail}
     if end.timed_out:
         return "failed", {"cause": "timeout", "detail": "stopped at the per-run timeout", "last_lines": tail}
     if end.stalled:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .errors import BenchbookError
 from .rules import METHODS
@@ -36,6 +36,16 @@ class NotebookParameters(BaseModel):
     reference: str = Field(description="name of a file in params/references/; empty: the study's own")
     warmup: int = Field(ge=-1, description="records to skip as warm-up; -1: the log format's rule")
     method: str = Field(pattern="^(" + "|".join(["", *METHODS]) + ")$", description="recompute method")
+    rule: str = Field("", description="named throughput rule (benchbook formats): nvidia, the default, or dlperf")
+
+    @field_validator("rule")
+    @classmethod
+    def _known_rule(cls, name: str) -> str:
+        from . import parsers
+        known = sorted({rule for f in parsers.FORMATS.values() for rule in f.rules()})
+        if name.strip() and name not in known:
+            raise ValueError(f"one of {', '.join(known)}, or empty for each format's default")
+        return name
     interactive: bool = Field(description="show the ipywidgets explorer")
     summary_path: str = Field(description="where to write the headline numbers as JSON")
 

@@ -17,15 +17,20 @@ here, so that a large publish spreads over a cluster.
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextlib
 import datetime as dt
+import fcntl
 import hashlib
 import html
 import json
 import multiprocessing
+import os
 import re
 import shlex
+import socket
 import sys
 import time
+import uuid
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -33,8 +38,9 @@ from tqdm.auto import tqdm
 
 from . import __version__, records
 from . import study as studies
-from .errors import BenchbookError
+from .errors import BenchbookError, ReportNameError
 
+REPORT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 PACKAGE = Path(__file__).resolve().parent
 ROOT = PACKAGE.parents[1]
 NOTEBOOKS = ROOT / "notebooks"
@@ -48,6 +54,35 @@ class Target:
     notebook: Path
     parameters: dict
     inputs: list[str] = field(default_factory=list)
+
+
+def check_name(name: str) -> str:
+    """A report name is one folder of --reports: letters, digits, `.`, `_` and `-`."""
+    if not REPORT_NAME.fullmatch(name or ""):
+        raise ReportNameError(f"report name {name!r}: a report is a folder of --reports; its name is letters, "
+                              "digits, '.', '_' and '-', starting with a letter or a digit (give --name NAME)")
+    return name
+
+
+@contextlib.contextmanager
+def _report_lock(folder: Path):
+    """One publish of a report at a time: None when this one may go on, else who holds it."""
+    folder.mkdir(parents=True, exist_ok=True)
+    handle = open(folder / ".publish.lock", "a+")
+    try:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            yield handle.read().strip() or "another publish"
+            return
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"pid {os.getpid()} on {socket.gethostname()}")
+        handle.flush()
+        yield None
+    finally:
+        handle.close()  # releases the lock
 
 
 def for_study(path: str | Path, runs_dir: str | Path = "runs", launch: bool = False) -> Target:
@@ -65,6 +100,9 @@ def for_logs(log_dir: str | Path, model: str, name: str | None = None, reference
     folder = Path(log_dir).resolve()
     if not folder.exists():
         raise BenchbookError(f"{log_dir}: no such folder of logs")
+    if reference:  # a bad name fails here, not later as a failed notebook
+        from . import references
+        references.load(reference)
     return Target(name or folder.name, NOTEBOOKS / f"{model}.ipynb",
                   {"study": "", "log_dir": str(folder), "launch": False, "reference": reference or ""},
                   [str(folder)])
@@ -76,7 +114,32 @@ def for_comparison(sources: list[str], labels: list[str] | None, name: str) -> T
                   {"sources": ",".join(resolved), "labels": ",".join(labels or [])}, resolved)
 
 
-def digest(target: Target) -> str:
+def input_files(target: Target) -> dict[str, tuple[int, int]]:
+    """Every file the report reads (study file, run folders, logs): path -> (size, mtime in ns)."""
+    out = {}
+    for item in target.inputs:
+        p = Path(item)
+        files = sorted(q for q in p.rglob("*") if q.is_file()) if p.is_dir() else [p] if p.exists() else []
+        for q in files:
+            try:
+                st = q.stat()
+            except FileNotFoundError:  # removed while listed
+                continue
+            out[str(q)] = (st.st_size, st.st_mtime_ns)
+    return out
+
+
+def changed_inputs(before: dict[str, tuple[int, int]], after: dict[str, tuple[int, int]]) -> str | None:
+    """What changed between two listings, in words (a few paths), or None."""
+    gone = [p for p in before if p not in after]
+    new = [p for p in after if p not in before]
+    modified = [p for p in before if p in after and before[p] != after[p]]
+    parts = [f"{what}: {', '.join(paths[:3])}{f' and {len(paths) - 3} more' if len(paths) > 3 else ''}"
+             for what, paths in (("removed", gone), ("added", new), ("modified", modified)) if paths]
+    return "; ".join(parts) or None
+
+
+def digest(target: Target, files: dict[str, tuple[int, int]] | None = None) -> str:
     """What the report depends on; any change means the notebook runs again."""
     h = hashlib.sha256()
     h.update(json.dumps(target.parameters, sort_keys=True).encode())
@@ -84,12 +147,8 @@ def digest(target: Target) -> str:
     h.update(__version__.encode())
     for p in sorted(PACKAGE.rglob("*.py")):
         h.update(p.read_bytes())
-    for item in target.inputs:
-        p = Path(item)
-        files = sorted(q for q in p.rglob("*") if q.is_file()) if p.is_dir() else [p] if p.exists() else []
-        for q in files:
-            st = q.stat()
-            h.update(f"{q}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+    for q, (size, mtime) in (input_files(target) if files is None else files).items():
+        h.update(f"{q}\0{size}\0{mtime}\n".encode())
     return h.hexdigest()[:20]
 
 
@@ -99,12 +158,38 @@ KERNEL_STARTS = 3
 _NOT_STARTED = ("Kernel didn't respond", "Kernel died before replying to kernel_info")
 
 
+@contextlib.contextmanager
+def _stderr_to(path: Path):
+    """This process's stderr (file descriptor 2, which the kernels it starts inherit) into `path`:
+    the kernel's start-up chatter ("[IPKernelApp] WARNING | Kernel is running over TCP without
+    encryption") stays out of the terminal and is kept beside the executed notebook."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        os.dup2(fd, 2)
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(fd)
+
+
 def _execute(target: Target, out: Path, stamp: str) -> dict:
-    """Run the notebook (in a worker process); return status and error, never raise for a notebook error."""
+    """Run the notebook (in a worker process); return status and error, never raise for a notebook error.
+
+    Each execution has its own file, `executed/<time>-<random>.ipynb` (two publishes in one second
+    do not share one), and its kernel's messages in `executed/<same>.kernel.log`."""
+    executed = out / "executed" / f"{stamp}-{uuid.uuid4().hex[:8]}.ipynb"
+    executed.parent.mkdir(parents=True, exist_ok=True)
+    with _stderr_to(executed.with_suffix(".kernel.log")):
+        return _execute_quietly(target, out, executed)
+
+
+def _execute_quietly(target: Target, out: Path, executed: Path) -> dict:
     import papermill
 
-    executed = out / "executed" / f"{stamp}.ipynb"
-    executed.parent.mkdir(parents=True, exist_ok=True)
     summary = out / "summary.json"
     summary.unlink(missing_ok=True)
     params = dict(target.parameters, summary_path=str(summary))
@@ -252,26 +337,60 @@ def publish(targets: list[Target], reports: str | Path = "reports", jobs: int = 
         raise BenchbookError(f"unknown executor {executor!r}; known: {', '.join(EXECUTORS)}")
     reports = Path(reports)
     reports.mkdir(parents=True, exist_ok=True)
-    names = [t.name for t in targets]
+    names = [check_name(t.name) for t in targets]
     if len(set(names)) != len(names):
         raise BenchbookError(f"two reports would have the same name: {sorted(n for n in names if names.count(n) > 1)}")
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
-    todo, entries = [], {}
-    for t in targets:
-        out = reports / t.name
-        entry_path = out / "entry.json"
-        d = digest(t)
-        old = records.read_json(entry_path) if entry_path.exists() else None
-        if old and old.get("digest") == d and not force and (out / "report.html").exists():
-            entries[t.name] = dict(old, skipped=True)
-            continue
-        out.mkdir(parents=True, exist_ok=True)
-        todo.append((t, d))
+    with contextlib.ExitStack() as locks:
+        todo, entries, busy, before = [], {}, {}, {}
+        for t in targets:
+            out = reports / t.name
+            holder = locks.enter_context(_report_lock(out))
+            if holder:
+                busy[t.name] = {"name": t.name, "status": "busy", "summary": {},
+                                "error": f"being published by {holder}; publish it again when that one ends"}
+                continue
+            entry_path = out / "entry.json"
+            listing = input_files(t)
+            d = digest(t, listing)
+            try:
+                old = records.read_json(entry_path) if entry_path.exists() else None
+            except records.RecordError:
+                old = None  # a corrupt entry: the report is published again over it
+            if old and old.get("digest") == d and not force and (out / "report.html").exists():
+                entries[t.name] = dict(old, skipped=True)
+                continue
+            todo.append((t, d))
+            before[t.name] = listing
+        _execute_all(todo, entries, reports, stamp, jobs, executor, slurm, progress, before)
+    for p in sorted(reports.glob("*/entry.json")):  # reports published earlier stay in the index
+        name = p.parent.name
+        if name not in entries:
+            try:
+                entries[name] = records.read_json(p)
+            except records.RecordError as exc:  # shown, never dropped
+                entries[name] = {"name": name, "status": "unreadable", "summary": {},
+                                 "error": f"{exc}; publish it again (--force) to replace it"}
+    write_index(reports, list(entries.values()))
+    return [busy.get(n) or entries[n] for n in names]
+
+
+def _execute_all(todo, entries, reports, stamp, jobs, executor, slurm, progress, before) -> None:
+    """Execute the notebooks to publish; each one's entry.json written as it ends. A report whose
+    inputs changed while its notebook ran (a log removed, a record rewritten) is marked failed:
+    it may show what is no longer there; a notebook that launches its study changes them on purpose."""
     bar = tqdm(total=len(todo), unit="report", desc="publish", disable=not progress or not todo)
     if todo:
         for t, d, result in EXECUTORS[executor](todo, reports, stamp, jobs, slurm or {}):
             out = reports / t.name
-            summary = records.read_json(out / "summary.json") if (out / "summary.json").exists() else {}
+            try:
+                summary = records.read_json(out / "summary.json") if (out / "summary.json").exists() else {}
+            except records.RecordError as exc:
+                summary, result = {}, dict(result, status="failed", error=str(exc))
+            moved = None if t.parameters.get("launch") else changed_inputs(before[t.name], input_files(t))
+            if moved and result.get("status") == "ok":
+                result = dict(result, status="failed", error=f"the inputs changed while the notebook ran ({moved}); "
+                                                             "publish again")
             entry = {"name": t.name, "digest": d, "published_at": stamp, "notebook": t.notebook.name,
                      "parameters": t.parameters, "benchbook_version": __version__, **result, "summary": summary,
                      "target": asdict(t) | {"notebook": str(t.notebook)}}
@@ -280,19 +399,21 @@ def publish(targets: list[Target], reports: str | Path = "reports", jobs: int = 
             bar.update(1)
             bar.write(f"{t.name}: {result['status']}" + (f" ({result['error']})" if result.get("error") else ""))
     bar.close()
-    for p in sorted(reports.glob("*/entry.json")):  # reports published earlier stay in the index
-        name = p.parent.name
-        if name not in entries:
-            try:
-                entries[name] = records.read_json(p)
-            except records.RecordError:
-                continue
-    write_index(reports, list(entries.values()))
-    return [entries[n] for n in names]
 
 
 def _fmt(value) -> str:
-    return f"{value:,.2f}" if isinstance(value, int | float) and not isinstance(value, bool) else str(value)
+    """Counts as integers, rates with two decimals, anything else (a dash) as it is."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return str(value)
+    return f"{value:,}" if isinstance(value, int) else f"{value:,.2f}"
+
+
+def _when(stamp: str) -> str:
+    """`20261124T100301Z` as `2026-11-24 10:03:01` (UTC, as the column says)."""
+    try:
+        return dt.datetime.strptime(stamp, "%Y%m%dT%H%M%SZ").strftime("%Y-%m-%d %H:%M:%S")
+    except ValueError:
+        return stamp
 
 
 def write_index(reports: Path, entries: list[dict]) -> Path:
@@ -313,7 +434,8 @@ def write_index(reports: Path, entries: list[dict]) -> Path:
             f'<td>{e(str(s.get("mode", "-")))}</td>'
             f'<td>{e(_fmt(s.get("complete", "-")))} / {e(_fmt(s.get("runs", "-")))}</td>'
             f'<td>{e(str(best.get("label", "-")))}</td><td class="num">{e(_fmt(best.get("median", "-")))}</td>'
-            f'<td class="verdict">{e(str(verdict))}</td><td>{e(entry.get("published_at", ""))}</td><td>{links}</td>'
+            f'<td class="verdict">{e(str(verdict))}</td><td>{e(_when(entry.get("published_at", "")))}</td>'
+            f'<td>{links}</td>'
             + (f'</tr><tr class="error"><td colspan="10">{e(entry["error"])}</td>' if entry.get("error") else "")
             + "</tr>")
     page = f"""<!DOCTYPE html>

@@ -23,7 +23,7 @@ from .errors import BenchbookError
 
 RECORD = "run.json"
 SCHEMA_VERSION = 1
-STATUSES = ("running", "complete", "failed", "interrupted")
+STATUSES = ("running", "complete", "failed", "interrupted", "abandoned")
 FAILURE_CAUSES = {
     "out_of_memory": "the run ran out of GPU or host memory",
     "timeout": "the run exceeded the study's per-run timeout and was stopped",
@@ -31,6 +31,10 @@ FAILURE_CAUSES = {
     "no_progress": "the log stayed silent longer than the study's no_progress limit; the run was stopped",
     "missing_output": "the process exited cleanly but its log holds no complete measured run",
     "interrupted": "stopped by the user (Ctrl-C) or by a signal to benchbook",
+    "disk_full": "the run's log or record could not be written: the disk (or the quota) was full",
+    "storage_error": "the run's log or record could not be written (permissions, a lost file system)",
+    "abandoned": "its launcher was killed and its processes are gone; --resume runs it again",
+    "launch_error": "benchbook could not start or follow the run",
 }
 # The keys of `benchbook analyze --json`, a contract other tools rely on.
 JSON_KEYS = ["source", "run", "format", "framework", "model", "gpus", "nodes", "processes", "batch_size",
@@ -41,6 +45,19 @@ JSON_KEYS = ["source", "run", "format", "framework", "model", "gpus", "nodes", "
 
 class RecordError(BenchbookError):
     """A run record that cannot be read; the message names the file."""
+
+
+class StorageError(BenchbookError, OSError):
+    """Raised when a record cannot be written (disk full, quota, permissions); names the file."""
+
+    def __str__(self) -> str:
+        return self.strerror or super().__str__()
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def clean(value):
@@ -66,18 +83,37 @@ def run_dict(row: pd.Series) -> dict:
 def write(path: Path, record: dict[str, Any]) -> None:
     """Write a record atomically: readers see the old one or the new one, never a mixture."""
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=".run.", suffix=".tmp", dir=path.parent)
+    tmp = None
     try:
+        fd, tmp = tempfile.mkstemp(prefix=".run.", suffix=".tmp", dir=path.parent)
+        os.fchmod(fd, 0o666 & ~_umask())  # readable as the logs beside it are (mkstemp makes 0600)
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             json.dump(clean(record), f, indent=2, sort_keys=False)
             f.write("\n")
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
+    except BaseException as exc:
+        if tmp:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        if isinstance(exc, OSError) and not isinstance(exc, StorageError):
+            raise StorageError(exc.errno, f"cannot write {path}: {exc.strerror or exc}", str(path)) from None
         raise
+
+
+def write_in_place(path: Path, record: dict[str, Any]) -> None:
+    """Overwrite an existing record inside the space it already holds (no new file, no new block
+    when the new text is shorter): the last resort when the disk is full and `write` fails."""
+    data = (json.dumps(clean(record), indent=1) + "\n").encode()
+    try:
+        with open(path, "r+b") as f:
+            f.write(data)
+            f.truncate()
+            f.flush()
+            os.fsync(f.fileno())
+    except OSError as exc:
+        raise StorageError(exc.errno, f"cannot write {path}: {exc.strerror or exc}", str(path)) from None
 
 
 def read(path: Path) -> dict:
@@ -106,29 +142,87 @@ def read_json(path: Path) -> dict:
 
 
 def find(study_dir: Path) -> dict[str, dict]:
-    """The records under a study folder, by run id (unreadable ones are skipped by the caller's choice)."""
-    out = {}
-    for p in sorted(Path(study_dir).glob(f"*/{RECORD}")):
+    """The readable records under a study folder, by run id (`problems` lists the others)."""
+    return scan(study_dir)[0]
+
+
+def scan(study_dir: Path) -> tuple[dict[str, dict], list[tuple[str, str]]]:
+    """(readable records by run id, problems as (run folder, what is wrong)): a record that cannot be
+    read, a run folder without a record, a finished run whose log is gone. Nothing is dropped silently."""
+    out, problems = {}, []
+    study_dir = Path(study_dir)
+    folders = sorted(p for p in study_dir.iterdir() if p.is_dir() and not p.name.startswith(".")) \
+        if study_dir.is_dir() else []
+    for folder in folders:
+        p = folder / RECORD
+        if not p.exists():
+            if any(q.suffix == ".log" for q in folder.iterdir()):  # a run folder, not some other folder
+                problems.append((folder.name, f"{p}: no run record beside the log"))
+            continue
         try:
             rec = read(p)
-        except RecordError:
+        except RecordError as exc:
+            problems.append((folder.name, str(exc)))
             continue
-        out[rec.get("run_id", p.parent.name)] = rec
-    return out
+        run_id = rec.get("run_id", folder.name)
+        out[run_id] = rec
+        log = folder / str(rec.get("log") or f"{run_id}.log")
+        had_log = rec.get("status") == "complete" or bool(rec.get("analysis"))  # a refused job may have none
+        if had_log and not log.exists():
+            problems.append((run_id, f"{log}: the run's log is missing (the record says {rec.get('status')})"))
+    return out, problems
+
+
+def problems(study_dir: Path) -> list[tuple[str, str]]:
+    """What is wrong with the records and logs of a study folder (see `scan`)."""
+    return scan(study_dir)[1]
+
+
+def live_status(rec: dict) -> tuple[str, str | None]:
+    """(status, note) of a record as it stands now: a `running` record whose launcher and process are
+    gone is `abandoned`; one started on another host cannot be checked from here and says so."""
+    status = rec.get("status")
+    if status != "running":
+        return status, None
+    from . import liveness
+
+    launcher = rec.get("launcher") or {}
+    ident = launcher.get("identity") or ({"host": launcher.get("hostname"), "pid": launcher.get("pid")}
+                                         if launcher.get("hostname") else None)
+    where = liveness.state(ident)
+    if where == "elsewhere":
+        return status, f"launched on {ident.get('host')} (pid {ident.get('pid')}): not checked from here"
+    if where == "gone":
+        job = f" (slurm job {rec['slurm_job_id']} may still be queued: --resume cancels it)" \
+            if rec.get("slurm_job_id") else ""
+        return "abandoned", f"its launcher is gone; --resume runs it again{job}"
+    if where == "unknown":
+        return status, "recorded by an older benchbook: cannot tell whether it still runs"
+    return status, None
 
 
 def table(study_dir: Path) -> pd.DataFrame:
     """One row per run record of a study folder: the state of a study at a glance (tidy)."""
     rows = []
-    for run_id, rec in find(study_dir).items():
+    found, wrong = scan(study_dir)
+    notes = {}
+    for run_id, problem in wrong:
+        notes.setdefault(run_id, []).append(problem)
+    for run_id, rec in found.items():
         cfg = rec.get("config", {})
         analysis = rec.get("analysis") or []
+        status, note = live_status(rec)
+        if note:
+            notes.setdefault(run_id, []).append(note)
         rows.append({
-            "run_id": run_id, "status": rec.get("status"), "cause": (rec.get("failure") or {}).get("cause"),
+            "run_id": run_id, "status": status, "cause": (rec.get("failure") or {}).get("cause"),
             "gpus": cfg.get("gpus"), "batch_size": cfg.get("batch_size"), "precision": cfg.get("precision"),
             "xla": cfg.get("xla"), "repeat": cfg.get("repeat"), "started_at": rec.get("started_at"),
             "duration_s": rec.get("duration_s"), "exit_code": rec.get("exit_code"),
             "throughput": (analysis[0].get("recomputed_throughput") if len(analysis) == 1 else None),
+            "problem": "; ".join(notes.pop(run_id, [])) or None,
         })
+    for run_id, problem in notes.items():  # unreadable records: a row each, never dropped
+        rows.append({"run_id": run_id, "status": "unreadable", "problem": "; ".join(problem)})
     return pd.DataFrame(rows, columns=["run_id", "status", "cause", "gpus", "batch_size", "precision", "xla",
-                                       "repeat", "started_at", "duration_s", "exit_code", "throughput"])
+                                       "repeat", "started_at", "duration_s", "exit_code", "throughput", "problem"])

@@ -42,14 +42,16 @@ class Report:
 
     def __init__(self, study: str | Path | None = None, log_dir: str | Path | None = None,
                  runs_dir: str | Path = "runs", reference: str | None = None, warmup: int | None = None,
-                 method: str | None = None, title: str | None = None, target_accuracy: float | None = None):
+                 method: str | None = None, title: str | None = None, target_accuracy: float | None = None,
+                 rule: str | None = None):
         self.study = studies.load(study) if not _blank(study) else None
         self.log_dir = Path(log_dir) if not _blank(log_dir) else None
         if self.study is None and self.log_dir is None:
             raise BenchbookError("a report needs a study file (study=...) or a folder of logs (log_dir=...)")
         self.runs_dir = Path(runs_dir)
         self.reference_name = reference if not _blank(reference) else (self.study.reference if self.study else None)
-        self.rule = Rule(warmup=None if _blank(warmup) else int(warmup), method=None if _blank(method) else method)
+        self.rule = Rule(name=None if _blank(rule) else rule, warmup=None if _blank(warmup) else int(warmup),
+                         method=None if _blank(method) else method)
         self.title = title if not _blank(title) else (
             self.study.description or self.study.name if self.study else f"Logs in {self.log_dir}")
         self.target = target_accuracy if not _blank(target_accuracy) else (
@@ -84,7 +86,7 @@ class Report:
         return f"{src.title} ({src.url})" if src.url else src.title
 
     def _rule_text(self) -> str:
-        parts = []
+        parts = [f"the {self.rule.name} rule"] if self.rule.name else []
         if self.rule.warmup is not None:
             parts.append(f"skip the first {self.rule.warmup} records")
         if self.rule.method:
@@ -236,11 +238,17 @@ class Report:
     def logs(self) -> list[Path]:
         """The logs to analyze: for a study folder, each run's current log (earlier attempts kept
         under `attempts/` are not part of the results); otherwise every file under `log_dir`."""
-        found = records.find(self.source)
-        if found and not self.log_dir:
-            return [self.source / run_id / rec.get("log", f"{run_id}.log") for run_id, rec in found.items()
-                    if (self.source / run_id / rec.get("log", f"{run_id}.log")).exists()]
+        found, wrong = records.scan(self.source)
+        if (found or wrong) and not self.log_dir:
+            logs = [self.source / run_id / rec.get("log", f"{run_id}.log") for run_id, rec in found.items()]
+            # a run whose record cannot be read still has its log: analyzed, and listed under problems
+            logs += [self.source / run_id / f"{run_id}.log" for run_id, _ in wrong if run_id not in found]
+            return sorted({log for log in logs if log.exists()})
         return [self.source]
+
+    def record_problems(self) -> list[tuple[str, str]]:
+        """Run records that cannot be read and logs that are gone, in launch mode: never dropped."""
+        return records.problems(self.source) if not self.log_dir and self.source.exists() else []
 
     @functools.cached_property
     def stats(self) -> pd.DataFrame:
@@ -266,8 +274,9 @@ class Report:
         return rate_unit(self.analysis.runs)
 
     def problems(self) -> pd.DataFrame:
-        return pd.DataFrame([{"file": p.source, "problem": p.reason} for p in self.analysis.problems],
-                            columns=["file", "problem"])
+        rows = [{"file": p.source, "problem": p.reason} for p in self.analysis.problems]
+        rows += [{"file": run_id, "problem": problem} for run_id, problem in self.record_problems()]
+        return pd.DataFrame(rows, columns=["file", "problem"])
 
     def summary(self) -> pd.DataFrame:
         """The table in the layout of the published reports: median, mean and speedup over repeats."""
@@ -349,7 +358,7 @@ class Report:
             "title": self.title, "mode": self.mode, "source": str(self.source), "runs": int(len(runs)),
             "complete": int((runs["status"] == "complete").sum()) if len(runs) else 0,
             "configurations": int(len(self.stats)), "reference": self.reference_name, "verdict": self.verdict(),
-            "problems": len(self.analysis.problems),
+            "problems": len(self.analysis.problems) + len(self.record_problems()),
         }
         if len(best):
             b = best.iloc[0]

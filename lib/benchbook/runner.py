@@ -26,10 +26,10 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from . import __version__, commands, envs, launchers, records
+from . import __version__, commands, envs, launchers, liveness, records
 from .analysis import analyze
 from .commands import Command
-from .failures import classify
+from .failures import classify, storage_cause
 from .launchers import process
 from .study import Study, StudyError, digest, expand
 
@@ -52,15 +52,34 @@ def study_dir(study: Study, out: Path) -> Path:
     return Path(out) / study.name
 
 
-def _archive(run_dir: Path) -> Path | None:
-    """Move an unfinished earlier attempt aside (never deleted) so the run starts clean; a process
-    of that attempt still running (its launcher was killed) is stopped first."""
+def _take_over(run_dir: Path, say: Callable[[str], None]) -> bool:
+    """Whether an unfinished earlier attempt may be redone here. A record still `running` whose
+    launcher is gone is marked `abandoned`, what is left of its processes stopped when they are
+    provably its own (host, boot, PID, start time; the job's name under Slurm); a run whose launcher
+    lives, here or on another host, is left alone with a message."""
     try:
         old = records.read(run_dir / records.RECORD)
     except records.RecordError:
-        old = {}
-    if old.get("status") == "running":
-        launchers.get(old.get("command_launcher") or "local").abandon(old)
+        return True
+    if old.get("status") != "running":
+        return True
+    status, note = records.live_status(old)
+    if status == "running" and note is None:
+        say(f"{run_dir.name}: still run by pid {old['launcher'].get('pid')}; left alone")
+        return False
+    if note and note.startswith("launched on"):
+        say(f"{run_dir.name}: {note}; left alone (resume it on that host, or remove {run_dir} if it is dead)")
+        return False
+    done = launchers.get(old.get("command_launcher") or "local").abandon(old)
+    say(f"{run_dir.name}: abandoned by its launcher; {done}")
+    old.update(status="abandoned", ended_at=old.get("ended_at") or now(),
+               failure={"cause": "abandoned", "detail": f"its launcher was killed; {done}", "last_lines": []})
+    records.write(run_dir / records.RECORD, old)
+    return True
+
+
+def _archive(run_dir: Path) -> Path | None:
+    """Move an unfinished earlier attempt aside (never deleted) so the run starts clean."""
     items = [p for p in run_dir.iterdir() if p.name != "attempts"]
     if not items:
         return None
@@ -170,7 +189,7 @@ def _run_locked(study, out, sdir, existing, only, echo, progress, say) -> dict[s
     results = dict(existing)
     # SIGINT and SIGTERM stop the study cleanly, even when it was started with SIGINT ignored (the
     # `benchbook run ... &` of a script): its training processes then get the default SIGINT back too
-    stops = (signal.SIGINT, signal.SIGTERM)
+    stops = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)  # SIGHUP: the terminal was closed
     previous = {s: signal.getsignal(s) for s in stops}
     if threading.current_thread() is threading.main_thread():
         for s in stops:
@@ -178,6 +197,8 @@ def _run_locked(study, out, sdir, existing, only, echo, progress, say) -> dict[s
     try:
         for run_id, run_dir, cfg, cmd in todo:
             bar.set_postfix_str(run_id)
+            if run_dir.exists() and not _take_over(run_dir, bar.write):
+                continue
             results[run_id] = _one(study, run_id, run_dir, cfg, cmd, environment, write)
             bar.update(1)
             status = results[run_id]["status"]
@@ -213,6 +234,7 @@ def _one(study: Study, run_id: str, run_dir: Path, cfg: dict, cmd: Command, envi
         "command_launcher": cmd.launcher, "job_script": cmd.script,
         "log": log.name, "started_at": now(), "ended_at": None, "duration_s": None, "exit_code": None,
         "failure": None, "analysis": [], "launcher": {"pid": os.getpid(), **_host(),
+                                                      "identity": liveness.identity(os.getpid()),
                                                       "benchbook_version": __version__},
         "environment": environment,
     }
@@ -223,7 +245,11 @@ def _one(study: Study, run_id: str, run_dir: Path, cfg: dict, cmd: Command, envi
         record.update(info)
         records.write(run_dir / records.RECORD, record)
 
-    ending = launchers.get(cmd.launcher).execute(cmd, log, study.timeout, study.no_progress, echo, started)
+    try:
+        ending = launchers.get(cmd.launcher).execute(cmd, log, study.timeout, study.no_progress, echo, started)
+    except BaseException as exc:  # the record must not stay `running`: say how the run ended, then go on up
+        _ended_early(run_dir, record, exc, t0)
+        raise
     record.update(ended_at=now(), duration_s=round(time.monotonic() - t0, 3), exit_code=ending.exit_code)
     try:
         result = analyze([log])
@@ -233,5 +259,32 @@ def _one(study: Study, run_id: str, run_dir: Path, cfg: dict, cmd: Command, envi
         analyzed, problems = [], [f"analysis failed: {type(exc).__name__}: {exc}"]
     status, failure = classify(ending, analyzed)
     record.update(status=status, failure=failure, analysis=analyzed, analysis_problems=problems)
-    records.write(run_dir / records.RECORD, record)
+    try:
+        records.write(run_dir / records.RECORD, record)
+    except records.StorageError as exc:
+        _ended_early(run_dir, record, exc, t0)
+        raise
     return record
+
+
+def _ended_early(run_dir: Path, record: dict, exc: BaseException, t0: float) -> None:
+    """Record a run that benchbook itself could not finish following: interrupted (a second Ctrl-C,
+    SIGHUP), its record unwritable (disk full: the shortest record, written in place), or a bug."""
+    if isinstance(exc, KeyboardInterrupt):
+        status, cause, detail = "interrupted", "interrupted", "stopped by the user"
+    elif isinstance(exc, OSError):
+        status, cause = "failed", storage_cause(exc.errno)
+        detail = str(exc) if isinstance(exc, records.StorageError) else f"{exc.filename}: {exc.strerror}"
+    else:
+        status, cause, detail = "failed", "launch_error", f"{type(exc).__name__}: {exc}"
+    record.update(status=status, ended_at=now(), duration_s=round(time.monotonic() - t0, 3),
+                  failure={"cause": cause, "detail": detail, "last_lines": []})
+    path = run_dir / records.RECORD
+    try:
+        records.write(path, record)
+    except records.StorageError:
+        short = {k: record.get(k) for k in ("schema_version", "run_id", "study", "study_file", "status", "config",
+                                            "command_line", "log", "started_at", "ended_at", "duration_s",
+                                            "exit_code", "failure")}
+        with contextlib.suppress(records.StorageError):
+            records.write_in_place(path, short)

@@ -9,7 +9,6 @@ turns a study into the list of runs to launch, in a stable order with stable ids
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import itertools
 import re
@@ -17,9 +16,31 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictInt,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
+from . import yamlfile
 from .errors import BenchbookError
+from .study_limits import (  # noqa: F401
+    LIFT_CAPS_ENV,
+    MAX_PROCESSES,
+    MAX_RUNS,
+    MAX_YAML_NODES,
+    Count,
+    EnvName,
+    Host,
+    Line,
+    cap_errors,
+    caps_lifted,
+    clean_problem,
+)
 
 SCHEMA_VERSION = 1
 MODELS = {"resnet50_tf": "tensorflow", "resnet50_mxnet": "mxnet", "maskrcnn_tf2": "tensorflow"}
@@ -30,6 +51,8 @@ CPU_MODELS = ("resnet50_tf", "resnet50_mxnet", "maskrcnn_tf2")
 
 class StudyError(BenchbookError, ValueError):
     """A study file that cannot be run as written; the message says where and what is allowed."""
+
+
 
 
 class _Strict(BaseModel):
@@ -56,21 +79,21 @@ def seconds(value: int | float | str) -> float:
 class Code(_Strict):
     """The model code: a repository at a commit, a subfolder, patches applied on top (recorded per run)."""
 
-    repository: str
+    repository: Line
     commit: str = Field(pattern=r"^[0-9a-f]{7,40}$")
-    subfolder: str = ""
-    patches: list[str] = []
-    workdir: str = Field("/workspace", description="where the subfolder is inside the container")
+    subfolder: Line = ""
+    patches: list[Line] = []
+    workdir: Line = Field("/workspace", description="where the subfolder is inside the container")
 
 
 class Container(_Strict):
     """How commands reach the NGC container: `run` a new one, `exec` into a running one, or `inside` it."""
 
-    image: str
+    image: Line
     mode: Literal["run", "exec", "inside"] = "run"
-    name: str | None = Field(None, description="container name for mode exec")
-    options: list[str] = ["--shm-size=16g", "--ulimit", "memlock=-1", "--ulimit", "stack=67108864"]
-    mounts: dict[str, str] = Field({}, description="extra host path -> container path mounts")
+    name: Line | None = Field(None, description="container name for mode exec")
+    options: list[Line] = ["--shm-size=16g", "--ulimit", "memlock=-1", "--ulimit", "stack=67108864"]
+    mounts: dict[Line, Line] = Field({}, description="extra host path -> container path mounts")
 
     @model_validator(mode="after")
     def _exec_needs_name(self):
@@ -82,31 +105,31 @@ class Container(_Strict):
 class Data(_Strict):
     """The data set: a host folder mounted in the container, and the DALI index folder if any."""
 
-    path: str | None = Field(None, description="host folder of the data (TFRecords, RecordIO, COCO)")
-    mount: str = Field("/data", description="where the data folder appears inside the container")
-    dali_index: str | None = Field(None, description="DALI index folder, as seen inside the container")
+    path: Line | None = Field(None, description="host folder of the data (TFRecords, RecordIO, COCO)")
+    mount: Line = Field("/data", description="where the data folder appears inside the container")
+    dali_index: Line | None = Field(None, description="DALI index folder, as seen inside the container")
 
 
 class Cpu(_Strict):
     """Options of the project's CPU workloads."""
 
-    image_size: int = Field(64, ge=16, le=512)
-    threads: int = Field(0, ge=0, description="intra/inter-op threads; 0 = the framework's default")
+    image_size: Count = Field(64, ge=16, le=512)
+    threads: Count = Field(0, ge=0, description="intra/inter-op threads; 0 = the framework's default")
     dataset: Literal["digits"] = "digits"
 
 
 class Slurm(_Strict):
     """How the `slurm` launcher submits a run: one `sbatch` job per run, `srun` inside it."""
 
-    partition: str | None = None
-    account: str | None = None
+    partition: Line | None = None
+    account: Line | None = None
     exclusive: bool = Field(True, description="whole nodes for each run (--exclusive): no neighbours in a benchmark")
     time: float | None = Field(None, description="job time limit (seconds or 30m, 2h); default: the run timeout")
-    mpi: str | None = Field(None, description="srun --mpi plugin (pmix on NGC clusters); default: Slurm's")
-    container_image: str | None = Field(None, description="pyxis image; default: container.image on ngc")
-    container_mounts: dict[str, str] = Field({}, description="extra host path -> container path mounts")
-    sbatch: list[str] = Field([], description="extra sbatch options, e.g. --exclusive, --qos=high")
-    srun: list[str] = Field([], description="extra srun options")
+    mpi: Line | None = Field(None, description="srun --mpi plugin (pmix on NGC clusters); default: Slurm's")
+    container_image: Line | None = Field(None, description="pyxis image; default: container.image on ngc")
+    container_mounts: dict[Line, Line] = Field({}, description="extra host path -> container path mounts")
+    sbatch: list[Line] = Field([], description="extra sbatch options, e.g. --exclusive, --qos=high")
+    srun: list[Line] = Field([], description="extra srun options")
 
     @field_validator("time", mode="before")
     @classmethod
@@ -118,13 +141,13 @@ class Launcher(_Strict):
     """What starts a run's processes: one of the registered launchers, and its options."""
 
     name: Literal["local", "mpirun", "horovodrun", "slurm"] = "local"
-    bind_to: str = Field("none", description="mpirun --bind-to")
-    map_by: str = Field("slot", description="mpirun --map-by")
-    export: list[str] = Field(["NCCL_DEBUG", "LD_LIBRARY_PATH", "PATH"],
+    bind_to: Line = Field("none", description="mpirun --bind-to")
+    map_by: Line = Field("slot", description="mpirun --map-by")
+    export: list[EnvName] = Field(["NCCL_DEBUG", "LD_LIBRARY_PATH", "PATH"],
                               description="variables passed to every rank (-x); the study's env is added")
-    mca: dict[str, str] = Field({"pml": "ob1", "btl": "^openib"}, description="mpirun --mca parameters")
-    ssh_agent: str | None = Field(None, description="the ssh command mpirun uses, e.g. 'ssh -o BatchMode=yes'")
-    args: list[str] = Field([], description="extra launcher arguments, before the program")
+    mca: dict[Line, Line] = Field({"pml": "ob1", "btl": "^openib"}, description="mpirun --mca parameters")
+    ssh_agent: Line | None = Field(None, description="the ssh command mpirun uses, e.g. 'ssh -o BatchMode=yes'")
+    args: list[Line] = Field([], description="extra launcher arguments, before the program")
     slurm: Slurm = Slurm()
 
     @model_validator(mode="before")
@@ -133,20 +156,20 @@ class Launcher(_Strict):
         return {"name": v} if isinstance(v, str) else v
 
 
-Scalar = int | float | str | bool | None
-GpuSpec = int | str
+Scalar = StrictInt | float | Line | bool | None
+GpuSpec = Count | Line
 
 
 class SweepBlock(_Strict):
     """One block of the sweep: the cartesian product of its lists (a scalar is a list of one)."""
 
     gpus: GpuSpec | list[GpuSpec] | None = Field(None, description="8 (one node) or 2x8; default 0 on cpu, 1 on ngc")
-    batch_size: int | list[int]
-    precision: str | list[str] = "fp32"
+    batch_size: Count | list[Count]
+    precision: Line | list[Line] = "fp32"
     xla: bool | list[bool] = False
     dali: bool | list[bool] = False
     data: Literal["real", "synthetic"] | list[Literal["real", "synthetic"]] = "real"
-    processes: int | list[int] = Field(1, description="data-parallel processes of a CPU run (MPI ranks)")
+    processes: Count | list[Count] = Field(1, description="data-parallel processes of a CPU run (MPI ranks)")
 
     def points(self, runtime: str = "ngc") -> list[dict]:
         values = self.model_dump()
@@ -170,18 +193,19 @@ class Study(_Strict):
     data: Data = Data()
     cpu: Cpu = Cpu()
     sweep: list[SweepBlock]
-    repeats: int = Field(1, ge=1, le=1000)
-    iterations: int = Field(ge=1, description="iterations per run (epochs in train_and_evaluate on NGC)")
-    warmup: int = Field(0, ge=0, description="warm-up iterations the script skips in its own summary")
+    repeats: Count = Field(1, ge=1, le=1000)
+    iterations: Count = Field(ge=1, description="iterations per run (epochs in train_and_evaluate on NGC)")
+    warmup: Count = Field(0, ge=0, description="warm-up iterations the script skips in its own summary")
     timeout: float = Field(3600.0, description="per-run wall-clock limit (seconds or 30m, 2h)")
     no_progress: float | None = Field(None, description="kill a run whose log is silent this long")
-    env: dict[str, str] = {}
-    options: dict[str, Scalar] = Field({}, description="extra script flags, in order")
-    clean: list[str] = Field([], description="paths removed before each run (e.g. the model folder)")
+    env: dict[EnvName, Line] = {}
+    options: dict[Line, Scalar] = Field({}, description="extra script flags, in order")
+    clean: list[Line] = Field([], description="paths removed before each run: inside the run folder (relative "
+                              "paths) or the code checkout; see README, what a study file can do")
     launcher: Launcher = Launcher()
-    hosts: list[str] = Field([], description="hosts of multi-node runs, the launching host first")
-    gpus_per_node: int = Field(8, ge=1, le=16)
-    ssh_port: int | None = Field(None, ge=1, le=65535)
+    hosts: list[Host] = Field([], description="hosts of multi-node runs, the launching host first")
+    gpus_per_node: Count = Field(8, ge=1, le=16)
+    ssh_port: Count | None = Field(None, ge=1, le=65535)
     target_accuracy: float | None = Field(None, gt=0, le=100, description="top-1 % that ends time to train")
     reference: str | None = Field(None, description="name of a file in params/references/")
     path: Path | None = Field(None, exclude=True)
@@ -219,6 +243,13 @@ class Study(_Strict):
                              f"{self.container.mode!r} is for runs started on this machine: write mode: run")
         if self.warmup >= self.iterations and self.mode == "training_benchmark":
             raise ValueError(f"warmup ({self.warmup}) must be below iterations ({self.iterations})")
+        return self
+
+    @model_validator(mode="after")
+    def _clean_stays_inside(self):
+        problems = [p for path in self.clean if (p := clean_problem(self, path))]
+        if problems:
+            raise ValueError("; ".join(problems))
         return self
 
     @property
@@ -368,103 +399,11 @@ def expand(study: Study) -> list[RunSpec]:
 # --- loading, with errors that point at the file and line --------------------------------------------------
 
 
-class _LineLoader(yaml.SafeLoader):
-    """A YAML loader that remembers the line of every mapping key and sequence item."""
+def load(path: str | Path, limits: bool | None = None) -> Study:
+    """Read and validate a study file; every problem is reported at once, with file and line.
 
-
-def _construct_mapping(loader, node, deep=False):
-    mapping = yaml.SafeLoader.construct_mapping(loader, node, deep=deep)
-    lines = {key_node.value: key_node.start_mark.line + 1 for key_node, _ in node.value
-             if isinstance(key_node, yaml.ScalarNode)}
-    return _Mapping(mapping, lines, node.start_mark.line + 1)
-
-
-def _construct_sequence(loader, node, deep=False):
-    items = yaml.SafeLoader.construct_sequence(loader, node, deep=True)
-    return _Sequence(items, [n.start_mark.line + 1 for n in node.value], node.start_mark.line + 1)
-
-
-class _Mapping(dict):
-    def __init__(self, data, lines, line):
-        super().__init__(data)
-        self.lines, self.line = lines, line
-
-
-class _Sequence(list):
-    def __init__(self, data, lines, line):
-        super().__init__(data)
-        self.lines, self.line = lines, line
-
-
-_LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
-_LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, _construct_sequence)
-
-
-def _line(doc, loc: tuple) -> int | None:
-    """The line of the deepest part of `loc` that the document holds."""
-    node, line = doc, getattr(doc, "line", None)
-    for part in loc:
-        if isinstance(node, _Mapping) and part in node:
-            line, node = node.lines.get(part, line), node[part]
-        elif isinstance(node, _Sequence) and isinstance(part, int) and part < len(node):
-            line, node = node.lines[part], node[part]
-        elif isinstance(node, _Mapping) and part == 0:  # a single mapping where a list is allowed
-            continue
-        else:
-            break
-    return line
-
-
-def _fields(model: type[BaseModel], loc: tuple) -> list[str]:
-    """The field names allowed where `loc` points (for 'did you mean')."""
-    for part in loc:
-        if isinstance(part, int):
-            continue
-        field = model.model_fields.get(part)
-        if field is None:
-            break
-        inner = field.annotation
-        candidates = [inner, *getattr(inner, "__args__", ())]
-        for c in candidates:
-            for a in [c, *getattr(c, "__args__", ())]:
-                if isinstance(a, type) and issubclass(a, BaseModel):
-                    model = a
-                    break
-    return [f for f in model.model_fields if f != "path"]
-
-
-def _describe(error: dict, doc, path: Path) -> str:
-    loc = tuple(p for p in error["loc"] if not (isinstance(p, str) and ("[" in p or p in _UNION_TAGS)))
-    where = ".".join(str(p) for p in loc) or "(top level)"
-    line = _line(doc, loc)
-    prefix = f"{path}:{line}: " if line else f"{path}: "
-    if error["type"] == "extra_forbidden":
-        key = str(loc[-1])
-        allowed = _fields(Study, loc[:-1])
-        close = difflib.get_close_matches(key, allowed, n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
-        return f"{prefix}unknown key {where!r}{hint} (allowed here: {', '.join(allowed)})"
-    value = error.get("input")
-    shown = "" if isinstance(value, dict | list) or value is None else f" = {value!r}"
-    msg = error["msg"].removeprefix("Value error, ")
-    if error["type"] == "literal_error":
-        msg = "must be one of " + msg.removeprefix("Input should be ")
-    return f"{prefix}{where}{shown}: {msg}"
-
-
-_UNION_TAGS = {"int", "str", "float", "bool", "list[int]", "list[str]", "list[bool]", "function-after"}
-
-
-def _plain(obj):
-    if isinstance(obj, dict):
-        return {k: _plain(v) for k, v in obj.items()}
-    if isinstance(obj, list):
-        return [_plain(v) for v in obj]
-    return obj
-
-
-def load(path: str | Path) -> Study:
-    """Read and validate a study file; every problem is reported at once, with file and line."""
+    `limits` (default: unless BENCHBOOK_ALLOW_LARGE_STUDY is set) caps the runs of the study and the
+    processes of a run (MAX_RUNS, MAX_PROCESSES)."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -473,7 +412,11 @@ def load(path: str | Path) -> Study:
     except (OSError, UnicodeDecodeError) as exc:
         raise StudyError(f"{path}: cannot read the study file ({exc})") from None
     try:
-        doc = yaml.load(text, Loader=_LineLoader)  # noqa: S506 (a SafeLoader subclass)
+        doc = yamlfile.parse(text, path, MAX_YAML_NODES)
+    except yamlfile.YamlSizeError as exc:
+        raise StudyError(str(exc)) from None
+    except RecursionError:
+        raise StudyError(f"{path}: the YAML is nested too deeply to be a study file") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{path}:{mark.line + 1}" if mark else str(path)
@@ -485,19 +428,22 @@ def load(path: str | Path) -> Study:
     if doc["schema_version"] != SCHEMA_VERSION:
         raise StudyError(f"{path}:{doc.lines.get('schema_version')}: schema_version {doc['schema_version']!r} "
                          f"is not supported; this benchbook reads schema_version: {SCHEMA_VERSION}")
-    data = _plain(doc)
+    data = yamlfile.plain(doc)
     data.setdefault("name", default_name(path))
     try:
         study = Study.model_validate({**data, "path": path})
     except ValidationError as exc:
-        raise StudyError("\n".join(_describe(e, doc, path) for e in exc.errors())) from None
+        raise StudyError("\n".join(yamlfile.describe(e, doc, path, Study) for e in exc.errors())) from None
+    if (caps_lifted() is False) if limits is None else limits:
+        if too_large := cap_errors(study, path):
+            raise StudyError("\n".join(too_large))
     problems = []
     for b, block in enumerate(study.sweep):
         for point in block.points(study.runtime):
             for problem in _point_errors(study, point):
                 field = problem.split(":", 1)[0]
-                line = _line(doc, ("sweep", b, field)) if isinstance(doc.get("sweep"), list) else \
-                    _line(doc, ("sweep", field))
+                line = yamlfile.line_of(doc, ("sweep", b, field)) if isinstance(doc.get("sweep"), list) else \
+                    yamlfile.line_of(doc, ("sweep", field))
                 shown = ", ".join(f"{k}={v}" for k, v in point.items())
                 problems.append(f"{path}:{line}: sweep[{b}].{problem} (in the point {shown})")
     if problems:
@@ -506,8 +452,15 @@ def load(path: str | Path) -> Study:
 
 
 def default_name(path: Path) -> str:
-    """`params/resnet50_tf/cpu.yaml` -> `resnet50_tf-cpu`: unique per file within `params/`."""
-    return f"{path.parent.name}-{path.stem}" if path.parent.name not in ("", ".", "params") else path.stem
+    """`params/resnet50_tf/cpu.yaml` -> `resnet50_tf-cpu`: unique per file within `params/`, and the
+    same whatever the current directory (`cpu.yaml` from inside `params/resnet50_tf/` too). Below
+    `params/`, the folders and the file name joined by `-`; elsewhere, the folder and the file name."""
+    path = Path(path).resolve()
+    parts = path.with_suffix("").parts
+    if "params" in parts[:-1]:
+        below = parts[len(parts) - parts[::-1].index("params"):]
+        return "-".join(below)
+    return f"{path.parent.name}-{path.stem}" if path.parent.name else path.stem
 
 
 def digest(path: Path) -> str:

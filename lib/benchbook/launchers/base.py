@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .. import liveness
+from ..errors import BenchbookError
 from ..failures import Ending
 from . import process
 
@@ -15,6 +18,30 @@ if TYPE_CHECKING:
     from ..study import Study
 
 RESULTS = "/results"  # the run folder, as the container sees it
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+class UnsafeCommandError(BenchbookError, ValueError):
+    """Raised when a value would change the meaning of a command line or a job script: an
+    environment variable name that is not a name, or a newline (or another control character)."""
+
+
+def safe_env(env: dict[str, str]) -> dict[str, str]:
+    """The variables, checked: names match [A-Za-z_][A-Za-z0-9_]*, values hold no control character."""
+    for k, v in env.items():
+        if not _ENV_NAME.fullmatch(k):
+            raise UnsafeCommandError(f"environment variable name {k!r} is not a name "
+                                     "(letters, digits and _, not starting with a digit)")
+        safe_line(v, f"environment variable {k}")
+    return env
+
+
+def safe_line(value: str, what: str) -> str:
+    """A value for one line of a command or a job script; UnsafeCommandError names it otherwise."""
+    if m := _CONTROL.search(str(value)):
+        raise UnsafeCommandError(f"{what}: {value!r} holds the control character {m.group()!r}")
+    return value
 
 
 @dataclass(frozen=True)
@@ -33,7 +60,7 @@ class Command:
         """The command as shell text, to print and to paste (a job script as a here-document)."""
         if self.script is not None:
             return f"{shlex.join(self.argv)} <<'SBATCH'\n{self.script}SBATCH"
-        env = " ".join(f"{k}={shlex.quote(v)}" for k, v in self.env.items())
+        env = " ".join(f"{k}={shlex.quote(v)}" for k, v in safe_env(self.env).items())
         cd = f"cd {shlex.quote(self.cwd)} && " if self.cwd else ""
         pre = "".join(shlex.join(p) + " && " for p in self.pre)
         return f"{cd}{pre}{env + ' ' if env else ''}{shlex.join(self.argv)}"
@@ -61,10 +88,15 @@ class Launcher:
         """Run the command to its end, its output appended to `log` as it comes."""
         return process.execute(cmd, log, timeout, no_progress, echo, started)
 
-    def abandon(self, record: dict) -> None:
-        """Stop what is left of a run recorded as running by a launcher that was killed."""
+    def abandon(self, record: dict) -> str:
+        """Stop what is left of a run recorded as running by a launcher that was killed, if it is still
+        that run's (host, boot, PID and start time: liveness); what was done, in words."""
+        if record.get("child"):
+            return liveness.stop_group(record["child"])
         if record.get("child_pid"):
-            process.kill_group(record["child_pid"])
+            return (f"process {record['child_pid']} was recorded without its host and start time: left alone "
+                    "(stop it yourself if it is still yours)")
+        return "no process was started"
 
 
 def processes(cfg: dict, study: Study) -> int:

@@ -7,6 +7,7 @@ and dies with benchbook (PR_SET_PDEATHSIG), so a killed study leaves no orphan t
 from __future__ import annotations
 
 import collections
+import contextlib
 import os
 import signal
 import subprocess
@@ -17,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .. import liveness
 from ..failures import Ending
 
 if TYPE_CHECKING:
@@ -40,6 +42,18 @@ def _stop(proc: subprocess.Popen, first: int = signal.SIGINT) -> None:
             continue
 
 
+def _stop_despite_interrupts(proc: subprocess.Popen) -> None:
+    """Stop the run after a Ctrl-C; a second or third Ctrl-C while it stops skips to SIGKILL instead
+    of leaving the run (and its record) half stopped."""
+    first = signal.SIGINT
+    while True:
+        try:
+            _stop(proc, first)
+            return
+        except KeyboardInterrupt:
+            first = signal.SIGKILL
+
+
 def _die_with_parent() -> None:
     """In the child: get SIGKILL when benchbook dies, so a killed study leaves no orphan training."""
     try:
@@ -57,20 +71,30 @@ def execute(cmd: Command, log: Path, timeout: float | None = None, no_progress: 
         subprocess.run(pre, cwd=cmd.cwd, env=env, check=False, capture_output=True)
     tail: collections.deque[str] = collections.deque(maxlen=50)
     last_output = [time.monotonic()]
-    with open(log, "ab") as sink:
+    with open(log, "ab", buffering=0) as sink:  # unbuffered: a failed write is seen at once, never at close
         proc = subprocess.Popen(cmd.argv, cwd=cmd.cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, start_new_session=True,
                                 preexec_fn=_die_with_parent if sys.platform == "linux" else None)
         if started:
-            started({"child_pid": proc.pid})
+            started({"child_pid": proc.pid, "child": liveness.identity(proc.pid)})
+        write_error: list[OSError] = []
 
         def pump():
             partial = b""
             fd = proc.stdout.fileno()
             while chunk := os.read(fd, 1 << 16):
-                sink.write(chunk)
-                sink.flush()
                 last_output[0] = time.monotonic()
+                if write_error:
+                    continue  # the log cannot be written: drain the pipe so the run is not blocked
+                try:
+                    view = memoryview(chunk)
+                    while view:
+                        view = view[sink.write(view):]
+                except OSError as exc:  # disk full, quota: the run stops, its record says why
+                    write_error.append(exc)
+                    with contextlib.suppress(ProcessLookupError, PermissionError):
+                        os.killpg(proc.pid, signal.SIGTERM)
+                    continue
                 lines = (partial + chunk).split(b"\n")
                 partial = lines.pop()
                 for raw in lines:
@@ -88,7 +112,9 @@ def execute(cmd: Command, log: Path, timeout: float | None = None, no_progress: 
         try:
             while proc.poll() is None:
                 t = time.monotonic()
-                if timeout and t - start > timeout:
+                if write_error:
+                    _stop(proc, signal.SIGTERM)
+                elif timeout and t - start > timeout:
                     ending.timed_out = True
                     _stop(proc, signal.SIGTERM)
                 elif no_progress and t - last_output[0] > no_progress:
@@ -101,19 +127,15 @@ def execute(cmd: Command, log: Path, timeout: float | None = None, no_progress: 
                         pass
         except KeyboardInterrupt:
             ending.interrupted = True
-            _stop(proc, signal.SIGINT)
+            _stop_despite_interrupts(proc)
         finally:
             if proc.poll() is None:
                 _stop(proc, signal.SIGKILL)
             reader.join(timeout=10)
         ending.exit_code = proc.returncode
         ending.tail = list(tail)
+        if write_error:
+            exc = write_error[0]
+            ending.write_error = {"errno": exc.errno, "path": str(log), "message": exc.strerror or str(exc)}
+            ending.tail.append(f"benchbook: cannot write {log}: {exc.strerror or exc}; the run was stopped")
     return ending
-
-
-def kill_group(pid: int) -> None:
-    """Stop what is left of a run whose launcher was killed (its process group)."""
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass

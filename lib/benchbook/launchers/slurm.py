@@ -33,7 +33,7 @@ from pathlib import Path
 from ..errors import BenchbookError
 from ..failures import Ending
 from . import register
-from .base import RESULTS, SPAWNS_OWN_WORKERS, Launcher
+from .base import RESULTS, SPAWNS_OWN_WORKERS, Launcher, safe_env, safe_line
 
 POLL_S = 0.5
 STATE_EVERY_S = 1.0
@@ -254,7 +254,9 @@ class Slurm(Launcher):
         lines += ["#SBATCH --exclusive"] if opts.exclusive else []
         lines += [f"#SBATCH --output={log}", "#SBATCH --open-mode=append"]
         lines += [f"#SBATCH {o}" for o in opts.sbatch]
-        lines += [f"export {k}={shlex.quote(v)}" for k, v in cmd.env.items()]
+        for n, line in enumerate(lines):  # sbatch reads these itself: a newline would start a shell line
+            safe_line(line, f"job script line {n + 1}")
+        lines += [f"export {k}={shlex.quote(v)}" for k, v in safe_env(cmd.env).items()]
         container = self._container(study, run_dir)
         srun = (["srun"] + ([f"--mpi={opts.mpi}"] if opts.mpi else []) + ([f"--cpus-per-task={threads}"] if threads
                                                                          else []) + container + opts.srun)
@@ -376,18 +378,25 @@ class Slurm(Launcher):
             time.sleep(POLL_S)
         return state, code, sig
 
-    def abandon(self, record: dict) -> None:
-        """A run left `running` by a killed benchbook: cancel its job if Slurm still has it, and
-        wait for it to leave the node before the run's folder is moved aside."""
+    def abandon(self, record: dict) -> str:
+        """A run left `running` by a killed benchbook: cancel its job if Slurm still has it and it is
+        that run's job (its name is `<study>.<run id>`), and wait for it to leave the node before the
+        run's folder is moved aside; what was done, in words."""
         job = record.get("slurm_job_id")
         if not job:
-            return
+            return "no job was submitted"
         try:
-            state, _, _ = job_state(str(job))
-        except SlurmError:
-            return
-        if state and state not in TERMINAL:
-            self._cancel(str(job), _LogReader(Path(os.devnull), collections.deque(maxlen=1), None))
+            info = job_info(str(job))
+        except SlurmError as exc:
+            return f"slurm job {job}: not checked ({exc}); cancel it yourself if it still runs"
+        state, _, _ = _state(info)
+        if state is None or state in TERMINAL:
+            return f"slurm job {job} has ended"
+        expected = f"{record.get('study')}.{record.get('run_id')}"
+        if info.get("JobName") != expected:
+            return f"slurm job {job} is now {info.get('JobName')!r}, not this run's {expected!r}: left alone"
+        self._cancel(str(job), _LogReader(Path(os.devnull), collections.deque(maxlen=1), None))
+        return f"slurm job {job} cancelled"
 
 
 class _LogReader:

@@ -1,0 +1,163 @@
+"""Study files as YAML: line numbers for every key and item, duplicate keys refused, the
+document's size (aliases expanded) bounded before anything is built from it, and validation
+errors told as `file:line: field = value: what is allowed`."""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel
+
+from .errors import BenchbookError
+
+
+class YamlSizeError(BenchbookError, ValueError):
+    """Raised when a YAML file would expand (through its aliases) past the size a study file can have,
+    or holds an alias that refers to its own node."""
+
+
+class _LineLoader(yaml.SafeLoader):
+    """A YAML loader that remembers the line of every mapping key and sequence item."""
+
+
+def _construct_mapping(loader, node, deep=False):
+    seen: dict = {}
+    for key_node, _ in node.value:
+        if isinstance(key_node, yaml.ScalarNode):
+            if key_node.value in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key_node.value!r} (first on line {seen[key_node.value]}); "
+                    "YAML would keep only the last one", key_node.start_mark)
+            seen[key_node.value] = key_node.start_mark.line + 1
+    mapping = yaml.SafeLoader.construct_mapping(loader, node, deep=deep)
+    lines = {key_node.value: key_node.start_mark.line + 1 for key_node, _ in node.value
+             if isinstance(key_node, yaml.ScalarNode)}
+    return Mapping(mapping, lines, node.start_mark.line + 1)
+
+
+def _construct_sequence(loader, node, deep=False):
+    items = yaml.SafeLoader.construct_sequence(loader, node, deep=True)
+    return Sequence(items, [n.start_mark.line + 1 for n in node.value], node.start_mark.line + 1)
+
+
+class Mapping(dict):
+    def __init__(self, data, lines, line):
+        super().__init__(data)
+        self.lines, self.line = lines, line
+
+
+class Sequence(list):
+    def __init__(self, data, lines, line):
+        super().__init__(data)
+        self.lines, self.line = lines, line
+
+
+_LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+_LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, _construct_sequence)
+
+
+def expanded_size(node: yaml.Node, path: Path, limit: int) -> int:
+    """How many nodes the document builds once its aliases are expanded (they are, by the copy
+    that validation makes); StudyError past limit or on an alias that holds itself."""
+    sizes: dict[int, int | None] = {}
+
+    def size(n: yaml.Node) -> int:
+        key = id(n)
+        if key in sizes:
+            if sizes[key] is None:
+                raise YamlSizeError(f"{path}:{n.start_mark.line + 1}: a YAML alias refers to a node that holds it")
+            return sizes[key]
+        sizes[key] = None
+        children = [c for pair in n.value for c in pair] if isinstance(n, yaml.MappingNode) else \
+            n.value if isinstance(n, yaml.SequenceNode) else []
+        total = 1
+        for child in children:
+            total += size(child)
+            if total > limit:
+                raise YamlSizeError(f"{path}:{n.start_mark.line + 1}: the study file expands to more than "
+                                 f"{limit} YAML values (aliases repeat what they refer to); "
+                                 "a study file is a few dozen lines: write it without nested aliases")
+        sizes[key] = total
+        return total
+
+    return size(node)
+
+
+def parse(text: str, path: Path, limit: int):
+    """The YAML document, its size bounded before anything is built from it."""
+    loader = _LineLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        expanded_size(node, path, limit)
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
+def line_of(doc, loc: tuple) -> int | None:
+    """The line of the deepest part of `loc` that the document holds."""
+    node, line = doc, getattr(doc, "line", None)
+    for part in loc:
+        if isinstance(node, Mapping) and part in node:
+            line, node = node.lines.get(part, line), node[part]
+        elif isinstance(node, Sequence) and isinstance(part, int) and part < len(node):
+            line, node = node.lines[part], node[part]
+        elif isinstance(node, Mapping) and part == 0:  # a single mapping where a list is allowed
+            continue
+        else:
+            break
+    return line
+
+
+def _fields(model: type[BaseModel], loc: tuple) -> list[str]:
+    """The field names allowed where `loc` points (for 'did you mean')."""
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        field = model.model_fields.get(part)
+        if field is None:
+            break
+        inner = field.annotation
+        candidates = [inner, *getattr(inner, "__args__", ())]
+        for c in candidates:
+            for a in [c, *getattr(c, "__args__", ())]:
+                if isinstance(a, type) and issubclass(a, BaseModel):
+                    model = a
+                    break
+    return [f for f in model.model_fields if f != "path"]
+
+
+def describe(error: dict, doc, path: Path, schema: type[BaseModel]) -> str:
+    """One pydantic error as `file:line: field = value: what is allowed`."""
+    loc = tuple(p for p in error["loc"] if not (isinstance(p, str) and ("[" in p or p in _UNION_TAGS)))
+    where = ".".join(str(p) for p in loc) or "(top level)"
+    line = line_of(doc, loc)
+    prefix = f"{path}:{line}: " if line else f"{path}: "
+    if error["type"] == "extra_forbidden":
+        key = str(loc[-1])
+        allowed = _fields(schema, loc[:-1])
+        close = difflib.get_close_matches(key, allowed, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        return f"{prefix}unknown key {where!r}{hint} (allowed here: {', '.join(allowed)})"
+    value = error.get("input")
+    shown = "" if isinstance(value, dict | list) or value is None else f" = {value!r}"
+    msg = error["msg"].removeprefix("Value error, ")
+    if error["type"] == "literal_error":
+        msg = "must be one of " + msg.removeprefix("Input should be ")
+    return f"{prefix}{where}{shown}: {msg}"
+
+
+_UNION_TAGS = {"int", "str", "float", "bool", "list[int]", "list[str]", "list[bool]", "function-after"}
+
+
+def plain(obj):
+    """The document as plain dicts and lists (what validation reads)."""
+    if isinstance(obj, dict):
+        return {k: plain(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [plain(v) for v in obj]
+    return obj

@@ -1,0 +1,103 @@
+"""Publishing with hostile names, corrupt entries and concurrent publishes (issue 21, 5, 8, 9) and
+without kernel chatter on the terminal (issue 20)."""
+
+import json
+import re
+
+import nbformat
+import pytest
+
+from benchbook import cli, publish
+from benchbook.errors import ReportNameError
+
+
+def tiny_notebook(tmp_path, code="print('measured')"):
+    """A notebook of two cells, `parameters` tagged as papermill wants it."""
+    nb = nbformat.v4.new_notebook()
+    params = nbformat.v4.new_code_cell("summary_path = ''\ninteractive = True")
+    params.metadata["tags"] = ["parameters"]
+    nb.cells = [params, nbformat.v4.new_code_cell(code)]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    path = tmp_path / "tiny.ipynb"
+    nbformat.write(nb, path)
+    return path
+
+
+@pytest.mark.parametrize("name", ["../../x", "/tmp/x", "a/b", "..", "-x", "[x]"])
+def test_a_report_name_stays_a_folder_of_the_reports(tmp_path, capsys, name):
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    reports = tmp_path / "a" / "reports"
+    code = cli.main(["publish", "--logs", str(logs), "--model", "resnet50_tf", f"--name={name}",
+                     "--reports", str(reports), "--quiet"])
+    assert code == 2 and "a report is a folder of --reports" in re.sub(r"\s+", " ", capsys.readouterr().err)
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["a", "logs", "reports"]
+    with pytest.raises(ReportNameError):
+        publish.check_name(name)
+
+
+def test_corrupt_entries_are_shown_and_force_publishes_over_them(tmp_path, capfd):
+    reports = tmp_path / "reports"
+    for name in ("other", "tiny"):
+        (reports / name).mkdir(parents=True)
+        (reports / name / "entry.json").write_text('{"name": "x", "sta')  # cut short
+    target = publish.Target("tiny", tiny_notebook(tmp_path), {})
+    [entry] = publish.publish([target], reports, jobs=1, force=True, progress=False)
+    assert entry["status"] == "ok", entry
+    assert json.loads((reports / "tiny" / "entry.json").read_text())["status"] == "ok"
+    index = (reports / "index.html").read_text()
+    assert "other/report.html" in index and "unreadable" in index and "other/entry.json: not readable JSON" in index
+    # the kernel's warnings stay off the terminal, kept beside the executed notebook
+    err = capfd.readouterr().err
+    assert "IPKernelApp" not in err and "without encryption" not in err, err
+    assert (reports / "tiny" / entry["executed"]).with_suffix(".kernel.log").is_file()
+
+
+def test_each_execution_has_its_own_file(tmp_path):
+    target = publish.Target("tiny", tiny_notebook(tmp_path), {})
+    out = tmp_path / "reports" / "tiny"
+    out.mkdir(parents=True)
+    first = publish._execute(target, out, "20261124T120000Z")
+    second = publish._execute(target, out, "20261124T120000Z")  # the same second
+    assert first["status"] == second["status"] == "ok"
+    assert first["executed"] != second["executed"]
+    assert len(list((out / "executed").glob("*.ipynb"))) == 2
+
+
+def test_one_publish_of_a_report_at_a_time(tmp_path):
+    reports = tmp_path / "reports"
+    target = publish.Target("tiny", tiny_notebook(tmp_path), {})
+    with publish._report_lock(reports / "tiny") as holder:
+        assert holder is None
+        [entry] = publish.publish([target], reports, jobs=1, progress=False)
+    assert entry["status"] == "busy" and "being published by pid" in entry["error"]
+    assert not (reports / "tiny" / "entry.json").exists() and not (reports / "tiny" / "executed").exists()
+
+
+def test_a_log_removed_while_the_notebook_runs_fails_the_report(tmp_path):
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "a.log").write_text("x\n")
+    (logs / "b.log").write_text("y\n")
+    nb = tiny_notebook(tmp_path, f"import pathlib\npathlib.Path({str(logs / 'b.log')!r}).unlink()")
+    [entry] = publish.publish([publish.Target("t", nb, {}, [str(logs)])], tmp_path / "reports", jobs=1,
+                              progress=False)
+    assert entry["status"] == "failed"
+    assert entry["error"] == f"the inputs changed while the notebook ran (removed: {logs / 'b.log'}); publish again"
+
+
+def test_the_index_shows_counts_as_integers_and_times_as_utc(tmp_path):
+    entry = {"name": "r", "status": "ok", "published_at": "20261124T100301Z", "notebook": "n.ipynb",
+             "summary": {"runs": 6, "complete": 6, "best": {"label": "8 GPU amp bs256", "median": 42.48875}}}
+    index = publish.write_index(tmp_path, [entry]).read_text()
+    assert "<td>6 / 6</td>" in index and "42.49" in index and "42.48875" not in index
+    assert "2026-11-24 10:03:01" in index and "20261124T100301Z" not in index
+
+
+def test_a_reference_outside_its_folder_is_refused_before_any_notebook_runs(tmp_path, capsys):
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    code = cli.main(["publish", "--logs", str(logs), "--model", "resnet50_tf", "--reference", "../../etc/passwd",
+                     "--reports", str(tmp_path / "reports")])
+    assert code == 2 and not (tmp_path / "reports").exists()
+    assert "passwd" in capsys.readouterr().err

@@ -165,7 +165,7 @@ def test_layout_reads_ints_stamps_and_sought_fields_and_rejects_other_lines():
     assert f["lr"][0] == 0.1 and f["lr"][1] == 2e-05 and math.isnan(f["lr"][2])
     assert f["timestamp"][:3].tolist() == [1607656429.587, 1607656429.5, 1607656429.0]
     assert math.isnan(f["timestamp"][3])  # the layout of a date-time, but no date
-    assert lay.lead == 23 and lay.regex.pattern.startswith(re.escape(":INFO: Epoch["))  # found by its literal
+    assert lay.lead == 23 and lay.regex.pattern.startswith("(" + re.escape(":INFO: Epoch["))  # found by its literal
 
 
 def test_stamps_are_read_as_datetime_reads_each_date_time_and_refused_without_their_digits():

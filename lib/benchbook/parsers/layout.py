@@ -123,18 +123,34 @@ class Layout:
 
     @cached_property
     def regex(self) -> re.Pattern:
-        """The first literal, a lookbehind that captures what stands before it, then the rest."""
+        """One outer group: the first literal, a lookbehind that captures what stands before it,
+        then the rest."""
         anchor = re.escape(self.anchor)
         behind = f"(?<={_pattern(self.pieces[: self.first])}{anchor})" if self.first else ""
-        return re.compile(anchor + behind + _pattern(self.pieces[self.first + 1 :]))
+        return re.compile(f"({anchor}{behind}{_pattern(self.pieces[self.first + 1 :])})")
+
+
+def split(pattern: re.Pattern, text: str) -> tuple[np.ndarray, np.ndarray, list[list]]:
+    """(starts, ends, columns of the inner groups) of every match of a pattern that is one outer
+    group, from one `pattern.split`: the lengths of the text between matches give their
+    positions, and no match object is made a line."""
+    parts = pattern.split(text)
+    step = pattern.groups + 1
+    n = (len(parts) - 1) // step
+    if n == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), [[] for _ in range(2, step)]
+    gaps = np.fromiter(map(len, parts[0 : len(parts) - 1 : step]), dtype=np.int64, count=n)
+    sizes = np.fromiter(map(len, parts[1::step]), dtype=np.int64, count=n)
+    ends = np.cumsum(gaps + sizes)
+    return ends - sizes, ends, [parts[i::step] for i in range(2, step)]
 
 
 def records(layout: Layout, text: str) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """(start positions, field columns) of every line of `text` that holds a record of `layout`."""
-    matches = list(layout.regex.finditer(text))
-    starts = np.fromiter((m.start() for m in matches), dtype=np.int64, count=len(matches)) - layout.lead
-    values = {f.name: [m.group(f.name) for m in matches] for f in layout.fields}
-    columns, keep = {}, np.ones(len(matches), dtype=bool)
+    starts, _, groups = split(layout.regex, text)
+    starts -= layout.lead
+    values = {name: groups[index - 2] for name, index in layout.regex.groupindex.items()}
+    columns, keep = {}, np.ones(len(starts), dtype=bool)
     for field in layout.fields:
         if isinstance(field, Int):
             columns[field.name], ok = integers(values[field.name])

@@ -85,20 +85,6 @@ class _Chunk:
         return line, rank, content
 
 
-def _split(pattern: re.Pattern, text: str) -> tuple[np.ndarray, np.ndarray, list[list]]:
-    """(starts, ends, group columns) of every match of an outer-grouped pattern, from one
-    `split`: the lengths of the text between matches give their positions."""
-    parts = pattern.split(text)
-    step = pattern.groups + 1
-    n = (len(parts) - 1) // step
-    if n == 0:
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), []
-    gaps = np.fromiter(map(len, parts[0 : len(parts) - 1 : step]), dtype=np.int64, count=n)
-    sizes = np.fromiter(map(len, parts[1::step]), dtype=np.int64, count=n)
-    ends = np.cumsum(gaps + sizes)
-    return ends - sizes, ends, [parts[i::step] for i in range(2, step)]
-
-
 def _records(chunk: _Chunk, rule: BulkRule) -> tuple[dict | None, list[tuple[int, int]]]:
     """Columns of the records of a bulk rule of one record per line (or None), and the spans of
     text left to the other rules."""
@@ -112,7 +98,7 @@ def _records(chunk: _Chunk, rule: BulkRule) -> tuple[dict | None, list[tuple[int
         if rule.convert is not None:
             fields = rule.convert(fields)
     else:
-        starts, stop, groups = _split(rule.splitter, text)
+        starts, stop, groups = _layout.split(rule.splitter, text)
         if len(starts) == 0:
             return None, whole
         begin, keep = starts - rule.lead, starts >= rule.lead

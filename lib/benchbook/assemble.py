@@ -258,87 +258,104 @@ def _add_block(run: RunDraft, data: dict) -> None:
     run.last_line = max(run.last_line, int(data["line"][-1]) if ends is None else int(ends.max()))
 
 
-def fold(events: Iterable[ev.Event]) -> tuple[list[RunDraft], list[tuple[dict, dict]]]:
-    """Runs found in a file's events, in file order, and the rows of its summary tables."""
-    runs: list[RunDraft] = []
-    tables: list[tuple[dict, dict]] = []
-    run: RunDraft | None = None
-    store = Records()  # the records of every run, in file order
+class _Fold:
+    """Folding a file's events: the runs so far, the current one, and the records they share."""
 
-    def current(line: int) -> RunDraft:
-        nonlocal run
-        if run is None:
-            run = RunDraft(index=len(runs), first_line=line, last_line=line, records=RunShare(store, len(store)))
-            runs.append(run)
-        return run
+    def __init__(self) -> None:
+        self.runs: list[RunDraft] = []
+        self.tables: list[tuple[dict, dict]] = []
+        self.run: RunDraft | None = None
+        self.store = Records()  # the records of every run, in file order
 
-    def restart(line: int, why: str) -> RunDraft:
-        nonlocal run
-        run = None
-        r = current(line)
+    def current(self, line: int) -> RunDraft:
+        """The current run, or a new one from this line."""
+        if self.run is None:
+            self.run = RunDraft(index=len(self.runs), first_line=line, last_line=line,
+                                records=RunShare(self.store, len(self.store)))
+            self.runs.append(self.run)
+        return self.run
+
+    def restart(self, line: int, why: str) -> RunDraft:
+        """A new run from this line, which no start line announced."""
+        self.run = None
+        r = self.current(line)
         r.restarted = f"a new run begins at line {line} without a start line: {why}"
         return r
 
-    for line, rank, kind, data in events:
-        if kind == ev.STEP and run is not None:  # the hot path: most events are steps
-            last = run.last_step.get(rank)
-            run.last_step[rank] = data[:3]  # (epoch, iteration, timestamp)
-            if last is not None and data[:2] < last[:2] and (why := _went_back(last, data[0], data[1], data[2])):
-                restart(line, why).last_step[rank] = data[:3]
-            run.records.append(line, rank, data)
-            run.ranks.add(rank)
-            if line > run.last_line:
-                run.last_line = line
-            continue
-        if kind == ev.BULK:
-            r = current(line)
-            cuts = _restarts(r, data)
-            edges = [0, *(k for k, _ in cuts), len(data["line"])]
-            for i, (a, b) in enumerate(zip(edges, edges[1:], strict=False)):
-                if i:  # another run from record a on
-                    r = restart(int(data["line"][a]), cuts[i - 1][1])
-                    r.last_step[None if data["rank"][a] == MISSING_INT else int(data["rank"][a])] = (
-                        int(data["epoch"][b - 1]), int(data["iteration"][b - 1]), float(data["timestamp"][b - 1]))
-                if b > a:
-                    _add_block(r, data if (a, b) == (0, len(data["line"])) else {k: v[a:b] for k, v in data.items()})
-            continue
-        if kind == ev.RUN_START:
-            if run is not None and (
-                run.ended or (run.progressed and (rank is None or rank in run.start_ranks or rank in run.ranks))
-            ):
-                run = None
-            r = current(line)
-            r.start_ranks.add(rank)
+    def step(self, line: int, rank, data) -> None:
+        """One record (the hot path: most events are steps)."""
+        run = self.current(line)
+        last = run.last_step.get(rank)
+        run.last_step[rank] = data[:3]  # (epoch, iteration, timestamp)
+        if last is not None and data[:2] < last[:2] and (why := _went_back(last, data[0], data[1], data[2])):
+            run = self.restart(line, why)
+            run.last_step[rank] = data[:3]
+        run.records.append(line, rank, data)
+        run.ranks.add(rank)
+        run.last_line = max(run.last_line, line)
+
+    def bulk(self, line: int, data: dict) -> None:
+        """Many records as columns, cut where other runs begin among them."""
+        r = self.current(line)
+        cuts = _restarts(r, data)
+        edges = [0, *(k for k, _ in cuts), len(data["line"])]
+        for i, (a, b) in enumerate(zip(edges, edges[1:], strict=False)):
+            if i:  # another run from record a on
+                r = self.restart(int(data["line"][a]), cuts[i - 1][1])
+                r.last_step[None if data["rank"][a] == MISSING_INT else int(data["rank"][a])] = (
+                    int(data["epoch"][b - 1]), int(data["iteration"][b - 1]), float(data["timestamp"][b - 1]))
+            if b > a:
+                _add_block(r, data if (a, b) == (0, len(data["line"])) else {k: v[a:b] for k, v in data.items()})
+
+    def start(self, line: int, rank, data: dict) -> RunDraft:
+        """A run announces itself: a new run, unless it is another rank joining the current one."""
+        run = self.run
+        if run is not None and (
+            run.ended or (run.progressed and (rank is None or rank in run.start_ranks or rank in run.ranks))
+        ):
+            self.run = None
+        r = self.current(line)
+        r.start_ranks.add(rank)
+        r.merge_meta(data, "the log")
+        return r
+
+    def other(self, line: int, rank, kind: str, data) -> RunDraft:
+        """What the current run's other events say."""
+        r = self.current(line)
+        if kind == ev.FIELD:
+            r.records.update_last(rank, data)
+        elif kind == ev.META:
             r.merge_meta(data, "the log")
+        elif kind == ev.SUMMARY:
+            for key, value in data.items():
+                r.reported.setdefault(key, value)
+        elif kind == ev.EVAL:
+            r.evals.append(dict(data, line=line, rank=rank))
+        elif kind == ev.END:
+            r.ended = r.ended or data
+        elif kind == ev.FAIL:
+            r.failures.append((line, data))
+        return r
+
+
+def fold(events: Iterable[ev.Event]) -> tuple[list[RunDraft], list[tuple[dict, dict]]]:
+    """Runs found in a file's events, in file order, and the rows of its summary tables."""
+    f = _Fold()
+    for line, rank, kind, data in events:
+        if kind == ev.STEP:
+            f.step(line, rank, data)
+        elif kind == ev.BULK:
+            f.bulk(line, data)
         elif kind == ev.TABLE:
-            tables.extend(data)
-            continue
-        elif kind == ev.TRAILER:
-            if run is None:
-                continue
-            r = run
-            r.merge_meta(data, "the launch command")
+            f.tables.extend(data)
+        elif kind == ev.TRAILER:  # the launch command, after the run it describes
+            if f.run is not None:
+                f.run.merge_meta(data, "the launch command")
+                f.run.last_line = max(f.run.last_line, line)
         else:
-            r = current(line)
-            if kind == ev.STEP:
-                r.records.append(line, rank, data)
-                r.ranks.add(rank)
-                r.last_step[rank] = data[:3]
-            elif kind == ev.FIELD:
-                r.records.update_last(rank, data)
-            elif kind == ev.META:
-                r.merge_meta(data, "the log")
-            elif kind == ev.SUMMARY:
-                for key, value in data.items():
-                    r.reported.setdefault(key, value)
-            elif kind == ev.EVAL:
-                r.evals.append(dict(data, line=line, rank=rank))
-            elif kind == ev.END:
-                r.ended = r.ended or data
-            elif kind == ev.FAIL:
-                r.failures.append((line, data))
-        r.last_line = max(r.last_line, line)
-    return runs, tables
+            r = f.start(line, rank, data) if kind == ev.RUN_START else f.other(line, rank, kind, data)
+            r.last_line = max(r.last_line, line)
+    return f.runs, f.tables
 
 
 def fill_steps(cols: dict[str, np.ndarray], run: np.ndarray, bounds: np.ndarray) -> np.ndarray:

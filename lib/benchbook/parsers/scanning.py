@@ -5,9 +5,9 @@ ignore the match). Patterns must begin with a literal so that the regex engine s
 instead of trying every position; that, not cleverness in Python, is what keeps parsing fast.
 
 The lines that make up most of a log (one per training step) are read by a `BulkRule` instead,
-as columns: numpy finds them (by a literal) and reads their fields (`layout.Layout`), line
-numbers and rank tags for all of them at once, and they travel as BULK events. No Python object
-is made per record. The rules then only read the text between those lines.
+as columns: one regex split finds them all (`layout.records`), numpy converts their fields and
+finds their line numbers, and they travel as BULK events, not one event a record. The rules then
+only read the text between those lines.
 """
 
 from __future__ import annotations
@@ -40,8 +40,8 @@ class BulkRule:
 
     Two shapes:
     - one record per line: `layout` (see `layout.Layout`) or `pattern` describes a record. With
-      a layout, numpy reads its fields from the text and `convert`, if given, turns them into
-      STEP fields. With a pattern, its groups, as columns of strings (None where a group did not
+      a layout, its fields come as numpy columns (`layout.records`) and `convert`, if given,
+      turns them into STEP fields. With a pattern, its groups, as columns of strings (None where a group did not
       take part), feed `convert`, which returns STEP fields (numpy arrays, or scalars for
       constants). With `line_start`, a record must begin its line, after any rank tag. The other
       rules then only read the text between records: a record's line belongs to the bulk rule.

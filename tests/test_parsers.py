@@ -262,3 +262,20 @@ def test_an_ngc_run_has_a_process_per_gpu(fixtures):
 
     runs = analyze([fixtures / "ngc_mxnet" / "mxnet_gpu1_gpu4_amp_bs64.txt"]).runs
     assert runs["processes"].tolist() == runs["gpus"].tolist() == [1, 4]
+
+
+def test_cpu_step_lines_are_read_as_columns_and_those_with_values_that_are_no_plain_number_one_by_one(
+        fixtures, tmp_path):
+    from benchbook import analyze
+
+    lines = (fixtures / "benchbook_cpu" / "two_ranks_rank0_logs.log").read_text(encoding="utf-8").splitlines()
+    at = next(i for i, line in enumerate(lines) if "Iteration: 1 " in line)
+    lines[at] = lines[at].replace(lines[at].split("train.loss : ")[1].split()[0], "nan")  # a loss that diverged
+    path = tmp_path / "nan_loss.log"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    before = analyze([fixtures / "benchbook_cpu" / "two_ranks_rank0_logs.log"]).iterations
+    after = analyze([path]).iterations
+    assert after["throughput"].tolist() == before["throughput"].tolist()  # no record lost
+    assert after["line"].tolist() == before["line"].tolist()
+    loss = after["loss"].tolist()
+    assert loss[1] != loss[1] and loss[0] == before["loss"].tolist()[0]  # NaN where the log says nan

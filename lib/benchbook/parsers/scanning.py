@@ -12,7 +12,6 @@ only read the text between those lines.
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -21,7 +20,6 @@ from operator import itemgetter
 import numpy as np
 
 from .. import events as ev
-from ..assemble import seconds_array as stamps  # noqa: F401  (used by the formats)
 from ..events import Event
 from ..ranks import TextIndex, has_tags, rank_at
 from . import layout as _layout
@@ -39,35 +37,19 @@ class BulkRule:
     """The per-step lines that make up most of a log, read as columns instead of one event each.
 
     Two shapes:
-    - one record per line: `layout` (see `layout.Layout`) or `pattern` describes a record. With
-      a layout, its fields come as numpy columns (`layout.records`) and `convert`, if given,
-      turns them into STEP fields. With a pattern, its groups, as columns of strings (None where a group did not
-      take part), feed `convert`, which returns STEP fields (numpy arrays, or scalars for
-      constants). With `line_start`, a record must begin its line, after any rank tag. The other
-      rules then only read the text between records: a record's line belongs to the bulk rule.
-      `lead` is how many characters of a pattern's record stand before the pattern (a layout
-      knows its own: `Layout.lead`).
+    - one record per line: a `layout` (see `layout.Layout`) describes it; its fields come as
+      numpy columns (`layout.records`) and `convert`, if given, turns them into STEP fields. With
+      `line_start`, a record must begin its line, after any rank tag. The other rules then only
+      read the text between records: a record's line belongs to the bulk rule.
     - one record over several lines (`blocks`, layouts of one line each): a line of the first
       layout opens a new record of its rank, the fields of the other lines go to the last record
       of their rank (as FIELD events do).
     """
 
-    pattern: re.Pattern | None = None
-    convert: Callable | None = None
-    lead: int = 0
-    line_start: bool = False
     layout: Layout | None = None
+    convert: Callable | None = None
+    line_start: bool = False
     blocks: tuple[Layout, ...] = ()
-
-    @property
-    def splitter(self) -> re.Pattern:
-        """The pattern as one outer group, to the end of its line."""
-        return _compiled(f"((?:{self.pattern.pattern})[^\n]*)", self.pattern.flags)
-
-
-@functools.lru_cache(maxsize=64)
-def _compiled(pattern: str, flags: int = 0) -> re.Pattern:
-    return re.compile(pattern, flags)
 
 
 class _Chunk:
@@ -90,35 +72,25 @@ def _records(chunk: _Chunk, rule: BulkRule) -> tuple[dict | None, list[tuple[int
     text left to the other rules."""
     text = chunk.text
     whole = [(0, len(text))]
-    if rule.layout is not None:
-        begin, fields = _layout.records(rule.layout, text)
-        if len(begin) == 0:
-            return None, whole
-        keep, stop = begin >= 0, None
-        if rule.convert is not None:
-            fields = rule.convert(fields)
-    else:
-        starts, stop, groups = _layout.split(rule.splitter, text)
-        if len(starts) == 0:
-            return None, whole
-        begin, keep = starts - rule.lead, starts >= rule.lead
-        fields = rule.convert(groups)
+    begin, fields = _layout.records(rule.layout, text)
+    if len(begin) == 0:
+        return None, whole
+    if rule.convert is not None:
+        fields = rule.convert(fields)
     line, ranks, content = chunk.lines(begin)
-    keep &= (begin == content) if rule.line_start else (begin >= content)
+    keep = (begin == content) if rule.line_start else (begin >= content)
     if not keep.all():
         idx = np.flatnonzero(keep)
         if len(idx) == 0:
             return None, whole
         begin, line, ranks = begin[idx], line[idx], ranks[idx]
-        stop = stop[idx] if stop is not None else None
         fields = {k: v[idx] if np.ndim(v) else v for k, v in fields.items()}
     cols = _columns(begin, chunk.first_line + line, ranks, fields)
     # The text between records, for the other rules: from the end of one record's line to the
     # start of the next record's line (its newline included, for rules that begin with one).
     newlines = chunk.newlines
     # A layout reads within its line (its literals hold no newline): a record's line is where it stops.
-    after = line if rule.layout is not None else np.searchsorted(newlines, stop)
-    ends = np.where(after < len(newlines), newlines[np.minimum(after, len(newlines) - 1)], len(text))
+    ends = np.where(line < len(newlines), newlines[np.minimum(line, len(newlines) - 1)], len(text))
     lo = np.concatenate(([0], ends))
     hi = np.concatenate((chunk.index.starts(line), [len(text)]))
     open_ = np.flatnonzero(hi - lo > 1)

@@ -36,7 +36,10 @@ def seconds(stamp) -> float:
         return math.nan
     if not isinstance(stamp, str):
         return float(stamp)
-    return float(seconds_array([stamp])[0])
+    try:
+        return float(_datetimes([stamp.replace(",", ".")])[0])
+    except ValueError:
+        return math.nan
 
 
 def seconds_array(values) -> np.ndarray:
@@ -49,23 +52,15 @@ def seconds_array(values) -> np.ndarray:
     try:
         return _datetimes([v.replace(",", ".") if v else "NaT" for v in values])
     except (ValueError, TypeError, AttributeError):
-        return np.array([_one(v) for v in values], dtype=float)
+        return np.array([seconds(v) for v in values], dtype=float)
 
 
 def _datetimes(stamps: list[str]) -> np.ndarray:
+    """Seconds of ISO date-times (`.` fraction) as datetime64[us] reads them, NaN for NaT."""
     us = np.array(stamps, dtype="datetime64[us]")
     out = us.astype(np.int64) / 1e6
     out[np.isnat(us)] = np.nan
     return out
-
-
-def _one(value) -> float:
-    if value is None or not isinstance(value, str):
-        return math.nan if value is None else float(value)
-    try:
-        return float(_datetimes([value.replace(",", ".")])[0])
-    except ValueError:
-        return math.nan
 
 
 def _block(rows: list[list], stamps: list) -> dict[str, np.ndarray]:

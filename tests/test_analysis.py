@@ -273,3 +273,16 @@ def test_a_whole_epoch_s_record_keeps_its_iterations_unknown():
             "epoch": np.array([0, 0, 0, 0])}
     got = fill_steps(cols, np.zeros(4, dtype=np.int64), np.array([0, 4]))
     assert got[:3].tolist() == [20.0, 20.0, 20.0] and np.isnan(got[3])
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["formats"], ["analyze", "--help"]])
+def test_commands_that_analyze_nothing_start_without_pandas_or_the_report_stack(argv):
+    """`benchbook --help` and `formats` import neither pandas nor matplotlib nor papermill: they
+    are what makes a command take half a second to start."""
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom benchbook import cli\ntry:\n    cli.main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+            "print(sorted(m for m in ('pandas', 'matplotlib', 'papermill', 'nbconvert') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, check=True).stdout
+    assert out.splitlines()[-1] == "[]"

@@ -67,31 +67,21 @@ def test_detect_returns_none_for_text_in_no_known_format(head):
     assert parsers.detect(head) is None
 
 
-# Line layouts: the per-step lines read with numpy must read exactly what a regex and float() read.
-# Fields of a few lines are read one line at a time instead; both ways are checked.
-
-@pytest.fixture(params=["numpy", "per line"])
-def reader(request, monkeypatch):
-    from benchbook.parsers import layout
-
-    monkeypatch.setattr(layout, "_FEW", 0 if request.param == "numpy" else 10**9)
-    return request.param
-
+# Line layouts: a layout's regex and numpy's conversions must read what a regex and float() read.
 
 def _read(layout_, lines):
+    """(which lines are records, their fields) of `layout.records` over the lines."""
     import numpy as np
 
     from benchbook.parsers import layout
-    from benchbook.ranks import codes
 
     text = "\n".join(lines) + "\n"
-    points = codes(text)
-    newlines = np.flatnonzero(points == 10)
-    starts = np.concatenate(([0], newlines[:-1] + 1))
-    return layout.read(layout_, text, points, newlines, starts)
+    line_starts = np.cumsum([0] + [len(line) + 1 for line in lines[:-1]])
+    starts, fields = layout.records(layout_, text)
+    return np.isin(line_starts, starts), fields
 
 
-def test_layout_numbers_are_read_exactly_as_float_reads_them(reader):
+def test_layout_numbers_are_read_exactly_as_float_reads_them():
     import math
     import random
     from decimal import Decimal
@@ -109,12 +99,12 @@ def test_layout_numbers_are_read_exactly_as_float_reads_them(reader):
         whole, frac = mid.split(".")
         size = 17 - len(whole)
         values += [f"{whole}.{frac[:size]}", f"{whole}.{frac[:size - 1]}{min(int(frac[size - 1]) + 1, 9)}"]
-    ok, fields, _ = _read(Layout("v ", Num("x"), " end"), [f"v {v} end" for v in values])
+    ok, fields = _read(Layout("v ", Num("x"), " end"), [f"v {v} end" for v in values])
     assert ok.all()
     assert [float(v) for v in values] == fields["x"].tolist()
 
 
-def test_layout_tokens_that_are_no_number_are_nan_and_long_ints_are_read_whole(reader):
+def test_layout_tokens_that_are_no_number_are_nan_and_long_ints_are_read_whole():
     """`[0-9.eE+-]+` also matches `1.2.3`, `6+0` and `.`: float() refuses them. They are NaN,
     as the regex rules' `number` gives None; they used to raise and lose the whole log."""
     import math
@@ -122,20 +112,20 @@ def test_layout_tokens_that_are_no_number_are_nan_and_long_ints_are_read_whole(r
     from benchbook.parsers.layout import Int, Layout, Num
 
     values = ["1.2.3", "6+0", ".", "-", "e5", "0", "0.", ".5", "7"]
-    ok, fields, _ = _read(Layout("v ", Num("x"), " end"), [f"v {v} end" for v in values])
+    ok, fields = _read(Layout("v ", Num("x"), " end"), [f"v {v} end" for v in values])
     assert ok.all()
     got = fields["x"].tolist()
     assert all(math.isnan(x) for x in got[:5])
     assert got[5:] == [0.0, 0.0, 0.5, 7.0]
     ints = ["0" * 30 + "42", "9" * 18, "1" + "0" * 18, "0" * 40]
-    ok, fields, _ = _read(Layout("n ", Int("i"), ";"), [f"n {v};" for v in ints])
+    ok, fields = _read(Layout("n ", Int("i"), ";"), [f"n {v};" for v in ints])
     assert ok.tolist() == [True, True, False, True]
-    assert fields["i"][[0, 1, 3]].tolist() == [42, 10**18 - 1, 0]
+    assert fields["i"].tolist() == [42, 10**18 - 1, 0]
 
 
-def test_layout_numbers_of_many_digits_are_read_as_float_reads_them(reader):
+def test_layout_numbers_of_many_digits_are_read_as_float_reads_them():
     """More than 18 digits: leading zeros do not count (0.006041599999999999, a logged learning
-    rate), digits past the 18th do, and so do runs longer than the window read at once."""
+    rate), digits past the 18th do."""
     import random
 
     from benchbook.parsers.layout import Layout, Num
@@ -148,74 +138,72 @@ def test_layout_numbers_of_many_digits_are_read_as_float_reads_them(reader):
         digits = "".join(rng.choice("0123456789") for _ in range(rng.randint(1, 20)))
         values.append("0." + "0" * rng.randint(0, 12) + digits)
         values.append("0" * rng.randint(0, 12) + digits + "." + digits[::-1])
-    ok, fields, _ = _read(Layout("v ", Num("x"), " end"), [f"v {v} end" for v in values])
+    ok, fields = _read(Layout("v ", Num("x"), " end"), [f"v {v} end" for v in values])
     assert ok.all()
     assert fields["x"].tolist() == [float(v) for v in values]
 
 
-def test_layout_reads_ints_stamps_and_sought_fields_and_rejects_other_lines(reader):
+def test_layout_reads_ints_stamps_and_sought_fields_and_rejects_other_lines():
     import math
+    import re
 
     from benchbook.parsers.layout import Int, Layout, Num, Seek, Stamp
 
-    lay = Layout(Stamp(), ":INFO: Epoch[", Int("epoch"), "] Speed: ", Num("rate"), Seek("LR: ", Num("lr")))
+    lay = Layout(Stamp(fraction=3), ":INFO: Epoch[", Int("epoch"), "] Speed: ", Num("rate"), Seek("LR: ", Num("lr")))
     lines = ["2020-12-11 03:13:49,587:INFO: Epoch[12] Speed: 633.5 samples/sec\tLR: 0.1",
-             "2020-12-11 03:13:49.5:INFO: Epoch[0] Speed: 1e3 and then some LR: 2e-05",
-             "2020-12-11 03:13:49:INFO: Epoch[7] Speed: 5 no rate",
+             "2020-12-11 03:13:49.500:INFO: Epoch[0] Speed: 1e3 and then some LR: 2e-05",
+             "2020-12-11 03:13:49,000:INFO: Epoch[7] Speed: 5 no rate",
              "2020-12-11 03:13:49,587:INFO: Epoch[x] Speed: 633.5",
              "2020-13-11 03:13:49,587:INFO: Epoch[1] Speed: 1.0",
              "2020-12-11 03:13:4,587:INFO: Epoch[1] Speed: 1.0",
+             "2020-12-11 03:13:49.5:INFO: Epoch[1] Speed: 1.0",
              "short"]
-    ok, f, _ = _read(lay, lines)
-    assert ok.tolist() == [True, True, True, False, True, False, False]
-    assert f["epoch"][:3].tolist() == [12, 0, 7]
-    assert f["rate"][:3].tolist() == [633.5, 1000.0, 5.0]
+    ok, f = _read(lay, lines)
+    assert ok.tolist() == [True, True, True, False, True, False, False, False]
+    assert f["epoch"].tolist() == [12, 0, 7, 1]
+    assert f["rate"].tolist() == [633.5, 1000.0, 5.0, 1.0]
     assert f["lr"][0] == 0.1 and f["lr"][1] == 2e-05 and math.isnan(f["lr"][2])
     assert f["timestamp"][:3].tolist() == [1607656429.587, 1607656429.5, 1607656429.0]
-    assert math.isnan(f["timestamp"][4])  # the layout of a date-time, but no date
+    assert math.isnan(f["timestamp"][3])  # the layout of a date-time, but no date
+    assert lay.lead == 23 and lay.regex.pattern.startswith("(" + re.escape(":INFO: Epoch["))  # found by its literal
 
 
-def test_stamps_are_read_as_numpy_reads_each_date_time_and_refused_without_their_digits():
-    """`datetimes` counts days itself; numpy's datetime64, one stamp at a time, is the reference:
-    leap years (1900, 2000), the ends of months, out-of-range hours, year 0, fractions of every
-    length. A stamp needs its 14 digits (numpy would also take ` 020` or `-020` as years)."""
+def test_stamps_are_read_as_datetime_reads_each_date_time_and_refused_without_their_digits():
+    """Python's datetime is the reference: leap years (1900, 2000), the ends of months,
+    out-of-range hours, fractions of every length (whole microseconds). A stamp needs its 14
+    digits (numpy alone would also take ` 020` or `-020` as years)."""
     import math
     import random
+    from datetime import UTC, datetime
 
-    import numpy as np
-
-    from benchbook.parsers.layout import datetimes
-    from benchbook.ranks import codes
+    from benchbook.parsers.layout import Layout, Stamp
 
     rng = random.Random(3)
     stamps = []
     for _ in range(3000):
-        year = rng.choice(["2020", "2000", "1900", "2100", "0000", "9999", "1969", "1600", "2023"])
+        year = rng.choice(["2020", "2000", "1900", "2100", "9999", "1969", "1600", "2023"])
         month, day = f"{rng.randint(0, 13):02d}", f"{rng.randint(0, 32):02d}"
         if rng.random() < 0.5:
             month, day = rng.choice(["02", "04", "12", "01"]), f"{rng.randint(27, 31):02d}"
         clock = [rng.randint(0, 23), rng.randint(0, 59), rng.randint(0, 59)]
         if rng.random() < 0.1:
             clock = [rng.randint(0, 25), rng.randint(0, 61), rng.randint(0, 61)]
-        fraction = rng.choice(["", ".5", ",123", ".123456", ".1234567", "." + "9" * 15, ","])
+        fraction = rng.choice(["", ".5", ",123", ".123456", ".1234567", "." + "9" * 15])
         stamps.append(f"{year}-{month}-{day} {clock[0]:02d}:{clock[1]:02d}:{clock[2]:02d}{fraction}")
-    stamps += ["2020-12-11 03:13:49.25", " 020-12-11 00:00:00", "-020-12-11 00:00:00", "2020-12-11 0a:00:00"]
-    text = "".join(f"v {s} end\n" for s in stamps)
-    points = codes(text)
-    starts = np.concatenate(([0], np.flatnonzero(points == 10)[:-1] + 1)) + 2
-    seconds, layout, width = datetimes(points, starts)
-    assert layout.tolist() == [True] * (len(stamps) - 3) + [False] * 3
-    for stamp, got, size in zip(stamps[:-3], seconds[:-3].tolist(), width[:-3].tolist(), strict=True):
+    ok, f = _read(Layout("v ", Stamp(), " end"), [f"v {s} end" for s in stamps])
+    assert ok.all()
+    for stamp, got in zip(stamps, f["timestamp"].tolist(), strict=True):
         head, _, fraction = stamp.replace(",", ".").partition(".")
-        assert size == len(head) + (len(fraction) + 1 if fraction else 0)
         try:
-            whole = int(np.datetime64(head.replace(" ", "T"), "s").astype(np.int64))
+            whole = datetime.fromisoformat(head).replace(tzinfo=UTC).timestamp()
         except ValueError:
             assert math.isnan(got), stamp
             continue
         micros = int((fraction + "000000")[:6]) if fraction else 0
-        assert got == (whole * 1_000_000 + micros) / 1e6, stamp
-    assert seconds[-4] == 1607656429.25
+        assert got == (int(whole) * 1_000_000 + micros) / 1e6, stamp
+    ok, _ = _read(Layout("v ", Stamp(), " end"), ["v  020-12-11 00:00:00 end", "v -020-12-11 00:00:00 end",
+                                                  "v 2020-12-11 0a:00:00 end"])
+    assert not ok.any()
 
 
 def test_a_layout_reads_one_line():
@@ -225,66 +213,23 @@ def test_a_layout_reads_one_line():
         Layout("v ", Num("x"), Seek("LR:\n", Num("lr")))
 
 
-def test_find_gives_every_occurrence_with_and_without_code_points():
-    import numpy as np
-
-    from benchbook.parsers.layout import find
-    from benchbook.ranks import codes
-
-    for text in ["xDLL aDLL DLL\nDLL", "no match here", "DLLDLL ü DLL ", "DLL DLL"]:
-        want = [i for i in range(len(text)) if text.startswith("DLL ", i)]
-        assert find(text, "DLL ").tolist() == want
-        assert find(text, "DLL ", codes(text)).tolist() == want
-        assert isinstance(find(text, "DLL "), np.ndarray)
-
-
-# Line rules: what numpy finds at the lines' starts is what a regex search finds.
-
-def _events(events):
-    """Events with their BULK columns as lists (NaN as None), comparable with ==."""
-    def column(values):
-        return [None if v != v else v for v in values.tolist()]
-
-    return [(line, rank, kind, {k: column(v) for k, v in data.items()} if kind == "bulk" else data)
-            for line, rank, kind, data in events]
-
-
-def _maskrcnn_text(fixtures, tagged: bool, midline: bool) -> str:
-    text = (fixtures / "ngc_maskrcnn" / "launch_command_at_end.txt").read_text(encoding="utf-8")
-    lines = text.splitlines(keepends=True)  # tagged by mpirun
-    if not tagged:
-        lines = [line.removeprefix("[1,0]<stdout>:") for line in lines]
-    if midline:  # the logger's prefix inside a line too: the line rules search the whole chunk
-        lines.insert(3, "a note: [MaskRCNN] INFO    : Average throughput: 12.5 samples/sec\n")
-    return "".join(lines)
-
-
-@pytest.mark.parametrize("tagged", [False, True])
-@pytest.mark.parametrize("midline", [False, True])
-def test_line_rules_find_what_the_plain_rules_find(fixtures, tagged, midline):
+def test_the_maskrcnn_rules_find_their_lines_wherever_the_logger_prefix_stands(fixtures):
+    """Tagged or not, and with the logger's prefix inside a line too."""
     from benchbook.parsers import ngc_maskrcnn, scanning
 
-    text = _maskrcnn_text(fixtures, tagged, midline)
-    assert (scanning._Chunk(text, 1).opening(ngc_maskrcnn._RULES[0].prefix) is None) == midline  # the path taken
-    plain = [(rule.pattern, rule.handler) for rule in ngc_maskrcnn._RULES]
-    got = _events(scanning.scan(text, 1, ngc_maskrcnn._RULES, ngc_maskrcnn._BULK))
-    assert got == _events(scanning.scan(text, 1, plain, ngc_maskrcnn._BULK))
-    summaries = [e for e in got if e[2] == "summary" and "throughput" in e[3]]
-    assert len(summaries) == (2 if midline else 1)
-    assert any(e[2] == "trailer" for e in got) and any(e[2] == "run_start" for e in got)
-
-
-def test_a_line_rule_of_a_newline_matches_the_lines_a_search_does():
-    import re
-
-    from benchbook.parsers import scanning
-
-    pattern = re.compile(r"\n(mpirun [^\n]*)")
-    text = "mpirun first line\nx\nmpirun -np 2 a.py\n[1,0]<stdout>:mpirun tagged\nmpirun again\n"
-    rule = scanning.LineRule(pattern, lambda m: ("trailer", m.group(1)), heads=("mpirun ",))
-    chunk = scanning._Chunk(text, 1)
-    assert scanning._hits(chunk, [rule]) == scanning._hits(text, [(pattern, rule.handler)])
-    assert [h[2] for h in scanning._hits(chunk, [rule])] == ["mpirun -np 2 a.py", "mpirun again"]
+    for tagged in (False, True):
+        for midline in (False, True):
+            text = (fixtures / "ngc_maskrcnn" / "launch_command_at_end.txt").read_text(encoding="utf-8")
+            lines = text.splitlines(keepends=True)  # tagged by mpirun
+            if not tagged:
+                lines = [line.removeprefix("[1,0]<stdout>:") for line in lines]
+            if midline:
+                lines.insert(3, "a note: [MaskRCNN] INFO    : Average throughput: 12.5 samples/sec\n")
+            got = scanning.scan("".join(lines), 1, ngc_maskrcnn._RULES, ngc_maskrcnn._BULK)
+            summaries = [e for e in got if e[2] == "summary" and "throughput" in e[3]]
+            assert len(summaries) == (2 if midline else 1)
+            assert any(e[2] == "trailer" for e in got) and any(e[2] == "run_start" for e in got)
+            assert {e[1] for e in got if e[2] == "bulk"} == {None}  # (a block's rank is in its columns)
 
 
 def test_a_cpu_run_of_two_mpi_ranks_is_one_run_of_two_processes(fixtures):
@@ -319,30 +264,18 @@ def test_an_ngc_run_has_a_process_per_gpu(fixtures):
     assert runs["processes"].tolist() == runs["gpus"].tolist() == [1, 4]
 
 
-def test_a_long_leading_literal_is_found_by_str_find_with_what_finditer_finds():
-    """`_literal_matches` stands in for finditer over the spans between records: same matches,
-    overlapping occurrences skipped as finditer skips them, none across a span's end; None where
-    the literal is short or too common."""
-    import random
-    import re
+def test_cpu_step_lines_are_read_as_columns_and_those_with_values_that_are_no_plain_number_one_by_one(
+        fixtures, tmp_path):
+    from benchbook import analyze
 
-    from benchbook.parsers import scanning
-
-    assert scanning._leading_literal(re.compile(r":INFO: Start with (\w+) x")) == ":INFO: Start with "
-    assert scanning._leading_literal(re.compile(r"abc|abd")) == "ab"
-    assert scanning._leading_literal(re.compile(r"\n(train\.[a-z]+)")) == "\ntrain."
-    assert scanning._leading_literal(re.compile(r"(abc)+x|y")) == ""
-    assert scanning._leading_literal(re.compile(r"abc", re.IGNORECASE)) == ""
-    pattern = re.compile(r"Start with arguments ([a-z]*)(?:Start with arguments )?")
-    rng = random.Random(2)
-    for _ in range(300):
-        text = "".join(rng.choice(["Start with arguments ", "abc", "\n", "Start with argu", "xy"])
-                       for _ in range(rng.randint(0, 40)))
-        cuts = sorted(rng.sample(range(len(text) + 1), min(len(text) + 1, 2 * rng.randint(1, 4))))
-        spans = list(zip(cuts[::2], cuts[1::2], strict=False)) or [(0, len(text))]
-        want = [m.span() for lo, hi in spans for m in pattern.finditer(text, lo, hi)]
-        got = scanning._literal_matches(text, pattern, spans)
-        assert got is not None and [m.span() for m in got] == want, (text, spans)
-    assert scanning._literal_matches("DLL x", re.compile("DLL (x)"), [(0, 5)]) is None  # short
-    common = "Start with arguments a\n" * 100
-    assert scanning._literal_matches(common, pattern, [(0, len(common))]) is None
+    lines = (fixtures / "benchbook_cpu" / "two_ranks_rank0_logs.log").read_text(encoding="utf-8").splitlines()
+    at = next(i for i, line in enumerate(lines) if "Iteration: 1 " in line)
+    lines[at] = lines[at].replace(lines[at].split("train.loss : ")[1].split()[0], "nan")  # a loss that diverged
+    path = tmp_path / "nan_loss.log"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    before = analyze([fixtures / "benchbook_cpu" / "two_ranks_rank0_logs.log"]).iterations
+    after = analyze([path]).iterations
+    assert after["throughput"].tolist() == before["throughput"].tolist()  # no record lost
+    assert after["line"].tolist() == before["line"].tolist()
+    loss = after["loss"].tolist()
+    assert loss[1] != loss[1] and loss[0] == before["loss"].tolist()[0]  # NaN where the log says nan

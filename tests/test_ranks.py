@@ -125,28 +125,23 @@ def test_an_untagged_run_before_a_tagged_run_keeps_its_records(fixtures, tmp_pat
     assert one["rank"].tolist() == [-1] * 6
 
 
-def test_tags_at_reads_every_line_start_as_the_tag_regex_does():
-    import random
-
+@pytest.mark.parametrize("opening, rank", [
+    ("[1,3]<stdout>:", 3), ("[1,0]<stderr>:", 0), ("[12345,4096]<stddiag>:", 4096), ("[1,7][host2:123]<stdout>:", 7),
+    ("Fri Apr 02 10:41:27 2021[1,11]<stdout>:", 11), ("[1,2]<stdin>:", -1), ("[1,]<stdout>:", -1),
+    ("[1,3]<stdou", -1), ("[x,1]<stdout>:", -1), ("", -1), ("x[1,3]<stdout>:", -1),
+])
+def test_the_tag_that_opens_a_line_gives_its_rank_and_where_its_content_starts(opening, rank):
     import numpy as np
 
-    from benchbook.ranks import TAG, codes, tags_at
+    from benchbook.ranks import TextIndex
 
-    rng = random.Random(3)
-    tags = [lambda: f"[1,{rng.randint(0, 9)}]<{rng.choice(['stdout', 'stderr'])}>:",
-            lambda: f"[{rng.randint(1, 99999)},{rng.randint(0, 4096)}]<{rng.choice(['stdout', 'stderr', 'stddiag'])}>:",
-            lambda: f"[1,{rng.randint(0, 20)}][host{rng.randint(0, 9)}:123]<stdout>:",
-            lambda: f"Fri Apr 02 10:41:27 2021[1,{rng.randint(0, 20)}]<stdout>:",
-            lambda: "[1,2]<stdin>:", lambda: "[1,]<stdout>:", lambda: "[1,3]<stdou", lambda: "[x,1]<stdout>:",
-            lambda: "", lambda: ""]
-    bodies = ["hello", "[MaskRCNN] INFO    : x", "", "2020-12-11 03:13:49,587:INFO: Epoch[0]", "Traceback", "über"]
-    text = "\n".join(rng.choice(tags)() + rng.choice(bodies) for _ in range(5000)) + "\n"
-    points = codes(text)
-    starts = np.concatenate(([0], np.flatnonzero(points == 10)[:-1] + 1))
-    rank, content = tags_at(text, points, starts)
-    for i, start in enumerate(starts.tolist()):
-        m = TAG.match(text, start)
-        assert (rank[i], content[i]) == ((int(m.group(1)), m.end()) if m else (-1, start)), text[start : start + 40]
+    text = "first [1,9]<stdout>: line\n" + opening + "über body\n[1,5]<stdout>:last\n"
+    index = TextIndex(text)
+    ranks, content = index.tags(np.array([0, 1, 2]))
+    assert ranks.tolist() == [-1, rank, 5]
+    start = text.index("\n") + 1
+    assert text[content[1] :].startswith("über body" if rank >= 0 else opening + "über")
+    assert content[0] == 0 and index.starts(np.array([1])).tolist() == [start]
 
 
 def test_only_lines_with_a_second_tag_are_rewritten():
@@ -157,35 +152,25 @@ def test_only_lines_with_a_second_tag_are_rewritten():
     assert rewritten >= 1 and out.count("\n") == cut.count("\n")
 
 
-def test_the_index_of_a_rewritten_text_is_that_text_s():
-    import numpy as np
-
+def test_the_newlines_of_a_text_are_where_its_characters_are():
     from benchbook import ranks
 
-    text = "".join(f"[1,{i % 3}]<stdout>:line {i} ü\n" for i in range(200))
-    text = text.replace("line 7 ü\n[1,2]<stdout>:", "line 7 ü[1,2]<stdout>:", 1)
-    text = text.replace("line 50 ü\n", "line 5[1,1]<stderr>:0 ü\n", 1)
-    ranks.index(text)
-    out, rewritten, _ = ranks.demux(text)
-    assert rewritten >= 2
-    points, newlines = ranks.index(out)
-    assert np.array_equal(points, ranks.codes(out))
-    assert np.array_equal(newlines, np.flatnonzero(ranks.codes(out) == 10))
+    for text in ["".join(f"[1,{i % 3}]<stdout>:line {i} ü\n" for i in range(200)), "a\nb\n\nc", ""]:
+        assert ranks.newlines(text).tolist() == [i for i, c in enumerate(text) if c == "\n"]
 
 
-def test_every_line_with_a_second_tag_is_a_candidate_for_demultiplexing():
+def test_demux_rewrites_a_text_exactly_when_a_line_holds_a_second_tag():
     import random
 
-    from benchbook.ranks import _MULTI, _multi_lines
+    from benchbook.ranks import _MULTI
 
     rng = random.Random(11)
     pieces = ["[1,0]<stdout>:", "[1,12]<stderr>:", "[12,3]<stdout>:", "x<stdout>:", "<std", "]<std", "\n",
               "abc", "[", "]", "<", "ü", "[a,b]<std", "<st", "\n[1,0]<stdout>:", "[1,2][host:7]<stdout>:"]
     for _ in range(3000):
         text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 30)))
-        starts = [0] + [i + 1 for i, c in enumerate(text) if c == "\n"]
-        ends = [e - 1 for e in starts[1:]] + [len(text)]
-        multi = {s for s, e in zip(starts, ends, strict=True) if _MULTI.search(text, s, e)}
-        raw = text.encode("ascii") if text.isascii() else None
-        assert multi <= set(_multi_lines(text, raw)), text
-        assert multi <= set(_multi_lines(text)), text
+        out, rewritten, _ = demux(text)
+        assert (rewritten > 0) == bool(_MULTI.search(text)), text
+        assert out.count("\n") == text.count("\n")
+        if not rewritten:
+            assert out is text

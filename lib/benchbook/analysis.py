@@ -8,23 +8,27 @@ for a bad log.
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import functools
 import itertools
 import math
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import numpy as np
-import pandas as pd
-
-from . import filenames, parsers, rules, textio
-from .assemble import RECORD_COLUMNS, Records, RunDraft, fill_steps, fold, seconds
+from . import filenames
 from .errors import BenchbookError, LogError
-from .parsers import LogFormat, RunRecords, scanning
-from .rules import Rule, per_run_sum
+
+# numpy, pandas, the formats and the rules are imported by the functions that use them: importing
+# benchbook (as every command of the CLI does) costs none of them.
+if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
+
+    from . import textio
+    from .assemble import RunDraft
+    from .parsers import LogFormat
+    from .rules import Rule
 
 RUN_COLUMNS = {
     "source": "path of the log file",
@@ -98,7 +102,13 @@ class Analysis:
     iterations: pd.DataFrame
     evaluations: pd.DataFrame
     problems: list[Problem] = field(default_factory=list)
-    rule: Rule = field(default_factory=Rule)
+    rule: Rule = field(default_factory=lambda: _rules().Rule())
+
+
+def _rules():
+    from . import rules
+
+    return rules
 
 
 _NOT_LOGS = (".run.json", ".json", ".yaml", ".yml", ".ipynb", ".html", ".sbatch")  # .sbatch: Slurm job scripts
@@ -129,46 +139,23 @@ def log_files(paths: Iterable[str | os.PathLike]) -> tuple[list[Path], list[Prob
 
 
 def _pct(value: float | None) -> float | None:
+    import numpy as np
+
     if value is None or np.isnan(value):
         return None
     return value * 100 if value <= 1.0 else value
 
 
 def _records(drafts: list[RunDraft]) -> tuple[dict[str, np.ndarray], np.ndarray]:
-    """The records of every run of a file as one set of columns, and where each run begins. The
-    runs' blocks are joined a column at a time and let go of as they are: a log of hundreds of
-    megabytes never holds its records twice."""
+    """The records of every run of a file as one set of columns (the runs share them, in file
+    order: assemble.fold), and where each run begins."""
+    import numpy as np
+
+    from .assemble import Records
+
     sizes = [len(d.records) for d in drafts]
-    blocks = [b for d in drafts for b in d.records.release()]
-    if not blocks:
-        return Records().columns(), np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
-    big = sum(sizes) * 8 >= _TRIM_BYTES
-    cols = {}
-    for k in RECORD_COLUMNS:
-        cols[k] = np.concatenate([b.pop(k) for b in blocks])
-        if big:
-            _trim()
+    cols = drafts[0].records.store.release() if drafts else Records().columns()
     return cols, np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
-
-
-_TRIM_BYTES = 32 << 20  # a column this large is allocated apart from the heap (glibc's largest threshold)
-
-
-@functools.cache
-def _malloc_trim():
-    try:
-        return ctypes.CDLL(None).malloc_trim
-    except (AttributeError, OSError):  # not glibc
-        return None
-
-
-def _trim() -> None:
-    """Hand the heap's free memory back to the system, where the C library can (glibc). The blocks
-    a column was joined from were small, so they lived in the heap, which keeps freed memory; the
-    joined column is large and lives apart, so without this a big log would hold both at its peak."""
-    trim = _malloc_trim()
-    if trim is not None:
-        trim(0)
 
 
 def _meta(draft: RunDraft, path: Path, fmt: LogFormat, record: dict, tables: dict[tuple, dict]):
@@ -199,6 +186,13 @@ def _runs(drafts: list[RunDraft], path: Path, fmt: LogFormat, rule: Rule, stats:
     """The rows of a file's runs, all its records as columns (with run, elapsed, warmup and
     measured) and its evaluations. The warm-up rule and the throughputs are computed for all runs
     of the file at once; what is left per run is its metadata, warnings and row."""
+    import numpy as np
+
+    from . import rules
+    from .assemble import fill_steps, seconds
+    from .parsers import RunRecords
+    from .rules import per_run_sum
+
     preset = fmt.rule(rule.name)
     described = preset.describe(rule)
     method = rule.method or preset.method
@@ -340,6 +334,8 @@ def _value(x: float) -> float | None:
 
 def _rank_warnings(rank: np.ndarray, rate: np.ndarray, low: int, tolerance: float) -> list[str]:
     """Every rank prints the same global rate; a rank that saw another rate is worth a look."""
+    import numpy as np
+
     rated = ~np.isnan(rate)
     codes = rank[rated] - low  # ranks from 0 (the lowest), in one bincount
     counts = np.bincount(codes)
@@ -369,6 +365,8 @@ def _table_values(tables: list[tuple[dict, dict]]) -> dict[tuple, dict]:
 
 
 def _read_warnings(stats: textio.ReadStats) -> list[str]:
+    from . import textio
+
     out = []
     if stats.invalid_utf8:
         out.append("bytes that are not UTF-8 were replaced")
@@ -384,7 +382,10 @@ def _read_warnings(stats: textio.ReadStats) -> list[str]:
 def analyze_file(path: str | os.PathLike, rule: Rule | None = None, log_format: str | None = None):
     """Analyze one log: (run rows, its records as columns, evaluation rows). Raises LogError if
     it cannot."""
-    rule = rule or Rule()
+    from . import parsers, textio
+    from .assemble import fold
+
+    rule = rule or _rules().Rule()
     path = Path(path)
     textio.check_readable(path)
     stats = textio.ReadStats()
@@ -407,22 +408,25 @@ def analyze_file(path: str | os.PathLike, rule: Rule | None = None, log_format: 
 
 def _iterations(files: list[tuple[str, dict[str, np.ndarray]]]) -> pd.DataFrame:
     """One frame of the records of every run of every file, built once."""
+    import numpy as np
+    import pandas as pd
     if not files:
         return pd.DataFrame().reindex(columns=list(ITERATION_COLUMNS))
     sizes = [len(cols["line"]) for _, cols in files]
     sources = np.repeat(np.array([source for source, _ in files], dtype=object), sizes)
-    data = {"source": pd.array(sources, dtype=_TEXT)}  # typed here: cheaper than pandas guessing it
+    text = pd.Series(["text"]).dtype  # how this pandas stores a column of strings
+    data = {"source": pd.array(sources, dtype=text)}  # typed here: cheaper than pandas guessing it
     for name in ITERATION_COLUMNS:
         if name not in data:
             data[name] = np.concatenate([cols[name] for _, cols in files]) if len(files) > 1 else files[0][1][name]
     return pd.DataFrame(data, columns=list(ITERATION_COLUMNS), copy=False)  # the arrays are the frame's own
 
 
-_TEXT = pd.Series(["text"]).dtype  # how this pandas stores a column of strings
-
-
 def _find_failures(path: Path, drafts: list[RunDraft]) -> None:
     """Read again the lines of runs that did not finish, looking for why (out of memory, crash)."""
+    from . import textio
+    from .parsers import scanning
+
     # A run's lines reach up to where the next run starts; only unfinished runs are searched.
     ends = [d.first_line for d in drafts[1:]] + [float("inf")]
     spans = [(d.first_line, end, d) for d, end in zip(drafts, ends, strict=True)
@@ -442,7 +446,9 @@ def _find_failures(path: Path, drafts: list[RunDraft]) -> None:
 
 def analyze(paths: Iterable[str | os.PathLike], rule: Rule | None = None, log_format: str | None = None) -> Analysis:
     """Analyze logs and folders of logs; bad files become problems, good ones results."""
-    rule = rule or Rule()
+    import pandas as pd
+
+    rule = rule or _rules().Rule()
     files, problems = log_files(paths)
     rows, iters, evals = [], [], []
     for path in files:

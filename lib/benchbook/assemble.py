@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 
 import numpy as np
 
@@ -26,7 +25,6 @@ _FIELD_INDEX = {name: i for i, name in enumerate(_NUMERIC)}
 _INT_COLUMNS = ("line", "rank", "epoch", "iteration")
 MISSING_INT = -1
 FLUSH_ROWS = 1 << 16
-_DAYS: dict[str, float] = {}
 
 
 def seconds(stamp) -> float:
@@ -38,27 +36,31 @@ def seconds(stamp) -> float:
         return math.nan
     if not isinstance(stamp, str):
         return float(stamp)
-    day = _DAYS.get(stamp[:10])
     try:
-        if day is None:
-            day = _DAYS[stamp[:10]] = datetime.strptime(stamp[:10], "%Y-%m-%d").replace(
-                tzinfo=UTC).timestamp()
-        return day + int(stamp[11:13]) * 3600 + int(stamp[14:16]) * 60 + float(stamp[17:].replace(",", "."))
+        return float(_datetimes([stamp.replace(",", ".")])[0])
     except ValueError:
         return math.nan
 
 
 def seconds_array(values) -> np.ndarray:
-    """`seconds` over a column: numbers as they are, ISO date-time strings parsed by numpy in C,
-    anything else value by value."""
+    """`seconds` over a column: numbers as they are, date-time strings read by numpy's
+    datetime64[us] (whole microseconds), NaN where missing or not a date (2021-02-30)."""
     try:
         return np.array(values, dtype=float)
     except (ValueError, TypeError):
         pass
     try:
-        return np.array([v.replace(",", ".") for v in values], dtype="datetime64[us]").astype(np.int64) / 1e6
+        return _datetimes([v.replace(",", ".") if v else "NaT" for v in values])
     except (ValueError, TypeError, AttributeError):
-        return np.fromiter(map(seconds, values), dtype=float, count=len(values))
+        return np.array([seconds(v) for v in values], dtype=float)
+
+
+def _datetimes(stamps: list[str]) -> np.ndarray:
+    """Seconds of ISO date-times (`.` fraction) as datetime64[us] reads them, NaN for NaT."""
+    us = np.array(stamps, dtype="datetime64[us]")
+    out = us.astype(np.int64) / 1e6
+    out[np.isnat(us)] = np.nan
+    return out
 
 
 def _block(rows: list[list], stamps: list) -> dict[str, np.ndarray]:
@@ -70,80 +72,101 @@ def _block(rows: list[list], stamps: list) -> dict[str, np.ndarray]:
     return {name: out[name] for name in RECORD_COLUMNS}
 
 
+def _empty(name: str, size: int = 0) -> np.ndarray:
+    return np.empty(size, dtype=np.int64 if name in _INT_COLUMNS else np.float64)
+
+
 class Records:
-    """Per-iteration records of one run, kept as typed numpy blocks with the RECORD_COLUMNS
-    (-1 for a missing int, NaN for a missing float)."""
+    """Per-iteration records of the runs of one file, in file order, kept as typed numpy columns
+    with the RECORD_COLUMNS (-1 for a missing int, NaN for a missing float). Records of single
+    events are buffered as small lists and flushed in blocks; the columns grow in place
+    (`ndarray.resize`, a realloc), so that a log of millions of records holds them once, in one
+    array a column, and the analysis reads them without joining runs' blocks."""
 
     def __init__(self) -> None:
         self._rows: list[list] = []
         self._stamps: list = []
-        self._blocks: list[dict[str, np.ndarray]] = []
-        self._count = 0
+        self._cols = {n: _empty(n) for n in RECORD_COLUMNS}
+        self._size = 0  # records in the columns (their capacity may be larger)
 
     def __len__(self) -> int:
-        return self._count
+        return self._size + len(self._rows)
 
     def append(self, line: int, rank, values) -> None:
         """Add a record; `values` is a STEP payload (see events.step)."""
         epoch, iteration, stamp, rate, loss, lr, steps = values
         self._rows.append([line, MISSING_INT if rank is None else rank, epoch, iteration, rate, loss, lr, steps])
         self._stamps.append(stamp)
-        self._count += 1
         if len(self._rows) >= FLUSH_ROWS:
             self._flush()
 
     def extend(self, cols: dict[str, np.ndarray]) -> None:
-        """Add many records at once (a BULK payload; its arrays are kept, not copied)."""
+        """Add many records at once (a BULK payload), copied into the columns."""
         self._flush()
-        block = {n: cols[n] if cols[n].dtype == (np.int64 if n in _INT_COLUMNS else np.float64)
-                 else np.asarray(cols[n], dtype=np.int64 if n in _INT_COLUMNS else float) for n in RECORD_COLUMNS}
-        self._blocks.append(block)
-        self._count += len(block["line"])
+        n, start = len(cols["line"]), self._size
+        if start + n > len(self._cols["line"]):
+            capacity = max(start + n, len(self._cols["line"]) * 3 // 2)
+            for column in self._cols.values():
+                column.resize(capacity, refcheck=False)
+        for name, column in self._cols.items():
+            column[start : start + n] = cols[name]
+        self._size += n
 
-    def update_last(self, rank, data: dict) -> None:
-        """Add fields to the last record of `rank` (formats that log one record over several lines)."""
-        code = MISSING_INT if rank is None else rank
-        # The newest records are the buffered rows, then the blocks from the last one back.
-        where = next(((None, i) for i in range(len(self._rows) - 1, -1, -1) if self._rows[i][1] == code), None)
-        for b in range(len(self._blocks) - 1, -1, -1) if where is None else ():
-            idx = np.flatnonzero(self._blocks[b]["rank"] == code)
-            if len(idx):
-                where = (b, int(idx[-1]))
-                break
-        if where is None:
+    def update_last(self, rank, data: dict, since: int = 0) -> None:
+        """Add fields to the last record of `rank` from record `since` on (formats that log one
+        record over several lines)."""
+        self._flush()
+        ranks = self._cols["rank"][since : self._size]
+        idx = np.flatnonzero(ranks == (MISSING_INT if rank is None else rank))
+        if not len(idx):
             return
-        block, idx = where
         for name, value in data.items():
-            if value is None or (name not in _FIELD_INDEX and name != "timestamp"):
-                continue
-            if block is None:
-                if name == "timestamp":
-                    self._stamps[idx] = value
-                else:
-                    self._rows[idx][_FIELD_INDEX[name]] = value
-            else:
-                self._blocks[block][name][idx] = seconds(value) if name == "timestamp" else value
+            if value is not None and (name in _FIELD_INDEX or name == "timestamp"):
+                self._cols[name][since + idx[-1]] = seconds(value) if name == "timestamp" else value
 
     def _flush(self) -> None:
         if self._rows:
-            self._blocks.append(_block(self._rows, self._stamps))
-            self._rows, self._stamps = [], []
+            rows, self._rows = _block(self._rows, self._stamps), []
+            self._stamps = []
+            self.extend(rows)
 
-    def release(self) -> list[dict[str, np.ndarray]]:
-        """The records as typed blocks of columns, in order, handed over: this object keeps none
-        (concatenated, they are `columns()`), so that they can be joined without two copies."""
-        self._flush()
-        blocks, self._blocks, self._count = self._blocks, [], 0
-        return blocks
+    def release(self) -> dict[str, np.ndarray]:
+        """The columns, handed over: this object keeps none."""
+        cols = self.columns()
+        self._cols, self._size = {n: _empty(n) for n in RECORD_COLUMNS}, 0
+        return cols
 
     def columns(self) -> dict[str, np.ndarray]:
         """All records as typed columns (ints -1 and floats NaN where not logged)."""
         self._flush()
-        if not self._blocks:
-            return {n: np.array([], dtype=np.int64 if n in _INT_COLUMNS else float) for n in RECORD_COLUMNS}
-        if len(self._blocks) > 1:
-            self._blocks = [{n: np.concatenate([b[n] for b in self._blocks]) for n in RECORD_COLUMNS}]
-        return self._blocks[0]
+        for column in self._cols.values():
+            if len(column) != self._size:
+                column.resize(self._size, refcheck=False)  # the capacity left over goes back
+        return self._cols
+
+
+@dataclass
+class RunShare:
+    """The records of one run: the next of its file's records (the runs of a file follow one
+    another, so a run's records are one range of them, from `start` on)."""
+
+    store: Records = field(default_factory=Records)
+    start: int = 0
+    count: int = 0
+
+    def __len__(self) -> int:
+        return self.count
+
+    def append(self, line: int, rank, values) -> None:
+        self.store.append(line, rank, values)
+        self.count += 1
+
+    def extend(self, cols: dict[str, np.ndarray]) -> None:
+        self.store.extend(cols)
+        self.count += len(cols["line"])
+
+    def update_last(self, rank, data: dict) -> None:
+        self.store.update_last(rank, data, self.start)
 
 
 @dataclass
@@ -154,7 +177,7 @@ class RunDraft:
     first_line: int
     last_line: int
     meta: dict = field(default_factory=dict)
-    records: Records = field(default_factory=Records)
+    records: RunShare = field(default_factory=RunShare)
     reported: dict = field(default_factory=dict)
     evals: list[dict] = field(default_factory=list)
     start_ranks: set = field(default_factory=set)
@@ -230,86 +253,104 @@ def _add_block(run: RunDraft, data: dict) -> None:
     run.last_line = max(run.last_line, int(data["line"][-1]) if ends is None else int(ends.max()))
 
 
-def fold(events: Iterable[ev.Event]) -> tuple[list[RunDraft], list[tuple[dict, dict]]]:
-    """Runs found in a file's events, in file order, and the rows of its summary tables."""
-    runs: list[RunDraft] = []
-    tables: list[tuple[dict, dict]] = []
-    run: RunDraft | None = None
+class _Fold:
+    """Folding a file's events: the runs so far, the current one, and the records they share."""
 
-    def current(line: int) -> RunDraft:
-        nonlocal run
-        if run is None:
-            run = RunDraft(index=len(runs), first_line=line, last_line=line)
-            runs.append(run)
-        return run
+    def __init__(self) -> None:
+        self.runs: list[RunDraft] = []
+        self.tables: list[tuple[dict, dict]] = []
+        self.run: RunDraft | None = None
+        self.store = Records()  # the records of every run, in file order
 
-    def restart(line: int, why: str) -> RunDraft:
-        nonlocal run
-        run = None
-        r = current(line)
+    def current(self, line: int) -> RunDraft:
+        """The current run, or a new one from this line."""
+        if self.run is None:
+            self.run = RunDraft(index=len(self.runs), first_line=line, last_line=line,
+                                records=RunShare(self.store, len(self.store)))
+            self.runs.append(self.run)
+        return self.run
+
+    def restart(self, line: int, why: str) -> RunDraft:
+        """A new run from this line, which no start line announced."""
+        self.run = None
+        r = self.current(line)
         r.restarted = f"a new run begins at line {line} without a start line: {why}"
         return r
 
-    for line, rank, kind, data in events:
-        if kind == ev.STEP and run is not None:  # the hot path: most events are steps
-            last = run.last_step.get(rank)
-            run.last_step[rank] = data[:3]  # (epoch, iteration, timestamp)
-            if last is not None and data[:2] < last[:2] and (why := _went_back(last, data[0], data[1], data[2])):
-                restart(line, why).last_step[rank] = data[:3]
-            run.records.append(line, rank, data)
-            run.ranks.add(rank)
-            if line > run.last_line:
-                run.last_line = line
-            continue
-        if kind == ev.BULK:
-            r = current(line)
-            cuts = _restarts(r, data)
-            edges = [0, *(k for k, _ in cuts), len(data["line"])]
-            for i, (a, b) in enumerate(zip(edges, edges[1:], strict=False)):
-                if i:  # another run from record a on
-                    r = restart(int(data["line"][a]), cuts[i - 1][1])
-                    r.last_step[None if data["rank"][a] == MISSING_INT else int(data["rank"][a])] = (
-                        int(data["epoch"][b - 1]), int(data["iteration"][b - 1]), float(data["timestamp"][b - 1]))
-                if b > a:
-                    _add_block(r, data if (a, b) == (0, len(data["line"])) else {k: v[a:b] for k, v in data.items()})
-            continue
-        if kind == ev.RUN_START:
-            if run is not None and (
-                run.ended or (run.progressed and (rank is None or rank in run.start_ranks or rank in run.ranks))
-            ):
-                run = None
-            r = current(line)
-            r.start_ranks.add(rank)
+    def step(self, line: int, rank, data) -> None:
+        """One record (the hot path: most events are steps)."""
+        run = self.current(line)
+        last = run.last_step.get(rank)
+        run.last_step[rank] = data[:3]  # (epoch, iteration, timestamp)
+        if last is not None and data[:2] < last[:2] and (why := _went_back(last, data[0], data[1], data[2])):
+            run = self.restart(line, why)
+            run.last_step[rank] = data[:3]
+        run.records.append(line, rank, data)
+        run.ranks.add(rank)
+        run.last_line = max(run.last_line, line)
+
+    def bulk(self, line: int, data: dict) -> None:
+        """Many records as columns, cut where other runs begin among them."""
+        r = self.current(line)
+        cuts = _restarts(r, data)
+        edges = [0, *(k for k, _ in cuts), len(data["line"])]
+        for i, (a, b) in enumerate(zip(edges, edges[1:], strict=False)):
+            if i:  # another run from record a on
+                r = self.restart(int(data["line"][a]), cuts[i - 1][1])
+                r.last_step[None if data["rank"][a] == MISSING_INT else int(data["rank"][a])] = (
+                    int(data["epoch"][b - 1]), int(data["iteration"][b - 1]), float(data["timestamp"][b - 1]))
+            if b > a:
+                _add_block(r, data if (a, b) == (0, len(data["line"])) else {k: v[a:b] for k, v in data.items()})
+
+    def start(self, line: int, rank, data: dict) -> RunDraft:
+        """A run announces itself: a new run, unless it is another rank joining the current one."""
+        run = self.run
+        if run is not None and (
+            run.ended or (run.progressed and (rank is None or rank in run.start_ranks or rank in run.ranks))
+        ):
+            self.run = None
+        r = self.current(line)
+        r.start_ranks.add(rank)
+        r.merge_meta(data, "the log")
+        return r
+
+    def other(self, line: int, rank, kind: str, data) -> RunDraft:
+        """What the current run's other events say."""
+        r = self.current(line)
+        if kind == ev.FIELD:
+            r.records.update_last(rank, data)
+        elif kind == ev.META:
             r.merge_meta(data, "the log")
+        elif kind == ev.SUMMARY:
+            for key, value in data.items():
+                r.reported.setdefault(key, value)
+        elif kind == ev.EVAL:
+            r.evals.append(dict(data, line=line, rank=rank))
+        elif kind == ev.END:
+            r.ended = r.ended or data
+        elif kind == ev.FAIL:
+            r.failures.append((line, data))
+        return r
+
+
+def fold(events: Iterable[ev.Event]) -> tuple[list[RunDraft], list[tuple[dict, dict]]]:
+    """Runs found in a file's events, in file order, and the rows of its summary tables."""
+    f = _Fold()
+    for line, rank, kind, data in events:
+        if kind == ev.STEP:
+            f.step(line, rank, data)
+        elif kind == ev.BULK:
+            f.bulk(line, data)
         elif kind == ev.TABLE:
-            tables.extend(data)
-            continue
-        elif kind == ev.TRAILER:
-            if run is None:
-                continue
-            r = run
-            r.merge_meta(data, "the launch command")
+            f.tables.extend(data)
+        elif kind == ev.TRAILER:  # the launch command, after the run it describes
+            if f.run is not None:
+                f.run.merge_meta(data, "the launch command")
+                f.run.last_line = max(f.run.last_line, line)
         else:
-            r = current(line)
-            if kind == ev.STEP:
-                r.records.append(line, rank, data)
-                r.ranks.add(rank)
-                r.last_step[rank] = data[:3]
-            elif kind == ev.FIELD:
-                r.records.update_last(rank, data)
-            elif kind == ev.META:
-                r.merge_meta(data, "the log")
-            elif kind == ev.SUMMARY:
-                for key, value in data.items():
-                    r.reported.setdefault(key, value)
-            elif kind == ev.EVAL:
-                r.evals.append(dict(data, line=line, rank=rank))
-            elif kind == ev.END:
-                r.ended = r.ended or data
-            elif kind == ev.FAIL:
-                r.failures.append((line, data))
-        r.last_line = max(r.last_line, line)
-    return runs, tables
+            r = f.start(line, rank, data) if kind == ev.RUN_START else f.other(line, rank, kind, data)
+            r.last_line = max(r.last_line, line)
+    return f.runs, f.tables
 
 
 def fill_steps(cols: dict[str, np.ndarray], run: np.ndarray, bounds: np.ndarray) -> np.ndarray:

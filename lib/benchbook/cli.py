@@ -16,21 +16,28 @@ import math
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
-from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from . import __version__, checks, cli_env, commands, metrics, parsers, records, runner, study, tables
-from .analysis import Analysis, analyze
+# What every command needs to parse its arguments; each command imports the rest (pandas, the
+# analysis, the runner...) itself, so that `benchbook --help` and `formats` start fast.
+from . import __version__, checks, cli_env, study
 from .errors import BenchbookError, UnknownNameError
-from .rules import METHODS, Rule
+from .rules import METHODS
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from .analysis import Analysis
 
 
 def run_json(row: pd.Series) -> str:
     """One run as the JSON object of the CLI contract."""
+    from . import records
+
     return json.dumps(records.run_dict(row), sort_keys=False)
 
 
@@ -48,6 +55,12 @@ def _rule_args(p: argparse.ArgumentParser) -> None:
 
 
 def _analysis(args) -> Analysis:
+    from pydantic import ValidationError
+
+    from . import parsers
+    from .analysis import analyze
+    from .rules import Rule
+
     try:
         rule = Rule(name=args.rule, warmup=args.warmup, window=args.window, method=args.method,
                     tolerance=args.tolerance)
@@ -121,6 +134,8 @@ def _fmt(value) -> str:
 
 
 def cmd_summarize(args, out: Console, err: Console) -> int:
+    from . import metrics, tables
+
     result = _analysis(args)
     runs = result.runs[result.runs["status"] != "failed"]  # a run cut before its summary keeps its number
     stats = metrics.aggregate(runs, value=args.value, complete_only=False)
@@ -143,6 +158,8 @@ def cmd_summarize(args, out: Console, err: Console) -> int:
 
 
 def cmd_formats(args, out: Console, err: Console) -> int:
+    from . import parsers
+
     t = Table(title="log formats and their named rules (--rule NAME; the first is the default)", show_lines=True)
     for col in ("format", "framework", "model", "rule", "method", "warm-up"):
         t.add_column(col, overflow="fold")
@@ -167,6 +184,8 @@ def _lift_caps(args) -> None:
 
 
 def cmd_run(args, out: Console, err: Console) -> int:
+    from . import commands, runner
+
     _lift_caps(args)
     spec = study.load(args.study)
     if args.dry_run:
@@ -200,6 +219,8 @@ def cmd_run(args, out: Console, err: Console) -> int:
 
 
 def _print_runs(out: Console, folder) -> None:
+    from . import records
+
     frame = records.table(folder)
     t = Table(title=Text(f"{folder}: {len(frame)} runs"))
     for col in ("run_id", "status", "cause", "duration_s", "throughput", "problem"):
@@ -211,6 +232,8 @@ def _print_runs(out: Console, folder) -> None:
 
 
 def cmd_status(args, out: Console, err: Console) -> int:
+    from . import records
+
     troubled = 0
     for folder in args.folders:
         if not folder.is_dir():

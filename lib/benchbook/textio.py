@@ -47,19 +47,16 @@ class ReadStats:
 NUL_LINES_KEPT = 5
 
 
-def _decode(raw, stats: ReadStats) -> tuple[str, bool]:
-    """Bytes (any buffer) as normalised text, and whether it is their very characters (UTF-8
-    all ASCII, and no CR turned into a newline)."""
+def _decode(raw, stats: ReadStats) -> str:
+    """Bytes (any buffer) as normalised text: UTF-8 (invalid bytes replaced), CRLF and CR as LF."""
     try:
         text = str(raw, "utf-8")
     except UnicodeDecodeError:
         stats.invalid_utf8 = True
         text = str(raw, "utf-8", "replace")
-    same = text.isascii()  # (a replaced byte is not)
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
-        same = False
-    return text, same
+    return text
 
 
 def _drop_nuls(buf: np.ndarray, start: int, end: int, first_line: int, stats: ReadStats) -> int:
@@ -125,10 +122,9 @@ def chunks(path: str | os.PathLike, stats: ReadStats | None = None, size: int = 
         regular = stat.S_ISREG(os.fstat(f.fileno()).st_mode)
         while True:
             # As much as a file still holds, up to `size` (past its end, a byte tells whether it
-            # grew), and room after it for a missing last newline and for the zeros that ranks.codes
-            # puts after a text: an ASCII chunk's buffer is then its code points, without a copy.
+            # grew), and room after it for a missing last newline.
             want = min(size, max(os.fstat(f.fileno()).st_size - f.tell(), 1)) if regular else size
-            buf = np.empty(len(carry) + want + ranks.PAD, dtype=np.uint8)  # not zeroed: it is read into
+            buf = np.empty(len(carry) + want + 1, dtype=np.uint8)  # not zeroed: it is read into
             view = memoryview(buf)
             view[: len(carry)] = carry
             got = f.readinto(view[len(carry) : len(carry) + want])
@@ -152,25 +148,14 @@ def chunks(path: str | os.PathLike, stats: ReadStats | None = None, size: int = 
                     stats.cut_last_line = True
                     buf[end] = 10
                     cut += 1
-            buf[cut : cut + ranks.PAD] = 0
-            data = view[:cut]
-            text, same = _decode(data, stats)
+            text = _decode(view[:cut], stats)
             if "\x00" in text:  # rare: the bytes again, without their NULs
                 cut = _drop_nuls(buf, 0, cut, line, stats)
-                buf[cut : cut + ranks.PAD] = 0
-                data = view[:cut]
-                text, same = _decode(data, stats)
+                text = _decode(view[:cut], stats)
             if open_lines or ranks.has_tags(text):
-                # An ASCII text is its bytes, but for a lone CR read as LF: demux reads them.
-                rewritten = ranks.demux(text, open_lines, data if len(text) == cut else None)
-                same = same and rewritten[0] is text
-                text, n, open_lines = rewritten
+                text, n, open_lines = ranks.demux(text, open_lines)
                 stats.demuxed_lines += n
-            if same:  # the scan of this chunk reads the same index
-                index = ranks.text_index(text, buf[: cut + ranks.PAD])
-            else:
-                index = ranks.text_index(text)
-            n_lines = len(index.newlines)
+            n_lines = text.count("\n")
             yield Chunk(text, line)
             line += n_lines
             stats.lines += n_lines

@@ -11,18 +11,19 @@ from __future__ import annotations
 
 import re
 
-import numpy as np
-
 from .. import events as ev
 from . import LogFormat, register, scanning
 from .dllogger import LINE, before_warmup_steps, parameters, step_of, truthy, values
 
-_STEP = re.compile(
-    r"DLL (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+) - Epoch: (\d+) Iteration: (\d+)  train\.loss : (\S+)"
-    r"  train\.ips : (\S+) images/s  train\.lr : (\S+)")
-# Everything else, and iteration lines in another key order (handled one by one).
+_STEP = scanning.Layout("DLL ", scanning.Stamp(), " - Epoch: ", scanning.Int("epoch"), " Iteration: ",
+                        scanning.Int("iteration"), "  train.loss : ", scanning.Num("loss"), "  train.ips : ",
+                        scanning.Num("throughput"), " images/s  train.lr : ", scanning.Num("lr"))
+# Everything else, and iteration lines in another key order or with values that are no plain
+# numbers (handled one by one).
+_NUM = "[0-9.eE+-]+"
 _OTHER = re.compile(LINE.pattern.replace(
-    " - (", " - (?!Epoch: \\d+ Iteration: \\d+  train\\.loss : \\S+  train\\.ips : \\S+ images/s  train\\.lr : )(", 1))
+    " - (", f" - (?!Epoch: \\d+ Iteration: \\d+  train\\.loss : {_NUM}  train\\.ips : {_NUM} images/s  "
+            f"train\\.lr : {_NUM})(", 1))
 
 
 def _meta(p: dict[str, str], stamp: str) -> dict:
@@ -63,10 +64,7 @@ def _dll(m: re.Match):
     return None
 
 
-_BULK = scanning.BulkRule(_STEP, lambda g: {
-    "timestamp": scanning.stamps(g[0]), "epoch": np.array(g[1], dtype=np.int64),
-    "iteration": np.array(g[2], dtype=np.int64), "loss": np.array(g[3], dtype=float),
-    "throughput": np.array(g[4], dtype=float), "lr": np.array(g[5], dtype=float)}, line_start=True)
+_BULK = scanning.BulkRule(layout=_STEP, line_start=True)
 
 _RULES = [(_OTHER, _dll)]
 

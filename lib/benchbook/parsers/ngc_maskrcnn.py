@@ -28,15 +28,11 @@ _BULK = scanning.BulkRule(blocks=(
     scanning.Layout(_LOGGER + "INFO    : Total loss: ", scanning.Num("loss")),
     scanning.Layout(_LOGGER + "INFO    : Learning rate: ", scanning.Num("lr")),
 ))
-# Every other line that means something, in one pattern, tried only on the lines that begin
-# with the logger's prefix and one of these heads (numpy finds them; a regex search would stop at
-# every line of the logger).
+# Every other line that means something, in one pattern.
 _INFO = re.compile(r"\[MaskRCNN\] INFO    : (?:(Horovod successfully initialized|  +Start Training)"
                    r"|\[train\] (AMP|XLA) is activated|Average throughput: ([0-9.eE+-]+)"
                    r"|Total process(?:ed steps: (\d+)|ing time: (\d+)h (\d+)m (\d+)s)"
                    r"|(Job finished with status: `SUCCESS`))")
-_INFO_HEADS = ("Horovod successfully initialized", "  ", "[train] ", "Average throughput: ", "Total process",
-               "Job finished with status: `SUCCESS`")
 # The launch command stands on a line of its own, after the run.
 _COMMAND = re.compile(r"\n((?:horovodrun|mpirun|mpiexec) [^\n]*mask_rcnn_main\.py[^\n]*)")
 
@@ -71,8 +67,8 @@ def _info(m: re.Match):
 
 
 _RULES = [
-    scanning.LineRule(_INFO, _info, _INFO_HEADS, prefix=_LOGGER + "INFO    : "),
-    scanning.LineRule(_COMMAND, _command, ("horovodrun ", "mpirun ", "mpiexec ")),
+    (_INFO, _info),
+    (_COMMAND, _command),
 ]
 
 

@@ -32,9 +32,9 @@ from .runrecords import RunRecords
 _ARGS = re.compile(r":INFO: Start with arguments Namespace\(([^\n]*)\)")
 # A batch line: `2020-12-11 03:13:49,587:INFO: Epoch[0] Batch [0-19]\tSpeed: 633.1 samples/sec\tLR: 0.0019`,
 # found by its `:INFO: Epoch[` (Python logging's 23-character time stands before it).
-_BATCH = scanning.Layout(scanning.Stamp(), ":INFO: Epoch[", scanning.Int("epoch"), "] Batch [", scanning.Int("first"),
-                         "-", scanning.Int("last"), "]\tSpeed: ", scanning.Num("throughput"), " samples/sec",
-                         scanning.Seek("LR: ", scanning.Num("lr")))
+_BATCH = scanning.Layout(scanning.Stamp(fraction=3), ":INFO: Epoch[", scanning.Int("epoch"), "] Batch [",
+                         scanning.Int("first"), "-", scanning.Int("last"), "]\tSpeed: ", scanning.Num("throughput"),
+                         " samples/sec", scanning.Seek("LR: ", scanning.Num("lr")))
 _TOOK = re.compile(r"Experiment took: ([0-9.]+) sec")
 _DIGITS = re.compile(r"\d+")
 _TABLE = re.compile(r"\n((?:train|val)\.[a-z_0-9]+)\n( *\|[^\n]*)\n-+\n((?: *\d+ *\|[^\n]*\n)+)")
@@ -100,7 +100,7 @@ def _batch(f: dict) -> dict:
             "steps": (last - first + 1).astype(float), "throughput": f["throughput"], "lr": f["lr"]}
 
 
-_BULK = scanning.BulkRule(layout=_BATCH, convert=_batch, lead=23, line_start=True)
+_BULK = scanning.BulkRule(layout=_BATCH, convert=_batch, line_start=True)
 
 
 def _table(m: re.Match):

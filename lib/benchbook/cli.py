@@ -34,11 +34,11 @@ if TYPE_CHECKING:
     from .analysis import Analysis
 
 
-def run_json(row: pd.Series) -> str:
-    """One run as the JSON object of the CLI contract."""
+def run_lines(runs: pd.DataFrame) -> list[str]:
+    """The runs as the JSON lines of the CLI contract, one object per run."""
     from . import records
 
-    return json.dumps(records.run_dict(row), sort_keys=False)
+    return [json.dumps(run, sort_keys=False) for run in records.run_dicts(runs)]
 
 
 def _rule_args(p: argparse.ArgumentParser) -> None:
@@ -96,8 +96,8 @@ def _exit_code(result: Analysis, strict: bool) -> int:
 def cmd_analyze(args, out: Console, err: Console) -> int:
     result = _analysis(args)
     if args.json:
-        for _, row in result.runs.iterrows():
-            print(run_json(row))
+        for line in run_lines(result.runs):
+            print(line)
     else:
         t = Table(title=f"{len(result.runs)} runs", show_lines=False)
         for col in ("source", "run", "format", "gpus", "batch", "precision", "xla", "reported", "recomputed",

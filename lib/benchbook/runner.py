@@ -253,7 +253,7 @@ def _one(study: Study, run_id: str, run_dir: Path, cfg: dict, cmd: Command, envi
     record.update(ended_at=now(), duration_s=round(time.monotonic() - t0, 3), exit_code=ending.exit_code)
     try:
         result = analyze([log])
-        analyzed = [records.run_dict(row) for _, row in result.runs.iterrows()]
+        analyzed = records.run_dicts(result.runs)
         problems = [p.reason for p in result.problems]
     except Exception as exc:  # the run is measured; an analysis bug must not lose its record
         analyzed, problems = [], [f"analysis failed: {type(exc).__name__}: {exc}"]

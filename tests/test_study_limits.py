@@ -118,6 +118,20 @@ def test_cpu_clean_stays_in_the_run_folder(tmp_path, path):
     refused(tmp_path, CPU + f"clean: ['{path}']\n", "clean:", "only")
 
 
+@pytest.mark.parametrize("path, says", [
+    (".", "the whole folder"), ("./", "plain form"), ("run.json", "benchbook's own record"),
+    ("attempts/1", "benchbook's own record"), ("cpu_fp32_bs8_syn_r1.log", "benchbook's own record"),
+    ("data/", "write 'data'"), ("a//b", "write 'a/b'"), ("a/./b", "write 'a/b'"),
+])
+def test_cpu_clean_leaves_the_run_record_and_log_alone(tmp_path, path, says):
+    refused(tmp_path, CPU + f"clean: ['{path}']\n", "clean:", says)
+
+
+@pytest.mark.parametrize("path", ["/workspace/rn50/data/", "/results/./ckpt", "/tmp/model/"])
+def test_ngc_clean_paths_are_written_plain(tmp_path, path):
+    refused(tmp_path, NGC + f"clean: ['{path}']\n", "clean:", "plain form")
+
+
 def test_cpu_clean_is_resolved_in_the_run_folder(tmp_path):
     s = study.load(write(tmp_path, CPU + "clean: [model, ckpt/old]\n"))
     run_dir = tmp_path / "runs" / "x" / "cpu_fp32_bs8_r1"

@@ -27,6 +27,8 @@ if TYPE_CHECKING:
 #: 32 processes).
 #: `benchbook run --allow-large-study`, or BENCHBOOK_ALLOW_LARGE_STUDY=1, lifts them.
 MAX_RUNS = 1000
+#: What benchbook keeps in a run folder (records.RECORD, earlier attempts), never a `clean:` path.
+RUN_OWN = ("run.json", "attempts")
 MAX_PROCESSES = 1024
 LIFT_CAPS_ENV = "BENCHBOOK_ALLOW_LARGE_STUDY"
 #: YAML nodes a study file may build (aliases included): a 1 kB file of nested aliases otherwise
@@ -76,10 +78,17 @@ def clean_problem(study: Study, path: str) -> str | None:
     norm = posixpath.normpath(path)
     if ".." in path.split("/") or not path.strip():
         return f"clean: {path!r} leaves the run folder (`..`); clean removes only the run's own files"
+    if norm != path:  # the command removes the path as written: `data/` would empty a linked folder
+        return f"clean: {path!r} is not in its plain form; write {norm!r}"
+    if norm == ".":
+        return f"clean: {path!r} is the whole folder, the run's record and log with it; name what to remove"
     if study.runtime == "cpu":
         if posixpath.isabs(norm):
             return (f"clean: {path!r} is outside the run folder; a CPU run cleans only inside its own run folder: "
                     "write a path relative to it")
+        top = norm.split("/")[0]
+        if top in RUN_OWN or top.endswith(".log"):
+            return f"clean: {path!r} is benchbook's own record of the run (run.json, the log, attempts/); not removed"
         return None
     if not posixpath.isabs(norm):
         return None  # relative to the code checkout, the run's working directory

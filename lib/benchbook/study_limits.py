@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Annotated
 
 from pydantic import AfterValidator, StrictInt
 
-from .launchers.base import RESULTS
+from .launchers.base import CONTROL, ENV_NAME, RESULTS
 
 if TYPE_CHECKING:
     from .study import Study
@@ -34,14 +34,12 @@ LIFT_CAPS_ENV = "BENCHBOOK_ALLOW_LARGE_STUDY"
 #: YAML nodes a study file may build (aliases included): a 1 kB file of nested aliases otherwise
 #: expands to gigabytes (the "billion laughs"); the shipped studies build fewer than 200.
 MAX_YAML_NODES = 20000
-ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 HOST = re.compile(r"[A-Za-z0-9_\[][A-Za-z0-9_.:%\[\]-]*")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 def _one_line(value: str) -> str:
     """A value that reaches a shell or a job script: one printable line."""
-    if m := _CONTROL.search(value):
+    if m := CONTROL.search(value):
         raise ValueError(f"holds the control character {m.group()!r}; values reach shell commands and job "
                          "scripts and must be one printable line")
     return value

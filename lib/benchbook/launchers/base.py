@@ -18,8 +18,9 @@ if TYPE_CHECKING:
     from ..study import Study
 
 RESULTS = "/results"  # the run folder, as the container sees it
-_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+#: What reaches a shell or a job script: variable names, and no control character (a newline starts a command).
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 class UnsafeCommandError(BenchbookError, ValueError):
@@ -30,7 +31,7 @@ class UnsafeCommandError(BenchbookError, ValueError):
 def safe_env(env: dict[str, str]) -> dict[str, str]:
     """The variables, checked: names match [A-Za-z_][A-Za-z0-9_]*, values hold no control character."""
     for k, v in env.items():
-        if not _ENV_NAME.fullmatch(k):
+        if not ENV_NAME.fullmatch(k):
             raise UnsafeCommandError(f"environment variable name {k!r} is not a name "
                                      "(letters, digits and _, not starting with a digit)")
         safe_line(v, f"environment variable {k}")
@@ -39,7 +40,7 @@ def safe_env(env: dict[str, str]) -> dict[str, str]:
 
 def safe_line(value: str, what: str) -> str:
     """A value for one line of a command or a job script; UnsafeCommandError names it otherwise."""
-    if m := _CONTROL.search(str(value)):
+    if m := CONTROL.search(str(value)):
         raise UnsafeCommandError(f"{what}: {value!r} holds the control character {m.group()!r}")
     return value
 

@@ -33,6 +33,8 @@ What is checked, by runtime and container mode:
     `<data.path>/../<basename>`; inside the running container (mode `exec`). A folder found only on
     the host but not mounted fails in mode `run`: a fresh container would not see it.
   * resnet50_mxnet: `train.rec`, `train.idx`, `val.rec`, `val.idx`.
+  * resnet50_pytorch: the raw ImageNet folders `train/` and `val/` (one folder per class), which
+    main.py reads with torchvision's ImageFolder or DALI.
   * maskrcnn_tf2: COCO `train*.tfrecord` and `val*.tfrecord` (every shard of `-of-NNNNN`), and the
     pretrained ResNet-50 checkpoint `resnet/resnet-nhwc-2018-02-07/model.ckpt-112603.{index,data-*}`
     under the folder mounted at /model.
@@ -69,6 +71,7 @@ Runner = Callable[..., "subprocess.CompletedProcess"]
 
 TRAIN_SHARDS, VALIDATION_SHARDS = 1024, 128  # ImageNet TFRecords of build_imagenet_data.py
 RECORDIO_FILES = ("train.rec", "train.idx", "val.rec", "val.idx")
+IMAGE_FOLDERS = ("train", "val")  # PyTorch ConvNets main.py: <data>/train and <data>/val
 CHECKPOINT_DIR = "resnet/resnet-nhwc-2018-02-07"
 CHECKPOINT = "model.ckpt-112603"
 WEIGHTS_MOUNT = "/model"  # where benchmark_training.py looks for the pretrained weights (--weights_dir)
@@ -587,7 +590,7 @@ def _data(p: _Probes, study: Study, needs: _Needs, container_ready: bool) -> lis
     mount = study.data.mount
     place = _place(study, mount, container_ready)
     data_name = {"resnet50_tf": "ImageNet TFRecords", "resnet50_mxnet": "ImageNet RecordIO",
-                 "maskrcnn_tf2": "COCO TFRecords"}[study.model]
+                 "maskrcnn_tf2": "COCO TFRecords", "resnet50_pytorch": "ImageNet folders"}[study.model]
     prep = f"prepare the data set (the published commands: {_prep_hint(study)})"
     if place is None:
         why = "data.path is not set" if not study.data.path else "the container is not running"
@@ -613,6 +616,8 @@ def _layout(study: Study, names: set[str], where: str, prep: str) -> list[Check]
                              _shards("validation", VALIDATION_SHARDS), names, where, prep)]
     if study.model == "resnet50_mxnet":
         return [_count_check("ImageNet RecordIO", "RecordIO files", list(RECORDIO_FILES), names, where, prep)]
+    if study.model == "resnet50_pytorch":
+        return [_count_check("ImageNet folders", "folders (train/, val/)", list(IMAGE_FOLDERS), names, where, prep)]
     return [_sharded_glob("COCO train TFRecords", "train", names, where, prep),
             _sharded_glob("COCO validation TFRecords", "val", names, where, prep)]
 
@@ -732,6 +737,9 @@ def data_preparation(study: Study) -> list[str]:
         lines += ["# DALI index files, one per shard, inside the container (DLPerf's README):", enter,
                   f"cd {workdir} && mkdir {idx}", f"bash ./utils/dali_index.sh {d.mount} {idx}"]
         return lines
+    if study.model == "resnet50_pytorch":  # main.py reads the extracted folders themselves
+        return [*_IMAGENET_RAW,
+                f"# then move train/ and val/ into {host} (mounted at {d.mount}); nothing else to build"]
     if study.model == "resnet50_mxnet":
         return [*_IMAGENET_RAW,
                 f"# RecordIO (train.rec/.idx, val.rec/.idx), inside the container with the raw ImageNet (train/, val/) "

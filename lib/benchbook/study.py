@@ -43,10 +43,11 @@ from .study_limits import (  # noqa: F401
 )
 
 SCHEMA_VERSION = 1
-MODELS = {"resnet50_tf": "tensorflow", "resnet50_mxnet": "mxnet", "maskrcnn_tf2": "tensorflow"}
+MODELS = {"resnet50_tf": "tensorflow", "resnet50_mxnet": "mxnet", "maskrcnn_tf2": "tensorflow",
+          "resnet50_pytorch": "pytorch"}
 RUNTIMES = ("ngc", "cpu")
 PRECISIONS = {"ngc": ("fp32", "amp", "tf32"), "cpu": ("fp32", "bf16")}
-CPU_MODELS = ("resnet50_tf", "resnet50_mxnet", "maskrcnn_tf2")
+CPU_MODELS = ("resnet50_tf", "resnet50_mxnet", "maskrcnn_tf2", "resnet50_pytorch")
 
 
 class StudyError(BenchbookError, ValueError):
@@ -185,7 +186,7 @@ class Study(_Strict):
     schema_version: Literal[1]
     name: str | None = Field(None, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
     description: str = ""
-    model: Literal["resnet50_tf", "resnet50_mxnet", "maskrcnn_tf2"]
+    model: Literal["resnet50_tf", "resnet50_mxnet", "maskrcnn_tf2", "resnet50_pytorch"]
     runtime: Literal["ngc", "cpu"]
     mode: Literal["training_benchmark", "train_and_evaluate"] = "training_benchmark"
     code: Code | None = None
@@ -321,8 +322,8 @@ def _point_errors(study: Study, point: dict) -> list[str]:
             f"{min(per_node, study.gpus_per_node)}")
     if nodes > 1 and len(study.hosts) < nodes and launcher in ("mpirun", "horovodrun"):
         errors.append(f"gpus: {point['gpus']!r} needs {nodes} hosts but `hosts` lists {len(study.hosts)}")
-    if point["xla"] and study.model == "resnet50_mxnet":
-        errors.append("xla: MXNet has no XLA; write xla: false")
+    if point["xla"] and study.model in ("resnet50_mxnet", "resnet50_pytorch"):
+        errors.append(f"xla: {study.framework} ResNet-50 has no XLA; write xla: false")
     if study.model == "maskrcnn_tf2":
         if not point["xla"]:
             errors.append("xla: scripts/benchmark_training.py always enables XLA; write xla: true")

@@ -23,7 +23,7 @@ from . import workloads
 from .errors import BenchbookError
 
 READY = ".benchbook-ready"
-IMPORTS = {"tensorflow": "tensorflow", "mxnet": "mxnet"}
+IMPORTS = {"tensorflow": "tensorflow", "mxnet": "mxnet", "pytorch": "torch"}
 
 
 class FrameworkEnvError(BenchbookError):

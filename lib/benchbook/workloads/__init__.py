@@ -24,9 +24,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-FRAMEWORKS = ("tensorflow", "mxnet")
+FRAMEWORKS = ("tensorflow", "mxnet", "pytorch")
 HERE = Path(__file__).resolve().parent
-_SCRIPTS = {"tensorflow": "resnet50_tf.py", "mxnet": "resnet50_mxnet.py"}
+_SCRIPTS = {"tensorflow": "resnet50_tf.py", "mxnet": "resnet50_mxnet.py", "pytorch": "resnet50_pytorch.py"}
 # Workloads other than a framework's ResNet-50, by benchbook model name (study.py MODELS).
 _MODEL_SCRIPTS = {"maskrcnn_tf2": "maskrcnn_tf.py"}
 

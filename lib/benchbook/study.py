@@ -209,6 +209,8 @@ class Study(_Strict):
     ssh_port: Count | None = Field(None, ge=1, le=65535)
     target_accuracy: float | None = Field(None, gt=0, le=100, description="top-1 % that ends time to train")
     reference: str | None = Field(None, description="name of a file in params/references/")
+    python: Line | None = Field(None, description="the Python of the runs (one that has the framework) instead of "
+                                "building its environment; BENCHBOOK_PYTHON_<FRAMEWORK> does the same")
     path: Path | None = Field(None, exclude=True)
 
     @field_validator("sweep", mode="before")
@@ -233,6 +235,9 @@ class Study(_Strict):
         if self.runtime == "ngc":
             if self.code is None or self.container is None:
                 raise ValueError("runtime ngc needs `code` (repository, commit) and `container` (image)")
+            if self.python:
+                raise ValueError("python names the Python of the project's workloads (runtime cpu); NGC runs "
+                                 "use the container's")
         elif self.model not in CPU_MODELS:
             raise ValueError(f"runtime cpu has workloads for {', '.join(CPU_MODELS)}, not {self.model}")
         if self.runtime == "cpu" and self.model == "maskrcnn_tf2" and self.mode != "training_benchmark":

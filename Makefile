@@ -4,8 +4,10 @@ BIN := $(VENV)/bin
 # The CPU studies of the main job: real short training runs, then their published reports.
 # (params/resnet50_tf/cpu_time_to_train.yaml trains to a target on the digits data: minutes per epoch on
 # two cores, so it is run on its own: benchbook run ... && benchbook publish ...)
-CPU_STUDIES := params/resnet50_tf/cpu.yaml params/resnet50_mxnet/cpu.yaml params/maskrcnn_tf2/cpu.yaml
-SMOKE_STUDIES := params/resnet50_tf/cpu_smoke.yaml params/resnet50_mxnet/cpu_smoke.yaml params/maskrcnn_tf2/cpu_smoke.yaml
+CPU_STUDIES := params/resnet50_tf/cpu.yaml params/resnet50_mxnet/cpu.yaml params/maskrcnn_tf2/cpu.yaml \
+	params/resnet50_pytorch/cpu.yaml
+SMOKE_STUDIES := params/resnet50_tf/cpu_smoke.yaml params/resnet50_mxnet/cpu_smoke.yaml params/maskrcnn_tf2/cpu_smoke.yaml \
+	params/resnet50_pytorch/cpu_smoke.yaml
 
 $(BIN)/.installed: pyproject.toml
 	python3 -m venv $(VENV)

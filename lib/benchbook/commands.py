@@ -140,6 +140,7 @@ def _cpu(study: Study, cfg: dict, run_dir: Path) -> list[str]:
     if study.mode == "train_and_evaluate":
         # As on NGC, `iterations` counts epochs in train_and_evaluate: the most the run may train.
         argv += ["--target_accuracy", str(study.target_accuracy), "--max_epochs", str(study.iterations)]
+    argv += ["--device", "cuda"] if c.device == "cuda" else []
     return argv + (["--xla"] if cfg["xla"] else []) + flags(study.options)
 
 
@@ -192,6 +193,9 @@ def command(study: Study, cfg: dict, run_dir: Path, python: str | None = None) -
 def setup_steps(study: Study) -> list[str]:
     """The published set-up of an NGC study as shell lines: clone, checkout, patches, image build."""
     if study.runtime != "ngc":
+        chosen = envs.named(study.framework, study.python)
+        if chosen:
+            return [f"the runs use {chosen[0]} (named by {chosen[1]}), which must import {study.framework}"]
         return [f"benchbook creates the {study.framework} CPU environment on first use "
                 f"(pinned in {workloads.requirements(study.framework).name})"]
     # each value quoted: these lines are pasted into a shell

@@ -47,6 +47,8 @@ MODELS = {"resnet50_tf": "tensorflow", "resnet50_mxnet": "mxnet", "maskrcnn_tf2"
           "resnet50_pytorch": "pytorch"}
 RUNTIMES = ("ngc", "cpu")
 PRECISIONS = {"ngc": ("fp32", "amp", "tf32"), "cpu": ("fp32", "bf16")}
+CUDA_PRECISIONS = ("fp32", "tf32", "amp", "bf16")  # the PyTorch workload on a GPU (cpu.device: cuda)
+CUDA_MODELS = ("resnet50_pytorch",)
 CPU_MODELS = ("resnet50_tf", "resnet50_mxnet", "maskrcnn_tf2", "resnet50_pytorch")
 
 
@@ -112,11 +114,12 @@ class Data(_Strict):
 
 
 class Cpu(_Strict):
-    """Options of the project's CPU workloads."""
+    """Options of the project's own workloads (on the CPU, or on one GPU where `device` is cuda)."""
 
     image_size: Count = Field(64, ge=16, le=512)
     threads: Count = Field(0, ge=0, description="intra/inter-op threads; 0 = the framework's default")
     dataset: Literal["digits"] = "digits"
+    device: Literal["cpu", "cuda"] = Field("cpu", description="cuda: the PyTorch workload on one GPU (gpus: 1)")
 
 
 class Slurm(_Strict):
@@ -240,6 +243,8 @@ class Study(_Strict):
                                  "use the container's")
         elif self.model not in CPU_MODELS:
             raise ValueError(f"runtime cpu has workloads for {', '.join(CPU_MODELS)}, not {self.model}")
+        if self.runtime == "cpu" and self.cpu.device == "cuda" and self.model not in CUDA_MODELS:
+            raise ValueError(f"cpu.device cuda: only {', '.join(CUDA_MODELS)} has a GPU workload, not {self.model}")
         if self.runtime == "cpu" and self.model == "maskrcnn_tf2" and self.mode != "training_benchmark":
             raise ValueError("the CPU Mask R-CNN workload measures throughput only: mode training_benchmark")
         if self.mode == "train_and_evaluate" and self.target_accuracy is None and self.runtime == "cpu":
@@ -292,9 +297,11 @@ def _point_errors(study: Study, point: dict) -> list[str]:
     except ValueError as exc:
         return [f"gpus: {exc}"]
     precision, rt = point["precision"], study.runtime
-    if precision not in PRECISIONS[rt]:
-        errors.append(f"precision: {precision!r} is not available on runtime {rt}; "
-                      f"allowed: {', '.join(PRECISIONS[rt])}")
+    cuda = rt == "cpu" and study.cpu.device == "cuda"
+    allowed = CUDA_PRECISIONS if cuda else PRECISIONS[rt]
+    if precision not in allowed:
+        where = "cpu.device cuda" if cuda else f"runtime {rt}"
+        errors.append(f"precision: {precision!r} is not available on {where}; allowed: {', '.join(allowed)}")
     if point["batch_size"] < 1:
         errors.append(f"batch_size: {point['batch_size']} must be at least 1")
     launcher = study.launcher.name
@@ -303,7 +310,9 @@ def _point_errors(study: Study, point: dict) -> list[str]:
     if rt == "cpu":
         if point["processes"] > 1 and study.model != "resnet50_tf":
             errors.append(f"processes: the {study.model} CPU workload trains in one process; write processes: 1")
-        if (nodes, per_node) != (1, 0):
+        if cuda and (nodes, per_node) != (1, 1):
+            errors.append(f"gpus: {point['gpus']!r}; cpu.device cuda runs the workload on one GPU: write gpus: 1")
+        elif not cuda and (nodes, per_node) != (1, 0):
             errors.append(f"gpus: {point['gpus']!r} on runtime cpu; CPU runs use no GPU: write gpus: 0")
         if point["dali"]:
             errors.append("dali: the CPU workloads have no DALI pipeline; write dali: false")
@@ -347,7 +356,7 @@ def _point_errors(study: Study, point: dict) -> list[str]:
 
 def _run_id(study: Study, cfg: dict) -> str:
     if study.runtime == "cpu":
-        head = "cpu" if cfg.get("processes", 1) == 1 else f"cpu_np{cfg['processes']}"
+        head = study.cpu.device if cfg.get("processes", 1) == 1 else f"cpu_np{cfg['processes']}"
     elif "gpu_counts" in cfg:
         head = "_".join(f"gpu{g}" for g in cfg["gpu_counts"])
     else:
@@ -388,7 +397,8 @@ def expand(study: Study) -> list[RunSpec]:
         if combine:
             cfg["gpu_counts"] = sorted({n * g for n, g, _ in members})
         elif study.runtime == "cpu":
-            cfg.update(gpus=0, nodes=1, gpus_per_node=0, processes=point["processes"])
+            gpus = 1 if study.cpu.device == "cuda" else 0
+            cfg.update(gpus=gpus, nodes=1, gpus_per_node=gpus, processes=point["processes"])
         else:
             cfg.update(gpus=nodes * per_node, nodes=nodes, gpus_per_node=per_node)
         for repeat in range(1, study.repeats + 1):

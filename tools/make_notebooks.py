@@ -46,8 +46,8 @@ MODELS = {
             "NVIDIA's ConvNets `main.py` (under `multiproc.py` for several GPUs) logs `train.total_ips` every\n"
             "iteration on rank 0: images/s over all GPUs. Its logger averages every iteration of the run, the\n"
             "first ones included, into the `Summary:` line and `benchmark.json`, and that mean is benchbook's\n"
-            "default (`nvidia`) rule; `rule = \"perf\"` leaves out iterations 1-9, which gives the numbers of\n"
-            "PaddlePaddle's reproduction tables.\n"
+            "default (`nvidia`) rule; `rule = \"perf\"` leaves out iterations 1-9, which gives the number\n"
+            "PaddlePaddle's reproduction table publishes for its V100 1-GPU AMP log.\n"
             "With no GPU, the study trains the project's own PyTorch ResNet-50 v1.5 on the CPU (FP32 and bf16\n"
             "autocast) in its own environment, or with the Python that `BENCHBOOK_PYTHON_PYTORCH` names."),
     },

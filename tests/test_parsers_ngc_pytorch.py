@@ -102,3 +102,29 @@ def test_reference_log_nvidia_rule_and_the_published_table():
     assert abs(nvidia["recomputed_throughput"] - 782.08) / 782.08 < 0.002
     assert abs(perf["recomputed_throughput"] - 790.033) / 790.033 < 0.002
     assert (nvidia["gpus"], nvidia["batch_size"], nvidia["precision"]) == (1, 256, "amp")
+
+
+def test_validation_lines_are_evaluations_not_records(tmp_path):
+    # train_val mode: validation iterations carry a third step number and val.* keys; the epoch
+    # line carries the epoch's top-1 (logger.py format_step: `Validation Iteration: V`).
+    stamp = "DLL 2026-11-20 09:00:0{} - "
+    log = tmp_path / "pytorch_gpu1_fp32_bs64.txt"
+    log.write_text("\n".join([
+        stamp.format(0) + "PARAMETER arch : resnet50  batch_size : 64  amp : False  world_size : 1  "
+        "raport_file : experiment_raport.json ",
+        stamp.format(1) + "Epoch: 0 Iteration: 1  train.loss : 6.9 None train.compute_ips : 300.0 images/s "
+        "train.total_ips : 290.0 images/s train.lr : 0.1 ",
+        stamp.format(2) + "Epoch: 0 Iteration: 2  train.loss : 6.8 None train.compute_ips : 310.0 images/s "
+        "train.total_ips : 300.0 images/s train.lr : 0.1 ",
+        stamp.format(3) + "Epoch: 0 Iteration: 2 Validation Iteration: 1  val.top1 : 0.0 % val.top5 : 1.5 % "
+        "val.loss : 6.9 None val.compute_ips : 900.0 images/s val.total_ips : 880.0 images/s",
+        stamp.format(4) + "Epoch: 0  train.loss : 6.85 None train.total_ips : 295.0 images/s val.top1 : 12.5 % "
+        "val.top5 : 1.2 % val.total_ips : 870.0 images/s",
+        stamp.format(5) + "Summary: train.loss : 6.85 None train.total_ips : 295.00 images/s val.top1 : 0.1 %",
+    ]) + "\n")
+    result = analyze([log])
+    run = result.runs.iloc[0]
+    assert (run["iterations"], run["recomputed_throughput"], run["reported_throughput"]) == (2, 295.0, 295.0)
+    assert (run["gpus"], run["batch_size"], run["precision"]) == (1, 64, "fp32")
+    evals = result.evaluations
+    assert evals["top1"].tolist() == [12.5] and evals["eval_throughput"].tolist() == [870.0]

@@ -181,7 +181,9 @@ FORMAT = register(
         warmup="no records (main.py's meters average every iteration)",
         mark_warmup=every_record,
         finish=finish,
-        priority=25,
+        # above ngc_tf1 (10: both print `PARAMETER arch : `), below ngc_mxnet (20: its DLLogger logs may
+        # print train.total_ips too)
+        priority=15,
         source=_SOURCE_NVIDIA,
         presets=(PERF,),
     )

@@ -15,7 +15,7 @@ $(BIN)/.installed: pyproject.toml
 	$(BIN)/pip install --quiet -e '.[test]'
 	touch $@
 
-.PHONY: setup report test lint bench reference smoke
+.PHONY: setup report test lint bench reference smoke wheels offline-setup
 setup: $(BIN)/.installed
 
 # The main job: run the CPU studies (each framework's environment is created on first use; runs
@@ -31,6 +31,18 @@ lint: $(BIN)/.installed
 
 test: lint
 	$(BIN)/python -m pytest
+
+# Where no package index can be reached (a GPU machine whose python3 has PyTorch): `make wheels` here
+# writes benchbook's dependencies and build backend to dist/wheels; copy the checkout with it there and
+# `make offline-setup` installs from those files alone (then BENCHBOOK_PYTHON_PYTORCH=/usr/bin/python3).
+wheels: $(BIN)/.installed
+	$(BIN)/pip wheel --quiet -w dist/wheels "setuptools>=77" wheel '.[test]'
+
+offline-setup:
+	python3 -m venv $(VENV)
+	$(BIN)/pip install --quiet --no-index --find-links dist/wheels "setuptools>=77" wheel
+	$(BIN)/pip install --quiet --no-index --find-links dist/wheels --no-build-isolation -e '.[test]'
+	touch $(BIN)/.installed
 
 # CI: the smallest real runs through the launcher, notebooks and reports, on a fresh machine.
 smoke: $(BIN)/.installed

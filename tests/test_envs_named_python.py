@@ -72,3 +72,33 @@ def test_python_is_refused_on_ngc_studies(tmp_path):
     path.write_text(yaml.safe_dump(doc))
     with pytest.raises(study.StudyError, match="NGC runs use the container's"):
         study.load(path)
+
+
+def _answers(stdout: str, returncode: int = 0, stderr: str = ""):
+    """A stand-in for subprocess.run that records the command and answers as told."""
+    import subprocess
+
+    seen = []
+
+    def run(argv, **_):
+        seen.append(argv)
+        return subprocess.CompletedProcess(argv, returncode, stdout, stderr)
+    return run, seen
+
+
+def test_check_asks_the_named_python_for_the_framework_and_the_gpu():
+    from benchbook import checks
+
+    s = study.load(ROOT / "params" / "resnet50_pytorch" / "gpu.yaml")
+    run, seen = _answers("2.13.0\n1 NVIDIA H100 80GB HBM3\n")
+    got = {c.name: c for c in checks.check(s, run=run, env={"BENCHBOOK_PYTHON_PYTORCH": "/usr/bin/python3"})}
+    assert seen[0][:2] == ["/usr/bin/python3", "-c"] and "torch.cuda.device_count()" in seen[0][2]
+    assert got["pytorch (named Python)"].ok and "torch 2.13.0" in got["pytorch (named Python)"].detail
+    assert got["CUDA GPU"].ok and got["CUDA GPU"].detail == "1 CUDA device(s), the first: NVIDIA H100 80GB HBM3"
+    run, _ = _answers("2.13.0+cpu\n0 \n")
+    got = {c.name: c for c in checks.check(s, run=run, env={"BENCHBOOK_PYTHON_PYTORCH": "/usr/bin/python3"})}
+    assert got["CUDA GPU"].ok is False and "no CUDA device" in got["CUDA GPU"].detail
+    run, _ = _answers("", 1, "Traceback ...\nModuleNotFoundError: No module named 'torch'\n")
+    (bad,) = checks.check(s, run=run, env={"BENCHBOOK_PYTHON_PYTORCH": "/usr/bin/python3"})
+    assert bad.ok is False and bad.detail == ("/usr/bin/python3 (from BENCHBOOK_PYTHON_PYTORCH) cannot import torch: "
+                                              "ModuleNotFoundError: No module named 'torch'")

@@ -183,7 +183,8 @@ def check(study: Study, *, which: Which = shutil.which, run: Runner = subprocess
     runs = expand(study) if runs is None else runs
     needs = _needs(study, runs)
     if study.runtime == "cpu":
-        out = [_cpu_environment(study)]
+        named = study.python or p.env.get(envs.variable(study.framework))
+        out = _named_python(p, study, named) if named else [_cpu_environment(study)]
         if study.launcher.name == "slurm":
             return out + _slurm(p, study)
         return out + [_program(p, name) for name in needs.launchers]
@@ -223,6 +224,32 @@ def _skipped(name: str, what: str | None, because: str) -> Check:
 
 
 # ---------------------------------------------------------------- CPU
+
+
+def _named_python(p: _Probes, study: Study, python: str) -> list[Check]:
+    """The Python a study or BENCHBOOK_PYTHON_<FRAMEWORK> names: it imports the framework (its
+    version), and for `cpu.device: cuda` PyTorch sees a GPU (how many, the first one's name)."""
+    fw, module = study.framework, envs.IMPORTS[study.framework]
+    setting = "the study's `python`" if study.python else envs.variable(fw)
+    cuda = study.cpu.device == "cuda"
+    code = f"import {module}; print({module}.__version__)"
+    if cuda:
+        code += "; n = torch.cuda.device_count(); print(n, torch.cuda.get_device_name(0) if n else '')"
+    status, out, err = p.call([python, "-c", code], timeout=120)
+    name = f"{fw} (named Python)"
+    fix = f"name a Python that has {module} in {setting}, or unset it to build the pinned environment"
+    if status != 0:
+        why = (err.strip().splitlines() or [out.strip() or f"exit status {status}"])[-1]
+        return [Check(name, False, f"{python} (from {setting}) cannot import {module}: {why}", fix)]
+    lines = out.splitlines()
+    checks = [Check(name, True, f"{python} (from {setting}): {module} {lines[0].strip() if lines else '?'}")]
+    if cuda:
+        count, _, gpu = (lines[1] if len(lines) > 1 else "0").partition(" ")
+        ok = count.strip().isdigit() and int(count) > 0
+        detail = f"{count} CUDA device(s), the first: {gpu.strip()}" if ok else "PyTorch sees no CUDA device"
+        checks.append(Check("CUDA GPU", ok, detail, None if ok else "run on a machine with an NVIDIA GPU and its "
+                            "driver, with a CUDA build of PyTorch"))
+    return checks
 
 
 def _cpu_environment(study: Study) -> Check:

@@ -12,10 +12,11 @@ not be installed there:
 The network is torchvision's `resnet50` (v1.5: stride 2 in each first bottleneck's 3x3 conv, not
 its 1x1) written out here, since no CPU build of torchvision is at hand. Precisions: `fp32`;
 `bf16` (autocast to bfloat16, CPU or GPU); on a GPU `tf32` (TF32 matmuls and convolutions, as
-NGC's A100 numbers) and `amp` (autocast to float16 with a GradScaler, NVIDIA's `--amp`). `fp32`
-on a GPU turns TF32 off. `--channels_last` is NVIDIA's `--memory-format nhwc`; `--compile` runs
-the train step through `torch.compile`. Each step's time is taken around the step and the loss's
-`.item()`, which waits for the device. `--threads N` sets torch's intra- and inter-op threads.
+NGC's A100 numbers) and `amp` (autocast to float16 with a GradScaler, NVIDIA's `--amp`). `fp32` on a
+GPU turns TF32 off. `--channels_last` is NVIDIA's `--memory-format nhwc`; `--compile` runs the model
+through `torch.compile` (compiled during the first steps: keep them in the warm-up). Each step's
+time is taken around the step and the loss's `.item()`, which waits for the device. `--threads N`
+sets torch's intra- and inter-op threads.
 """
 
 from __future__ import annotations
@@ -142,13 +143,13 @@ def main(argv=None) -> int:
     cast = {"bf16": torch.bfloat16, "amp": torch.float16}.get(own.precision)
     scaler = torch.amp.GradScaler("cuda") if own.precision == "amp" else None
 
+    net = torch.compile(model) if own.compile else model  # compiled on the first step (a warm-up step)
+
     def forward_backward(x, y):
         with torch.autocast(own.device, dtype=cast or torch.float32, enabled=cast is not None):
-            loss = loss_fn(model(x).float(), y)
+            loss = loss_fn(net(x).float(), y)
         (scaler.scale(loss) if scaler else loss).backward()
         return loss
-
-    fwd_bwd = torch.compile(forward_backward) if own.compile else forward_backward
 
     def put(x, y):
         xt = torch.from_numpy(np.ascontiguousarray(x)).to(device, non_blocking=True)
@@ -159,7 +160,7 @@ def main(argv=None) -> int:
         for group in optimizer.param_groups:
             group["lr"] = lr
         optimizer.zero_grad(set_to_none=True)
-        loss = fwd_bwd(x, y)
+        loss = forward_backward(x, y)
         if scaler:
             scaler.step(optimizer)
             scaler.update()
@@ -170,7 +171,7 @@ def main(argv=None) -> int:
     def predict(x):
         model.eval()
         with torch.no_grad(), torch.autocast(own.device, dtype=cast or torch.float32, enabled=cast is not None):
-            return model(x).float().cpu().numpy()
+            return net(x).float().cpu().numpy()
 
     hooks = common.Hooks(put=put, train_step=step, predict=predict, layout="NCHW")
     common.run(args, logger, hooks, start)

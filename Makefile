@@ -4,8 +4,10 @@ BIN := $(VENV)/bin
 # The CPU studies of the main job: real short training runs, then their published reports.
 # (params/resnet50_tf/cpu_time_to_train.yaml trains to a target on the digits data: minutes per epoch on
 # two cores, so it is run on its own: benchbook run ... && benchbook publish ...)
-CPU_STUDIES := params/resnet50_tf/cpu.yaml params/resnet50_mxnet/cpu.yaml params/maskrcnn_tf2/cpu.yaml
-SMOKE_STUDIES := params/resnet50_tf/cpu_smoke.yaml params/resnet50_mxnet/cpu_smoke.yaml params/maskrcnn_tf2/cpu_smoke.yaml
+CPU_STUDIES := params/resnet50_tf/cpu.yaml params/resnet50_mxnet/cpu.yaml params/maskrcnn_tf2/cpu.yaml \
+	params/resnet50_pytorch/cpu.yaml
+SMOKE_STUDIES := params/resnet50_tf/cpu_smoke.yaml params/resnet50_mxnet/cpu_smoke.yaml params/maskrcnn_tf2/cpu_smoke.yaml \
+	params/resnet50_pytorch/cpu_smoke.yaml
 
 $(BIN)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
@@ -13,7 +15,7 @@ $(BIN)/.installed: pyproject.toml
 	$(BIN)/pip install --quiet -e '.[test]'
 	touch $@
 
-.PHONY: setup report test lint bench reference smoke
+.PHONY: setup report test lint bench reference smoke wheels offline-setup
 setup: $(BIN)/.installed
 
 # The main job: run the CPU studies (each framework's environment is created on first use; runs
@@ -29,6 +31,18 @@ lint: $(BIN)/.installed
 
 test: lint
 	$(BIN)/python -m pytest
+
+# Where no package index can be reached (a GPU machine whose python3 has PyTorch): `make wheels` here
+# writes benchbook's dependencies and build backend to dist/wheels; copy the checkout with it there and
+# `make offline-setup` installs from those files alone (then BENCHBOOK_PYTHON_PYTORCH=/usr/bin/python3).
+wheels: $(BIN)/.installed
+	$(BIN)/pip wheel --quiet -w dist/wheels "setuptools>=77" wheel '.[test]'
+
+offline-setup:
+	python3 -m venv $(VENV)
+	$(BIN)/pip install --quiet --no-index --find-links dist/wheels "setuptools>=77" wheel
+	$(BIN)/pip install --quiet --no-index --find-links dist/wheels --no-build-isolation -e '.[test]'
+	touch $(BIN)/.installed
 
 # CI: the smallest real runs through the launcher, notebooks and reports, on a fresh machine.
 smoke: $(BIN)/.installed

@@ -233,6 +233,18 @@ def test_mxnet_complete_layout_passes(tmp_path):
     assert checks.failed(Machine().check(spec)) == []
 
 
+def test_pytorch_reads_the_imagenet_folders_and_names_a_missing_one(tmp_path):
+    data = tmp_path / "imagenet"
+    (data / "train").mkdir(parents=True)
+    spec = write_study(tmp_path, "resnet50_pytorch/ngc", data={"path": str(data)})
+    got = by_name(Machine().check(spec))["ImageNet folders"]
+    assert got.ok is False and "1 of 2 folders" in got.detail and "missing val" in got.detail
+    (data / "val").mkdir()
+    assert by_name(Machine().check(spec))["ImageNet folders"].ok is True
+    prep = checks.data_preparation(spec)
+    assert prep[-1].startswith(f"# then move train/ and val/ into {data} (mounted at /imagenet)")
+
+
 def coco(tmp_path: Path, skip=()) -> Path:
     names = [f"train-{i:05d}-of-00256.tfrecord" for i in range(256)] + \
             [f"val-{i:05d}-of-00032.tfrecord" for i in range(32)]

@@ -17,7 +17,9 @@ ROOT = Path(__file__).resolve().parents[1]
 GOLDEN = ROOT / "tests" / "golden"
 NGC_STUDIES = ["resnet50_tf/ngc_throughput", "resnet50_tf/dlperf_scaling", "resnet50_tf/ngc_slurm",
                "resnet50_tf/ngc_time_to_train",
-               "resnet50_tf/ngc_accuracy", "resnet50_mxnet/ngc", "maskrcnn_tf2/ngc"]
+               "resnet50_tf/ngc_accuracy", "resnet50_mxnet/ngc", "maskrcnn_tf2/ngc",
+               "resnet50_pytorch/ngc", "resnet50_pytorch/ngc_v100", "resnet50_pytorch/ngc_slurm",
+               "resnet50_pytorch/ngc_mpirun"]
 
 
 def dry_run(name, capsys, monkeypatch):
@@ -223,3 +225,35 @@ def test_cpu_ranks_get_only_the_variables_that_are_set(tmp_path, monkeypatch):
     argv = cpu_commands(tmp_path, "mpirun")["cpu_np2_fp32_bs8_syn_r1"].argv
     line = shlex.join(argv)
     assert "-x PATH -x TF_CPP_MIN_LOG_LEVEL" in line and "NCCL_DEBUG" not in line and "LD_LIBRARY_PATH" not in line
+
+
+# DeepLearningExamples PyTorch/Classification/ConvNets/resnet50v1.5/README.md@291f0d02, "Training
+# performance benchmark": the commands for 1 GPU and for 8 (`<path to imagenet>` is the study's mount);
+# benchbook adds the study's batch and the run folder as main.py's workspace.
+PYTORCH_README = ("python ./launch.py --model resnet50 --precision {p} --mode benchmark_training --platform {platform} "
+                  "/imagenet --raport-file benchmark.json --epochs 1 --prof 100")
+PYTORCH_ADDED = "--batch-size {b} --workspace /results"
+
+
+@pytest.mark.parametrize(("study_name", "run_id", "p", "platform", "b"), [
+    ("resnet50_pytorch/ngc", "1n1g_tf32_bs256_r1", "TF32", "DGXA100", 256),
+    ("resnet50_pytorch/ngc", "1n8g_amp_bs256_r1", "AMP", "DGXA100", 256),
+    ("resnet50_pytorch/ngc_v100", "1n1g_fp32_bs112_r1", "FP32", "DGX1V", 112),
+    ("resnet50_pytorch/ngc_v100", "1n8g_amp_bs256_r1", "AMP", "DGX1V", 256),
+])
+def test_pytorch_commands_are_the_readme_s(study_name, run_id, p, platform, b):
+    readme = PYTORCH_README.format(p=p, platform=platform)
+    if run_id.startswith("1n8g"):
+        readme = readme.replace("python ./launch.py", "python ./multiproc.py --nproc_per_node 8 ./launch.py")
+    assert inner(study_name, run_id) == tokens(readme + " " + PYTORCH_ADDED.format(b=b))
+
+
+def test_pytorch_across_nodes_one_multiproc_per_node_with_its_rank():
+    s = study.load(ROOT / "params" / "resnet50_pytorch" / "ngc_mpirun.yaml")
+    ((_rid, _dir, _cfg, cmd),) = runner.plan(s, Path("/runs"))
+    argv = cmd.argv
+    assert argv[argv.index("-np") + 1] == "4" and argv[argv.index("-H") + 1] == "node1:1,node2:1,node3:1,node4:1"
+    line = argv[-1]
+    assert argv[-3:-1] == ["bash", "-c"]
+    assert line.startswith('python ./multiproc.py --nnodes 4 --node_rank "${OMPI_COMM_WORLD_RANK:-${SLURM_NODEID:-0}}" '
+                           "--master_addr node1 --nproc_per_node 8 ./launch.py --model resnet50 --precision AMP ")

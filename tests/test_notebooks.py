@@ -28,7 +28,7 @@ def test_committed_notebooks_are_the_generated_ones():
         assert (NOTEBOOKS / name).read_text() == nbformat.writes(nb) + "\n", f"run tools/make_notebooks.py ({name})"
 
 
-@pytest.mark.parametrize("name", ["resnet50_tf", "resnet50_mxnet", "maskrcnn_tf2", "compare"])
+@pytest.mark.parametrize("name", ["resnet50_tf", "resnet50_mxnet", "resnet50_pytorch", "maskrcnn_tf2", "compare"])
 def test_notebooks_are_thin_and_stored_without_outputs(name):
     nb = nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)
     code = [c for c in nb.cells if c.cell_type == "code"]
@@ -43,7 +43,7 @@ def test_notebooks_are_thin_and_stored_without_outputs(name):
 
 
 def test_model_notebooks_open_with_the_verdict_then_four_sections():
-    for name in ("resnet50_tf", "resnet50_mxnet", "maskrcnn_tf2"):
+    for name in ("resnet50_tf", "resnet50_mxnet", "resnet50_pytorch", "maskrcnn_tf2"):
         cells = nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4).cells
         code = [c.source for c in cells if c.cell_type == "code"]
         assert "views.opening(report)" in code[2] and "reproduction_plot" in code[3]  # first, after the set-up
@@ -53,7 +53,7 @@ def test_model_notebooks_open_with_the_verdict_then_four_sections():
         assert text.index("views.opening(report)") < text.index("## 1. Set-up")
 
 
-@pytest.mark.parametrize("name", ["resnet50_tf", "resnet50_mxnet", "maskrcnn_tf2"])
+@pytest.mark.parametrize("name", ["resnet50_tf", "resnet50_mxnet", "resnet50_pytorch", "maskrcnn_tf2"])
 def test_parameters_carry_types_for_help_notebook(name):
     inferred = papermill.inspect_notebook(str(NOTEBOOKS / f"{name}.ipynb"))
     types = {k: p["inferred_type_name"] for k, p in inferred.items()}

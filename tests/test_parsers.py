@@ -8,7 +8,7 @@ from benchbook import parsers
 from benchbook.errors import BenchbookError
 from benchbook.rules import METHODS
 
-NAMES = {"ngc_tf1_convnets", "ngc_mxnet_resnet50", "ngc_tf2_maskrcnn", "benchbook_cpu"}
+NAMES = {"ngc_tf1_convnets", "ngc_mxnet_resnet50", "ngc_tf2_maskrcnn", "ngc_pytorch_convnets", "benchbook_cpu"}
 
 
 def test_the_formats_are_registered():

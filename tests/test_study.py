@@ -52,7 +52,7 @@ def test_shipped_studies_load_and_expand(path):
 
 def test_every_model_has_shipped_studies():
     models = {study.load(p).model for p in PARAMS}
-    assert models == {"resnet50_tf", "resnet50_mxnet", "maskrcnn_tf2"}
+    assert models == {"resnet50_tf", "resnet50_mxnet", "maskrcnn_tf2", "resnet50_pytorch"}
 
 
 def test_expand_orders_repeats_outermost(tmp_path):

@@ -403,7 +403,7 @@ def two_rank_study(tmp_path_factory):
     path.write_text(TINY_STUDY.format(weights=tmp / "weights_{rank}.npz"))
     s = study.load(path)
     mp = pytest.MonkeyPatch()
-    mp.setattr(envs, "ensure", lambda framework, say=print: Path(python))
+    mp.setattr(envs, "ensure", lambda framework, say=print, study_python=None: Path(python))
     try:
         results = runner.run_study(s, tmp / "runs", progress=False, say=lambda line: None)
     finally:

@@ -55,15 +55,16 @@ def _stamp(text: str) -> datetime:
 
 
 def test_scripts_and_requirements_exist():
-    assert workloads.FRAMEWORKS == ("tensorflow", "mxnet")
+    assert workloads.FRAMEWORKS == ("tensorflow", "mxnet", "pytorch")
     assert workloads.script("tensorflow").name == "resnet50_tf.py"
     assert workloads.script("mxnet").name == "resnet50_mxnet.py"
+    assert workloads.script("pytorch").name == "resnet50_pytorch.py"
     for fw in workloads.FRAMEWORKS:
         assert workloads.script(fw).is_file()
         assert workloads.requirements(fw).is_file()
         assert (workloads.script(fw).parent / "_common.py").is_file()
     with pytest.raises(ValueError, match="unknown framework"):
-        workloads.script("pytorch")
+        workloads.script("torch")
     with pytest.raises(ValueError, match="unknown framework"):
         workloads.requirements("tf")
 
@@ -73,6 +74,7 @@ def test_scripts_and_requirements_exist():
     [
         ("tensorflow", {"tensorflow-cpu": "2.21.0", "scikit-learn": None, "numpy": None}),
         ("mxnet", {"mxnet": "1.9.1", "numpy": "1.23.5", "scikit-learn": None}),
+        ("pytorch", {"torch": "2.13.0", "numpy": None, "scikit-learn": None}),
     ],
 )
 def test_requirements_are_exact_pins_with_a_header(framework, must_have):
@@ -231,7 +233,7 @@ def test_tf_accepts_xla_and_warmup_may_exceed_iterations_when_training_to_a_targ
     assert args.warmup_steps == 5
 
 
-@pytest.mark.parametrize("name", ["resnet50_tf.py", "resnet50_mxnet.py"])
+@pytest.mark.parametrize("name", ["resnet50_tf.py", "resnet50_mxnet.py", "resnet50_pytorch.py"])
 def test_scripts_parse_their_command_line_before_importing_the_framework(name, tmp_path):
     """--help and argument errors need no framework: benchbook's own Python runs them."""
     path = workloads.HERE / name

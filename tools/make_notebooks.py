@@ -39,6 +39,18 @@ MODELS = {
             "With no GPU, the study runs the project's own MXNet ResNet-50 v1.5 on the CPU in its own\n"
             "environment (MXNet 1.9.1 needs numpy < 1.24)."),
     },
+    "resnet50_pytorch": {
+        "title": "ResNet-50 v1.5 on PyTorch (NGC DeepLearningExamples ConvNets): training throughput",
+        "study": "params/resnet50_pytorch/cpu.yaml",
+        "about": (
+            "NVIDIA's ConvNets `main.py` (under `multiproc.py` for several GPUs) logs `train.total_ips` every\n"
+            "iteration on rank 0: images/s over all GPUs. Its logger averages every iteration of the run, the\n"
+            "first ones included, into the `Summary:` line and `benchmark.json`, and that mean is benchbook's\n"
+            "default (`nvidia`) rule; `rule = \"perf\"` leaves out iterations 1-9, which gives the number\n"
+            "PaddlePaddle's reproduction table publishes for its V100 1-GPU AMP log.\n"
+            "With no GPU, the study trains the project's own PyTorch ResNet-50 v1.5 on the CPU (FP32 and bf16\n"
+            "autocast) in its own environment, or with the Python that `BENCHBOOK_PYTHON_PYTORCH` names."),
+    },
     "maskrcnn_tf2": {
         "title": "Mask R-CNN on TensorFlow 2 (NGC DeepLearningExamples): training throughput",
         "study": "params/maskrcnn_tf2/cpu.yaml",

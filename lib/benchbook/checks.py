@@ -33,6 +33,8 @@ What is checked, by runtime and container mode:
     `<data.path>/../<basename>`; inside the running container (mode `exec`). A folder found only on
     the host but not mounted fails in mode `run`: a fresh container would not see it.
   * resnet50_mxnet: `train.rec`, `train.idx`, `val.rec`, `val.idx`.
+  * resnet50_pytorch: the raw ImageNet folders `train/` and `val/` (one folder per class), which
+    main.py reads with torchvision's ImageFolder or DALI.
   * maskrcnn_tf2: COCO `train*.tfrecord` and `val*.tfrecord` (every shard of `-of-NNNNN`), and the
     pretrained ResNet-50 checkpoint `resnet/resnet-nhwc-2018-02-07/model.ckpt-112603.{index,data-*}`
     under the folder mounted at /model.
@@ -69,6 +71,7 @@ Runner = Callable[..., "subprocess.CompletedProcess"]
 
 TRAIN_SHARDS, VALIDATION_SHARDS = 1024, 128  # ImageNet TFRecords of build_imagenet_data.py
 RECORDIO_FILES = ("train.rec", "train.idx", "val.rec", "val.idx")
+IMAGE_FOLDERS = ("train", "val")  # PyTorch ConvNets main.py: <data>/train and <data>/val
 CHECKPOINT_DIR = "resnet/resnet-nhwc-2018-02-07"
 CHECKPOINT = "model.ckpt-112603"
 WEIGHTS_MOUNT = "/model"  # where benchmark_training.py looks for the pretrained weights (--weights_dir)
@@ -180,7 +183,8 @@ def check(study: Study, *, which: Which = shutil.which, run: Runner = subprocess
     runs = expand(study) if runs is None else runs
     needs = _needs(study, runs)
     if study.runtime == "cpu":
-        out = [_cpu_environment(study)]
+        named = study.python or p.env.get(envs.variable(study.framework))
+        out = _named_python(p, study, named) if named else [_cpu_environment(study)]
         if study.launcher.name == "slurm":
             return out + _slurm(p, study)
         return out + [_program(p, name) for name in needs.launchers]
@@ -220,6 +224,32 @@ def _skipped(name: str, what: str | None, because: str) -> Check:
 
 
 # ---------------------------------------------------------------- CPU
+
+
+def _named_python(p: _Probes, study: Study, python: str) -> list[Check]:
+    """The Python a study or BENCHBOOK_PYTHON_<FRAMEWORK> names: it imports the framework (its
+    version), and for `cpu.device: cuda` PyTorch sees a GPU (how many, the first one's name)."""
+    fw, module = study.framework, envs.IMPORTS[study.framework]
+    setting = "the study's `python`" if study.python else envs.variable(fw)
+    cuda = study.cpu.device == "cuda"
+    code = f"import {module}; print({module}.__version__)"
+    if cuda:
+        code += "; n = torch.cuda.device_count(); print(n, torch.cuda.get_device_name(0) if n else '')"
+    status, out, err = p.call([python, "-c", code], timeout=120)
+    name = f"{fw} (named Python)"
+    fix = f"name a Python that has {module} in {setting}, or unset it to build the pinned environment"
+    if status != 0:
+        why = (err.strip().splitlines() or [out.strip() or f"exit status {status}"])[-1]
+        return [Check(name, False, f"{python} (from {setting}) cannot import {module}: {why}", fix)]
+    lines = out.splitlines()
+    checks = [Check(name, True, f"{python} (from {setting}): {module} {lines[0].strip() if lines else '?'}")]
+    if cuda:
+        count, _, gpu = (lines[1] if len(lines) > 1 else "0").partition(" ")
+        ok = count.strip().isdigit() and int(count) > 0
+        detail = f"{count} CUDA device(s), the first: {gpu.strip()}" if ok else "PyTorch sees no CUDA device"
+        checks.append(Check("CUDA GPU", ok, detail, None if ok else "run on a machine with an NVIDIA GPU and its "
+                            "driver, with a CUDA build of PyTorch"))
+    return checks
 
 
 def _cpu_environment(study: Study) -> Check:
@@ -587,7 +617,7 @@ def _data(p: _Probes, study: Study, needs: _Needs, container_ready: bool) -> lis
     mount = study.data.mount
     place = _place(study, mount, container_ready)
     data_name = {"resnet50_tf": "ImageNet TFRecords", "resnet50_mxnet": "ImageNet RecordIO",
-                 "maskrcnn_tf2": "COCO TFRecords"}[study.model]
+                 "maskrcnn_tf2": "COCO TFRecords", "resnet50_pytorch": "ImageNet folders"}[study.model]
     prep = f"prepare the data set (the published commands: {_prep_hint(study)})"
     if place is None:
         why = "data.path is not set" if not study.data.path else "the container is not running"
@@ -613,6 +643,8 @@ def _layout(study: Study, names: set[str], where: str, prep: str) -> list[Check]
                              _shards("validation", VALIDATION_SHARDS), names, where, prep)]
     if study.model == "resnet50_mxnet":
         return [_count_check("ImageNet RecordIO", "RecordIO files", list(RECORDIO_FILES), names, where, prep)]
+    if study.model == "resnet50_pytorch":
+        return [_count_check("ImageNet folders", "folders (train/, val/)", list(IMAGE_FOLDERS), names, where, prep)]
     return [_sharded_glob("COCO train TFRecords", "train", names, where, prep),
             _sharded_glob("COCO validation TFRecords", "val", names, where, prep)]
 
@@ -732,6 +764,9 @@ def data_preparation(study: Study) -> list[str]:
         lines += ["# DALI index files, one per shard, inside the container (DLPerf's README):", enter,
                   f"cd {workdir} && mkdir {idx}", f"bash ./utils/dali_index.sh {d.mount} {idx}"]
         return lines
+    if study.model == "resnet50_pytorch":  # main.py reads the extracted folders themselves
+        return [*_IMAGENET_RAW,
+                f"# then move train/ and val/ into {host} (mounted at {d.mount}); nothing else to build"]
     if study.model == "resnet50_mxnet":
         return [*_IMAGENET_RAW,
                 f"# RecordIO (train.rec/.idx, val.rec/.idx), inside the container with the raw ImageNet (train/, val/) "

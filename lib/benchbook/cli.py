@@ -252,8 +252,8 @@ def cmd_publish(args, out: Console, err: Console) -> int:
     targets = [publish.for_study(p, args.runs, launch=args.launch) for p in args.studies]
     if args.logs:
         if not args.model:
-            raise BenchbookError("--logs needs --model (resnet50_tf, resnet50_mxnet or maskrcnn_tf2): "
-                                 "it picks the notebook")
+            raise BenchbookError("--logs needs --model (resnet50_tf, resnet50_mxnet, resnet50_pytorch or "
+                                 "maskrcnn_tf2): it picks the notebook")
         targets.append(publish.for_logs(args.logs, args.model, args.name, args.reference))
     if args.compare:
         targets.append(publish.for_comparison(args.compare, args.labels, args.name or "comparison"))

@@ -97,6 +97,39 @@ def _maskrcnn(study: Study, cfg: dict, run_dir: Path) -> list[str]:
     return argv + flags(study.options) + (["--amp"] if cfg["precision"] == "amp" else [])
 
 
+# launch.py's --precision and the platform whose configs.yml entry it reads (TF32 runs on A100s only,
+# FP32 on V100s only, as the README's benchmark commands say); `--platform` in options wins.
+_PYTORCH_PRECISION = {"fp32": ("FP32", "DGX1V"), "tf32": ("TF32", "DGXA100"), "amp": ("AMP", "DGXA100")}
+# The node's place among the job's nodes: mpirun's rank (one per node), else Slurm's node number.
+_NODE_RANK = "${OMPI_COMM_WORLD_RANK:-${SLURM_NODEID:-0}}"
+
+
+@builder("resnet50_pytorch", "ngc")
+def _resnet50_pytorch(study: Study, cfg: dict, run_dir: Path) -> list[str]:
+    # DeepLearningExamples PyTorch/Classification/ConvNets, README "Training performance benchmark":
+    # launch.py on 1 GPU, multiproc.py --nproc_per_node N on several, one multiproc.py per node
+    # (--nnodes, --node_rank) across nodes.
+    options = dict(study.options)
+    precision, platform = _PYTORCH_PRECISION[cfg["precision"]]
+    platform = str(options.pop("--platform", options.pop("platform", platform)))
+    train = ["./launch.py", "--model", "resnet50", "--precision", precision, "--mode", "benchmark_training",
+             "--platform", platform, study.data.mount, "--raport-file", "benchmark.json", "--epochs", "1",
+             "--prof", str(study.iterations), "--batch-size", str(cfg["batch_size"]), "--workspace", RESULTS]
+    if cfg["synthetic"]:
+        train += ["--data-backend", "synthetic"]
+    elif cfg["dali"]:
+        train += ["--data-backend", "dali-gpu"]
+    train += flags(options)
+    if cfg["nodes"] > 1:  # the node rank and Slurm's first node are read by the shell of each node
+        master = shlex.quote(study.hosts[0]) if study.hosts else '"$SLURM_LAUNCH_NODE_IPADDR"'
+        line = (f"python ./multiproc.py --nnodes {cfg['nodes']} --node_rank \"{_NODE_RANK}\" --master_addr {master} "
+                f"--nproc_per_node {cfg['gpus_per_node']} {shlex.join(train)}")
+        return ["bash", "-c", line]
+    if cfg["gpus"] > 1:
+        return ["python", "./multiproc.py", "--nproc_per_node", str(cfg["gpus"]), *train]
+    return ["python", *train]
+
+
 def _cpu(study: Study, cfg: dict, run_dir: Path) -> list[str]:
     c = study.cpu
     argv = ["--mode", study.mode, "--batch_size", str(cfg["batch_size"]),
@@ -107,10 +140,12 @@ def _cpu(study: Study, cfg: dict, run_dir: Path) -> list[str]:
     if study.mode == "train_and_evaluate":
         # As on NGC, `iterations` counts epochs in train_and_evaluate: the most the run may train.
         argv += ["--target_accuracy", str(study.target_accuracy), "--max_epochs", str(study.iterations)]
+    argv += ["--device", "cuda"] if c.device == "cuda" else []
     return argv + (["--xla"] if cfg["xla"] else []) + flags(study.options)
 
 
-BUILDERS[("resnet50_tf", "cpu")] = BUILDERS[("resnet50_mxnet", "cpu")] = BUILDERS[("maskrcnn_tf2", "cpu")] = _cpu
+for _model in ("resnet50_tf", "resnet50_mxnet", "maskrcnn_tf2", "resnet50_pytorch"):
+    BUILDERS[(_model, "cpu")] = _cpu
 
 
 def workdir(study: Study) -> str | None:
@@ -131,7 +166,7 @@ def command(study: Study, cfg: dict, run_dir: Path, python: str | None = None) -
     else:
         pre = [["rm", "-rf", "--", p] for p in study.clean]
     if study.runtime == "cpu":
-        py = python or str(envs.python(study.framework))
+        py = python or str(envs.python(study.framework, study.python))
         argv = launcher.wrap(study, cfg, [py, str(workloads.script(study.framework, study.model)), *script])
         env = {"OMP_NUM_THREADS": str(study.cpu.threads)} if study.cpu.threads else {}
         cmd = Command(argv, {**env, **study.env}, None, pre, launcher.name)
@@ -158,6 +193,9 @@ def command(study: Study, cfg: dict, run_dir: Path, python: str | None = None) -
 def setup_steps(study: Study) -> list[str]:
     """The published set-up of an NGC study as shell lines: clone, checkout, patches, image build."""
     if study.runtime != "ngc":
+        chosen = envs.named(study.framework, study.python)
+        if chosen:
+            return [f"the runs use {chosen[0]} (named by {chosen[1]}), which must import {study.framework}"]
         return [f"benchbook creates the {study.framework} CPU environment on first use "
                 f"(pinned in {workloads.requirements(study.framework).name})"]
     # each value quoted: these lines are pasted into a shell

@@ -4,6 +4,11 @@ run with, so each framework gets its own virtual environment built from pinned r
 
 An environment is created on first use and reused while its requirements file and Python stay the
 same (the folder name carries their hash); a half-built one (no ready marker) is rebuilt.
+
+Where a framework is already installed (a GPU machine whose `python3` has PyTorch, and no package
+index), a study's `python:` or the variable BENCHBOOK_PYTHON_<FRAMEWORK> (BENCHBOOK_PYTHON_PYTORCH,
+BENCHBOOK_PYTHON_TENSORFLOW, BENCHBOOK_PYTHON_MXNET) names the Python to use instead; the study's
+wins. That Python must import the framework; nothing is installed into it.
 """
 
 from __future__ import annotations
@@ -23,11 +28,29 @@ from . import workloads
 from .errors import BenchbookError
 
 READY = ".benchbook-ready"
-IMPORTS = {"tensorflow": "tensorflow", "mxnet": "mxnet"}
+IMPORTS = {"tensorflow": "tensorflow", "mxnet": "mxnet", "pytorch": "torch"}
 
 
 class FrameworkEnvError(BenchbookError):
     """A framework environment could not be created; the message names the log of the install."""
+
+
+class NamedPythonError(FrameworkEnvError):
+    """Raised when the Python a study or BENCHBOOK_PYTHON_<FRAMEWORK> names is not there, does not
+    run, or cannot import the framework; the message says which setting named it."""
+
+
+def variable(framework: str) -> str:
+    """The environment variable that names a Python for `framework`: BENCHBOOK_PYTHON_PYTORCH..."""
+    return f"BENCHBOOK_PYTHON_{framework.upper()}"
+
+
+def named(framework: str, study_python: str | None = None) -> tuple[Path, str] | None:
+    """(Python, the setting that named it) where the study or the environment names one, else None."""
+    if study_python:
+        return Path(study_python), "the study's `python`"
+    value = os.environ.get(variable(framework))
+    return (Path(value), variable(framework)) if value else None
 
 
 def root() -> Path:
@@ -47,13 +70,31 @@ def path(framework: str) -> Path:
     return root() / f"{framework}-{key(framework)}"
 
 
-def python(framework: str) -> Path:
-    """The interpreter of the framework's environment (which may not exist yet)."""
-    return path(framework) / "bin" / "python"
+def python(framework: str, study_python: str | None = None) -> Path:
+    """The Python a run of the framework uses: the one named (study, variable), else the interpreter
+    of the framework's environment (which may not exist yet)."""
+    chosen = named(framework, study_python)
+    return chosen[0] if chosen else path(framework) / "bin" / "python"
 
 
 def ready(framework: str) -> bool:
     return (path(framework) / READY).is_file()
+
+
+def _check_named(framework: str, python: Path, setting: str) -> Path:
+    """The named Python, once it has imported the framework; NamedPythonError says why not."""
+    module = IMPORTS[framework]
+    if not python.is_file() or not os.access(python, os.X_OK):
+        raise NamedPythonError(f"{setting} names {python}, which is not an executable file: name a Python that "
+                               f"has {module} (e.g. /usr/bin/python3), or unset it to build the environment")
+    try:
+        done = subprocess.run([str(python), "-c", f"import {module}"], capture_output=True, text=True, timeout=300)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise NamedPythonError(f"{setting} names {python}, which did not run: {exc}") from None
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["(no message)"])[-1]
+        raise NamedPythonError(f"{setting} names {python}, which cannot import {module}: {last}")
+    return python
 
 
 @contextlib.contextmanager
@@ -67,10 +108,14 @@ def _lock(name: str):
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def ensure(framework: str, say: Callable[[str], None] = print) -> Path:
-    """The framework environment's Python, creating the environment first if needed."""
+def ensure(framework: str, say: Callable[[str], None] = print, study_python: str | None = None) -> Path:
+    """The Python of the framework's runs: the one the study or BENCHBOOK_PYTHON_<FRAMEWORK> names,
+    checked, else the framework environment's, creating the environment first if needed."""
     if framework not in IMPORTS:
         raise BenchbookError(f"no CPU environment for framework {framework!r}; known: {', '.join(IMPORTS)}")
+    chosen = named(framework, study_python)
+    if chosen:
+        return _check_named(framework, *chosen)
     target = path(framework)
     if ready(framework):
         return python(framework)

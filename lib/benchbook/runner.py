@@ -166,7 +166,7 @@ def busy(study: Study, out: Path) -> str | None:
 
 
 def _run_locked(study, out, sdir, existing, only, echo, progress, say) -> dict[str, dict]:
-    python = envs.ensure(study.framework, say) if study.runtime == "cpu" else None
+    python = envs.ensure(study.framework, say, study.python) if study.runtime == "cpu" else None
     runs = plan(study, out, str(python) if python else None)
     if only:
         runs = [r for r in runs if only(r[0])]

@@ -43,10 +43,13 @@ from .study_limits import (  # noqa: F401
 )
 
 SCHEMA_VERSION = 1
-MODELS = {"resnet50_tf": "tensorflow", "resnet50_mxnet": "mxnet", "maskrcnn_tf2": "tensorflow"}
+MODELS = {"resnet50_tf": "tensorflow", "resnet50_mxnet": "mxnet", "maskrcnn_tf2": "tensorflow",
+          "resnet50_pytorch": "pytorch"}
 RUNTIMES = ("ngc", "cpu")
 PRECISIONS = {"ngc": ("fp32", "amp", "tf32"), "cpu": ("fp32", "bf16")}
-CPU_MODELS = ("resnet50_tf", "resnet50_mxnet", "maskrcnn_tf2")
+CUDA_PRECISIONS = ("fp32", "tf32", "amp", "bf16")  # the PyTorch workload on a GPU (cpu.device: cuda)
+CUDA_MODELS = ("resnet50_pytorch",)
+CPU_MODELS = ("resnet50_tf", "resnet50_mxnet", "maskrcnn_tf2", "resnet50_pytorch")
 
 
 class StudyError(BenchbookError, ValueError):
@@ -111,11 +114,12 @@ class Data(_Strict):
 
 
 class Cpu(_Strict):
-    """Options of the project's CPU workloads."""
+    """Options of the project's own workloads (on the CPU, or on one GPU where `device` is cuda)."""
 
     image_size: Count = Field(64, ge=16, le=512)
     threads: Count = Field(0, ge=0, description="intra/inter-op threads; 0 = the framework's default")
     dataset: Literal["digits"] = "digits"
+    device: Literal["cpu", "cuda"] = Field("cpu", description="cuda: the PyTorch workload on one GPU (gpus: 1)")
 
 
 class Slurm(_Strict):
@@ -185,7 +189,7 @@ class Study(_Strict):
     schema_version: Literal[1]
     name: str | None = Field(None, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
     description: str = ""
-    model: Literal["resnet50_tf", "resnet50_mxnet", "maskrcnn_tf2"]
+    model: Literal["resnet50_tf", "resnet50_mxnet", "maskrcnn_tf2", "resnet50_pytorch"]
     runtime: Literal["ngc", "cpu"]
     mode: Literal["training_benchmark", "train_and_evaluate"] = "training_benchmark"
     code: Code | None = None
@@ -208,6 +212,8 @@ class Study(_Strict):
     ssh_port: Count | None = Field(None, ge=1, le=65535)
     target_accuracy: float | None = Field(None, gt=0, le=100, description="top-1 % that ends time to train")
     reference: str | None = Field(None, description="name of a file in params/references/")
+    python: Line | None = Field(None, description="the Python of the runs (one that has the framework) instead of "
+                                "building its environment; BENCHBOOK_PYTHON_<FRAMEWORK> does the same")
     path: Path | None = Field(None, exclude=True)
 
     @field_validator("sweep", mode="before")
@@ -232,8 +238,13 @@ class Study(_Strict):
         if self.runtime == "ngc":
             if self.code is None or self.container is None:
                 raise ValueError("runtime ngc needs `code` (repository, commit) and `container` (image)")
+            if self.python:
+                raise ValueError("python names the Python of the project's workloads (runtime cpu); NGC runs "
+                                 "use the container's")
         elif self.model not in CPU_MODELS:
             raise ValueError(f"runtime cpu has workloads for {', '.join(CPU_MODELS)}, not {self.model}")
+        if self.runtime == "cpu" and self.cpu.device == "cuda" and self.model not in CUDA_MODELS:
+            raise ValueError(f"cpu.device cuda: only {', '.join(CUDA_MODELS)} has a GPU workload, not {self.model}")
         if self.runtime == "cpu" and self.model == "maskrcnn_tf2" and self.mode != "training_benchmark":
             raise ValueError("the CPU Mask R-CNN workload measures throughput only: mode training_benchmark")
         if self.mode == "train_and_evaluate" and self.target_accuracy is None and self.runtime == "cpu":
@@ -286,9 +297,11 @@ def _point_errors(study: Study, point: dict) -> list[str]:
     except ValueError as exc:
         return [f"gpus: {exc}"]
     precision, rt = point["precision"], study.runtime
-    if precision not in PRECISIONS[rt]:
-        errors.append(f"precision: {precision!r} is not available on runtime {rt}; "
-                      f"allowed: {', '.join(PRECISIONS[rt])}")
+    cuda = rt == "cpu" and study.cpu.device == "cuda"
+    allowed = CUDA_PRECISIONS if cuda else PRECISIONS[rt]
+    if precision not in allowed:
+        where = "cpu.device cuda" if cuda else f"runtime {rt}"
+        errors.append(f"precision: {precision!r} is not available on {where}; allowed: {', '.join(allowed)}")
     if point["batch_size"] < 1:
         errors.append(f"batch_size: {point['batch_size']} must be at least 1")
     launcher = study.launcher.name
@@ -297,7 +310,9 @@ def _point_errors(study: Study, point: dict) -> list[str]:
     if rt == "cpu":
         if point["processes"] > 1 and study.model != "resnet50_tf":
             errors.append(f"processes: the {study.model} CPU workload trains in one process; write processes: 1")
-        if (nodes, per_node) != (1, 0):
+        if cuda and (nodes, per_node) != (1, 1):
+            errors.append(f"gpus: {point['gpus']!r}; cpu.device cuda runs the workload on one GPU: write gpus: 1")
+        elif not cuda and (nodes, per_node) != (1, 0):
             errors.append(f"gpus: {point['gpus']!r} on runtime cpu; CPU runs use no GPU: write gpus: 0")
         if point["dali"]:
             errors.append("dali: the CPU workloads have no DALI pipeline; write dali: false")
@@ -321,8 +336,8 @@ def _point_errors(study: Study, point: dict) -> list[str]:
             f"{min(per_node, study.gpus_per_node)}")
     if nodes > 1 and len(study.hosts) < nodes and launcher in ("mpirun", "horovodrun"):
         errors.append(f"gpus: {point['gpus']!r} needs {nodes} hosts but `hosts` lists {len(study.hosts)}")
-    if point["xla"] and study.model == "resnet50_mxnet":
-        errors.append("xla: MXNet has no XLA; write xla: false")
+    if point["xla"] and study.model in ("resnet50_mxnet", "resnet50_pytorch"):
+        errors.append(f"xla: {study.framework} ResNet-50 has no XLA; write xla: false")
     if study.model == "maskrcnn_tf2":
         if not point["xla"]:
             errors.append("xla: scripts/benchmark_training.py always enables XLA; write xla: true")
@@ -341,7 +356,7 @@ def _point_errors(study: Study, point: dict) -> list[str]:
 
 def _run_id(study: Study, cfg: dict) -> str:
     if study.runtime == "cpu":
-        head = "cpu" if cfg.get("processes", 1) == 1 else f"cpu_np{cfg['processes']}"
+        head = study.cpu.device if cfg.get("processes", 1) == 1 else f"cpu_np{cfg['processes']}"
     elif "gpu_counts" in cfg:
         head = "_".join(f"gpu{g}" for g in cfg["gpu_counts"])
     else:
@@ -382,7 +397,8 @@ def expand(study: Study) -> list[RunSpec]:
         if combine:
             cfg["gpu_counts"] = sorted({n * g for n, g, _ in members})
         elif study.runtime == "cpu":
-            cfg.update(gpus=0, nodes=1, gpus_per_node=0, processes=point["processes"])
+            gpus = 1 if study.cpu.device == "cuda" else 0
+            cfg.update(gpus=gpus, nodes=1, gpus_per_node=gpus, processes=point["processes"])
         else:
             cfg.update(gpus=nodes * per_node, nodes=nodes, gpus_per_node=per_node)
         for repeat in range(1, study.repeats + 1):

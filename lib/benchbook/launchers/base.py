@@ -105,14 +105,14 @@ def processes(cfg: dict, study: Study) -> int:
     CPU run's `processes`."""
     if study.runtime == "cpu":
         return cfg.get("processes", 1)
-    if study.model in SPAWNS_OWN_WORKERS:
-        return 1
+    if study.model in SPAWNS_OWN_WORKERS:  # one per node, which starts the node's workers
+        return cfg.get("nodes", 1)
     return cfg.get("gpus", 1)
 
 
-# Scripts that start their own workers (benchmark.py, horovodrun inside benchmark_training.py):
-# the launcher starts one process for them.
-SPAWNS_OWN_WORKERS = {"resnet50_mxnet", "maskrcnn_tf2"}
+# Scripts that start their own workers (benchmark.py, horovodrun inside benchmark_training.py,
+# PyTorch's multiproc.py): the launcher starts one process for them on each node.
+SPAWNS_OWN_WORKERS = {"resnet50_mxnet", "maskrcnn_tf2", "resnet50_pytorch"}
 
 
 def exported(study: Study) -> list[str]:

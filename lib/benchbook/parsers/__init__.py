@@ -94,4 +94,4 @@ def detect(head: str) -> LogFormat | None:
     return max(matches, key=lambda f: f.priority) if matches else None
 
 
-from . import benchbook_cpu, ngc_maskrcnn, ngc_mxnet, ngc_tf1  # noqa: E402,F401  (fill the registry)
+from . import benchbook_cpu, ngc_maskrcnn, ngc_mxnet, ngc_pytorch, ngc_tf1  # noqa: E402,F401  (fill the registry)

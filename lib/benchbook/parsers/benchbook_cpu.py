@@ -81,7 +81,7 @@ def sniff(head: str) -> bool:
 FORMAT = register(
     LogFormat(
         name="benchbook_cpu",
-        framework="tensorflow|mxnet",
+        framework="tensorflow|mxnet|pytorch",
         model="resnet50",
         sniff=sniff,
         scan=scan,

@@ -1,4 +1,5 @@
-"""Real CPU training workloads: ResNet-50 v1.5 in TensorFlow and in MXNet.
+"""Real CPU training workloads: ResNet-50 v1.5 in TensorFlow, in MXNet and in PyTorch (PyTorch
+also on one GPU, `--device cuda`).
 
 With no GPU, benchbook still trains for real, on the CPU. Each framework has a standalone script
 that the launcher runs with the Python of that framework's own virtual environment, built from the
@@ -24,9 +25,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-FRAMEWORKS = ("tensorflow", "mxnet")
+FRAMEWORKS = ("tensorflow", "mxnet", "pytorch")
 HERE = Path(__file__).resolve().parent
-_SCRIPTS = {"tensorflow": "resnet50_tf.py", "mxnet": "resnet50_mxnet.py"}
+_SCRIPTS = {"tensorflow": "resnet50_tf.py", "mxnet": "resnet50_mxnet.py", "pytorch": "resnet50_pytorch.py"}
 # Workloads other than a framework's ResNet-50, by benchbook model name (study.py MODELS).
 _MODEL_SCRIPTS = {"maskrcnn_tf2": "maskrcnn_tf.py"}
 
@@ -38,7 +39,7 @@ def _check(framework: str) -> str:
 
 
 def script(framework: str, model: str | None = None) -> Path:
-    """The training script of `framework` ("tensorflow" or "mxnet"): its ResNet-50, or `model`'s
+    """The training script of `framework` ("tensorflow", "mxnet" or "pytorch"): its ResNet-50, or `model`'s
     workload when the model has its own (`maskrcnn_tf2` -> maskrcnn_tf.py, in the TensorFlow environment)."""
     _check(framework)
     return HERE / _MODEL_SCRIPTS.get(model or "", _SCRIPTS[framework])

@@ -103,3 +103,18 @@ def test_checker_fails_when_one_value_is_off(tmp_path, fixtures, repo_root, chan
     assert mismatches, output
     assert any(all(w in line for w in words) for line in mismatches), output
     assert "0 mismatches" not in output
+
+
+def test_checker_recomputes_by_the_named_rule_that_printed_the_published_number(tmp_path, fixtures, repo_root):
+    # main.py's Summary is the mean of every iteration (5378.33); a report that skipped the first ten
+    # iterations published 5810.0: only `--rule perf` reproduces it.
+    layout = {"ngc-pytorch-resnet50": {
+        "files": {"pytorch_gpu8_amp_bs256.txt": "ngc_pytorch/pytorch_gpu8_amp_bs256.txt"},
+        "runs": [{"file": "pytorch_gpu8_amp_bs256.txt", "run": 0, "gpus": 8, "batch_size": 256, "precision": "amp",
+                  "reported": 5378.33, "published": 5810.0}]}}
+    folder = _build(tmp_path, fixtures, layout)
+    code, output = _check(repo_root, folder)
+    assert code == 1 and "not within 0.2% of the published 5810" in output
+    out = subprocess.run([sys.executable, str(repo_root / "tools" / "check_reference_logs.py"), str(folder),
+                          "--rule", "perf"], capture_output=True, text=True, check=False, timeout=120)
+    assert out.returncode == 0, out.stdout + out.stderr

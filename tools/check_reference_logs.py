@@ -23,9 +23,10 @@ import yaml
 TOLERANCE = 0.002
 
 
-def analyze(folder: Path, groups: list[str]) -> dict[tuple[str, int], dict]:
+def analyze(folder: Path, groups: list[str], rule: str | None = None) -> dict[tuple[str, int], dict]:
     paths = [str(folder / g) for g in groups]
-    out = subprocess.run([sys.executable, "-m", "benchbook.cli", "analyze", "--json", *paths],
+    named = ["--rule", rule] if rule else []
+    out = subprocess.run([sys.executable, "-m", "benchbook.cli", "analyze", "--json", *named, *paths],
                          capture_output=True, text=True, check=False)
     if out.returncode != 0:
         raise SystemExit(f"benchbook analyze failed ({out.returncode}):\n{out.stderr}")
@@ -33,9 +34,11 @@ def analyze(folder: Path, groups: list[str]) -> dict[tuple[str, int], dict]:
     return {(str(Path(r["source"]).relative_to(folder)), r["run"]): r for r in runs}
 
 
-def check(folder: Path, expected: dict) -> list[str]:
+def check(folder: Path, expected: dict, rule: str | None = None) -> list[str]:
+    """Mismatches of the runs found against `expected`; the recomputed values by `rule` (None: each
+    format's default, `nvidia`)."""
     errors: list[str] = []
-    found = analyze(folder, list(expected))
+    found = analyze(folder, list(expected), rule)
     checked = 0
     for group, spec in expected.items():
         for want in spec["runs"]:
@@ -69,6 +72,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("folder", type=Path, help="folder holding expected.yaml and the logs")
     p.add_argument("--expected", type=Path, help="expected.yaml (default: FOLDER/expected.yaml)")
     p.add_argument("--group", action="append", metavar="NAME", help="check only this group (repeatable)")
+    p.add_argument("--rule", metavar="NAME", help="the named rule that printed the published numbers "
+                   "(default: each format's nvidia rule)")
     args = p.parse_args(argv)
     folder = args.folder.resolve()
     expected = yaml.safe_load((args.expected or folder / "expected.yaml").read_text(encoding="utf-8"))
@@ -77,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"no group {', '.join(unknown)} in expected.yaml (groups: {', '.join(expected)})")
     if args.group:
         expected = {g: spec for g, spec in expected.items() if g in args.group}
-    errors = check(folder, expected)
+    errors = check(folder, expected, args.rule)
     for e in errors:
         print(f"MISMATCH {e}")
     return 1 if errors else 0

@@ -451,9 +451,13 @@ def test_a_killed_benchbook_leaves_its_job_which_the_next_attempt_cancels(tmp_pa
             proc.kill()
     time.sleep(2)
     assert _in_queue(job) and records.find(folder)[rid]["status"] == "running"
-    moved = runner._archive(folder / rid)  # what a resumed study does first with an unfinished run
+    said = []
+    assert runner._take_over(folder / rid, said.append)  # what a resumed study does with an unfinished run
     assert not _in_queue(job) and slurm.job_state(job)[0] == "CANCELLED"
-    assert records.read(moved / records.RECORD)["slurm_job_id"] == job
+    assert f"slurm job {job} cancelled" in said[0]
+    moved = runner._archive(folder / rid)  # then the earlier attempt is moved aside
+    rec = records.read(moved / records.RECORD)
+    assert rec["slurm_job_id"] == job and rec["status"] == "abandoned"
 
 
 def test_publish_runs_each_notebook_as_a_slurm_job(tmp_path, cluster):

@@ -101,18 +101,14 @@ class Launcher:
 
 
 def processes(cfg: dict, study: Study) -> int:
-    """How many processes the run starts: one per GPU (unless the script starts its own), or the
+    """How many processes the run starts: one per GPU (unless the script starts its own: the model's
+    `spawns_own_workers`, e.g. MXNet's benchmark.py or PyTorch's multiproc.py, one per node), or the
     CPU run's `processes`."""
     if study.runtime == "cpu":
         return cfg.get("processes", 1)
-    if study.model in SPAWNS_OWN_WORKERS:  # one per node, which starts the node's workers
+    if study.spec.spawns_own_workers:  # one per node, which starts the node's workers
         return cfg.get("nodes", 1)
     return cfg.get("gpus", 1)
-
-
-# Scripts that start their own workers (benchmark.py, horovodrun inside benchmark_training.py,
-# PyTorch's multiproc.py): the launcher starts one process for them on each node.
-SPAWNS_OWN_WORKERS = {"resnet50_mxnet", "maskrcnn_tf2", "resnet50_pytorch"}
 
 
 def exported(study: Study) -> list[str]:

@@ -16,7 +16,7 @@ import shlex
 from pathlib import Path
 
 from . import envs, launchers, models, workloads
-from .launchers.base import RESULTS, Command
+from .launchers.command import RESULTS, Command
 from .models import flags
 from .study import Study
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Annotated
 
 from pydantic import AfterValidator, StrictInt
 
-from .launchers.base import CONTROL, ENV_NAME, RESULTS
+from .launchers.command import CONTROL, ENV_NAME, RESULTS
 
 if TYPE_CHECKING:
     from .study import Study

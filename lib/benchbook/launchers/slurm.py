@@ -33,7 +33,8 @@ from pathlib import Path
 from ..errors import BenchbookError
 from ..failures import Ending
 from . import register
-from .base import RESULTS, Launcher, safe_env, safe_line
+from .base import Launcher
+from .command import RESULTS, safe_env, safe_line
 
 POLL_S = 0.5
 STATE_EVERY_S = 1.0

@@ -8,7 +8,7 @@ import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..launchers.base import RESULTS
+from ..launchers.command import RESULTS
 from .spec import ModelSpec, flags, register
 
 if TYPE_CHECKING:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..launchers.base import RESULTS
+from ..launchers.command import RESULTS
 from .spec import ModelSpec, ReferenceReport, flags, register
 
 if TYPE_CHECKING:

@@ -15,13 +15,10 @@ import sys
 from html.parser import HTMLParser
 from pathlib import Path
 
-from benchbook import publish, references
+from benchbook import models, publish, references
 
-REPORTS = {  # report name: (log folder, notebook model, reference, must be reproduced)
-    "reference-mxnet": ("ngc-mxnet-resnet50", "resnet50_mxnet", "ngc_mxnet_resnet50", True),
-    "reference-maskrcnn": ("ngc-tf2-maskrcnn", "maskrcnn_tf2", "ngc_tf2_maskrcnn", True),
-    "reference-tf1": ("ngc-tf1-resnet50", "resnet50_tf", "ngc_tf1_resnet50", True),
-}
+# report name: (log folder, notebook model, reference), from each model's `reference_reports`
+REPORTS = {r.report: (r.log_folder, spec.name, r.reference) for spec in models.specs() for r in spec.reference_reports}
 
 
 class Tables(HTMLParser):
@@ -95,12 +92,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--reports", type=Path, default=Path("reports-reference"))
     args = p.parse_args(argv)
     targets = [publish.for_logs(args.logs / folder, model, name, ref or None)
-               for name, (folder, model, ref, _) in REPORTS.items()]
+               for name, (folder, model, ref) in REPORTS.items()]
     entries = publish.publish(targets, args.reports, progress=False)
     problems = [f"{e['name']}: notebook failed: {e.get('error')}" for e in entries if e.get("status") != "ok"]
-    for name, (_folder, _model, ref, strict) in REPORTS.items():
-        if not strict:
-            continue
+    for name, (_folder, _model, ref) in REPORTS.items():
         page = (args.reports / name / "report.html").read_text(encoding="utf-8")
         problems += [f"{name}: {p}" for p in opening_problems(page)]
         rows = reproduction_table(page)

@@ -26,18 +26,19 @@ What is checked, by runtime and container mode:
   /model) is looked up on the host through the mounts (`data.path` -> `data.mount` and
   `container.mounts`); in mode `inside` it is read as is; in mode `exec` a path no mount covers is
   listed inside the running container.
-  * resnet50_tf: `train-%05d-of-01024` x1024 and `validation-%05d-of-00128` x128; with DALI (a
+  The layout is the model's `data_layout` (benchbook.models):
+  * imagenet_tfrecords: `train-%05d-of-01024` x1024 and `validation-%05d-of-00128` x128; with DALI (a
     point with `dali: true`) the index folder holds one index per shard, named like the shard
     (`utils/dali_index.sh`). The DALI index folder (`data.dali_index`, a container path) is looked
     for, in order: through the mounts; on the host at `<data.path>/<basename>` or
     `<data.path>/../<basename>`; inside the running container (mode `exec`). A folder found only on
     the host but not mounted fails in mode `run`: a fresh container would not see it.
-  * resnet50_mxnet: `train.rec`, `train.idx`, `val.rec`, `val.idx`.
-  * resnet50_pytorch: the raw ImageNet folders `train/` and `val/` (one folder per class), which
+  * imagenet_recordio: `train.rec`, `train.idx`, `val.rec`, `val.idx`.
+  * imagenet_folders: the raw ImageNet folders `train/` and `val/` (one folder per class), which
     main.py reads with torchvision's ImageFolder or DALI.
-  * maskrcnn_tf2: COCO `train*.tfrecord` and `val*.tfrecord` (every shard of `-of-NNNNN`), and the
+  * coco_tfrecords: COCO `train*.tfrecord` and `val*.tfrecord` (every shard of `-of-NNNNN`), and the
     pretrained ResNet-50 checkpoint `resnet/resnet-nhwc-2018-02-07/model.ckpt-112603.{index,data-*}`
-    under the folder mounted at /model.
+    under the folder mounted at /model (a model whose spec says `pretrained_checkpoint`).
   * Studies whose points all use synthetic data need no data.
 
 `data_preparation(study)` gives the data preparation commands of the published reports.
@@ -616,8 +617,7 @@ def _prep_hint(study: Study) -> str:
 def _data(p: _Probes, study: Study, needs: _Needs, container_ready: bool) -> list[Check]:
     mount = study.data.mount
     place = _place(study, mount, container_ready)
-    data_name = {"resnet50_tf": "ImageNet TFRecords", "resnet50_mxnet": "ImageNet RecordIO",
-                 "maskrcnn_tf2": "COCO TFRecords", "resnet50_pytorch": "ImageNet folders"}[study.model]
+    data_name = study.spec.data_name
     prep = f"prepare the data set (the published commands: {_prep_hint(study)})"
     if place is None:
         why = "data.path is not set" if not study.data.path else "the container is not running"
@@ -628,22 +628,23 @@ def _data(p: _Probes, study: Study, needs: _Needs, container_ready: bool) -> lis
             out = [Check(data_name, False, f"data folder {place.label()} {why}", prep)]
         else:
             out = _layout(study, names, place.label(), prep)
-    if study.model == "resnet50_tf" and needs.dali:
+    if study.spec.dali_index and needs.dali:
         out.append(_dali_index(p, study, container_ready))
-    if study.model == "maskrcnn_tf2":
+    if study.spec.pretrained_checkpoint:
         out.append(_checkpoint(p, study, container_ready))
     return out
 
 
 def _layout(study: Study, names: set[str], where: str, prep: str) -> list[Check]:
-    if study.model == "resnet50_tf":
+    layout = study.spec.data_layout
+    if layout == "imagenet_tfrecords":
         return [_count_check("ImageNet train TFRecords", "train shards", _shards("train", TRAIN_SHARDS), names, where,
                              prep),
                 _count_check("ImageNet validation TFRecords", "validation shards",
                              _shards("validation", VALIDATION_SHARDS), names, where, prep)]
-    if study.model == "resnet50_mxnet":
+    if layout == "imagenet_recordio":
         return [_count_check("ImageNet RecordIO", "RecordIO files", list(RECORDIO_FILES), names, where, prep)]
-    if study.model == "resnet50_pytorch":
+    if layout == "imagenet_folders":
         return [_count_check("ImageNet folders", "folders (train/, val/)", list(IMAGE_FOLDERS), names, where, prep)]
     return [_sharded_glob("COCO train TFRecords", "train", names, where, prep),
             _sharded_glob("COCO validation TFRecords", "val", names, where, prep)]
@@ -741,7 +742,8 @@ _IMAGENET_RAW = [
 
 
 def data_preparation(study: Study) -> list[str]:
-    """The data preparation of the published reports for the study's model, as shell lines ('#' lines explain).
+    """The data preparation of the published reports for the study's data layout, as shell lines ('#' lines
+    explain).
 
     Paths are the study's: the container paths (data.mount, data.dali_index) and the code's workdir,
     which are the published ones in the shipped studies. CPU studies need none (empty list).
@@ -749,8 +751,8 @@ def data_preparation(study: Study) -> list[str]:
     if study.runtime == "cpu":
         return []
     d, workdir = study.data, study.code.workdir
-    host = d.path or "DATA"
-    if study.model == "resnet50_tf":
+    host, layout = d.path or "DATA", study.spec.data_layout
+    if layout == "imagenet_tfrecords":
         lines = [*_IMAGENET_RAW,
                  "# TFRecords: 1024 train and 128 validation shards (train-00000-of-01024 ..., validation-00000-of-"
                  "00128); the reports do not print this step, the usual converter is tensorflow/models "
@@ -764,10 +766,10 @@ def data_preparation(study: Study) -> list[str]:
         lines += ["# DALI index files, one per shard, inside the container (DLPerf's README):", enter,
                   f"cd {workdir} && mkdir {idx}", f"bash ./utils/dali_index.sh {d.mount} {idx}"]
         return lines
-    if study.model == "resnet50_pytorch":  # main.py reads the extracted folders themselves
+    if layout == "imagenet_folders":  # main.py reads the extracted folders themselves
         return [*_IMAGENET_RAW,
                 f"# then move train/ and val/ into {host} (mounted at {d.mount}); nothing else to build"]
-    if study.model == "resnet50_mxnet":
+    if layout == "imagenet_recordio":
         return [*_IMAGENET_RAW,
                 f"# RecordIO (train.rec/.idx, val.rec/.idx), inside the container with the raw ImageNet (train/, val/) "
                 f"mounted at /ILSVRC2012 and {host} at {d.mount}:",
@@ -815,7 +817,7 @@ def add_check_parser(sub: argparse._SubParsersAction) -> None:
                        description="Check a study's set-up: docker and the NVIDIA runtime, the image or container, "
                        "GPUs per node, MPI and passwordless ssh to every host, the code, and the data layout. "
                        "Exit status 1 when something is missing.")
-    c.add_argument("study", help="study file, e.g. params/resnet50_tf/dlperf_scaling.yaml")
+    c.add_argument("study", help="study file, e.g. params/MODEL/ngc.yaml")
     c.add_argument("--data-prep", action="store_true", help="also print the published data preparation commands")
     c.add_argument("--json", action="store_true", help="the checks as one JSON object")
     c.add_argument("--code", metavar="DIR", help="a clone of the model code, compared with the study's commit")

@@ -24,7 +24,7 @@ from rich.text import Text
 
 # What every command needs to parse its arguments; each command imports the rest (pandas, the
 # analysis, the runner...) itself, so that `benchbook --help` and `formats` start fast.
-from . import __version__, checks, cli_env, study
+from . import __version__, checks, cli_env, models, study
 from .errors import BenchbookError, UnknownNameError
 from .rules import METHODS
 
@@ -252,8 +252,7 @@ def cmd_publish(args, out: Console, err: Console) -> int:
     targets = [publish.for_study(p, args.runs, launch=args.launch) for p in args.studies]
     if args.logs:
         if not args.model:
-            raise BenchbookError("--logs needs --model (resnet50_tf, resnet50_mxnet, resnet50_pytorch or "
-                                 "maskrcnn_tf2): it picks the notebook")
+            raise BenchbookError(f"--logs needs --model ({', '.join(models.names())}): it picks the notebook")
         targets.append(publish.for_logs(args.logs, args.model, args.name, args.reference))
     if args.compare:
         targets.append(publish.for_comparison(args.compare, args.labels, args.name or "comparison"))
@@ -311,7 +310,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_env.add_parsers(sub)
     checks.add_check_parser(sub)
     r = sub.add_parser("run", help="run every configuration and repeat of a study (params/*.yaml)")
-    r.add_argument("study", help="study file, e.g. params/resnet50_tf/cpu.yaml")
+    r.add_argument("study", help="study file, e.g. params/MODEL/cpu.yaml")
     r.add_argument("--dry-run", action="store_true", help="print the exact commands; launch nothing")
     r.add_argument("--resume", action="store_true", help="finish a study folder: redo only runs not complete")
     r.add_argument("--out", default="runs", type=Path, help="folder of study folders (default: runs)")
@@ -323,7 +322,7 @@ def build_parser() -> argparse.ArgumentParser:
     pb = sub.add_parser("publish", help="execute the notebooks of studies and publish HTML reports with an index")
     pb.add_argument("studies", nargs="*", help="study files (default: every study with a folder under --runs)")
     pb.add_argument("--logs", metavar="DIR", help="analysis-only report of the logs in DIR (needs --model)")
-    pb.add_argument("--model", choices=sorted(study.MODELS), help="the notebook for --logs")
+    pb.add_argument("--model", choices=sorted(models.names()), help="the notebook for --logs")
     pb.add_argument("--reference", help="published reference for --logs (params/references/NAME.yaml)")
     pb.add_argument("--compare", nargs="+", metavar="DIR", help="a comparison report of these folders")
     pb.add_argument("--labels", nargs="+", help="labels of the --compare folders")

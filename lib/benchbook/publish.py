@@ -36,7 +36,7 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from . import __version__, records
+from . import __version__, models, records
 from . import study as studies
 from .errors import BenchbookError, ReportNameError
 
@@ -98,8 +98,7 @@ def for_study(path: str | Path, runs_dir: str | Path = "runs", launch: bool = Fa
 
 
 def for_logs(log_dir: str | Path, model: str, name: str | None = None, reference: str | None = None) -> Target:
-    if model not in studies.MODELS:
-        raise BenchbookError(f"unknown model {model!r}; known: {', '.join(studies.MODELS)}")
+    models.get(model)  # UnknownNameError lists the known models
     folder = Path(log_dir).resolve()
     if not folder.exists():
         raise BenchbookError(f"{log_dir}: no such folder of logs")

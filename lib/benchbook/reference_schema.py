@@ -15,8 +15,9 @@ import pandas as pd
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from . import models
 from .errors import BenchbookError, UnknownNameError
-from .study import MODELS
+from .study import MODELS, ModelName
 
 SCHEMA_VERSION = 1
 ENV_VAR = "BENCHBOOK_REFERENCES"
@@ -24,8 +25,7 @@ DEFAULT_ROOT = Path(__file__).resolve().parents[2] / "params" / "references"
 PRECISIONS = ("fp32", "amp", "fp16", "tf32", "bf16")
 FLAGS = ("xla", "dali", "synthetic")
 # How each study model appears in the `framework` and `model` columns of an Analysis (the parsers' names).
-LOG_NAMES = {"resnet50_tf": ("tensorflow", "resnet50"), "resnet50_mxnet": ("mxnet", "resnet50"),
-             "maskrcnn_tf2": ("tensorflow2", "maskrcnn"), "resnet50_pytorch": ("pytorch", "resnet50")}
+LOG_NAMES = {spec.name: spec.log_names for spec in models.specs()}
 VERDICTS = ("reproduced", "slower", "faster", "not measured")
 
 class ReferenceError(BenchbookError, ValueError):  # shadows the builtin (weakref's) inside this module only
@@ -158,7 +158,7 @@ class Reference(_Strict):
     name: str | None = Field(None, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
     title: str
     description: str = ""
-    model: Literal["resnet50_tf", "resnet50_mxnet", "maskrcnn_tf2", "resnet50_pytorch"]
+    model: ModelName  # type: ignore[valid-type]
     unit: str = "images/s"
     statistic: str = Field(description="what the published number is, e.g. median of 5 runs")
     method: str = Field("", description="how the number was computed from the logs")

@@ -26,7 +26,7 @@ from pydantic import (
     model_validator,
 )
 
-from . import yamlfile
+from . import models, yamlfile
 from .errors import BenchbookError
 from .study_limits import (  # noqa: F401
     LIFT_CAPS_ENV,
@@ -43,13 +43,14 @@ from .study_limits import (  # noqa: F401
 )
 
 SCHEMA_VERSION = 1
-MODELS = {"resnet50_tf": "tensorflow", "resnet50_mxnet": "mxnet", "maskrcnn_tf2": "tensorflow",
-          "resnet50_pytorch": "pytorch"}
+# Read from the model registry (benchbook.models): model -> framework, and the models with a CPU workload.
+MODELS = {spec.name: spec.framework for spec in models.specs()}
 RUNTIMES = ("ngc", "cpu")
 PRECISIONS = {"ngc": ("fp32", "amp", "tf32"), "cpu": ("fp32", "bf16")}
 CUDA_PRECISIONS = ("fp32", "tf32", "amp", "bf16")  # the PyTorch workload on a GPU (cpu.device: cuda)
-CUDA_MODELS = ("resnet50_pytorch",)
-CPU_MODELS = ("resnet50_tf", "resnet50_mxnet", "maskrcnn_tf2", "resnet50_pytorch")
+CUDA_MODELS = tuple(spec.name for spec in models.specs() if spec.cuda_workload)
+CPU_MODELS = tuple(spec.name for spec in models.specs() if spec.cpu_script)
+ModelName = Literal[models.names()]  # a Literal, so that a wrong name lists the known ones
 
 
 class StudyError(BenchbookError, ValueError):
@@ -189,7 +190,7 @@ class Study(_Strict):
     schema_version: Literal[1]
     name: str | None = Field(None, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
     description: str = ""
-    model: Literal["resnet50_tf", "resnet50_mxnet", "maskrcnn_tf2", "resnet50_pytorch"]
+    model: ModelName  # type: ignore[valid-type]
     runtime: Literal["ngc", "cpu"]
     mode: Literal["training_benchmark", "train_and_evaluate"] = "training_benchmark"
     code: Code | None = None
@@ -245,8 +246,9 @@ class Study(_Strict):
             raise ValueError(f"runtime cpu has workloads for {', '.join(CPU_MODELS)}, not {self.model}")
         if self.runtime == "cpu" and self.cpu.device == "cuda" and self.model not in CUDA_MODELS:
             raise ValueError(f"cpu.device cuda: only {', '.join(CUDA_MODELS)} has a GPU workload, not {self.model}")
-        if self.runtime == "cpu" and self.model == "maskrcnn_tf2" and self.mode != "training_benchmark":
-            raise ValueError("the CPU Mask R-CNN workload measures throughput only: mode training_benchmark")
+        if self.runtime == "cpu" and self.mode not in self.spec.cpu_modes:
+            raise ValueError(f"the CPU {self.spec.title} workload measures throughput only: mode "
+                             f"{' or '.join(self.spec.cpu_modes)}")
         if self.mode == "train_and_evaluate" and self.target_accuracy is None and self.runtime == "cpu":
             raise ValueError("mode train_and_evaluate on the CPU needs target_accuracy (top-1 %, e.g. 90)")
         if self.launcher.name == "slurm" and self.container and self.container.mode != "run":
@@ -264,8 +266,13 @@ class Study(_Strict):
         return self
 
     @property
+    def spec(self) -> models.ModelSpec:
+        """What the registry knows about the study's model."""
+        return models.get(self.model)
+
+    @property
     def framework(self) -> str:
-        return MODELS[self.model]
+        return self.spec.framework
 
 
 class RunSpec(BaseModel):
@@ -307,8 +314,9 @@ def _point_errors(study: Study, point: dict) -> list[str]:
     launcher = study.launcher.name
     if point["processes"] < 1:
         errors.append(f"processes: {point['processes']} must be at least 1")
+    spec = study.spec
     if rt == "cpu":
-        if point["processes"] > 1 and study.model != "resnet50_tf":
+        if point["processes"] > 1 and not spec.cpu_processes:
             errors.append(f"processes: the {study.model} CPU workload trains in one process; write processes: 1")
         if cuda and (nodes, per_node) != (1, 1):
             errors.append(f"gpus: {point['gpus']!r}; cpu.device cuda runs the workload on one GPU: write gpus: 1")
@@ -316,11 +324,10 @@ def _point_errors(study: Study, point: dict) -> list[str]:
             errors.append(f"gpus: {point['gpus']!r} on runtime cpu; CPU runs use no GPU: write gpus: 0")
         if point["dali"]:
             errors.append("dali: the CPU workloads have no DALI pipeline; write dali: false")
-        if point["xla"] and study.model != "resnet50_tf":
+        if point["xla"] and not spec.cpu_xla:
             errors.append(f"xla: {study.model} has no XLA on the CPU; write xla: false")
-        if study.model == "maskrcnn_tf2" and point["data"] == "real":
-            errors.append("data: the CPU Mask R-CNN trains on generated images with boxes and masks; "
-                          "write data: synthetic")
+        if spec.cpu_generated_data and point["data"] == "real":
+            errors.append(f"data: {spec.cpu_generated_data}; write data: synthetic")
         return errors
     if nodes < 1 or per_node < 1:
         errors.append(f"gpus: {point['gpus']!r}; runtime ngc needs at least one GPU")
@@ -336,20 +343,19 @@ def _point_errors(study: Study, point: dict) -> list[str]:
             f"{min(per_node, study.gpus_per_node)}")
     if nodes > 1 and len(study.hosts) < nodes and launcher in ("mpirun", "horovodrun"):
         errors.append(f"gpus: {point['gpus']!r} needs {nodes} hosts but `hosts` lists {len(study.hosts)}")
-    if point["xla"] and study.model in ("resnet50_mxnet", "resnet50_pytorch"):
-        errors.append(f"xla: {study.framework} ResNet-50 has no XLA; write xla: false")
-    if study.model == "maskrcnn_tf2":
-        if not point["xla"]:
-            errors.append("xla: scripts/benchmark_training.py always enables XLA; write xla: true")
-        if point["dali"]:
-            errors.append("dali: the Mask R-CNN pipeline does not use DALI; write dali: false")
+    if point["xla"] and spec.ngc_xla == "never":
+        errors.append(f"xla: {study.framework} {spec.title} has no XLA; write xla: false")
+    if not point["xla"] and spec.ngc_xla == "always":
+        errors.append(f"xla: {spec.ngc_script} always enables XLA; write xla: true")
+    if point["dali"] and not spec.ngc_dali:
+        errors.append(f"dali: the {spec.title} pipeline does not use DALI; write dali: false")
     if point["dali"] and point["data"] == "synthetic":
         errors.append("dali: DALI reads real data; synthetic data runs with dali: false")
     if point["data"] == "real" and not study.data.path and study.container and study.container.mode == "run":
         errors.append("data: real data needs data.path (the host folder to mount)")
-    if study.model == "maskrcnn_tf2" and point["data"] == "synthetic":
-        errors.append("data: Mask R-CNN trains on COCO; synthetic data is not available")
-    if point["dali"] and study.model == "resnet50_tf" and not study.data.dali_index:
+    if not spec.ngc_synthetic and point["data"] == "synthetic":
+        errors.append(f"data: {spec.title} trains on {spec.dataset}; synthetic data is not available")
+    if point["dali"] and spec.dali_index and not study.data.dali_index:
         errors.append("dali: DALI with TFRecords needs data.dali_index (the index folder)")
     return errors
 
@@ -362,7 +368,7 @@ def _run_id(study: Study, cfg: dict) -> str:
     else:
         head = f"{cfg['nodes']}n{cfg['gpus_per_node']}g"
     parts = [head, cfg["precision"], f"bs{cfg['batch_size']}"]
-    parts += ["xla"] if cfg["xla"] and study.model != "maskrcnn_tf2" else []
+    parts += ["xla"] if cfg["xla"] and study.spec.ngc_xla != "always" else []  # no choice, no name
     parts += ["dali"] if cfg["dali"] else []
     parts += ["syn"] if cfg["synthetic"] else []
     return "_".join(parts) + f"_r{cfg['repeat']}"
@@ -381,7 +387,7 @@ def expand(study: Study) -> list[RunSpec]:
         for point in block.points(study.runtime):
             nodes, per_node = parse_gpus(point["gpus"], study.gpus_per_node)
             points.append((nodes, per_node, point))
-    combine = study.model == "resnet50_mxnet" and study.runtime == "ngc"
+    combine = study.spec.ngc_gpu_counts_in_one_run and study.runtime == "ngc"
     groups: dict[tuple, list] = {}
     for nodes, per_node, point in points:
         key = tuple(v for k, v in point.items() if k != "gpus") if combine else (nodes, per_node, *point.values())
@@ -468,8 +474,8 @@ def load(path: str | Path, limits: bool | None = None) -> Study:
 
 
 def default_name(path: Path) -> str:
-    """`params/resnet50_tf/cpu.yaml` -> `resnet50_tf-cpu`: unique per file within `params/`, and the
-    same whatever the current directory (`cpu.yaml` from inside `params/resnet50_tf/` too). Below
+    """`params/MODEL/cpu.yaml` -> `MODEL-cpu`: unique per file within `params/`, and the
+    same whatever the current directory (`cpu.yaml` from inside `params/MODEL/` too). Below
     `params/`, the folders and the file name joined by `-`; elsewhere, the folder and the file name."""
     path = Path(path).resolve()
     parts = path.with_suffix("").parts

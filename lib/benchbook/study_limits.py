@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Annotated
 
 from pydantic import AfterValidator, StrictInt
 
-from .launchers.base import CONTROL, ENV_NAME, RESULTS
+from .launchers.command import CONTROL, ENV_NAME, RESULTS
 
 if TYPE_CHECKING:
     from .study import Study
@@ -115,7 +115,7 @@ def _planned_runs(study: Study) -> int:
     total = 0
     for block in study.sweep:
         values = block.model_dump()
-        if study.model == "resnet50_mxnet" and study.runtime == "ngc":
+        if study.spec.ngc_gpu_counts_in_one_run and study.runtime == "ngc":
             values.pop("gpus")
         total += math.prod(len(v) if isinstance(v, list) else 1 for v in values.values())
     return total * study.repeats

@@ -2,69 +2,21 @@
 
 from __future__ import annotations
 
-import re
-import shlex
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import liveness
-from ..errors import BenchbookError
 from ..failures import Ending
 from . import process
+from .command import CONTROL, ENV_NAME, RESULTS, Command, UnsafeCommandError, safe_env, safe_line
 
 if TYPE_CHECKING:
     from ..study import Study
 
-RESULTS = "/results"  # the run folder, as the container sees it
-#: What reaches a shell or a job script: variable names, and no control character (a newline starts a command).
-ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-
-
-class UnsafeCommandError(BenchbookError, ValueError):
-    """Raised when a value would change the meaning of a command line or a job script: an
-    environment variable name that is not a name, or a newline (or another control character)."""
-
-
-def safe_env(env: dict[str, str]) -> dict[str, str]:
-    """The variables, checked: names match [A-Za-z_][A-Za-z0-9_]*, values hold no control character."""
-    for k, v in env.items():
-        if not ENV_NAME.fullmatch(k):
-            raise UnsafeCommandError(f"environment variable name {k!r} is not a name "
-                                     "(letters, digits and _, not starting with a digit)")
-        safe_line(v, f"environment variable {k}")
-    return env
-
-
-def safe_line(value: str, what: str) -> str:
-    """A value for one line of a command or a job script; UnsafeCommandError names it otherwise."""
-    if m := CONTROL.search(str(value)):
-        raise UnsafeCommandError(f"{what}: {value!r} holds the control character {m.group()!r}")
-    return value
-
-
-@dataclass(frozen=True)
-class Command:
-    """A run's command: argv, extra environment, working directory, the clean-up that precedes it,
-    the launcher that executes it, and the job script when a scheduler runs it."""
-
-    argv: list[str]
-    env: dict[str, str] = field(default_factory=dict)
-    cwd: str | None = None
-    pre: list[list[str]] = field(default_factory=list)
-    launcher: str = "local"
-    script: str | None = None
-
-    def shell(self) -> str:
-        """The command as shell text, to print and to paste (a job script as a here-document)."""
-        if self.script is not None:
-            return f"{shlex.join(self.argv)} <<'SBATCH'\n{self.script}SBATCH"
-        env = " ".join(f"{k}={shlex.quote(v)}" for k, v in safe_env(self.env).items())
-        cd = f"cd {shlex.quote(self.cwd)} && " if self.cwd else ""
-        pre = "".join(shlex.join(p) + " && " for p in self.pre)
-        return f"{cd}{pre}{env + ' ' if env else ''}{shlex.join(self.argv)}"
+# What a launcher builds on, defined in command.py (which process.py reads too, without importing this module).
+__all__ = ["CONTROL", "ENV_NAME", "RESULTS", "Command", "Launcher", "UnsafeCommandError", "exported", "processes",
+           "safe_env", "safe_line"]
 
 
 class Launcher:
@@ -101,18 +53,14 @@ class Launcher:
 
 
 def processes(cfg: dict, study: Study) -> int:
-    """How many processes the run starts: one per GPU (unless the script starts its own), or the
+    """How many processes the run starts: one per GPU (unless the script starts its own: the model's
+    `spawns_own_workers`, e.g. MXNet's benchmark.py or PyTorch's multiproc.py, one per node), or the
     CPU run's `processes`."""
     if study.runtime == "cpu":
         return cfg.get("processes", 1)
-    if study.model in SPAWNS_OWN_WORKERS:  # one per node, which starts the node's workers
+    if study.spec.spawns_own_workers:  # one per node, which starts the node's workers
         return cfg.get("nodes", 1)
     return cfg.get("gpus", 1)
-
-
-# Scripts that start their own workers (benchmark.py, horovodrun inside benchmark_training.py,
-# PyTorch's multiproc.py): the launcher starts one process for them on each node.
-SPAWNS_OWN_WORKERS = {"resnet50_mxnet", "maskrcnn_tf2", "resnet50_pytorch"}
 
 
 def exported(study: Study) -> list[str]:

@@ -22,7 +22,7 @@ from .. import liveness
 from ..failures import Ending
 
 if TYPE_CHECKING:
-    from .base import Command
+    from .command import Command
 
 STOP_GRACE_S = 10.0  # between SIGINT to a run and SIGKILL
 POLL_S = 0.2

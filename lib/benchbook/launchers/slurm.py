@@ -33,7 +33,8 @@ from pathlib import Path
 from ..errors import BenchbookError
 from ..failures import Ending
 from . import register
-from .base import RESULTS, SPAWNS_OWN_WORKERS, Launcher, safe_env, safe_line
+from .base import Launcher
+from .command import RESULTS, safe_env, safe_line
 
 POLL_S = 0.5
 STATE_EVERY_S = 1.0
@@ -148,7 +149,7 @@ def layout(study, cfg) -> tuple[int, int, int]:
     if "gpu_counts" in cfg:  # benchmark.py measures several GPU counts in one process
         return 1, 1, max(cfg["gpu_counts"])
     nodes, per_node = cfg.get("nodes", 1), cfg.get("gpus_per_node", cfg.get("gpus", 1))
-    tasks = 1 if study.model in SPAWNS_OWN_WORKERS else per_node
+    tasks = 1 if study.spec.spawns_own_workers else per_node
     return nodes, tasks, per_node
 
 

@@ -1,6 +1,6 @@
 """The project's own CPU workloads (`lib/benchbook/workloads/`): DLLogger stdout, one run per process.
 
-`PARAMETER workload : resnet50_tf  framework : tensorflow ...` opens the run with its whole
+`PARAMETER workload : <script>  framework : tensorflow ...` opens the run with its whole
 configuration; `Epoch: E Iteration: I  train.loss : ...  train.ips : x images/s` is one iteration
 (I is the global step, 0-based); `Epoch: E  val.top1 : ...` an evaluation; `Summary: train.ips :`
 the end. The workload's summary is the arithmetic mean of the rates of the iterations at or past

@@ -25,11 +25,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .. import models
+
 FRAMEWORKS = ("tensorflow", "mxnet", "pytorch")
 HERE = Path(__file__).resolve().parent
-_SCRIPTS = {"tensorflow": "resnet50_tf.py", "mxnet": "resnet50_mxnet.py", "pytorch": "resnet50_pytorch.py"}
-# Workloads other than a framework's ResNet-50, by benchbook model name (study.py MODELS).
-_MODEL_SCRIPTS = {"maskrcnn_tf2": "maskrcnn_tf.py"}
 
 
 def _check(framework: str) -> str:
@@ -40,9 +39,12 @@ def _check(framework: str) -> str:
 
 def script(framework: str, model: str | None = None) -> Path:
     """The training script of `framework` ("tensorflow", "mxnet" or "pytorch"): its ResNet-50, or `model`'s
-    workload when the model has its own (`maskrcnn_tf2` -> maskrcnn_tf.py, in the TensorFlow environment)."""
+    workload (the registry's `cpu_script`, run in `framework`'s environment)."""
     _check(framework)
-    return HERE / _MODEL_SCRIPTS.get(model or "", _SCRIPTS[framework])
+    spec = models.get(model) if model else models.framework_workload(framework)
+    if not spec.cpu_script:
+        raise ValueError(f"model {spec.name!r} has no CPU workload")
+    return HERE / spec.cpu_script
 
 
 def requirements(framework: str) -> Path:

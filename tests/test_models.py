@@ -1,0 +1,117 @@
+"""The model registry (benchbook.models): what each spec holds is used, and no other library module
+names a model."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from benchbook import models, references, study, workloads
+from benchbook.errors import UnknownNameError
+from benchbook.launchers.base import processes
+from benchbook.reference_schema import LOG_NAMES
+
+ROOT = Path(__file__).resolve().parents[1]
+LIB = ROOT / "lib" / "benchbook"
+# Where a model may be named: the registry, each model's own CPU workload (its script, the shared
+# _common.py its scripts import, its pinned requirements) and the notebook generator, which issue 18
+# item 3 removes (notebooks/ and tools/make_notebooks.py are another engineer's).
+ALLOWED = [LIB / "models", LIB / "workloads" / "requirements", LIB / "workloads" / "_common.py",
+           ROOT / "tools" / "make_notebooks.py"]
+ALLOWED += [LIB / "workloads" / spec.cpu_script for spec in models.specs() if spec.cpu_script]
+
+
+def _sources() -> list[Path]:
+    files = [p for top in (LIB, ROOT / "tools") for p in top.rglob("*")
+             if p.is_file() and "__pycache__" not in p.parts and p.suffix in (".py", ".txt", ".sh", ".md", ".yaml")]
+    return [p for p in files if not any(p == a or a in p.parents for a in ALLOWED)]
+
+
+def test_no_library_module_outside_the_registry_names_a_model():
+    pattern = re.compile("|".join(re.escape(n) for n in models.names()))
+    named = [f"{p.relative_to(ROOT)}:{i}: {line.strip()}" for p in _sources()
+             for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if pattern.search(line)]
+    assert named == []
+
+
+def test_the_scan_sees_the_library_and_would_catch_a_name(tmp_path):
+    scanned = {p.relative_to(ROOT).as_posix() for p in _sources()}
+    assert {"lib/benchbook/study.py", "lib/benchbook/commands.py", "lib/benchbook/checks.py",
+            "lib/benchbook/workloads/__init__.py", "tools/check_reference_reports.py"} <= scanned
+    assert not any(s.startswith("lib/benchbook/models/") for s in scanned)
+    pattern = re.compile("|".join(re.escape(n) for n in models.names()))
+    assert pattern.search('if study.model == "maskrcnn_tf2":')
+
+
+def test_the_registry_holds_the_four_models_in_order():
+    assert models.names() == ("resnet50_tf", "resnet50_mxnet", "maskrcnn_tf2", "resnet50_pytorch")
+    assert study.MODELS == {s.name: s.framework for s in models.specs()}
+    assert set(LOG_NAMES) == set(models.names())
+
+
+def test_unknown_model_lists_the_known_ones():
+    with pytest.raises(UnknownNameError, match=r"unknown model 'resnet101'; known: maskrcnn_tf2, resnet50_mxnet"):
+        models.get("resnet101")
+
+
+def test_a_name_registers_once():
+    with pytest.raises(ValueError, match="registered twice"):
+        models.register(models.get("resnet50_tf"))
+
+
+@pytest.mark.parametrize("spec", models.specs(), ids=lambda s: s.name)
+def test_each_spec_points_at_what_exists(spec):
+    assert (ROOT / "params" / spec.name).is_dir()
+    assert spec.framework in workloads.FRAMEWORKS
+    assert workloads.script(spec.framework, spec.name) == workloads.HERE / spec.cpu_script
+    assert workloads.script(spec.framework, spec.name).is_file()
+    for report in spec.reference_reports:
+        assert references.load(report.reference).model == spec.name
+    assert callable(spec.ngc_command)
+
+
+def test_each_framework_has_one_own_workload():
+    for framework in workloads.FRAMEWORKS:
+        owners = [s.name for s in models.specs() if s.framework_workload and s.framework == framework]
+        assert len(owners) == 1, (framework, owners)
+        assert models.framework_workload(framework).name == owners[0]
+    with pytest.raises(UnknownNameError, match="unknown framework 'jax'"):
+        models.framework_workload("jax")
+
+
+def test_reference_reports_have_distinct_names_and_folders():
+    reports = [r for s in models.specs() for r in s.reference_reports]
+    assert len({r.report for r in reports}) == len(reports)
+    assert len({r.log_folder for r in reports}) == len(reports)
+
+
+def _study(model: str, runtime: str = "ngc") -> study.Study:
+    doc = {"schema_version": 1, "model": model, "runtime": runtime, "iterations": 10,
+           "sweep": {"batch_size": 8, "xla": models.get(model).ngc_xla == "always" and runtime == "ngc"}}
+    if runtime == "ngc":
+        doc.update(code={"repository": "https://example.invalid/x.git", "commit": "abcdef0"},
+                   container={"image": "nvcr.io/nvidia/x:1"})
+        if not models.get(model).ngc_synthetic:
+            doc["data"] = {"path": "/data"}
+        else:
+            doc["sweep"]["data"] = "synthetic"
+    return study.Study.model_validate(doc)
+
+
+@pytest.mark.parametrize("spec", models.specs(), ids=lambda s: s.name)
+def test_spawns_own_workers_sets_one_process_per_node(spec):
+    s = _study(spec.name)
+    cfg = {"gpus": 16, "nodes": 2}
+    assert processes(cfg, s) == (2 if spec.spawns_own_workers else 16)
+
+
+def test_gpu_counts_in_one_run_merge_the_sweep_points():
+    for spec in models.specs():
+        s = _study(spec.name).model_copy(update={"sweep": [study.SweepBlock(batch_size=8, gpus=[1, 8],
+                                                                            xla=spec.ngc_xla == "always",
+                                                                            data="real" if not spec.ngc_synthetic
+                                                                            else "synthetic")]})
+        runs = study.expand(s)
+        assert len(runs) == (1 if spec.ngc_gpu_counts_in_one_run else 2), spec.name

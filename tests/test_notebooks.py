@@ -1,5 +1,7 @@
-"""The notebooks: generated, thin, without outputs; executed by papermill; published as escaped HTML."""
+"""The notebooks: text sources paired with thin .ipynb files without outputs; executed by papermill; published
+as escaped HTML."""
 
+import ast
 import json
 import re
 import shutil
@@ -7,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import jupytext
 import nbformat
 import papermill
 import pytest
@@ -17,15 +20,51 @@ from benchbook.errors import BenchbookError
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
 FIXTURES = Path(__file__).parent / "fixtures"
-sys.path.insert(0, str(ROOT / "tools"))
-import make_notebooks  # noqa: E402
+MODELS = ["resnet50_tf", "resnet50_mxnet", "resnet50_pytorch", "maskrcnn_tf2"]
 
 
-def test_committed_notebooks_are_the_generated_ones():
-    generated = make_notebooks.notebooks()
-    assert sorted(generated) == sorted(p.name for p in NOTEBOOKS.glob("*.ipynb"))
-    for name, nb in generated.items():
-        assert (NOTEBOOKS / name).read_text() == nbformat.writes(nb) + "\n", f"run tools/make_notebooks.py ({name})"
+def _cells(nb) -> list[tuple[str, str, list]]:
+    """What a pair must agree on: each cell's type, source and tags (ids, outputs and counts aside)."""
+    return [(c.cell_type, c.source, c.metadata.get("tags", [])) for c in nb.cells]
+
+
+def _out_of_sync(py: Path) -> str:
+    """Why `py` and its paired .ipynb differ (empty when they agree): the first cell that differs."""
+    text, stored = jupytext.read(py), nbformat.read(py.with_suffix(".ipynb"), as_version=4)
+    formats = stored.metadata.get("jupytext", {}).get("formats")
+    if formats != "ipynb,py:percent":
+        return f"{py.with_suffix('.ipynb').name}: jupytext formats {formats!r}, expected 'ipynb,py:percent'"
+    a, b = _cells(text), _cells(stored)
+    for i, (x, y) in enumerate(zip(a, b, strict=False)):
+        if x != y:
+            return f"{py.name} cell {i}: {x!r} != {y!r} in the .ipynb"
+    return f"{py.name}: {len(a)} cells, its .ipynb {len(b)}" if len(a) != len(b) else ""
+
+
+def test_every_notebook_is_a_text_source_paired_with_its_ipynb():
+    """The .py is what people edit; the .ipynb papermill runs must hold the same cells
+    (`jupytext --sync notebooks/NAME.py` after an edit)."""
+    assert sorted(p.stem for p in NOTEBOOKS.glob("*.py")) == sorted(p.stem for p in NOTEBOOKS.glob("*.ipynb"))
+    assert sorted(p.stem for p in NOTEBOOKS.glob("*.py")) == sorted([*MODELS, "compare"])
+    assert not (ROOT / "tools" / "make_notebooks.py").exists()  # no generator: the notebooks are the sources
+    for py in NOTEBOOKS.glob("*.py"):
+        assert not _out_of_sync(py), f"{_out_of_sync(py)}: run `jupytext --sync {py.relative_to(ROOT)}`"
+
+
+def test_a_pair_edited_on_one_side_only_is_out_of_sync(tmp_path):
+    for name in ("resnet50_tf.py", "resnet50_tf.ipynb"):
+        shutil.copy(NOTEBOOKS / name, tmp_path / name)
+    py = tmp_path / "resnet50_tf.py"
+    assert _out_of_sync(py) == ""
+    py.write_text(py.read_text().replace("views.scaling(report)\n", "views.scaling(report)\nviews.runs(report)\n"))
+    assert "cell " in _out_of_sync(py) and "views.runs(report)" in _out_of_sync(py)
+    shutil.copy(NOTEBOOKS / "resnet50_tf.py", py)
+    py.write_text(py.read_text() + "\n# %%\nviews.problems(report)\n")  # a cell added at the end
+    assert "cells, its .ipynb" in _out_of_sync(py)
+    nb = nbformat.read(tmp_path / "resnet50_tf.ipynb", as_version=4)
+    del nb.metadata["jupytext"]
+    nbformat.write(nb, tmp_path / "resnet50_tf.ipynb")
+    assert "expected 'ipynb,py:percent'" in _out_of_sync(py)
 
 
 @pytest.mark.parametrize("name", ["resnet50_tf", "resnet50_mxnet", "resnet50_pytorch", "maskrcnn_tf2", "compare"])
@@ -36,14 +75,17 @@ def test_notebooks_are_thin_and_stored_without_outputs(name):
     params = [c for c in code if "parameters" in c.metadata.get("tags", [])]
     assert len(params) == 1 and code[0] is params[0]
     for c in code[1:]:
-        assert len(c.source.splitlines()) <= 5, c.source  # one or two library calls per cell
+        assert len([line for line in c.source.splitlines() if line.strip()]) <= 5, c.source  # library calls
+        tree = ast.parse(c.source.rstrip(";"))
+        assert not [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.ClassDef, ast.Lambda, ast.For,
+                                                                  ast.While, ast.comprehension))], c.source
     # papermill documents every parameter from its comment (`papermill --help-notebook`).
     inferred = papermill.inspect_notebook(str(NOTEBOOKS / f"{name}.ipynb"))
     assert inferred and all(p["help"] for p in inferred.values())
 
 
 def test_model_notebooks_open_with_the_verdict_then_four_sections():
-    for name in ("resnet50_tf", "resnet50_mxnet", "resnet50_pytorch", "maskrcnn_tf2"):
+    for name in MODELS:
         cells = nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4).cells
         code = [c.source for c in cells if c.cell_type == "code"]
         assert "views.opening(report)" in code[2] and "reproduction_plot" in code[3]  # first, after the set-up
@@ -53,7 +95,20 @@ def test_model_notebooks_open_with_the_verdict_then_four_sections():
         assert text.index("views.opening(report)") < text.index("## 1. Set-up")
 
 
-@pytest.mark.parametrize("name", ["resnet50_tf", "resnet50_mxnet", "resnet50_pytorch", "maskrcnn_tf2"])
+@pytest.mark.parametrize(("name", "section", "call"), [
+    ("resnet50_tf", "### Time to train and top-1", "views.time_to_train(report)"),
+    ("resnet50_mxnet", "### Per-epoch rates", "record_views.epoch_rates(report)"),
+    ("resnet50_pytorch", "### Per-iteration rates", "record_views.iteration_rates(report)"),
+    ("maskrcnn_tf2", "### Loss", "record_views.loss(report)")])
+def test_each_model_notebook_shows_what_is_particular_to_its_logs(name, section, call):
+    """Shared cells call the library; each model's own section, in its own words, sits in section 2 of its
+    notebook and of no other."""
+    text = (NOTEBOOKS / f"{name}.py").read_text()
+    assert text.index("## 2. Analysis") < text.index(section) < text.index(call) < text.index("## 3. Reproduction")
+    assert not [m for m in MODELS if m != name and section in (NOTEBOOKS / f"{m}.py").read_text()]
+
+
+@pytest.mark.parametrize("name", MODELS)
 def test_parameters_carry_types_for_help_notebook(name):
     inferred = papermill.inspect_notebook(str(NOTEBOOKS / f"{name}.ipynb"))
     types = {k: p["inferred_type_name"] for k, p in inferred.items()}
@@ -116,12 +171,13 @@ def published(tmp_path_factory):
     reports = tmp / "reports"
     logs = {}
     for model, folder in (("resnet50_tf", "ngc_tf1"), ("resnet50_mxnet", "ngc_mxnet"),
-                          ("maskrcnn_tf2", "ngc_maskrcnn")):
+                          ("maskrcnn_tf2", "ngc_maskrcnn"), ("resnet50_pytorch", "ngc_pytorch")):
         logs[model] = tmp / folder
         shutil.copytree(FIXTURES / folder, logs[model])
     targets = [publish.for_logs(logs["resnet50_tf"], "resnet50_tf", "tf1", "dlperf_tf1_resnet50"),
                publish.for_logs(logs["resnet50_mxnet"], "resnet50_mxnet", "mxnet", "ngc_mxnet_resnet50"),
                publish.for_logs(logs["maskrcnn_tf2"], "maskrcnn_tf2", "maskrcnn", "ngc_tf2_maskrcnn"),
+               publish.for_logs(logs["resnet50_pytorch"], "resnet50_pytorch", "pytorch", "ngc_pytorch_resnet50_v100"),
                publish.for_comparison([str(logs["resnet50_tf"]), str(logs["resnet50_mxnet"])], ["tf", "mx"], "cmp")]
     entries = publish.publish(targets, reports, jobs=2, progress=False)
     return reports, entries, targets
@@ -129,7 +185,7 @@ def published(tmp_path_factory):
 
 def test_every_notebook_executes_in_analysis_only_mode(published):
     reports, entries, _ = published
-    assert [e["status"] for e in entries] == ["ok"] * 4, [e.get("error") for e in entries]
+    assert [e["status"] for e in entries] == ["ok"] * 5, [e.get("error") for e in entries]
     for e in entries:
         out = reports / e["name"]
         executed = nbformat.read(out / e["executed"], as_version=4)
@@ -139,6 +195,18 @@ def test_every_notebook_executes_in_analysis_only_mode(published):
         assert "<img" in page or e["name"] == "cmp" or "data:image/png;base64" in page
         assert "highlight hl-ipython3" not in page  # code hidden in the report view...
         assert "highlight hl-ipython3" in (out / "code.html").read_text()  # ...shown in the code view
+
+
+@pytest.mark.parametrize(("name", "section", "shown"), [
+    ("tf1", "Time to train and top-1", "final_top1"),  # train_and_evaluate_gpu1_amp_bs256.log evaluates
+    ("mxnet", "Per-epoch rates", "used by the rule"),
+    ("pytorch", "Per-iteration rates", "first iteration"),
+    ("maskrcnn", "Loss", "last loss"),
+])
+def test_each_model_report_has_its_own_section(published, name, section, shown):
+    reports, _, _ = published
+    page = (reports / name / "report.html").read_text()
+    assert f">{section}<" in page and shown in page[page.index(f">{section}<"):]
 
 
 def test_reports_embed_everything_and_load_nothing_from_the_network(published):

@@ -1,0 +1,63 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Studies side by side
+# Frameworks, machines, containers, or a reproduction against its reference: the same configurations measured
+# in several study folders (or folders of logs), compared.
+
+# %% tags=["parameters"]
+sources = "runs/resnet50_tf-cpu,runs/resnet50_mxnet-cpu"  # comma-separated study folders or log folders
+labels = ""  # comma-separated labels, one per source; empty: the folder names
+baseline = 0  # index of the source the ratios are taken against
+summary_path = ""  # where to write the headline numbers as JSON (benchbook publish sets it)
+
+# %%
+from benchbook import display
+from benchbook.compare import Comparison
+
+comparison = Comparison(sources, labels, baseline)
+display.table(comparison.describe(), empty="no source")
+
+# %% [markdown]
+# ## Configurations in each source
+# Median images/s over repeats, per source.
+
+# %%
+display.table(comparison.table(), empty="no configuration measured in any source",
+              formats=dict.fromkeys(comparison.labels, 2))
+
+# %% [markdown]
+# ## Ratios
+# Each source's median against the baseline's, for the configurations both measured.
+
+# %%
+display.table(comparison.ratios(),
+              empty="no configuration measured by the baseline and another source",
+              formats=dict.fromkeys(comparison.labels, display.significant))
+
+# %%
+comparison.figure()
+
+# %% [markdown]
+# ## What differs
+# Environments of the sources' runs (from their run records), most significant first.
+
+# %%
+display.table(comparison.environment_differences(),
+              empty="no difference between the sources' run records (or no run records to compare)")
+
+# %%
+comparison.save_summary(summary_path);

@@ -1,0 +1,152 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # ResNet-50 v1.5 on TensorFlow 1 (NGC DeepLearningExamples): training throughput and time to train
+
+# %% tags=["parameters"]
+study: str = "params/resnet50_tf/cpu.yaml"  # study file (params/...): what to run, and the reference to compare with
+log_dir: str = ""  # analysis-only mode: analyze the logs in this folder (`study` is then ignored); nothing is launched
+runs_dir: str = "runs"  # folder of study folders (runs/<study name>/<run id>/...)
+launch: bool = True  # launch mode: run the study (finishing what is not complete) before the analysis
+reference: str = ""  # published reference (params/references/NAME.yaml); empty: the study's own
+warmup: int = -1  # records to skip as warm-up in every run; -1: the log format's documented rule
+method: str = ""  # recompute method (see `benchbook formats`); empty: the rule's own
+rule: str = ""  # named throughput rule: nvidia (each format's default) or dlperf; empty: nvidia
+interactive: bool = True  # show the ipywidgets explorer (JupyterLab); publish sets it to False
+summary_path: str = ""  # where to write the headline numbers as JSON (benchbook publish sets it)
+
+# %%
+from benchbook import plots, views
+from benchbook.notebook_params import check
+from benchbook.report import Report
+
+p = check(study=study, log_dir=log_dir, runs_dir=runs_dir, launch=launch, reference=reference,
+          warmup=warmup, method=method, rule=rule, interactive=interactive, summary_path=summary_path)
+
+# %%
+report = Report(p.study, p.log_dir, p.runs_dir, reference=p.reference, warmup=p.warmup, method=p.method, rule=p.rule)
+launched = report.launch(quiet=True) if p.launch and report.mode == "launch" else None
+views.opening(report)
+
+# %%
+views.reproduction_plot(report)
+
+# %% [markdown]
+# NVIDIA's ConvNets `main.py` logs one DLLogger line per step with `total_ips` (images/s over all GPUs); its
+# summary is the arithmetic mean of those rates from `warmup_steps` on, and that is the default (`nvidia`) rule
+# benchbook recomputes with. The DLPerf tables (`rule = "dlperf"`) round each rate to 2 decimals, skip the
+# first 20 iterations, average the next 100 and report the median of 5 runs; speedup is against the 1-GPU
+# median of the same batch and precision.
+# With no GPU, the study runs the project's own TensorFlow ResNet-50 v1.5 on the CPU, through the same
+# launcher, logs, parsers and report.
+#
+# Details follow: 1. the set-up that produced the numbers, 2. analysis, 3. reproduction, 4. launch,
+# failures and problems. Every number comes from a log line or a run record; the per-run table names
+# the file and run of each.
+
+# %%
+views.description(report)
+
+# %% [markdown]
+# ## 1. Set-up
+# In analysis-only mode, what the logs say about the set-up that produced them, beside the published one
+# (never this machine's); in launch mode, this machine, whether it can run the study, and repeats that ran on
+# different stacks.
+
+# %%
+views.setup_used(report)
+
+# %%
+views.setup_needed(report)
+
+# %% [markdown]
+# ## 2. Analysis
+# ### Runs
+# One row per run found in the logs: metadata, the value the script reported and the value recomputed by the
+# rule above.
+
+# %%
+views.runs(report)
+
+# %% [markdown]
+# ### Scaling
+# Median throughput over repeats; speedup against the 1-GPU median of the same batch and precision, where a
+# 1-GPU run was measured.
+
+# %%
+views.scaling(report)
+
+# %%
+views.scaling_plot(report)
+
+# %% [markdown]
+# ### Throughput over time
+# Every logged iteration of every run; warm-up records shaded, the recomputed value as a line.
+
+# %%
+views.throughput_over_time(report)
+
+# %% [markdown]
+# ### Repeats
+# Each repeat as a point, the median marked: the spread between runs of one configuration.
+
+# %%
+views.repeats(report)
+
+# %% [markdown]
+# ### Time to train and top-1
+# TF1 ConvNets runs in `train_and_evaluate` mode evaluate top-1 as they train (the `ngc_time_to_train` study:
+# 120 epochs on one GPU, AMP, batch 256, to the published 76.10%; `cpu_time_to_train` on the CPU). Time to
+# train is the first evaluation at or above the target top-1, in seconds since the run's first log line; the
+# final top-1 is the last one evaluated. Throughput runs (`training_benchmark`) evaluate nothing, and say so.
+
+# %%
+views.time_to_train(report)
+
+# %% [markdown]
+# ## 3. Reproduction
+# Measured against the published numbers, every column; then what differs from the published set-up.
+
+# %%
+views.reproduction(report)
+
+# %%
+views.differences(report)
+
+# %% [markdown]
+# ## 4. Launch, failures and problems
+# In launch mode the study runs in a separate process (`benchbook run --resume`), never in this kernel; its run
+# records are shown here. Runs that did not complete follow, with the cause and the last log lines, then files
+# that could not be analyzed.
+
+# %%
+views.launch_status(report)
+
+# %%
+views.failures(report)
+
+# %%
+views.problems(report)
+
+# %% [markdown]
+# ### Explore
+# In JupyterLab: pick configurations and the metric, and re-plot.
+
+# %%
+plots.explore(report.analysis) if p.interactive else None
+
+# %%
+report.save_summary(p.summary_path);

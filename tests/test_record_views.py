@@ -1,0 +1,63 @@
+"""The model-particular notebook sections (record_views): per-epoch rates, per-iteration rates, loss.
+
+Expected values are read from the fixture logs' own lines (cited beside each), and the tables are
+checked against the rule's recomputed values, so that a section cannot drift from what the runs table says.
+"""
+
+from pathlib import Path
+from statistics import harmonic_mean
+
+import pytest
+
+from benchbook import record_views
+from benchbook.report import Report
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def test_mxnet_epoch_rates_are_the_ones_whose_harmonic_mean_the_rule_gives():
+    report = Report(log_dir=FIXTURES / "ngc_mxnet")
+    table = record_views.epoch_rates_table(report)
+    runs = report.analysis.runs
+    for label, rows in table.groupby("run"):
+        used = rows[rows["used by the rule"] == "yes"]["images/s"]
+        assert rows.iloc[0]["used by the rule"] == "no (warm-up)" and rows.iloc[0]["epoch"] == 0  # warm-up epoch
+        file = label.split(":")[0]
+        (recomputed,) = runs[runs["source"].str.endswith(file)]["recomputed_throughput"]
+        assert harmonic_mean(list(used)) == pytest.approx(recomputed, rel=1e-6)
+    # mxnet_dllogger_fp32_bs96.txt: `Epoch: 0 ... train.ips : 1240.0` then `Epoch: 1 ... train.ips : 1570.0`
+    fp32 = table[table["run"].str.startswith("mxnet_dllogger_fp32_bs96.txt:0 (2 GPUs, fp32, bs 96)")]
+    assert list(fp32["images/s"]) == [1240.0, 1570.0]
+
+
+def test_pytorch_iteration_rates_show_the_first_iterations_pulling_the_mean_down():
+    report = Report(log_dir=FIXTURES / "ngc_pytorch")
+    table = record_views.iteration_rates_table(report).set_index("run")
+    row = table.loc["pytorch_gpu8_amp_bs256.txt:0 (8 GPUs, amp, bs 256)"]
+    # its lines 12-23: `Iteration: 1 ... train.total_ips : 640.00` ... `Iteration: 12 ... 5810.00`
+    assert row["iterations logged"] == 12 and row["first iteration"] == 640.0
+    assert row["mean of all"] < row["median"]
+    # the default (nvidia) rule for this format is the mean of every iteration, the first ones included
+    assert (table["mean of all"] - table["by the rule"]).abs().max() < 1e-6
+    perf = record_views.iteration_rates_table(Report(log_dir=FIXTURES / "ngc_pytorch", rule="perf"))
+    assert (perf["by the rule"] > perf["mean of all"]).all()  # leaving iterations 1-9 out raises it
+
+
+def test_maskrcnn_loss_is_the_first_and_last_logged_total_loss():
+    report = Report(log_dir=FIXTURES / "ngc_maskrcnn")
+    table = record_views.loss_table(report).set_index("run")
+    row = table.loc["tf_gpu1_fp32_bs2.txt:0 (1 GPU, fp32, bs 2)"]
+    # tf_gpu1_fp32_bs2.txt: five blocks, `iteration: 5` ... `Total loss: 3.5`, the last `iteration: 25` ...
+    # `Total loss: 2.7`
+    assert (row["records"], row["first iteration"], row["first loss"]) == (5, 5, 3.5)
+    assert (row["last iteration"], row["last loss"]) == (25, 2.7)
+
+
+def test_sections_with_nothing_to_show_say_why_in_one_line(tmp_path):
+    report = Report(log_dir=FIXTURES / "ngc_pytorch")
+    assert record_views.epoch_rates_table(report).empty  # PyTorch logs no epoch summary line
+    assert "no run logged a per-epoch rate" in str(record_views.epoch_rates(report))
+    (tmp_path / "empty.log").write_text("nothing a parser knows\n")
+    nothing = Report(log_dir=tmp_path)
+    assert "no run logged per-iteration rates" in str(record_views.iteration_rates(nothing))
+    assert "no run logged a loss" in str(record_views.loss(nothing))

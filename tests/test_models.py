@@ -15,11 +15,9 @@ from benchbook.reference_schema import LOG_NAMES
 
 ROOT = Path(__file__).resolve().parents[1]
 LIB = ROOT / "lib" / "benchbook"
-# Where a model may be named: the registry, each model's own CPU workload (its script, the shared
-# _common.py its scripts import, its pinned requirements) and the notebook generator, which issue 18
-# item 3 removes (notebooks/ and tools/make_notebooks.py are another engineer's).
-ALLOWED = [LIB / "models", LIB / "workloads" / "requirements", LIB / "workloads" / "_common.py",
-           ROOT / "tools" / "make_notebooks.py"]
+# Where a model may be named: the registry and each model's own CPU workload (its script, the shared
+# _common.py its scripts import, its pinned requirements). Each model's notebook is notebooks/<model>.py.
+ALLOWED = [LIB / "models", LIB / "workloads" / "requirements", LIB / "workloads" / "_common.py"]
 ALLOWED += [LIB / "workloads" / spec.cpu_script for spec in models.specs() if spec.cpu_script]
 
 

@@ -25,7 +25,7 @@ class NotebookParameterError(BenchbookError, ValueError):
 
 
 class NotebookParameters(BaseModel):
-    """What a model notebook's parameters cell holds (see tools/make_notebooks.py)."""
+    """What a model notebook's parameters cell holds (the parameters cell of notebooks/<model>.py)."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
 

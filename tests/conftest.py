@@ -106,3 +106,20 @@ def framework_python(var: str, wanted: str) -> str:
     if not Path(python).exists():
         pytest.fail(f"{var}={python} does not exist")
     return python
+
+
+# A CPU study and the log of one of its runs, for tests of study folders (reports, views).
+CPU_STUDY = "schema_version: 1\nname: s\nmodel: resnet50_tf\nruntime: cpu\nsweep: {batch_size: 8, data: synthetic}\n" \
+        "repeats: 2\niterations: 6\nwarmup: 2\n"
+
+
+def cpu_log_text(rate: float) -> str:
+    """A run in the benchbook_cpu DLLogger format (parsers/benchbook_cpu.py): parameters, 6 steps, summary."""
+    lines = ["DLL 2026-01-01 00:00:00.000000 - PARAMETER workload : resnet50_tf  framework : tensorflow  "
+             "model : resnet50_v1.5  mode : training_benchmark  gpus : 0  batch_size : 8  warmup_steps : 2  "
+             "precision : fp32  xla : False  data : synthetic"]
+    for i in range(6):
+        lines.append(f"DLL 2026-01-01 00:00:0{i + 1}.000000 - Epoch: 0 Iteration: {i}  train.loss : 1.0  "
+                     f"train.ips : {rate:.2f} images/s  train.lr : 0.1")
+    lines.append(f"DLL 2026-01-01 00:00:09.000000 - Summary: train.ips : {rate:.2f} images/s")
+    return "\n".join(lines) + "\n"

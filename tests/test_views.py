@@ -11,22 +11,10 @@ import pytest
 
 from benchbook import display, records, views
 from benchbook.report import Report
+from conftest import CPU_STUDY as STUDY
+from conftest import cpu_log_text as log_text
 
 FIXTURES = Path(__file__).parent / "fixtures"
-STUDY = "schema_version: 1\nname: s\nmodel: resnet50_tf\nruntime: cpu\nsweep: {batch_size: 8, data: synthetic}\n" \
-        "repeats: 2\niterations: 6\nwarmup: 2\n"
-
-
-def log_text(rate: float) -> str:
-    """A run in the benchbook_cpu DLLogger format (parsers/benchbook_cpu.py): parameters, 6 steps, summary."""
-    lines = ["DLL 2026-01-01 00:00:00.000000 - PARAMETER workload : resnet50_tf  framework : tensorflow  "
-             "model : resnet50_v1.5  mode : training_benchmark  gpus : 0  batch_size : 8  warmup_steps : 2  "
-             "precision : fp32  xla : False  data : synthetic"]
-    for i in range(6):
-        lines.append(f"DLL 2026-01-01 00:00:0{i + 1}.000000 - Epoch: 0 Iteration: {i}  train.loss : 1.0  "
-                     f"train.ips : {rate:.2f} images/s  train.lr : 0.1")
-    lines.append(f"DLL 2026-01-01 00:00:09.000000 - Summary: train.ips : {rate:.2f} images/s")
-    return "\n".join(lines) + "\n"
 
 
 def study_folder(tmp_path, rates):

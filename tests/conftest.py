@@ -110,7 +110,7 @@ def framework_python(var: str, wanted: str) -> str:
 
 # A CPU study and the log of one of its runs, for tests of study folders (reports, views).
 CPU_STUDY = "schema_version: 1\nname: s\nmodel: resnet50_tf\nruntime: cpu\nsweep: {batch_size: 8, data: synthetic}\n" \
-        "repeats: 2\niterations: 6\nwarmup: 2\n"
+        "repeats: 2\niterations: 6\nwarmup_steps: 2\n"
 
 
 def cpu_log_text(rate: float) -> str:

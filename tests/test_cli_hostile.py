@@ -12,7 +12,7 @@ model: resnet50_tf
 runtime: cpu
 sweep: {batch_size: 8, data: synthetic}
 iterations: 6
-warmup: 2
+warmup_steps: 2
 """
 
 

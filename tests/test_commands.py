@@ -162,7 +162,7 @@ runtime: cpu
 cpu: {{image_size: 32}}
 sweep: {{batch_size: 8, data: synthetic, processes: [1, 2]}}
 iterations: 6
-warmup: 2
+warmup_steps: 2
 launcher: {launcher}
 env: {{TF_CPP_MIN_LOG_LEVEL: "2"}}
 """

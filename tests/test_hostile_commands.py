@@ -38,7 +38,7 @@ sweep:
   gpus: 2
   batch_size: 128
 iterations: 100
-warmup: 10
+warmup_steps: 10
 env:
   A: "1; touch MARK"
   B: "$(touch MARK)"
@@ -115,7 +115,7 @@ def test_pasted_cpu_command_keeps_variables_to_the_command(tmp_path):
     bin_dir = stand_ins(tmp_path)
     path = tmp_path / "cpu.yaml"
     path.write_text("schema_version: 1\nname: hostile-cpu\nmodel: resnet50_tf\nruntime: cpu\n"
-                    "sweep: {batch_size: 8, processes: 2}\niterations: 3\nwarmup: 1\n"
+                    "sweep: {batch_size: 8, processes: 2}\niterations: 3\nwarmup_steps: 1\n"
                     "env: {A: '1; touch MARK', B: '$(touch MARK)', C: \"it's `touch MARK`\"}\n")
     (_rid, _d, _c, cmd), = runner.plan(study.load(path), tmp_path / "runs", python="/envs/tf/bin/python")
     assert cmd.shell().startswith("A='1; touch MARK' B='$(touch MARK)' C='it'\"'\"'s `touch MARK`' mpiexec ")

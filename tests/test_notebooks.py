@@ -121,7 +121,7 @@ def test_a_wrong_typed_parameter_stops_the_notebook_before_anything_launches(tmp
     naming the parameter, the value and what it expects."""
     study = tmp_path / "s.yaml"
     study.write_text("schema_version: 1\nname: s\nmodel: resnet50_tf\nruntime: cpu\nsweep: {batch_size: 8}\n"
-                     "iterations: 4\nwarmup: 1\n")
+                     "iterations: 4\nwarmup_steps: 1\n")
     runs = tmp_path / "runs"
     with pytest.raises(papermill.PapermillExecutionError) as err:
         papermill.execute_notebook(str(NOTEBOOKS / "resnet50_tf.ipynb"), str(tmp_path / "out.ipynb"),
@@ -254,7 +254,7 @@ def test_log_content_in_reports_is_escaped(tmp_path):
     """A log line holding <script> shows as text, in the failures table of a launched study."""
     study = tmp_path / "evil.yaml"
     study.write_text("schema_version: 1\nname: evil\nmodel: resnet50_tf\nruntime: cpu\nsweep: {batch_size: 8}\n"
-                     "iterations: 4\nwarmup: 1\n")
+                     "iterations: 4\nwarmup_steps: 1\n")
     run = tmp_path / "runs" / "evil" / "cpu_fp32_bs8_r1"
     run.mkdir(parents=True)
     evil = '<script>document.title="pwned"</script>'

@@ -25,7 +25,7 @@ sweep:
   data: synthetic
 repeats: 2
 iterations: 6
-warmup: 2
+warmup_steps: 2
 timeout: {timeout}
 options: {options}
 """
@@ -152,7 +152,7 @@ def alive(pid: int) -> bool:
                          ids=["SIGINT", "SIGKILL", "SIGINT-background"])
 def test_killed_study_resumes_without_redoing_or_losing_runs(tmp_path, sig, sigint_ignored):
     s = make(tmp_path, "{behave: slow}", **{"repeats: 2": "repeats: 1", "iterations: 6": "iterations: 3",
-                                             "warmup: 2": "warmup: 1"})
+                                             "warmup_steps: 2": "warmup_steps: 1"})
     folder = tmp_path / "runs" / s.name
     first = drive(tmp_path, str(s.path), sigint_ignored=sigint_ignored)
     try:

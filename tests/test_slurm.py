@@ -36,7 +36,7 @@ model: resnet50_tf
 runtime: cpu
 sweep: {{batch_size: [8, 16], data: synthetic}}
 iterations: 6
-warmup: 2
+warmup_steps: 2
 timeout: {timeout}
 no_progress: {no_progress}
 options: {options}
@@ -162,7 +162,7 @@ def test_shipped_slurm_studies(tmp_path):
     cpu = study.load(ROOT / "params" / "resnet50_tf" / "cpu_slurm.yaml")
     smoke = study.load(ROOT / "params" / "resnet50_tf" / "cpu_smoke.yaml")
     assert cpu.launcher.name == "slurm" and cpu.sweep == smoke.sweep and cpu.cpu == smoke.cpu
-    assert (cpu.iterations, cpu.warmup) == (smoke.iterations, smoke.warmup)
+    assert (cpu.iterations, cpu.warmup_steps) == (smoke.iterations, smoke.warmup_steps)
     ngc = study.load(ROOT / "params" / "resnet50_tf" / "ngc_slurm.yaml")
     assert ngc.launcher.name == "slurm" and ngc.launcher.slurm.mpi == "pmix"
     script = {rid: cmd.script for rid, _d, _c, cmd in runner.plan(ngc, Path("/runs"))}["4n8g_amp_bs256_xla_r1"]

@@ -19,7 +19,7 @@ sweep:
   precision: [fp32, bf16]
 repeats: 2
 iterations: 12
-warmup: 4
+warmup_steps: 4
 """
 
 NGC = """\
@@ -33,7 +33,7 @@ sweep:
   gpus: [1, 8]
   batch_size: 128
 iterations: 100
-warmup: 10
+warmup_steps: 10
 """
 
 
@@ -141,7 +141,7 @@ def test_processes_are_a_cpu_axis(tmp_path):
     (("  precision: [fp32, bf16]", "  precision: fp32\n  data: real"), None),
     (("model: resnet50_tf", "model: resnet50_mxnet"), None),
     (("model: resnet50_tf", "model: resnet5O_tf"), "model = 'resnet5O_tf': must be one of"),
-    (("warmup: 4", "warmup: 12"), "warmup (12) must be below iterations (12)"),
+    (("warmup_steps: 4", "warmup_steps: 12"), "warmup_steps (12) must be below iterations (12)"),
     (("schema_version: 1", "schema_version: 2"), "schema_version 2 is not supported"),
     (("schema_version: 1\n", ""), "schema_version is missing"),
 ])
@@ -153,6 +153,23 @@ def test_bad_cpu_studies(tmp_path, change, message):
     with pytest.raises(StudyError) as e:
         study.load(p)
     assert message in str(e.value) and str(p) in str(e.value)
+
+
+def test_the_old_warmup_key_names_its_new_name_and_line(tmp_path):
+    """`warmup` now names only the records analysis skips (issue 18): a study that still says `warmup:` is
+    refused at its line, with the key to write instead, not taken for analysis warm-up nor dropped."""
+    p = write(tmp_path, CPU.replace("warmup_steps: 4", "warmup: 4"))
+    with pytest.raises(StudyError) as e:
+        study.load(p)
+    assert str(e.value) == (f"{p}:9: `warmup` was renamed to `warmup_steps` (iterations the training script "
+                            "skips, its --warmup_steps); write warmup_steps: 4")
+    assert study.load(write(tmp_path, CPU)).warmup_steps == 4
+
+
+def test_the_runs_pass_warmup_steps_to_the_script(tmp_path):
+    s = study.load(write(tmp_path, CPU.replace("warmup_steps: 4", "warmup_steps: 7")))
+    assert {r.config["warmup_steps"] for r in study.expand(s)} == {7}
+    assert all("warmup" not in r.config for r in study.expand(s))
 
 
 def test_xla_on_mxnet_is_impossible(tmp_path):

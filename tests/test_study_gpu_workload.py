@@ -17,7 +17,7 @@ GPU = ROOT / "params" / "resnet50_pytorch" / "gpu.yaml"
 def test_gpu_study_runs_four_precisions_with_100_measured_iterations(tmp_path, monkeypatch):
     monkeypatch.setenv("BENCHBOOK_PYTHON_PYTORCH", "/usr/bin/python3")
     s = study.load(GPU)
-    assert s.iterations - s.warmup >= 100
+    assert s.iterations - s.warmup_steps >= 100
     plan = runner.plan(s, tmp_path)
     assert [rid for rid, *_ in plan][:4] == [f"cuda_{p}_bs256_syn_r1" for p in ("fp32", "tf32", "amp", "bf16")]
     _rid, _dir, cfg, cmd = plan[2]

@@ -14,7 +14,7 @@ runtime: cpu
 sweep:
   batch_size: 8
 iterations: 12
-warmup: 4
+warmup_steps: 4
 """
 
 NGC = """\
@@ -29,7 +29,7 @@ sweep:
   gpus: 1
   batch_size: 128
 iterations: 100
-warmup: 10
+warmup_steps: 10
 """
 
 
@@ -92,7 +92,8 @@ def test_a_million_runs_is_refused_with_the_flag_that_lifts_the_cap(tmp_path, mo
 def test_a_million_processes_is_refused(tmp_path):
     refused(tmp_path, CPU.replace("batch_size: 8", "batch_size: 8\n  processes: 1000000"),
             "processes: 1000000 starts 1000000 processes", "--allow-large-study")
-    refused(tmp_path, NGC.replace("gpus: 1", "gpus: 2000x8").replace("warmup: 10", "warmup: 10\nlauncher: slurm"),
+    refused(tmp_path, NGC.replace("gpus: 1", "gpus: 2000x8").replace("warmup_steps: 10",
+                                                                     "warmup_steps: 10\nlauncher: slurm"),
             "'2000x8' starts 16000 processes")
     assert study.load(write(tmp_path, CPU.replace("batch_size: 8", "batch_size: 8\n  processes: 1000000")),
                       limits=False).sweep[0].processes == 1000000

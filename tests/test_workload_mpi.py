@@ -386,7 +386,7 @@ sweep:
   processes: 2
 repeats: 1
 iterations: 3
-warmup: 1
+warmup_steps: 1
 timeout: 10m
 no_progress: 5m
 options:

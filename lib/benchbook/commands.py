@@ -35,7 +35,7 @@ def _cpu(study: Study, cfg: dict, run_dir: Path) -> list[str]:
     c, spec = study.cpu, study.spec
     argv = ["--mode", study.mode, "--batch_size", str(cfg["batch_size"]),
             "--image_size", str(c.image_size), "--num_iter", str(study.iterations), "--warmup_steps",
-            str(study.warmup), "--precision", cfg["precision"],
+            str(study.warmup_steps), "--precision", cfg["precision"],
             "--data", "synthetic" if cfg["synthetic"] or spec.cpu_generated_data else "digits",
             "--threads", str(c.threads), "--seed", str(cfg["repeat"])]
     if study.mode == "train_and_evaluate":

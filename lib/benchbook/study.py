@@ -43,6 +43,7 @@ from .study_limits import (  # noqa: F401
 )
 
 SCHEMA_VERSION = 1
+RENAMED = {"warmup": "warmup_steps"}  # old key -> new (issue 18: `warmup` also named the records analysis skips)
 # Read from the model registry (benchbook.models): model -> framework, and the models with a CPU workload.
 MODELS = {spec.name: spec.framework for spec in models.specs()}
 RUNTIMES = ("ngc", "cpu")
@@ -200,7 +201,8 @@ class Study(_Strict):
     sweep: list[SweepBlock]
     repeats: Count = Field(1, ge=1, le=1000)
     iterations: Count = Field(ge=1, description="iterations per run (epochs in train_and_evaluate on NGC)")
-    warmup: Count = Field(0, ge=0, description="warm-up iterations the script skips in its own summary")
+    warmup_steps: Count = Field(0, ge=0, description="iterations the training script skips in its own summary "
+                                "(its --warmup_steps)")
     timeout: float = Field(3600.0, description="per-run wall-clock limit (seconds or 30m, 2h)")
     no_progress: float | None = Field(None, description="kill a run whose log is silent this long")
     env: dict[EnvName, Line] = {}
@@ -254,8 +256,8 @@ class Study(_Strict):
         if self.launcher.name == "slurm" and self.container and self.container.mode != "run":
             raise ValueError(f"launcher slurm starts its own containers (pyxis); container.mode "
                              f"{self.container.mode!r} is for runs started on this machine: write mode: run")
-        if self.warmup >= self.iterations and self.mode == "training_benchmark":
-            raise ValueError(f"warmup ({self.warmup}) must be below iterations ({self.iterations})")
+        if self.warmup_steps >= self.iterations and self.mode == "training_benchmark":
+            raise ValueError(f"warmup_steps ({self.warmup_steps}) must be below iterations ({self.iterations})")
         return self
 
     @model_validator(mode="after")
@@ -398,7 +400,7 @@ def expand(study: Study) -> list[RunSpec]:
             "study": study.name, "model": study.model, "framework": study.framework, "runtime": study.runtime,
             "mode": study.mode, "batch_size": point["batch_size"], "precision": point["precision"],
             "xla": point["xla"], "dali": point["dali"], "synthetic": point["data"] == "synthetic",
-            "iterations": study.iterations, "warmup": study.warmup,
+            "iterations": study.iterations, "warmup_steps": study.warmup_steps,
         }
         if combine:
             cfg["gpu_counts"] = sorted({n * g for n, g, _ in members})
@@ -450,6 +452,9 @@ def load(path: str | Path, limits: bool | None = None) -> Study:
     if doc["schema_version"] != SCHEMA_VERSION:
         raise StudyError(f"{path}:{doc.lines.get('schema_version')}: schema_version {doc['schema_version']!r} "
                          f"is not supported; this benchbook reads schema_version: {SCHEMA_VERSION}")
+    if renamed := [f"{path}:{doc.lines[old]}: `{old}` was renamed to `{new}` (iterations the training script skips, "
+                   f"its --warmup_steps); write {new}: {doc[old]!r}" for old, new in RENAMED.items() if old in doc]:
+        raise StudyError("\n".join(renamed))
     data = yamlfile.plain(doc)
     data.setdefault("name", default_name(path))
     try:

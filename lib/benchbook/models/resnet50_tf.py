@@ -19,11 +19,11 @@ def ngc_command(study: Study, cfg: dict, run_dir: Path) -> list[str]:
     amp = ["--use_tf_amp", "--use_static_loss_scaling", "--loss_scale=128"] if cfg["precision"] == "amp" else []
     if study.mode == "training_benchmark":
         argv = ["python3", "main.py", "--mode=training_benchmark"] + (["--use_xla"] if cfg["xla"] else [])
-        argv += ["--warmup_steps", str(study.warmup), "--num_iter", str(study.iterations), "--iter_unit", "batch",
+        argv += ["--warmup_steps", str(study.warmup_steps), "--num_iter", str(study.iterations), "--iter_unit", "batch",
                  "--batch_size", str(b)]
     else:
         argv = ["python3", "main.py", "--arch=resnet50", "--mode=train_and_evaluate", "--iter_unit=epoch",
-                f"--num_iter={study.iterations}", f"--batch_size={b}", f"--warmup_steps={study.warmup}"]
+                f"--num_iter={study.iterations}", f"--batch_size={b}", f"--warmup_steps={study.warmup_steps}"]
         argv += ["--use_xla"] if cfg["xla"] else []
     argv += flags(study.options)
     if data:

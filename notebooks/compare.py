@@ -19,16 +19,18 @@
 # in several study folders (or folders of logs), compared.
 
 # %% tags=["parameters"]
-sources = "runs/resnet50_tf-cpu,runs/resnet50_mxnet-cpu"  # comma-separated study folders or log folders
-labels = ""  # comma-separated labels, one per source; empty: the folder names
-baseline = 0  # index of the source the ratios are taken against
-summary_path = ""  # where to write the headline numbers as JSON (benchbook publish sets it)
+from typing import Optional  # unset parameters are None (papermill -p NAME None)
+
+sources: str = "runs/resnet50_tf-cpu,runs/resnet50_mxnet-cpu"  # comma-separated study folders or log folders
+labels: Optional[str] = None  # comma-separated labels, one per source; None: the folder names
+baseline: int = 0  # index of the source the ratios are taken against
+summary_path: Optional[str] = None  # where to write the headline numbers as JSON (benchbook publish sets it)
 
 # %%
 from benchbook import display
 from benchbook.compare import Comparison
 
-comparison = Comparison(sources, labels, baseline)
+comparison = Comparison(sources, [] if labels is None else labels, baseline)
 display.table(comparison.describe(), empty="no source")
 
 # %% [markdown]

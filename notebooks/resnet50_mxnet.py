@@ -17,16 +17,18 @@
 # # ResNet-50 v1.5 on MXNet (NGC DeepLearningExamples): training throughput
 
 # %% tags=["parameters"]
+from typing import Optional  # unset parameters are None (papermill -p NAME None)
+
 study: str = "params/resnet50_mxnet/cpu.yaml"  # study file (params/...): what to run, and the reference to compare with
-log_dir: str = ""  # analysis-only mode: analyze the logs in this folder (`study` is then ignored); nothing is launched
+log_dir: Optional[str] = None  # analysis-only mode: analyze the logs in this folder (`study` is then ignored); nothing is launched
 runs_dir: str = "runs"  # folder of study folders (runs/<study name>/<run id>/...)
 launch: bool = True  # launch mode: run the study (finishing what is not complete) before the analysis
-reference: str = ""  # published reference (params/references/NAME.yaml); empty: the study's own
-warmup: int = -1  # records to skip as warm-up in every run; -1: the log format's documented rule
-method: str = ""  # recompute method (see `benchbook formats`); empty: the rule's own
-rule: str = ""  # named throughput rule: nvidia (each format's default) or dlperf; empty: nvidia
+reference: Optional[str] = None  # published reference (params/references/NAME.yaml); None: the study's own
+warmup: Optional[int] = None  # records to skip as warm-up in every run; None: the log format's documented rule
+method: Optional[str] = None  # recompute method (see `benchbook formats`); None: the rule's own
+rule: Optional[str] = None  # named throughput rule: nvidia (each format's default) or dlperf; None: nvidia
 interactive: bool = True  # show the ipywidgets explorer (JupyterLab); publish sets it to False
-summary_path: str = ""  # where to write the headline numbers as JSON (benchbook publish sets it)
+summary_path: Optional[str] = None  # where to write the headline numbers as JSON (benchbook publish sets it)
 
 # %%
 from benchbook import plots, record_views, views

@@ -112,8 +112,12 @@ def test_each_model_notebook_shows_what_is_particular_to_its_logs(name, section,
 def test_parameters_carry_types_for_help_notebook(name):
     inferred = papermill.inspect_notebook(str(NOTEBOOKS / f"{name}.ipynb"))
     types = {k: p["inferred_type_name"] for k, p in inferred.items()}
-    assert types["launch"] == "bool" and types["warmup"] == "int" and types["log_dir"] == "str"
+    assert types["launch"] == "bool" and types["warmup"] == "Optional[int]" and types["log_dir"] == "Optional[str]"
     assert "None" not in types.values(), types
+    defaults = {k: p["default"] for k, p in inferred.items()}
+    unset = {k for k, v in defaults.items() if v == "None"}  # unset is None, never -1 or ""
+    assert unset == {"log_dir", "reference", "warmup", "method", "rule", "summary_path"}, defaults
+    assert not [v for v in defaults.values() if v in ("-1", '""', "''")], defaults
 
 
 def test_a_wrong_typed_parameter_stops_the_notebook_before_anything_launches(tmp_path):
@@ -132,21 +136,47 @@ def test_a_wrong_typed_parameter_stops_the_notebook_before_anything_launches(tmp
     assert not runs.exists()  # nothing ran
 
 
+@pytest.mark.parametrize(("given", "expected"), [
+    (["-p", "warmup", "3"], {"warmup": 3, "method": None, "reference": None}),
+    (["-p", "warmup", "None", "-p", "method", "median"], {"warmup": None, "method": "median", "reference": None}),
+    (["-p", "warmup", "0", "-p", "reference", "ngc_tf1_resnet50"], {"warmup": 0, "reference": "ngc_tf1_resnet50"}),
+])
+def test_papermill_p_reaches_the_typed_check_and_none_stays_unset(given, expected, tmp_path):
+    """`papermill -p warmup 3` arrives as the int 3 and `-p warmup None` as None (papermill's own parsing of
+    -p values): the parameters cell, papermill's injected cell and the check cell run as the kernel would."""
+    out = tmp_path / "prepared.ipynb"
+    subprocess.run([sys.executable, "-m", "papermill", "--prepare-only", str(NOTEBOOKS / "resnet50_tf.ipynb"),
+                    str(out), "-p", "log_dir", str(FIXTURES / "ngc_tf1"), *given], check=True, capture_output=True)
+    code = [c for c in nbformat.read(out, as_version=4).cells if c.cell_type == "code"]
+    assert "injected-parameters" in code[1].metadata.get("tags", []) and "check(" in code[2].source
+    namespace: dict = {}
+    for cell in code[:3]:
+        exec(cell.source, namespace)  # noqa: S102 -- the project's own notebook, as papermill prepared it
+    p = namespace["p"]
+    assert {k: getattr(p, k) for k in expected} == expected
+    assert p.study is None and p.log_dir == str(FIXTURES / "ngc_tf1") and p.summary_path is None
+
+
 @pytest.mark.parametrize(("change", "expected"), [
     ({"launch": "notabool"}, "launch = 'notabool': expected True or False"),
-    ({"warmup": "ten"}, "warmup = 'ten': expected a whole number"),
-    ({"warmup": True}, "warmup = True: expected a whole number"),
+    ({"warmup": "ten"}, "warmup = 'ten': expected a whole number or None"),
+    ({"warmup": True}, "warmup = True: expected a whole number or None"),
     ({"warmup": -5}, "warmup = -5"),
+    ({"warmup": -1}, "warmup = -1"),  # no longer a sentinel: None leaves the rule's warm-up
+    ({"reference": ""}, "reference = '': expected text or None"),  # nor is "": write None
+    ({"method": ""}, "method = ''"),
     ({"method": "average"}, "method = 'average'"),
-    ({"log_dir": 3}, "log_dir = 3: expected text"),
-    ({"rule": "dlpref"}, "rule = 'dlpref': expected text (named throughput rule"),
+    ({"log_dir": 3}, "log_dir = 3: expected text or None"),
+    ({"runs_dir": None}, "runs_dir = None: expected text ("),
+    ({"rule": "dlpref"}, "rule = 'dlpref': expected text or None (named throughput rule"),
 ])
 def test_notebook_parameters_are_checked_on_entry(change, expected):
     from benchbook.errors import BenchbookError
     from benchbook.notebook_params import NotebookParameterError, check
-    good = {"study": "params/resnet50_tf/cpu.yaml", "log_dir": "", "runs_dir": "runs", "launch": True, "reference": "",
-            "warmup": -1, "method": "", "interactive": False, "summary_path": ""}
-    assert check(**good).launch is True
+    good = {"study": "params/resnet50_tf/cpu.yaml", "log_dir": None, "runs_dir": "runs", "launch": True,
+            "reference": None, "warmup": None, "method": None, "interactive": False, "summary_path": None}
+    assert check(**good).launch is True and check(**good).warmup is None
+    assert check(**{**good, "warmup": 0}).warmup == 0  # 0 is a real value: skip nothing
     with pytest.raises(NotebookParameterError) as err:
         check(**{**good, **change})
     assert expected in str(err.value) and isinstance(err.value, BenchbookError)
@@ -157,10 +187,10 @@ def test_log_dir_makes_the_study_ignored_wherever_the_notebook_runs(tmp_path, mo
     from benchbook.notebook_params import check
     monkeypatch.chdir(tmp_path)  # another folder: the default study path does not exist here
     p = check(study="params/resnet50_tf/cpu.yaml", log_dir=str(FIXTURES / "ngc_tf1"), runs_dir="runs", launch=True,
-              reference="", warmup=-1, method="", interactive=False, summary_path="")
-    assert p.study == "" and p.launch is False
-    q = check(study="params/resnet50_tf/cpu.yaml", log_dir="", runs_dir="runs", launch=False, reference="",
-              warmup=-1, method="", interactive=False, summary_path="")
+              reference=None, warmup=None, method=None, interactive=False, summary_path=None)
+    assert p.study is None and p.launch is False
+    q = check(study="params/resnet50_tf/cpu.yaml", log_dir=None, runs_dir="runs", launch=False, reference=None,
+              warmup=None, method=None, interactive=False, summary_path=None)
     assert Path(q.study) == ROOT / "params" / "resnet50_tf" / "cpu.yaml"  # found from the repository
 
 

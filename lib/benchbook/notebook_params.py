@@ -4,11 +4,13 @@ papermill passes `-p NAME VALUE` as whatever the text parses to: `-p launch nota
 string "notabool", which is true, and launched the study; `-p warmup x` ended in a raw ValueError deep in
 the report. `check` validates every parameter on entry and raises `NotebookParameterError` naming the
 parameter, the value and what is expected. The parameters cell carries the same types as annotations,
-so that `papermill --help-notebook` shows them.
+so that `papermill --help-notebook` shows them. A parameter left unset is None (in the cell and as
+`-p NAME None`), never a sentinel such as -1 or "" that a reader has to know.
 """
 
 from __future__ import annotations
 
+import typing
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -29,28 +31,42 @@ class NotebookParameters(BaseModel):
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    study: str = Field(description="study file (params/...)")
-    log_dir: str = Field(description="analysis-only mode: the folder of logs; when set, `study` is ignored")
-    runs_dir: str = Field(description="folder of study folders")
+    study: str | None = Field(None, min_length=1, description="study file (params/...)")
+    log_dir: str | None = Field(None, min_length=1, description="analysis-only mode: the folder of logs; when set, "
+                                "`study` is ignored")
+    runs_dir: str = Field(min_length=1, description="folder of study folders")
     launch: bool = Field(description="run the study before the analysis (launch mode only)")
-    reference: str = Field(description="name of a file in params/references/; empty: the study's own")
-    warmup: int = Field(ge=-1, description="records to skip as warm-up; -1: the log format's rule")
-    method: str = Field(pattern="^(" + "|".join(["", *METHODS]) + ")$", description="recompute method")
-    rule: str = Field("", description="named throughput rule (benchbook formats): nvidia, the default, or dlperf")
+    reference: str | None = Field(None, min_length=1, description="name of a file in params/references/; "
+                                  "None: the study's own")
+    warmup: int | None = Field(None, ge=0, description="records to skip as warm-up; None: the log format's rule")
+    method: str | None = Field(None, pattern="^(" + "|".join(METHODS) + ")$", description="recompute method; "
+                               "None: the rule's own")
+    rule: str | None = Field(None, description="named throughput rule (benchbook formats): nvidia, the default, "
+                             "or dlperf; None: nvidia")
 
     @field_validator("rule")
     @classmethod
-    def _known_rule(cls, name: str) -> str:
+    def _known_rule(cls, name: str | None) -> str | None:
         from . import parsers
         known = sorted({rule for f in parsers.FORMATS.values() for rule in f.rules()})
-        if name.strip() and name not in known:
-            raise ValueError(f"one of {', '.join(known)}, or empty for each format's default")
+        if name is not None and name not in known:
+            raise ValueError(f"one of {', '.join(known)}, or None for each format's default")
         return name
     interactive: bool = Field(description="show the ipywidgets explorer")
-    summary_path: str = Field(description="where to write the headline numbers as JSON")
+    summary_path: str | None = Field(None, min_length=1, description="where to write the headline numbers as "
+                                     "JSON; None: nowhere")
 
 
-EXPECTED = {"str": "text", "bool": "True or False", "int": "a whole number"}
+EXPECTED = {str: "text", bool: "True or False", int: "a whole number"}
+UNSET = "None"  # how a parameter is left unset, in the parameters cell and in `papermill -p NAME None`
+
+
+def _expected(annotation) -> str:
+    """What a parameter takes, in words: `int | None` -> "a whole number or None"."""
+    kinds = [EXPECTED.get(a, "") for a in typing.get_args(annotation) if a is not type(None)] or \
+        [EXPECTED.get(annotation, "")]
+    optional = type(None) in typing.get_args(annotation)
+    return " or ".join(k for k in (*kinds, UNSET if optional else "") if k)
 
 
 def check(**values) -> NotebookParameters:
@@ -62,7 +78,7 @@ def check(**values) -> NotebookParameters:
         for e in exc.errors():
             name = ".".join(str(p) for p in e["loc"]) or "parameters"
             field = NotebookParameters.model_fields.get(name)
-            kind = EXPECTED.get(getattr(field.annotation, "__name__", ""), "") if field else ""
+            kind = _expected(field.annotation) if field else ""
             if e["type"] == "extra_forbidden":
                 lines.append(f"notebook parameter {name!r} is not one of {', '.join(NotebookParameters.model_fields)}")
                 continue
@@ -70,9 +86,9 @@ def check(**values) -> NotebookParameters:
             lines.append(f"notebook parameter {name} = {e.get('input')!r}: expected {kind or 'another value'} "
                          f"({what}{e['msg'][0].lower()}{e['msg'][1:]})")
         raise NotebookParameterError("\n".join(lines)) from None
-    if params.log_dir.strip():
-        params = params.model_copy(update={"study": "", "launch": False})  # analysis-only: the study is ignored
-    elif params.study.strip():
+    if params.log_dir is not None:
+        params = params.model_copy(update={"study": None, "launch": False})  # analysis-only: the study is ignored
+    elif params.study is not None:
         params = params.model_copy(update={"study": str(locate(params.study))})
     return params
 

@@ -93,7 +93,7 @@ def for_study(path: str | Path, runs_dir: str | Path = "runs", launch: bool = Fa
     folder = Path(runs_dir).resolve() / s.name
     return Target(s.name, NOTEBOOKS / f"{s.model}.ipynb",
                   {"study": str(Path(path).resolve()), "runs_dir": str(Path(runs_dir).resolve()), "launch": launch,
-                   "log_dir": ""},
+                   "log_dir": None},
                   [str(Path(path).resolve()), str(folder)])
 
 
@@ -106,14 +106,14 @@ def for_logs(log_dir: str | Path, model: str, name: str | None = None, reference
         from . import references
         references.load(reference)
     return Target(name or folder.name, NOTEBOOKS / f"{model}.ipynb",
-                  {"study": "", "log_dir": str(folder), "launch": False, "reference": reference or ""},
+                  {"study": None, "log_dir": str(folder), "launch": False, "reference": reference},
                   [str(folder)])
 
 
 def for_comparison(sources: list[str], labels: list[str] | None, name: str) -> Target:
     resolved = [str(Path(s).resolve()) for s in sources]
     return Target(name, NOTEBOOKS / "compare.ipynb",
-                  {"sources": ",".join(resolved), "labels": ",".join(labels or [])}, resolved)
+                  {"sources": ",".join(resolved), "labels": ",".join(labels) if labels else None}, resolved)
 
 
 def input_files(target: Target) -> dict[str, tuple[int, int]]:

@@ -19,22 +19,18 @@ import time
 from pathlib import Path
 
 import pandas as pd
+from pydantic import ValidationError
 
 from . import __version__, commands, envs, metrics, records, tables
 from . import study as studies
 from .analysis import Analysis, analyze
-from .errors import BenchbookError
+from .errors import BenchbookError, RuleError
 from .rules import Rule
 
 RUN_TABLE = {"run": "run id (folder) or file:run", "gpus": "GPUs", "batch_size": "per-GPU batch",
              "precision": "precision", "xla": "XLA", "repeat": "repeat", "status": "status",
              "reported_throughput": "reported images/s", "recomputed_throughput": "recomputed images/s",
              "iterations": "records used", "warnings": "warnings"}
-
-
-def _blank(value) -> bool:
-    return value is None or (isinstance(value, str) and not value.strip()) or (
-        isinstance(value, int | float) and not isinstance(value, bool) and value < 0)
 
 
 class Report:
@@ -44,17 +40,20 @@ class Report:
                  runs_dir: str | Path = "runs", reference: str | None = None, warmup: int | None = None,
                  method: str | None = None, title: str | None = None, target_accuracy: float | None = None,
                  rule: str | None = None):
-        self.study = studies.load(study) if not _blank(study) else None
-        self.log_dir = Path(log_dir) if not _blank(log_dir) else None
+        self.study = studies.load(study) if study is not None else None
+        self.log_dir = Path(log_dir) if log_dir is not None else None
         if self.study is None and self.log_dir is None:
             raise BenchbookError("a report needs a study file (study=...) or a folder of logs (log_dir=...)")
         self.runs_dir = Path(runs_dir)
-        self.reference_name = reference if not _blank(reference) else (self.study.reference if self.study else None)
-        self.rule = Rule(name=None if _blank(rule) else rule, warmup=None if _blank(warmup) else int(warmup),
-                         method=None if _blank(method) else method)
-        self.title = title if not _blank(title) else (
+        self.reference_name = reference if reference is not None else (self.study.reference if self.study else None)
+        try:  # None leaves a part to the log format's rule; there is no other "unset" value
+            self.rule = Rule(name=rule, warmup=warmup, method=method)
+        except ValidationError as exc:
+            wrong = "; ".join(f"{e['loc'][0]} = {e['input']!r}: {e['msg']}" for e in exc.errors())
+            raise RuleError(f"report rule: {wrong} (None: the log format's own)") from None
+        self.title = title if title is not None else (
             self.study.description or self.study.name if self.study else f"Logs in {self.log_dir}")
-        self.target = target_accuracy if not _blank(target_accuracy) else (
+        self.target = target_accuracy if target_accuracy is not None else (
             self.study.target_accuracy if self.study else None)
         self.reference  # noqa: B018 -- a bad reference name fails here, before anything is launched
 
@@ -371,7 +370,7 @@ class Report:
     def save_summary(self, path: str | Path | None) -> dict:
         """Write the headline as JSON for `benchbook publish`'s index (no-op without a path)."""
         data = self.headline()
-        if not _blank(path):
+        if path is not None:
             Path(path).write_text(json.dumps(records.clean(data), indent=2))
         return data
 

@@ -40,9 +40,16 @@ def start_ticks(pid: int) -> int | None:
     return int(fields[19]) if fields and len(fields) > 19 else None
 
 
+def session(pid: int) -> int | None:
+    """The session the process belongs to (/proc/PID/stat field 6), or None when there is no such process."""
+    fields = _stat(pid)
+    return int(fields[3]) if fields and len(fields) > 3 else None
+
+
 def identity(pid: int) -> dict:
-    """What names a process for later: host, boot, PID and start time."""
-    return {"host": socket.gethostname(), "boot_id": boot_id(), "pid": pid, "start_ticks": start_ticks(pid)}
+    """What names a process for later: host, boot, PID, start time and session."""
+    return {"host": socket.gethostname(), "boot_id": boot_id(), "pid": pid, "start_ticks": start_ticks(pid),
+            "session": session(pid)}
 
 
 def state(ident: dict | None) -> str:
@@ -66,15 +73,16 @@ def state(ident: dict | None) -> str:
     return "alive"
 
 
-def group_members(pgid: int, since_ticks: int) -> list[int]:
-    """PIDs of the live processes of process group `pgid` started at or after `since_ticks` (the
-    group's leader may have ended while its children run on: mpirun's ranks)."""
+def group_members(pgid: int, since_ticks: int, sid: int | None = None) -> list[int]:
+    """PIDs of the live processes of process group `pgid` (in session `sid`, when given) started at
+    or after `since_ticks` (the group's leader may have ended while its children run on: mpirun's ranks)."""
     out = []
     for entry in PROC.iterdir():
         if not entry.name.isdigit():
             continue
         fields = _stat(int(entry.name))
         if fields and len(fields) > 19 and fields[0] != "Z" and int(fields[2]) == pgid \
+                and sid in (None, int(fields[3])) \
                 and int(fields[19]) >= since_ticks:
             out.append(int(entry.name))
     return out
@@ -82,8 +90,8 @@ def group_members(pgid: int, since_ticks: int) -> list[int]:
 
 def stop_group(ident: dict) -> str:
     """SIGKILL the process group a run's child led, only if it is that run's: the same host and
-    boot, and the leader (or, when it has ended, members of its group started after it) still
-    there. What was done, in words."""
+    boot, and the leader (or, when it has ended, members of its group and of its recorded session
+    started after it) still there. What was done, in words."""
     where = state(ident)
     pid = int(ident["pid"]) if ident and ident.get("pid") else None
     if where == "elsewhere":
@@ -97,9 +105,15 @@ def stop_group(ident: dict) -> str:
         if now is not None and now != ident["start_ticks"]:
             return f"process {pid} has ended; its PID now names another process, left alone"
         # the leader ended (or is a zombie): while members of its group live, the kernel keeps the
-        # PID for the group, so members are the run's own processes (mpirun's ranks)
-        if not group_members(pid, ident["start_ticks"]):
-            return f"process {pid} has ended"
+        # PID for the group. The group's members are the run's own processes (mpirun's ranks) only
+        # in the session the run's child opened (launchers start it with setsid, so a record from
+        # before sessions were recorded has session = PID): a shell job or a daemon of another
+        # session may have been given the group's number after the run's group was gone.
+        sid = ident.get("session") or pid
+        if not group_members(pid, ident["start_ticks"], sid):
+            strangers = group_members(pid, ident["start_ticks"])
+            return f"process {pid} has ended" + (f"; process group {pid} is now another session's, left alone"
+                                                 if strangers else "")
     try:
         os.killpg(pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError) as exc:

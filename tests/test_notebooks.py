@@ -321,8 +321,10 @@ def test_a_kernel_that_does_not_start_is_started_again_but_a_failing_cell_is_not
         raise papermill.PapermillExecutionError(0, 1, "boom", "ValueError", "bad input", [])
 
     monkeypatch.setattr(papermill, "execute_notebook", execute)
-    monkeypatch.setattr(publish, "_convert", lambda executed, out: None)
     target = publish.Target("t", NOTEBOOKS / "compare.ipynb", {"sources": "a,b"})
-    assert publish._execute(target, tmp_path, "s1")["status"] == "ok" and len(calls) == 2
-    failed = publish._execute(target, tmp_path, "s2")
+    job = publish.write_job(target, tmp_path, "s1")  # one notebook, as a worker or a Slurm job runs it
+    assert publish.run_job(job)["status"] == "ok" and len(calls) == 2
+    assert json.loads(job.with_suffix(".result.json").read_text())["status"] == "ok"
+    assert (tmp_path / "t" / "report.html").is_file()  # the executed notebook was converted
+    failed = publish.run_job(publish.write_job(target, tmp_path, "s2"))
     assert failed["status"] == "failed" and failed["error"] == "ValueError: bad input" and len(calls) == 3

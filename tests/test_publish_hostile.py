@@ -2,7 +2,10 @@
 without kernel chatter on the terminal (issue 20)."""
 
 import json
+import os
 import re
+import threading
+import time
 
 import nbformat
 import pytest
@@ -55,23 +58,38 @@ def test_corrupt_entries_are_shown_and_force_publishes_over_them(tmp_path, capfd
 
 def test_each_execution_has_its_own_file(tmp_path):
     target = publish.Target("tiny", tiny_notebook(tmp_path), {})
-    out = tmp_path / "reports" / "tiny"
-    out.mkdir(parents=True)
-    first = publish._execute(target, out, "20261124T120000Z")
-    second = publish._execute(target, out, "20261124T120000Z")  # the same second
+    reports = tmp_path / "reports"
+    first = publish.run_job(publish.write_job(target, reports, "20261124T120000Z"))
+    second = publish.run_job(publish.write_job(target, reports, "20261124T120000Z"))  # the same second
     assert first["status"] == second["status"] == "ok"
     assert first["executed"] != second["executed"]
-    assert len(list((out / "executed").glob("*.ipynb"))) == 2
+    assert len(list((reports / "tiny" / "executed").glob("*.ipynb"))) == 2
 
 
 def test_one_publish_of_a_report_at_a_time(tmp_path):
-    reports = tmp_path / "reports"
-    target = publish.Target("tiny", tiny_notebook(tmp_path), {})
-    with publish._report_lock(reports / "tiny") as holder:
-        assert holder is None
-        [entry] = publish.publish([target], reports, jobs=1, progress=False)
-    assert entry["status"] == "busy" and "being published by pid" in entry["error"]
-    assert not (reports / "tiny" / "entry.json").exists() and not (reports / "tiny" / "executed").exists()
+    """A second publish of a report whose notebook is being executed by another publish says so and
+    touches nothing; the first one ends as if alone."""
+    reports, started, release = tmp_path / "reports", tmp_path / "started", tmp_path / "release"
+    waits = (f"import pathlib, time\npathlib.Path({str(started)!r}).touch()\nend = time.time() + 120\n"
+             f"while not pathlib.Path({str(release)!r}).exists() and time.time() < end:\n    time.sleep(0.05)")
+    target = publish.Target("tiny", tiny_notebook(tmp_path, waits), {})
+    first: list[dict] = []
+    thread = threading.Thread(target=lambda: first.extend(publish.publish([target], reports, jobs=1,
+                                                                          progress=False)))
+    thread.start()
+    try:
+        end = time.monotonic() + 120
+        while not started.exists():
+            assert time.monotonic() < end and thread.is_alive(), first
+            time.sleep(0.05)
+        [entry] = publish.publish([target], reports, jobs=1, force=True, progress=False)
+        assert entry["status"] == "busy" and f"being published by pid {os.getpid()}" in entry["error"]
+        assert not (reports / "tiny" / "entry.json").exists()
+    finally:
+        release.touch()
+        thread.join(timeout=120)
+    assert [e["status"] for e in first] == ["ok"]
+    assert len(list((reports / "tiny" / "executed").glob("*.ipynb"))) == 1  # the busy publish executed nothing
 
 
 def test_a_log_removed_while_the_notebook_runs_fails_the_report(tmp_path):

@@ -269,13 +269,10 @@ def _slurm(todo: list[tuple[Target, str]], reports: Path, stamp: str, jobs: int,
     pending: dict[str, tuple[Target, str, Path, Path]] = {}
     try:
         for t, d in todo:
-            folder = (reports / t.name / "job").resolve()
-            folder.mkdir(parents=True, exist_ok=True)
-            job = folder / f"{stamp}.json"
+            job = write_job(t, reports, stamp)
+            folder = job.parent
             result = folder / f"{stamp}.result.json"
             output = folder / f"{stamp}.out"
-            records.write(job, {"target": asdict(t) | {"notebook": str(t.notebook)},
-                                "out": str((reports / t.name).resolve()), "stamp": stamp, "result": str(result)})
             lines = ["#!/bin/bash", f"#SBATCH --job-name=publish.{t.name}", "#SBATCH --nodes=1",
                      "#SBATCH --ntasks=1", f"#SBATCH --time={sl.slurm_time(slurm.get('time') or 3600)}"]
             lines += [f"#SBATCH --partition={slurm['partition']}"] if slurm.get("partition") else []
@@ -316,8 +313,21 @@ def _slurm(todo: list[tuple[Target, str]], reports: Path, stamp: str, jobs: int,
 EXECUTORS = {"local": _local, "slurm": _slurm}
 
 
+def write_job(target: Target, reports: str | Path, stamp: str) -> Path:
+    """One notebook to execute elsewhere (a Slurm job): `reports/<name>/job/<stamp>.json`, which
+    `run_job` (`python -m benchbook.publish JOB.json`) executes, its result in `<stamp>.result.json`."""
+    out = (Path(reports) / target.name).resolve()
+    job = out / "job" / f"{stamp}.json"
+    job.parent.mkdir(parents=True, exist_ok=True)
+    records.write(job, {"target": asdict(target) | {"notebook": str(target.notebook)}, "out": str(out),
+                        "stamp": stamp, "result": str(job.with_suffix(".result.json"))})
+    return job
+
+
 def run_job(job_file: str | Path) -> dict:
-    """One notebook of a `--executor slurm` publish, on the node the job landed on."""
+    """One notebook of a `--executor slurm` publish, on the node the job landed on: executed into
+    `executed/<stamp>-<random>.ipynb` as a pool worker does (a kernel that does not start is started
+    again, a failing cell is not), converted, its result written where the job file says."""
     job = records.read_json(Path(job_file))
     t = job["target"]
     target = Target(t["name"], Path(t["notebook"]), t["parameters"], t["inputs"])

@@ -3,6 +3,7 @@
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -207,12 +208,22 @@ def test_records_are_written_atomically(tmp_path):
 
 
 def test_one_launcher_per_study_folder(tmp_path, fake):
-    s = make(tmp_path)
+    """While one `benchbook run` runs the study, a second launcher (here a resume in this process) is
+    refused with who runs it, and touches nothing; when the first one ends the folder is free."""
+    s = make(tmp_path, "{behave: hang}", **{"repeats: 2": "repeats: 1", "batch_size: [8, 16]": "batch_size: 8"})
     out = tmp_path / "runs"
     assert runner.busy(s, out) is None
-    (out / s.name).mkdir(parents=True)
-    with runner._study_lock(out / s.name):
-        assert runner.busy(s, out).startswith("pid ")
-        with pytest.raises(runner.StudyBusy, match="is being run by pid"):
-            runner.run_study(s, out, progress=False)
-    assert runner.busy(s, out) is None
+    first = drive(tmp_path, str(s.path))
+    try:
+        running = wait_for_running(out / s.name)
+        assert runner.busy(s, out) == f"pid {first.pid} on {socket.gethostname()}"
+        with pytest.raises(runner.StudyBusy, match=f"is being run by pid {first.pid} on "):
+            runner.run_study(s, out, resume=True, progress=False)
+        assert records.find(out / s.name)[running["run_id"]] == running  # the running run untouched
+        first.send_signal(signal.SIGINT)
+        first.wait(timeout=30)
+    finally:
+        if first.poll() is None:
+            first.kill()
+            first.wait()
+    assert first.returncode == 130 and runner.busy(s, out) is None

@@ -438,7 +438,7 @@ def test_interrupting_the_study_cancels_the_job(tmp_path, cluster, sig):
     assert len(records.find(folder)) == 1  # the study stopped: the next run was not submitted
 
 
-def test_a_killed_benchbook_leaves_its_job_which_the_next_attempt_cancels(tmp_path, cluster):
+def test_a_killed_benchbook_leaves_its_job_which_the_next_attempt_cancels(tmp_path, cluster, capsys):
     s = make(tmp_path, options="{behave: hang}")
     proc = _benchbook_run(s, tmp_path / "runs")
     folder = tmp_path / "runs" / s.name
@@ -451,13 +451,15 @@ def test_a_killed_benchbook_leaves_its_job_which_the_next_attempt_cancels(tmp_pa
             proc.kill()
     time.sleep(2)
     assert _in_queue(job) and records.find(folder)[rid]["status"] == "running"
-    said = []
-    assert runner._take_over(folder / rid, said.append)  # what a resumed study does with an unfinished run
+    capsys.readouterr()
+    s = make(tmp_path)  # the same study, its runs no longer hanging: the resumed run completes
+    results = runner.run_study(s, tmp_path / "runs", resume=True, only=lambda run_id: run_id == rid,
+                               progress=False, say=lambda line: None)
     assert not _in_queue(job) and slurm.job_state(job)[0] == "CANCELLED"
-    assert f"slurm job {job} cancelled" in said[0]
-    moved = runner._archive(folder / rid)  # then the earlier attempt is moved aside
-    rec = records.read(moved / records.RECORD)
+    assert f"{rid}: abandoned by its launcher; slurm job {job} cancelled" in capsys.readouterr().out
+    rec = records.read(folder / rid / "attempts" / "1" / records.RECORD)  # the earlier attempt, moved aside
     assert rec["slurm_job_id"] == job and rec["status"] == "abandoned"
+    assert results[rid]["status"] == "complete" and results[rid]["slurm_job_id"] != job
 
 
 def test_publish_runs_each_notebook_as_a_slurm_job(tmp_path, cluster):

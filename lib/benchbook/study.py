@@ -43,7 +43,8 @@ from .study_limits import (  # noqa: F401
 )
 
 SCHEMA_VERSION = 1
-RENAMED = {"warmup": "warmup_steps"}  # old key -> new (issue 18: `warmup` also named the records analysis skips)
+# Renamed keys: old -> (new, what it holds). Issue 18: `warmup` also named the records the analysis skips.
+RENAMED = {"warmup": ("warmup_steps", "iterations the training script skips, its --warmup_steps")}
 # Read from the model registry (benchbook.models): model -> framework, and the models with a CPU workload.
 MODELS = {spec.name: spec.framework for spec in models.specs()}
 RUNTIMES = ("ngc", "cpu")
@@ -452,8 +453,8 @@ def load(path: str | Path, limits: bool | None = None) -> Study:
     if doc["schema_version"] != SCHEMA_VERSION:
         raise StudyError(f"{path}:{doc.lines.get('schema_version')}: schema_version {doc['schema_version']!r} "
                          f"is not supported; this benchbook reads schema_version: {SCHEMA_VERSION}")
-    if renamed := [f"{path}:{doc.lines[old]}: `{old}` was renamed to `{new}` (iterations the training script skips, "
-                   f"its --warmup_steps); write {new}: {doc[old]!r}" for old, new in RENAMED.items() if old in doc]:
+    if renamed := [f"{path}:{doc.lines[old]}: `{old}` was renamed to `{new}` ({what}); write {new}: {doc[old]!r}"
+                   for old, (new, what) in RENAMED.items() if old in doc]:
         raise StudyError("\n".join(renamed))
     data = yamlfile.plain(doc)
     data.setdefault("name", default_name(path))

@@ -42,6 +42,11 @@ What is checked, by runtime and container mode:
   * Studies whose points all use synthetic data need no data.
 
 `data_preparation(study)` gives the data preparation commands of the published reports.
+
+This module runs the checks in set-up order and shows them (`render`, `benchbook check`); each kind
+of need has its module: `probes` (the `Check` record and the read-only commands), `needs` (what the
+sweep asks), `environments` (CPU), `containers` (docker, image, container), `gpus`,
+`launcher_tools` (MPI, ssh, Slurm), `model_code`, `data` and `data_preparation`.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The data preparation commands of the published reports, per data layout (`benchmark check --data-prep`).
+"""The data preparation commands of the published reports, per data layout (`benchbook check --data-prep`).
 
 Kept next to the data checks, whose layouts they produce; nothing here runs a command.
 """

@@ -18,12 +18,13 @@ from pathlib import Path
 
 import pytest
 
-from benchbook.environment import SECTIONS, Probe, capture
-from benchbook.environment.capture import parse_cpuinfo, parse_lscpu, parse_topology, variables
+from benchbook.environment import SCRIPT, SECTIONS, Probe, capture
+from benchbook.environment.capture import parse_cpuinfo, parse_lscpu, parse_topology, python_env, variables
+from benchbook.environment.capture import record as capture_record
 
 FIXTURES = Path(__file__).parent / "fixtures" / "environment"
 FAKE_BIN = FIXTURES / "bin"
-CAPTURE_PY = Path(capture.__file__)
+CAPTURE_FILES = sorted(SCRIPT.glob("*.py"))
 
 
 def _take(**kwargs) -> dict:
@@ -94,7 +95,7 @@ def test_a_probe_that_breaks_becomes_an_absent_section(monkeypatch):
     def broken(p):
         raise ZeroDivisionError("odd machine")
 
-    monkeypatch.setattr(capture, "_infiniband", broken)
+    monkeypatch.setattr(capture_record, "read_infiniband", broken)
     record = _take()
     assert record["infiniband"] == {"available": False, "reason": "probe failed: ZeroDivisionError: odd machine"}
 
@@ -390,7 +391,7 @@ def test_a_framework_that_fails_to_import_is_recorded_with_the_error(fake_framew
 
 def test_a_slow_framework_import_falls_back_to_the_package_list(fake_frameworks, monkeypatch):
     (fake_frameworks / "tensorflow" / "__init__.py").write_text("import time\ntime.sleep(30)\n")
-    monkeypatch.setattr(capture, "PYTHON_TIMEOUT", 1.0)
+    monkeypatch.setattr(python_env, "PYTHON_TIMEOUT", 1.0)
     probe = Probe(env={**os.environ, "PYTHONPATH": str(fake_frameworks)}, nvml=False)
     record = capture.capture(probe=probe)
     assert record["frameworks"]["tensorflow"]["version"] == "1.15.2+nv"
@@ -439,16 +440,61 @@ def test_code_outside_a_repository_or_not_given(tmp_path):
 # ---------------------------------------------------------------- standalone script
 
 
-def test_capture_py_parses_as_python_3_8():
-    ast.parse(CAPTURE_PY.read_text(encoding="utf-8"), feature_version=(3, 8))
+def test_capture_parses_as_python_3_8():
+    assert SCRIPT == Path(capture.__file__).parent and SCRIPT / "__main__.py" in CAPTURE_FILES
+    for path in CAPTURE_FILES:
+        ast.parse(path.read_text(encoding="utf-8"), feature_version=(3, 8))
     ast.parse(capture.PYTHON_SNIPPET, feature_version=(3, 6))
 
 
-def test_capture_py_runs_without_benchbook(tmp_path, fake_smi):
+def test_capture_imports_only_the_standard_library_and_its_siblings():
+    """What a container's bare interpreter has: the standard library, and the folder's own modules."""
+    siblings = {p.stem for p in CAPTURE_FILES}
+    for path in CAPTURE_FILES:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names = [a.name.split(".")[0] for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                names = [(node.module or "").split(".")[0]]
+            else:
+                continue
+            outside = [n for n in names if n not in sys.stdlib_module_names and n not in siblings | {"pynvml"}]
+            assert outside == [], f"{path.name} imports {outside}"
+
+
+def _standalone_copy(tmp_path: Path) -> Path:
+    """The capture folder as a launcher copies it into a container: its files alone, no benchbook around."""
+    return Path(shutil.copytree(SCRIPT, tmp_path / "capture", ignore=shutil.ignore_patterns("__pycache__")))
+
+
+def test_capture_runs_without_benchbook(tmp_path, fake_smi):
     """Copied into a container and run with its interpreter: no benchbook, no site-packages."""
-    copy = tmp_path / "capture.py"
-    shutil.copyfile(CAPTURE_PY, copy)
+    copy = _standalone_copy(tmp_path)
     done = subprocess.run([sys.executable, "-I", "-S", str(copy), "--no-import"], capture_output=True, text=True,
                           cwd=tmp_path, env=os.environ, timeout=120, check=True)
     record = json.loads(done.stdout)
     assert set(SECTIONS) <= set(record) and record["gpus"]["count"] == 8
+
+
+def _python_3_8() -> str | None:
+    """A Python 3.8 interpreter on this machine (PATH, or pyenv's versions), or None."""
+    candidates = [shutil.which("python3.8"), *map(str, sorted(Path.home().glob(".pyenv/versions/3.8*/bin/python3.8")))]
+    for python in filter(None, candidates):
+        answered = subprocess.run([python, "-c", "import sys; print(sys.version_info[:2])"], capture_output=True,
+                                  text=True, timeout=60, check=False)
+        if answered.returncode == 0 and answered.stdout.strip() == "(3, 8)":
+            return python
+    return None
+
+
+def test_capture_runs_standalone_on_python_3_8(tmp_path, fake_smi):
+    """The oldest interpreter the capture promises (an NGC 20.xx-era container's), from a copy of the folder."""
+    python = _python_3_8()
+    if python is None:
+        pytest.skip("no Python 3.8 interpreter here (PATH or ~/.pyenv/versions/3.8*)")
+    copy = _standalone_copy(tmp_path)
+    done = subprocess.run([python, "-I", str(copy), "--no-import"], capture_output=True, text=True, cwd=tmp_path,
+                          env=os.environ, timeout=120, check=True)
+    record = json.loads(done.stdout)
+    assert record["python"]["version"].startswith("3.8.") and record["gpus"]["count"] == 8
+    assert set(SECTIONS) <= set(record)

@@ -1,9 +1,9 @@
 """Data-parallel training of the CPU TensorFlow ResNet-50 across MPI ranks (Open MPI + mpi4py).
 
-The MPI plumbing of `workloads/_common.py` (launcher environment, the one-process `World`, shards,
-the loop with several ranks) is tested here in benchbook's own environment, several ranks played by
-threads. The real runs need `mpirun` (Debian's openmpi-bin) and a Python with TensorFlow and
-mpi4py (the environment built from requirements/tensorflow.txt):
+The MPI plumbing of `workloads/_common_mpi.py` and `_common_loop.py` (launcher environment, the
+one-process `World`, shards, the loop with several ranks) is tested here in benchbook's own
+environment, several ranks played by threads. The real runs need `mpirun` (Debian's openmpi-bin)
+and a Python with TensorFlow and mpi4py (the environment built from requirements/tensorflow.txt):
 
     BENCHBOOK_TEST_TF_PYTHON=/path/to/tfenv/bin/python python -m pytest tests/test_workload_mpi.py
 """
@@ -29,6 +29,7 @@ import pytest
 from benchbook import analyze, envs, runner, study, workloads
 from benchbook.parsers import dllogger
 from benchbook.workloads import _common as common
+from benchbook.workloads import _common_loop as common_loop
 from conftest import framework_python
 
 TF_ENV = "BENCHBOOK_TEST_TF_PYTHON"
@@ -262,7 +263,7 @@ def digits(monkeypatch):
         (xt, yt), (xv, yv) = part(1438, 0), part(359, 1e6)
         return common.Digits(xt, yt, xv, yv)
 
-    monkeypatch.setattr(common, "load_digits", load)
+    monkeypatch.setattr(common_loop, "load_digits", load)  # the name the loop calls
 
 
 def _run_ranks(argv, accuracies):

@@ -10,10 +10,12 @@ framework (benchbook's own environment has neither):
 
 from __future__ import annotations
 
+import ast
 import io
 import math
 import os
 import re
+import shutil
 import subprocess
 import sys
 from datetime import datetime, timedelta
@@ -102,6 +104,39 @@ def test_common_imports_with_numpy_only():
         "assert not bad, bad"
     )
     subprocess.run([sys.executable, "-c", code, str(workloads.HERE)], check=True, timeout=60)
+
+
+COMMON_PARTS = sorted(workloads.HERE.glob("_common*.py"))
+
+
+def test_common_parts_import_only_numpy_and_each_other():
+    """In a framework's environment there is no benchbook: the shared parts import the standard library,
+    numpy and their siblings at the top, scikit-learn and mpi4py only inside the functions that need them."""
+    siblings = {p.stem for p in COMMON_PARTS}
+    assert {"_common", "_common_cli", "_common_dllogger", "_common_loop", "_common_mpi"} <= siblings
+    for path in COMMON_PARTS:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        top = [n for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom)]
+        top += [n for t in tree.body if isinstance(t, ast.Try) for n in t.body + t.handlers[0].body]
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Import | ast.ImportFrom) or getattr(node, "level", 0):
+                continue
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module]
+            for name in (n.split(".")[0] for n in names):
+                lazy = name in ("sklearn", "mpi4py") and node not in top
+                assert name in sys.stdlib_module_names or name in siblings | {"numpy"} or lazy, (path.name, name)
+
+
+def test_common_imports_as_sibling_files_with_every_shared_name(tmp_path):
+    """A script's `import _common` from a folder holding only the shared files gives every name the
+    package gives (the scripts use them as `common.<name>`)."""
+    for path in COMMON_PARTS:
+        shutil.copyfile(path, tmp_path / path.name)
+    code = "import sys, _common; print(' '.join(sorted(n for n in _common.__all__ if hasattr(_common, n))))"
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True,
+                          timeout=60)
+    assert done.stdout.split() == sorted(common.__all__)
+    assert {"parse_args", "DLLogger", "run", "World", "keras_resnet50_stages"} <= set(common.__all__)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """What differs between environments, most significant first, and loading what to compare.
 
-A capture (see `capture.py`) is nested and full of things that differ without mattering (when it
+A capture (see `capture/`) is nested and full of things that differ without mattering (when it
 was taken, where a version was read from, the topology as text). `view` flattens it into the
 fields that matter, with stable dotted keys (`gpus.driver`, `python.packages.numpy`); `diff` and
 `drift` compare views and rank each difference by how much it can move throughput: GPU model
@@ -8,7 +8,7 @@ first, Python packages and host names last.
 
 `load` accepts, and `benchbook env diff` therefore compares:
 
-- a capture: the JSON of `benchbook env --json` (or of `capture.py` run inside a container);
+- a capture: the JSON of `benchbook env --json` (or of the `capture/` folder run inside a container);
 - a run record: a JSON object with the capture under `environment` (the run's `run.json`), or the
   run folder holding `run.json`; `environment` may also be a list of captures, one per host of a
   multi-node run; the record's `config` (batch size, flags) is compared too;

@@ -19,7 +19,8 @@ if TYPE_CHECKING:
 
 #: A study, one run's configuration and its run folder -> the training script's argv.
 CommandBuilder = Callable[["Study", dict, Path], list[str]]
-#: How the data folder of an NGC study is laid out (checks.py checks it and prints its preparation).
+#: How the data folder of an NGC study is laid out (checks/data.py checks it, checks/data_preparation.py
+#: prints its preparation).
 DataLayout = Literal["imagenet_tfrecords", "imagenet_recordio", "imagenet_folders", "coco_tfrecords"]
 
 

@@ -89,7 +89,7 @@ FORMAT = register(
         warmup="iterations before the run's warmup_steps (PARAMETER line)",
         mark_warmup=before_warmup_steps,
         priority=30,
-        source="benchbook lib/benchbook/workloads/_common.py (this repository: the Summary's mean of train.ips "
-               "from --warmup_steps on)",
+        source="benchbook lib/benchbook/workloads/_common_timing.py (this repository: summarize, the Summary's "
+               "mean of train.ips from --warmup_steps on)",
     )
 )

@@ -4,8 +4,10 @@ also on one GPU, `--device cuda`).
 With no GPU, benchbook still trains for real, on the CPU. Each framework has a standalone script
 that the launcher runs with the Python of that framework's own virtual environment, built from the
 pinned `requirements/<framework>.txt`. benchbook is not installed there, so the scripts import only
-the framework, numpy, scikit-learn and their sibling `_common.py` (command line, DLLogger lines,
-data, timing, the training loop).
+the framework, numpy, scikit-learn and their sibling `_common.py`, which gathers the shared parts
+(`_common_cli`, `_common_dllogger`, `_common_timing`, `_common_data`, `_common_mpi`, `_common_loop`,
+`_common_resnet`: command line, DLLogger lines, timing, data, MPI ranks, the training loop, ResNet-50's
+shape).
 
 Both scripts take the same command line (`--mode training_benchmark|train_and_evaluate`,
 `--batch_size`, `--image_size`, `--num_iter`, `--warmup_steps`, `--precision fp32|bf16`, `--xla`,

@@ -1,0 +1,122 @@
+"""How every probe looks at the machine: `Probe` (variables, file-system root, command runner), the
+`Absent` a probe raises for what is not there, and `section`, which turns that into `available: false`.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+COMMAND_TIMEOUT = 10.0  # seconds; nvidia-smi on a busy 16-GPU node answers in about one
+
+
+class Absent(Exception):
+    """Raised by a probe when what it looks for is not there; the section records the reason."""
+
+
+class TimedOut(Absent):
+    """Raised when a command did not answer in time (the probe may retry with less to do)."""
+
+
+class Probe:
+    """Where the probes look: environment variables, a file-system root and a command runner.
+
+    `runner(args, timeout)` returns `(exit code, stdout, stderr)` or None when the command does not
+    exist; the default one looks the command up on the `PATH` of `env` (so that a fake `nvidia-smi`
+    first on the PATH replaces the real one). `root` prefixes every file read, for a fake `/proc`.
+    `nvml` False skips NVML even where nvidia-ml-py is installed.
+    """
+
+    def __init__(self, env: dict[str, str] | None = None, root: str | Path = "/",
+                 runner: Callable[[list[str], float], tuple[int, str, str] | None] | None = None,
+                 timeout: float = COMMAND_TIMEOUT, nvml: bool = True):
+        self.env = dict(os.environ if env is None else env)
+        self.root = Path(root)
+        self.runner = runner or self._subprocess
+        self.timeout = timeout
+        self.nvml = nvml
+
+    def path(self, name: str) -> Path:
+        """`name` (an absolute path on the machine) under the probe's root."""
+        return self.root / name.lstrip("/")
+
+    def read(self, name: str) -> str | None:
+        """The text of a file, or None when it cannot be read."""
+        try:
+            return self.path(name).read_text(encoding="utf-8", errors="replace")
+        except (OSError, ValueError):
+            return None
+
+    def which(self, command: str) -> str | None:
+        # ldconfig lives in /sbin, which is not on an ordinary user's PATH on Debian.
+        search = self.env.get("PATH", os.defpath) + os.pathsep + "/usr/local/sbin:/usr/sbin:/sbin"
+        return shutil.which(command, path=search)
+
+    def _subprocess(self, args: list[str], timeout: float) -> tuple[int, str, str] | None:
+        exe = args[0] if os.sep in args[0] else self.which(args[0])
+        if exe is None or not os.path.exists(exe):
+            return None
+        # A session of its own, so that a timeout ends the command's children too (a shell wrapper's
+        # child would otherwise hold the pipes open and the wait would last as long as it does).
+        proc = subprocess.Popen([exe, *args[1:]], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, env=self.env, start_new_session=hasattr(os, "killpg"))
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            if hasattr(os, "killpg"):
+                try:
+                    os.killpg(proc.pid, 9)
+                except OSError:
+                    pass
+            proc.kill()
+            try:
+                proc.communicate(timeout=5)
+            except subprocess.TimeoutExpired:  # a child that left the session still holds the pipes
+                pass
+            raise
+        return proc.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
+
+    def run(self, args: list[str], timeout: float | None = None) -> str:
+        """The standard output of a command that succeeded; Absent (with why) otherwise."""
+        limit = self.timeout if timeout is None else timeout
+        try:
+            result = self.runner(list(args), limit)
+        except subprocess.TimeoutExpired:
+            raise TimedOut(f"`{args[0]}` did not answer within {limit:g} s") from None
+        except OSError as exc:
+            raise Absent(f"`{args[0]}` could not be run: {exc.strerror or exc}") from None
+        if result is None:
+            raise Absent(f"`{args[0]}` not found on PATH")
+        code, out, err = result
+        if code != 0:
+            first = next((line.strip() for line in (err + "\n" + out).splitlines() if line.strip()), "")
+            raise Absent(f"`{' '.join(args[:2])}` exited with {code}" + (f": {first}" if first else ""))
+        return out
+
+
+def section(probe_fn: Callable[..., dict[str, Any]], *args: Any) -> dict[str, Any]:
+    """Run one probe: its fields with `available: True`, or `available: False` and the reason.
+
+    Any exception is caught here on purpose: a capture that fails because one probe met an odd
+    machine would lose every other section of the record.
+    """
+    try:
+        return {"available": True, **probe_fn(*args)}
+    except Absent as exc:
+        return {"available": False, "reason": str(exc)}
+    except Exception as exc:  # noqa: BLE001 - see the docstring
+        return {"available": False, "reason": f"probe failed: {type(exc).__name__}: {exc}"}
+
+
+def number(text: str | None) -> int | float | None:
+    if text is None:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return int(value) if value.is_integer() else value

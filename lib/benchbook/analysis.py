@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import filenames
+from . import filenames, records
 from .errors import BenchbookError, LogError
 
 # numpy, pandas, the formats and the rules are imported by the functions that use them: importing
@@ -403,7 +403,7 @@ def analyze_file(path: str | os.PathLike, rule: Rule | None = None, log_format: 
     if not drafts:
         raise LogError(str(path), f"recognised as {fmt.name} but no run was found in it")
     _find_failures(path, drafts)
-    return _runs(drafts, path, fmt, rule, stats, _table_values(tables), filenames.sidecar(path))
+    return _runs(drafts, path, fmt, rule, stats, _table_values(tables), records.config_beside(path))
 
 
 def _iterations(files: list[tuple[str, dict[str, np.ndarray]]]) -> pd.DataFrame:

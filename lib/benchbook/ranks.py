@@ -80,12 +80,6 @@ class TextIndex:
         return rank, content
 
 
-def rank_at(text: str, pos: int) -> int | None:
-    """The rank whose tag opens the line holding `pos`, or None for an untagged line."""
-    m = TAG.match(text, text.rfind("\n", 0, pos) + 1)
-    return int(m.group(1)) if m else None
-
-
 def _split(line: str) -> list[tuple[int | None, str]]:
     """Split one physical line into (rank, text) pieces; text before the first tag has rank None."""
     pieces: list[tuple[int | None, str]] = []

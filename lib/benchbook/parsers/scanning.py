@@ -21,7 +21,7 @@ import numpy as np
 
 from .. import events as ev
 from ..events import Event
-from ..ranks import TextIndex, has_tags, rank_at
+from ..ranks import TextIndex
 from . import layout as _layout
 from .layout import Int, Layout, Num, Seek, Stamp  # noqa: F401  (used by the formats)
 
@@ -199,25 +199,25 @@ def scan(text: str, first_line: int, rules: Iterable[Rule], bulk: BulkRule | Non
 
     Records of the bulk rule come as BULK events, one per stretch between other events.
     """
+    index = TextIndex(text)
+    cols = None
     if bulk is None:
-        return _plain(text, first_line, _hits(text, rules))
-    chunk = TextIndex(text)
-    if bulk.blocks:
+        hits = _hits(text, rules)
+    elif bulk.blocks:
         hits = _hits(text, rules)
         run_starts = np.array([h[0] for h in hits if h[1] == ev.RUN_START], dtype=np.int64)
-        cols, leftover = _blocks(chunk, first_line, bulk, run_starts)
+        cols, leftover = _blocks(index, first_line, bulk, run_starts)
         if leftover:
             hits = sorted(hits + leftover, key=itemgetter(0))
     else:
-        cols, spans = _records(chunk, first_line, bulk)
+        cols, spans = _records(index, first_line, bulk)
         hits = _hits(text, rules, spans)
-    if cols is None:
-        return _plain(text, first_line, hits)
     hit_pos = np.array([h[0] for h in hits], dtype=np.int64)
-    line, ranks, _ = chunk.lines(hit_pos)
+    line, ranks, _ = index.lines(hit_pos)
     lines = (first_line + line).tolist()
     ranks = [None if r < 0 else r for r in ranks.tolist()]
-    cuts = np.searchsorted(cols.pop("pos"), hit_pos).tolist()
+    records = 0 if cols is None else len(cols["line"])
+    cuts = np.searchsorted(cols.pop("pos"), hit_pos).tolist() if records else [0] * len(hits)
     events: list[Event] = []
     done = 0
     for i, (_, kind, data) in enumerate(hits):
@@ -225,20 +225,8 @@ def scan(text: str, first_line: int, rules: Iterable[Rule], bulk: BulkRule | Non
             events.append(_bulk_event(cols, done, cuts[i]))
             done = cuts[i]
         events.append((lines[i], ranks[i], kind, data))
-    if done < len(cols["line"]):
-        events.append(_bulk_event(cols, done, len(cols["line"])))
-    return events
-
-
-def _plain(text: str, first_line: int, hits: list[tuple[int, str, object]]) -> list[Event]:
-    """Events of rule hits alone: few, so line numbers and ranks are found one by one."""
-    tagged = has_tags(text)
-    events: list[Event] = []
-    line, last = first_line, 0
-    for pos, kind, data in hits:
-        line += text.count("\n", last, pos)
-        last = pos
-        events.append((line, rank_at(text, pos) if tagged else None, kind, data))
+    if done < records:
+        events.append(_bulk_event(cols, done, records))
     return events
 
 

@@ -84,16 +84,11 @@ def _drop_nuls(buf: np.ndarray, start: int, end: int, first_line: int, stats: Re
     return start + len(kept)
 
 
-def _last_line_end(buf: np.ndarray, end: int) -> int:
-    """Just past the last newline of buf[:end] (0 if none), looked for from the end, a window at a time."""
-    hi, width = end, 1 << 12
-    while hi > 0:
-        lo = max(hi - width, 0)
-        at = np.flatnonzero(buf[lo:hi] == 10)
-        if len(at):
-            return lo + int(at[-1]) + 1
-        hi, width = lo, width * 8
-    return 0
+def _last_line_end(buf: np.ndarray, start: int, end: int) -> int:
+    """Just past the last newline of buf[:end] (0 if none); the bytes before `start` (the carried
+    end of a line) hold none."""
+    at = np.flatnonzero(buf[start:end] == 10)
+    return start + int(at[-1]) + 1 if len(at) else 0
 
 
 def check_readable(path: str | os.PathLike) -> None:
@@ -133,7 +128,7 @@ def chunks(path: str | os.PathLike, stats: ReadStats | None = None, size: int = 
             if not end:
                 break
             if got:
-                cut = _last_line_end(buf, end)
+                cut = _last_line_end(buf, len(carry), end)
                 if cut == 0:  # one line longer than a chunk: keep reading it, without its NULs (a
                     end = _drop_nuls(buf, 0, end, line, stats)  # zero-filled tail is never held whole)
                     carry = bytes(view[:end])

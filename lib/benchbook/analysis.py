@@ -153,8 +153,8 @@ def _records(drafts: list[RunDraft]) -> tuple[dict[str, np.ndarray], np.ndarray]
 
     from .assemble import Records
 
-    sizes = [len(d.records) for d in drafts]
-    cols = drafts[0].records.store.release() if drafts else Records().columns()
+    sizes = [d.count for d in drafts]
+    cols = drafts[0].store.release() if drafts else Records().columns()
     return cols, np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
 
 

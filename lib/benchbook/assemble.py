@@ -146,30 +146,6 @@ class Records:
 
 
 @dataclass
-class RunShare:
-    """The records of one run: the next of its file's records (the runs of a file follow one
-    another, so a run's records are one range of them, from `start` on)."""
-
-    store: Records = field(default_factory=Records)
-    start: int = 0
-    count: int = 0
-
-    def __len__(self) -> int:
-        return self.count
-
-    def append(self, line: int, rank, values) -> None:
-        self.store.append(line, rank, values)
-        self.count += 1
-
-    def extend(self, cols: dict[str, np.ndarray]) -> None:
-        self.store.extend(cols)
-        self.count += len(cols["line"])
-
-    def update_last(self, rank, data: dict) -> None:
-        self.store.update_last(rank, data, self.start)
-
-
-@dataclass
 class RunDraft:
     """What the events of one run said, before any number is derived from it."""
 
@@ -177,7 +153,9 @@ class RunDraft:
     first_line: int
     last_line: int
     meta: dict = field(default_factory=dict)
-    records: RunShare = field(default_factory=RunShare)
+    store: Records = field(default_factory=Records)  # the records of its file, which its runs share
+    start: int = 0  # where its records begin in the store (the runs of a file follow one another)
+    count: int = 0  # how many records it has
     reported: dict = field(default_factory=dict)
     evals: list[dict] = field(default_factory=list)
     start_ranks: set = field(default_factory=set)
@@ -190,7 +168,7 @@ class RunDraft:
 
     @property
     def progressed(self) -> bool:
-        return bool(len(self.records) or self.reported or self.evals or self.ended)
+        return bool(self.count or self.reported or self.evals or self.ended)
 
     def merge_meta(self, data: dict, source: str) -> None:
         """Add metadata where the run has none yet; note where a source disagrees."""
@@ -245,7 +223,8 @@ def _restarts(run: RunDraft, data: dict) -> list[tuple[int, str]]:
 
 
 def _add_block(run: RunDraft, data: dict) -> None:
-    run.records.extend(data)
+    run.store.extend(data)
+    run.count += len(data["line"])
     ranks = data["rank"]
     seen = ranks[:1] if (ranks == ranks[0]).all() else np.unique(ranks)  # one rank, mostly
     run.ranks.update(None if x == MISSING_INT else x for x in seen.tolist())
@@ -265,8 +244,8 @@ class _Fold:
     def current(self, line: int) -> RunDraft:
         """The current run, or a new one from this line."""
         if self.run is None:
-            self.run = RunDraft(index=len(self.runs), first_line=line, last_line=line,
-                                records=RunShare(self.store, len(self.store)))
+            self.run = RunDraft(index=len(self.runs), first_line=line, last_line=line, store=self.store,
+                                start=len(self.store))
             self.runs.append(self.run)
         return self.run
 
@@ -285,7 +264,8 @@ class _Fold:
         if last is not None and data[:2] < last[:2] and (why := _went_back(last, data[0], data[1], data[2])):
             run = self.restart(line, why)
             run.last_step[rank] = data[:3]
-        run.records.append(line, rank, data)
+        self.store.append(line, rank, data)
+        run.count += 1
         run.ranks.add(rank)
         run.last_line = max(run.last_line, line)
 
@@ -318,7 +298,7 @@ class _Fold:
         """What the current run's other events say."""
         r = self.current(line)
         if kind == ev.FIELD:
-            r.records.update_last(rank, data)
+            self.store.update_last(rank, data, r.start)
         elif kind == ev.META:
             r.merge_meta(data, "the log")
         elif kind == ev.SUMMARY:

@@ -189,9 +189,9 @@ def _runs(drafts: list[RunDraft], path: Path, fmt: LogFormat, rule: Rule, stats:
     import numpy as np
 
     from . import rules
-    from .assemble import fill_steps, seconds
+    from .assemble import seconds
     from .parsers import RunRecords
-    from .rules import per_run_sum
+    from .rules import fill_steps, per_run_sum
 
     preset = fmt.rule(rule.name)
     described = preset.describe(rule)

@@ -387,7 +387,6 @@ def analyze_file(path: str | os.PathLike, rule: Rule | None = None, log_format: 
 
     rule = rule or _rules().Rule()
     path = Path(path)
-    textio.check_readable(path)
     stats = textio.ReadStats()
     chunks = textio.chunks(path, stats)
     with contextlib.closing(chunks):

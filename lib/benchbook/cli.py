@@ -348,7 +348,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     pb = sub.add_parser("publish", help="execute the notebooks of studies and publish HTML reports with an index")
     pb.add_argument("studies", nargs="*", help="study files (default: every study with a folder under --runs)")
     pb.add_argument("--logs", metavar="DIR", help="analysis-only report of the logs in DIR (needs --model)")
-    pb.add_argument("--model", metavar="NAME", help="the notebook for --logs: a registered model (resnet50_tf...)")
+    pb.add_argument("--model", metavar="NAME", help="the model whose notebook reads --logs (a wrong name lists them)")
     pb.add_argument("--reference", help="published reference for --logs (params/references/NAME.yaml)")
     pb.add_argument("--compare", nargs="+", metavar="DIR", help="a comparison report of these folders")
     pb.add_argument("--labels", nargs="+", help="labels of the --compare folders")

@@ -52,12 +52,12 @@ def test_the_runs_of_a_file_are_consecutive_ranges_of_one_set_of_columns():
               ev.Event(6, None, ev.RUN_START, {"gpus": 8}), _bulk(7, [80.0, 81.0]),
               ev.Event(9, 0, ev.FIELD, {"loss": 2.5})]  # rank 0 has no record in this run: not the first run's
     runs, _ = fold(events)
-    assert [len(r.records) for r in runs] == [3, 2]
-    assert runs[0].records.store is runs[1].records.store
-    assert [r.records.start for r in runs] == [0, 3]
-    cols = runs[0].records.store.release()
+    assert [r.count for r in runs] == [3, 2]
+    assert runs[0].store is runs[1].store
+    assert [r.start for r in runs] == [0, 3]
+    cols = runs[0].store.release()
     assert cols["throughput"].tolist() == [10.0, 11.0, 12.0, 80.0, 81.0]
     assert all(math.isnan(x) for x in cols["loss"])
     runs, _ = fold(events[:-1] + [ev.Event(9, None, ev.FIELD, {"loss": 2.5})])
-    loss = runs[0].records.store.release()["loss"].tolist()
+    loss = runs[0].store.release()["loss"].tolist()
     assert math.isnan(loss[3]) and loss[4] == 2.5  # the last record of the rank, in the current run

@@ -273,3 +273,44 @@ def test_summarize_keeps_a_run_cut_before_its_summary_and_flags_it(tmp_path, wri
     assert got[(2, 128, "amp")]["median"] == pytest.approx((1710.0 + 1690.0) / 2)
     assert main(["summarize", str(tmp_path / "study")]) == 0
     assert "incomplete: 1 of the 2 runs of 2 GPUs, AMP bs128" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("argv", "absent"), [
+    (["--help"], ["pydantic", "benchbook.rules", "benchbook.study", "benchbook.checks", "benchbook.cli_env"]),
+    (["analyze", "--help"], ["pydantic", "benchbook.rules", "benchbook.study", "benchbook.checks"]),
+    (["formats"], ["benchbook.study", "benchbook.checks", "benchbook.cli_env", "benchbook.models"]),
+])
+def test_argument_parsing_imports_no_study_checks_or_pydantic(argv, absent):
+    """Parsing a command line declares `check` and `env` in full only when it names them, so the
+    study loader, the checks and (for --help) pydantic are not imported to start another command."""
+    code = ("import sys\nfrom benchbook import cli\ntry:\n    cli.main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+            f"print(sorted(m for m in {absent!r} if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, check=True).stdout
+    assert out.splitlines()[-1] == "[]"
+
+
+def test_lazy_commands_are_declared_in_full_when_named_and_their_help_line_is_theirs(capsys):
+    import argparse
+
+    from benchbook import cli, rules, study
+
+    assert cli.METHOD_NAMES == tuple(rules.METHODS)
+    assert cli.LIFT_CAPS_ENV == study.LIFT_CAPS_ENV
+    for name in cli.LAZY_COMMANDS:
+        parser = cli.build_parser([name])
+        [sub] = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        [line] = [a.help for a in sub._choices_actions if a.dest == name]
+        assert line == cli.LAZY_HELP[name]
+    with pytest.raises(SystemExit):
+        main(["check", "--help"])
+    assert "--data-prep" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    listed = capsys.readouterr().out
+    assert "check" in listed and "env" in listed
+
+
+def test_an_unknown_model_for_publish_logs_names_the_known_ones(tmp_path, capsys):
+    assert main(["publish", "--logs", str(tmp_path), "--model", "resnet51", "--reports", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err
+    assert "resnet51" in err and "resnet50_tf" in err

@@ -7,7 +7,7 @@ import json
 import pandas as pd
 import pytest
 
-from benchbook import analyze, filenames
+from benchbook import analyze, records
 from benchbook.filenames import from_path
 
 
@@ -122,7 +122,7 @@ def test_run_record_values_of_the_wrong_type_are_left_out(tmp_path, copy_fixture
     log = copy_fixture("metadata/sidecar/plain_run.log", "typed/plain_run.log")
     (tmp_path / "typed" / "plain_run.log.run.json").write_text(json.dumps(
         {"config": {"gpus": "2", "batch_size": "abc", "repeat": True, "nodes": -1, "precision": 16, "xla": "yes"}}))
-    assert filenames.sidecar(log) == {"gpus": 2}
+    assert records.config_beside(log) == {"gpus": 2}
     result = analyze([log])
     assert result.problems == []
     run = result.runs.iloc[0]

@@ -147,12 +147,18 @@ def test_a_nul_tail_is_not_held_whole(tmp_path):
 
 def test_a_log_with_a_nul_tail_is_readable_and_a_file_whose_first_line_has_one_is_binary(tmp_path):
     from benchbook.errors import LogError
-    from benchbook.textio import check_readable
+    from benchbook.textio import chunks
 
     tail = tmp_path / "short.log"
     tail.write_bytes(b"DLL 2021-03-02 08:00:00.000000 - PARAMETER arch : resnet50\n" + b"\x00" * 100)
-    check_readable(tail)
+    assert "".join(c.text for c in chunks(tail)) == "DLL 2021-03-02 08:00:00.000000 - PARAMETER arch : resnet50\n\n"
     binary = tmp_path / "core"
     binary.write_bytes(b"\x7fELF\x02\x01\x01\x00\n" * 20)
     with pytest.raises(LogError, match="binary"):
-        check_readable(binary)
+        next(chunks(binary))
+    empty = tmp_path / "empty.log"
+    empty.write_bytes(b"")
+    with pytest.raises(LogError, match="empty"):
+        next(chunks(empty))
+    with pytest.raises(LogError, match="cannot be read"):
+        next(chunks(tmp_path / "missing.log"))

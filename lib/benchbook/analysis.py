@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import filenames
+from . import filenames, records
 from .errors import BenchbookError, LogError
 
 # numpy, pandas, the formats and the rules are imported by the functions that use them: importing
@@ -153,8 +153,8 @@ def _records(drafts: list[RunDraft]) -> tuple[dict[str, np.ndarray], np.ndarray]
 
     from .assemble import Records
 
-    sizes = [len(d.records) for d in drafts]
-    cols = drafts[0].records.store.release() if drafts else Records().columns()
+    sizes = [d.count for d in drafts]
+    cols = drafts[0].store.release() if drafts else Records().columns()
     return cols, np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
 
 
@@ -189,9 +189,9 @@ def _runs(drafts: list[RunDraft], path: Path, fmt: LogFormat, rule: Rule, stats:
     import numpy as np
 
     from . import rules
-    from .assemble import fill_steps, seconds
+    from .assemble import seconds
     from .parsers import RunRecords
-    from .rules import per_run_sum
+    from .rules import fill_steps, per_run_sum
 
     preset = fmt.rule(rule.name)
     described = preset.describe(rule)
@@ -387,7 +387,6 @@ def analyze_file(path: str | os.PathLike, rule: Rule | None = None, log_format: 
 
     rule = rule or _rules().Rule()
     path = Path(path)
-    textio.check_readable(path)
     stats = textio.ReadStats()
     chunks = textio.chunks(path, stats)
     with contextlib.closing(chunks):
@@ -403,7 +402,7 @@ def analyze_file(path: str | os.PathLike, rule: Rule | None = None, log_format: 
     if not drafts:
         raise LogError(str(path), f"recognised as {fmt.name} but no run was found in it")
     _find_failures(path, drafts)
-    return _runs(drafts, path, fmt, rule, stats, _table_values(tables), filenames.sidecar(path))
+    return _runs(drafts, path, fmt, rule, stats, _table_values(tables), records.config_beside(path))
 
 
 def _iterations(files: list[tuple[str, dict[str, np.ndarray]]]) -> pd.DataFrame:

@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import events as ev
-from .rules import per_run_sum
 
 # Records are buffered as small lists and flushed into typed numpy blocks: a 400 MB log holds
 # millions of them, too many for one Python object each.
@@ -146,30 +145,6 @@ class Records:
 
 
 @dataclass
-class RunShare:
-    """The records of one run: the next of its file's records (the runs of a file follow one
-    another, so a run's records are one range of them, from `start` on)."""
-
-    store: Records = field(default_factory=Records)
-    start: int = 0
-    count: int = 0
-
-    def __len__(self) -> int:
-        return self.count
-
-    def append(self, line: int, rank, values) -> None:
-        self.store.append(line, rank, values)
-        self.count += 1
-
-    def extend(self, cols: dict[str, np.ndarray]) -> None:
-        self.store.extend(cols)
-        self.count += len(cols["line"])
-
-    def update_last(self, rank, data: dict) -> None:
-        self.store.update_last(rank, data, self.start)
-
-
-@dataclass
 class RunDraft:
     """What the events of one run said, before any number is derived from it."""
 
@@ -177,7 +152,9 @@ class RunDraft:
     first_line: int
     last_line: int
     meta: dict = field(default_factory=dict)
-    records: RunShare = field(default_factory=RunShare)
+    store: Records = field(default_factory=Records)  # the records of its file, which its runs share
+    start: int = 0  # where its records begin in the store (the runs of a file follow one another)
+    count: int = 0  # how many records it has
     reported: dict = field(default_factory=dict)
     evals: list[dict] = field(default_factory=list)
     start_ranks: set = field(default_factory=set)
@@ -190,7 +167,7 @@ class RunDraft:
 
     @property
     def progressed(self) -> bool:
-        return bool(len(self.records) or self.reported or self.evals or self.ended)
+        return bool(self.count or self.reported or self.evals or self.ended)
 
     def merge_meta(self, data: dict, source: str) -> None:
         """Add metadata where the run has none yet; note where a source disagrees."""
@@ -245,7 +222,8 @@ def _restarts(run: RunDraft, data: dict) -> list[tuple[int, str]]:
 
 
 def _add_block(run: RunDraft, data: dict) -> None:
-    run.records.extend(data)
+    run.store.extend(data)
+    run.count += len(data["line"])
     ranks = data["rank"]
     seen = ranks[:1] if (ranks == ranks[0]).all() else np.unique(ranks)  # one rank, mostly
     run.ranks.update(None if x == MISSING_INT else x for x in seen.tolist())
@@ -265,8 +243,8 @@ class _Fold:
     def current(self, line: int) -> RunDraft:
         """The current run, or a new one from this line."""
         if self.run is None:
-            self.run = RunDraft(index=len(self.runs), first_line=line, last_line=line,
-                                records=RunShare(self.store, len(self.store)))
+            self.run = RunDraft(index=len(self.runs), first_line=line, last_line=line, store=self.store,
+                                start=len(self.store))
             self.runs.append(self.run)
         return self.run
 
@@ -285,7 +263,8 @@ class _Fold:
         if last is not None and data[:2] < last[:2] and (why := _went_back(last, data[0], data[1], data[2])):
             run = self.restart(line, why)
             run.last_step[rank] = data[:3]
-        run.records.append(line, rank, data)
+        self.store.append(line, rank, data)
+        run.count += 1
         run.ranks.add(rank)
         run.last_line = max(run.last_line, line)
 
@@ -318,7 +297,7 @@ class _Fold:
         """What the current run's other events say."""
         r = self.current(line)
         if kind == ev.FIELD:
-            r.records.update_last(rank, data)
+            self.store.update_last(rank, data, r.start)
         elif kind == ev.META:
             r.merge_meta(data, "the log")
         elif kind == ev.SUMMARY:
@@ -351,62 +330,3 @@ def fold(events: Iterable[ev.Event]) -> tuple[list[RunDraft], list[tuple[dict, d
             r = f.start(line, rank, data) if kind == ev.RUN_START else f.other(line, rank, kind, data)
             r.last_line = max(r.last_line, line)
     return f.runs, f.tables
-
-
-def fill_steps(cols: dict[str, np.ndarray], run: np.ndarray, bounds: np.ndarray) -> np.ndarray:
-    """Iterations each record covers: as logged, else the gap to the previous record of its rank
-    in its run, else the median gap of its run (1 without any)."""
-    steps = cols["steps"]
-    missing = np.isnan(steps)
-    if not missing.any():
-        return steps
-    it, rank = cols["iteration"], cols["rank"]
-    # Each (run, rank)'s records in file order, one group after the other: the file order itself
-    # when every run has one rank (the usual case), else a stable sort by (run, rank).
-    low = int(rank.min())
-    group = run * (int(rank.max()) - low + 1) + (rank - low)
-    order = None if (group[1:] >= group[:-1]).all() else np.argsort(group, kind="stable")
-    if order is not None:
-        group, it_ = group[order], it[order]
-    else:
-        it_ = it
-    gaps = np.empty(len(it))
-    gaps[0] = np.nan
-    np.subtract(it_[1:], it_[:-1], out=gaps[1:], casting="unsafe")  # exact: iterations are far below 2**53
-    gaps[1:][group[1:] != group[:-1]] = np.nan
-    if order is not None:
-        gaps[order] = gaps.copy()
-    gaps[(gaps <= 0) | (it < 0)] = np.nan
-    fill = _median_gaps(gaps, run, bounds)
-    whole_epoch = (it < 0) & (cols["epoch"] >= 0) if "epoch" in cols else False  # a whole epoch: unknown
-    holes = np.flatnonzero(np.isnan(gaps) & ~whole_epoch)
-    gaps[holes] = fill[run[holes]]
-    if missing.all():
-        return gaps
-    steps = steps.copy()
-    steps[missing] = gaps[missing]
-    return steps
-
-
-def _median_gaps(gaps: np.ndarray, run: np.ndarray, bounds: np.ndarray) -> np.ndarray:
-    """Each run's median of its known gaps, as np.median gives it (1 for a run without any): the
-    gap itself where a run's known gaps are all the same (the usual case), else sorted."""
-    runs = len(bounds) - 1
-    known = ~np.isnan(gaps)
-    counts = per_run_sum(known, bounds, np.int64)
-    fill = np.ones(runs)
-    filled = np.flatnonzero(counts)
-    if not len(filled):
-        return fill
-    starts = bounds[:-1][filled]
-    least, most = np.fmin.reduceat(gaps, starts), np.fmax.reduceat(gaps, starts)
-    fill[filled] = least
-    varied = filled[least != most]
-    if len(varied):
-        rows = known & np.isin(run, varied)
-        by_run, values = run[rows], gaps[rows]
-        values = values[np.lexsort((values, by_run))]
-        count = counts[varied]
-        first = np.cumsum(count) - count
-        fill[varied] = (values[first + (count - 1) // 2] + values[first + count // 2]) / 2
-    return fill

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import errno
 import fnmatch
+import importlib
 import json
 import math
 import os
@@ -22,16 +23,27 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-# What every command needs to parse its arguments; each command imports the rest (pandas, the
-# analysis, the runner...) itself, so that `benchbook --help` and `formats` start fast.
-from . import __version__, checks, cli_env, models, study
+# What every command needs to parse its arguments; each command imports the rest (pydantic, pandas,
+# the analysis, the runner...) itself, so that `benchbook --help` and `formats` start fast.
+from . import __version__
 from .errors import BenchbookError, UnknownNameError
-from .rules import METHODS
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from .analysis import Analysis
+
+
+# The names of rules.METHODS (tests/test_cli.py keeps them the same): the rule module, and the
+# pydantic model that checks a --method, are imported only by the commands that analyze.
+METHOD_NAMES = ("mean", "median", "harmonic", "elapsed", "last", "epochs")
+# Commands whose arguments are declared beside their code, which costs an import (pydantic, the
+# study loader): their module is imported only when the command line names them.
+LAZY_COMMANDS = {"check": ("checks", "add_check_parser"), "env": ("cli_env", "add_parsers")}
+LAZY_HELP = {"check": "check what a study needs (docker, image, GPUs, ssh, code, data) and say how to fix what "
+                      "is missing",
+             "env": "capture the environment: GPUs, driver, CUDA, framework, container, code"}
+LIFT_CAPS_ENV = "BENCHBOOK_ALLOW_LARGE_STUDY"  # study.LIFT_CAPS_ENV (tests/test_cli.py keeps them the same)
 
 
 def run_lines(runs: pd.DataFrame) -> list[str]:
@@ -48,7 +60,7 @@ def _rule_args(p: argparse.ArgumentParser) -> None:
                    "--warmup/--window/--method override its parts")
     g.add_argument("--warmup", type=int, metavar="N", help="skip the first N records of each run")
     g.add_argument("--window", type=int, metavar="N", help="use at most N records after the warm-up")
-    g.add_argument("--method", choices=sorted(METHODS), help="how to average the measured records")
+    g.add_argument("--method", choices=sorted(METHOD_NAMES), help="how to average the measured records")
     g.add_argument("--tolerance", type=float, default=0.03, help="relative gap to the reported value that warns")
     p.add_argument("--format", dest="log_format", metavar="NAME", help="force a log format instead of detecting it")
     p.add_argument("--strict", action="store_true", help="exit non-zero if any file could not be analyzed")
@@ -180,11 +192,11 @@ def cmd_formats(args, out: Console, err: Console) -> int:
 def _lift_caps(args) -> None:
     """--allow-large-study: for this command and the notebooks and processes it starts."""
     if getattr(args, "allow_large_study", False):
-        os.environ[study.LIFT_CAPS_ENV] = "1"
+        os.environ[LIFT_CAPS_ENV] = "1"
 
 
 def cmd_run(args, out: Console, err: Console) -> int:
-    from . import commands, runner
+    from . import checks, commands, runner, study
 
     _lift_caps(args)
     spec = study.load(args.study)
@@ -246,9 +258,11 @@ def cmd_status(args, out: Console, err: Console) -> int:
 
 
 def cmd_publish(args, out: Console, err: Console) -> int:
-    from . import publish
+    from . import models, publish
 
     _lift_caps(args)
+    if args.model is not None and args.model not in models.names():
+        raise UnknownNameError("model", args.model, sorted(models.names()))
     targets = [publish.for_study(p, args.runs, launch=args.launch) for p in args.studies]
     if args.logs:
         if not args.model:
@@ -279,17 +293,26 @@ def cmd_publish(args, out: Console, err: Console) -> int:
 
 def _duration(text: str) -> float:
     """An option's duration (90s, 30m, 2h) in seconds; a usage error when it is not one."""
+    from . import study
+
     try:
         return study.seconds(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(f"{text!r}: {exc}") from None
 
 
-_LIFT_HELP = (f"lift the caps of {study.MAX_RUNS} runs per study and {study.MAX_PROCESSES} processes per run "
-              f"(or set {study.LIFT_CAPS_ENV}=1)")
+_LIFT_HELP = f"lift the caps on runs per study and processes per run (or set {LIFT_CAPS_ENV}=1)"
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _named_command(argv: list[str]) -> str | None:
+    """The subcommand a command line names: its first word that is no option."""
+    return next((word for word in argv if not word.startswith("-")), None)
+
+
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The parser of `argv` (default: this process's): every subcommand, those of LAZY_COMMANDS
+    declared in full only when `argv` names them (else listed by their help line)."""
+    named = _named_command(sys.argv[1:] if argv is None else argv)
     p = argparse.ArgumentParser(prog="benchbook", description=__doc__.splitlines()[0])
     p.add_argument("--version", action="version", version=f"benchbook {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
@@ -307,8 +330,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_summarize)
     f = sub.add_parser("formats", help="list the log formats and their default throughput rules")
     f.set_defaults(func=cmd_formats)
-    cli_env.add_parsers(sub)
-    checks.add_check_parser(sub)
+    for name, (module, add) in LAZY_COMMANDS.items():
+        if name == named:
+            getattr(importlib.import_module(f"{__package__}.{module}"), add)(sub)
+        else:
+            sub.add_parser(name, help=LAZY_HELP[name])
     r = sub.add_parser("run", help="run every configuration and repeat of a study (params/*.yaml)")
     r.add_argument("study", help="study file, e.g. params/MODEL/cpu.yaml")
     r.add_argument("--dry-run", action="store_true", help="print the exact commands; launch nothing")
@@ -322,7 +348,7 @@ def build_parser() -> argparse.ArgumentParser:
     pb = sub.add_parser("publish", help="execute the notebooks of studies and publish HTML reports with an index")
     pb.add_argument("studies", nargs="*", help="study files (default: every study with a folder under --runs)")
     pb.add_argument("--logs", metavar="DIR", help="analysis-only report of the logs in DIR (needs --model)")
-    pb.add_argument("--model", choices=sorted(models.names()), help="the notebook for --logs")
+    pb.add_argument("--model", metavar="NAME", help="the model whose notebook reads --logs (a wrong name lists them)")
     pb.add_argument("--reference", help="published reference for --logs (params/references/NAME.yaml)")
     pb.add_argument("--compare", nargs="+", metavar="DIR", help="a comparison report of these folders")
     pb.add_argument("--labels", nargs="+", help="labels of the --compare folders")
@@ -354,7 +380,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = build_parser(argv).parse_args(argv)
     # Wide enough for the tables when output goes to a file or a pipe.
     out = Console(width=None if sys.stdout.isatty() else 160)
     err = Console(stderr=True, width=None if sys.stderr.isatty() else 160)

@@ -2,14 +2,13 @@
 
 Published logs encode their configuration in names: `tf_gpu8_amp_bs256.txt`,
 `mxnet_gpu1_gpu8_fp32_bs128.txt` (two runs, in that order), `1n8g/r50_b128_fp32_3.log` (one node of
-eight GPUs, batch 128, FP32, repeat 3). A sidecar run record written by `benchbook run` is the third
-source.
+eight GPUs, batch 128, FP32, repeat 3). The run record written by `benchbook run` is the third
+source; records.py reads it (`records.config_beside`).
 """
 
 from __future__ import annotations
 
 import functools
-import json
 import re
 from pathlib import Path
 
@@ -62,36 +61,3 @@ def _parse(path: str) -> tuple[dict, tuple[int, ...], dict]:
     if m and not _BATCH.fullmatch(tokens[-1]) and not _GPUS.fullmatch(tokens[-1]):
         meta["repeat"] = int(m.group(1))
     return nodes, gpus, meta
-
-
-def sidecar(path: str | Path) -> dict:
-    """The `config` of the run record next to a log (`<log>.run.json` or `run.json`), if any.
-
-    A record that cannot be read gives no metadata rather than an error: the log stays the truth.
-    So does a value of the wrong type (a batch size that is no whole number, say); a count written
-    as digits in a string is read as the number.
-    """
-    p = Path(path)
-    for candidate in (p.with_name(p.name + ".run.json"), p.with_name("run.json")):
-        if candidate.is_file():
-            try:
-                record = json.loads(candidate.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
-                return {}
-            config = record.get("config", {}) if isinstance(record, dict) else {}
-            typed = {k: _typed(_SIDECAR_KEYS[k], v) for k, v in config.items() if k in _SIDECAR_KEYS}
-            return {k: v for k, v in typed.items() if v is not None}
-    return {}
-
-
-_SIDECAR_KEYS = {"gpus": int, "nodes": int, "batch_size": int, "repeat": int, "precision": str, "xla": bool,
-                 "dali": bool, "synthetic": bool, "framework": str}
-
-
-def _typed(kind: type, value):
-    """A run record's value as the type its key holds, or None."""
-    if kind is int:
-        if isinstance(value, str) and value.strip().isdigit():
-            return int(value)
-        return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
-    return value if isinstance(value, kind) else None

@@ -24,6 +24,10 @@ TAG = re.compile(
 _MULTI = re.compile(r"<std(?:out|err|diag)>:[^\n<]*+(?:<(?!std(?:out|err|diag)>:)[^\n<]*+)*+<std(?:out|err|diag)>:")
 
 
+def _first_multi(text: str, pos: int) -> int | None:
+    """Where the first line at or after `pos` that holds a second tag starts (None if none does)."""
+    m = _MULTI.search(text, pos)
+    return m.start() if m else None
 
 
 def has_tags(text: str) -> bool:
@@ -56,6 +60,11 @@ class TextIndex:
         return np.where(lines > 0, self.newlines[np.maximum(lines - 1, 0)] + 1, 0) if len(self.newlines) \
             else np.zeros(len(lines), dtype=np.int64)
 
+    def lines(self, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(0-based line, rank, content start) of the lines holding text positions."""
+        line = self.line_of(pos)
+        return (line, *self.tags(line))
+
     def tags(self, lines: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(rank, content start) of each of the lines: -1 and the line's start where no tag opens it."""
         starts = self.starts(lines)
@@ -71,36 +80,13 @@ class TextIndex:
         return rank, content
 
 
-def rank_at(text: str, pos: int) -> int | None:
-    """The rank whose tag opens the line holding `pos`, or None for an untagged line."""
-    m = TAG.match(text, text.rfind("\n", 0, pos) + 1)
-    return int(m.group(1)) if m else None
-
-
-def _next_multi(text: str, pos: int) -> int | None:
-    """Where the first line at or after `pos` that holds a second tag starts (None if none does)."""
-    m = _MULTI.search(text, pos)
-    return m.start() if m else None
-
-
-# TAG without its optional time prefix, which is checked behind each match: the search then
-# skips to the `[`, where TAG itself would be tried at every character.
-_TAG_CORE = re.compile(TAG.pattern[TAG.pattern.index(r"\[\d+,") :])
-_TAG_STAMP = re.compile(TAG.pattern[3 : TAG.pattern.index(")?")])
-_STAMP_WIDTH = 24
-
-
 def _split(line: str) -> list[tuple[int | None, str]]:
     """Split one physical line into (rank, text) pieces; text before the first tag has rank None."""
     pieces: list[tuple[int | None, str]] = []
     last, rank = 0, None
-    for m in _TAG_CORE.finditer(line):
-        start = m.start()
-        if (start - _STAMP_WIDTH >= last and line[start - 1].isdigit()  # a stamp ends with its year
-                and _TAG_STAMP.fullmatch(line, start - _STAMP_WIDTH, start)):
-            start -= _STAMP_WIDTH
-        if start > last or rank is not None:
-            pieces.append((rank, line[last:start]))
+    for m in TAG.finditer(line):
+        if m.start() > last or rank is not None:
+            pieces.append((rank, line[last : m.start()]))
         rank, last = int(m.group(1)), m.end()
     pieces.append((rank, line[last:]))
     return pieces
@@ -115,7 +101,7 @@ def demux(text: str, carry: dict | None = None) -> tuple[str, int, dict]:
     without interleaved tags and no carry is returned unchanged after one regex search.
     """
     pending: dict[int | None, str] = dict(carry or {})
-    first = 0 if pending else _next_multi(text, 0)
+    first = 0 if pending else _first_multi(text, 0)
     if first is None:
         return text, 0, {}
     out: list[str] = []
@@ -141,6 +127,6 @@ def demux(text: str, carry: dict | None = None) -> tuple[str, int, dict]:
             if not pending:
                 break
         pos = min(cursor, len(text))
-        first = _next_multi(text, pos) if not pending else None
+        first = _first_multi(text, pos) if not pending else None
     out.append(text[pos:])
     return "".join(out), rewritten, pending

@@ -149,6 +149,43 @@ def read_json(path: Path) -> dict:
     return data
 
 
+def config_beside(log: str | Path) -> dict:
+    """The metadata of the run record next to a log (`<log>.run.json` or `run.json`): its
+    `config` alone, the configuration the runner resolved (never the analysis it wrote back).
+
+    A record that cannot be read gives no metadata rather than an error: the log stays the truth.
+    So does a value of the wrong type (a batch size that is no whole number, say); a count written
+    as digits in a string is read as the number.
+    """
+    p = Path(log)
+    for candidate in (p.with_name(p.name + ".run.json"), p.with_name(RECORD)):
+        if candidate.is_file():
+            try:
+                record = json.loads(candidate.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                return {}
+            config = record.get("config") if isinstance(record, dict) else None
+            if not isinstance(config, dict):
+                return {}
+            typed = {k: _typed(_CONFIG_KEYS[k], v) for k, v in config.items() if k in _CONFIG_KEYS}
+            return {k: v for k, v in typed.items() if v is not None}
+    return {}
+
+
+# The keys of a record's `config` that describe its log's runs, and their types.
+_CONFIG_KEYS = {"gpus": int, "nodes": int, "batch_size": int, "repeat": int, "precision": str, "xla": bool,
+                "dali": bool, "synthetic": bool, "framework": str}
+
+
+def _typed(kind: type, value):
+    """A record's value as the type its key holds, or None."""
+    if kind is int:
+        if isinstance(value, str) and value.strip().isdigit():
+            return int(value)
+        return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+    return value if isinstance(value, kind) else None
+
+
 def find(study_dir: Path) -> dict[str, dict]:
     """The readable records under a study folder, by run id (`problems` lists the others)."""
     return scan(study_dir)[0]

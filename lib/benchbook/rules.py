@@ -211,3 +211,62 @@ def per_run_sum(values: np.ndarray, bounds: np.ndarray, dtype=None) -> np.ndarra
     if len(filled):
         out[filled] = np.add.reduceat(values, bounds[:-1][filled], dtype=dtype)
     return out
+
+
+def fill_steps(cols: dict[str, np.ndarray], run: np.ndarray, bounds: np.ndarray) -> np.ndarray:
+    """Iterations each record covers: as logged, else the gap to the previous record of its rank
+    in its run, else the median gap of its run (1 without any)."""
+    steps = cols["steps"]
+    missing = np.isnan(steps)
+    if not missing.any():
+        return steps
+    it, rank = cols["iteration"], cols["rank"]
+    # Each (run, rank)'s records in file order, one group after the other: the file order itself
+    # when every run has one rank (the usual case), else a stable sort by (run, rank).
+    low = int(rank.min())
+    group = run * (int(rank.max()) - low + 1) + (rank - low)
+    order = None if (group[1:] >= group[:-1]).all() else np.argsort(group, kind="stable")
+    if order is not None:
+        group, it_ = group[order], it[order]
+    else:
+        it_ = it
+    gaps = np.empty(len(it))
+    gaps[0] = np.nan
+    np.subtract(it_[1:], it_[:-1], out=gaps[1:], casting="unsafe")  # exact: iterations are far below 2**53
+    gaps[1:][group[1:] != group[:-1]] = np.nan
+    if order is not None:
+        gaps[order] = gaps.copy()
+    gaps[(gaps <= 0) | (it < 0)] = np.nan
+    fill = _median_gaps(gaps, run, bounds)
+    whole_epoch = (it < 0) & (cols["epoch"] >= 0) if "epoch" in cols else False  # a whole epoch: unknown
+    holes = np.flatnonzero(np.isnan(gaps) & ~whole_epoch)
+    gaps[holes] = fill[run[holes]]
+    if missing.all():
+        return gaps
+    steps = steps.copy()
+    steps[missing] = gaps[missing]
+    return steps
+
+
+def _median_gaps(gaps: np.ndarray, run: np.ndarray, bounds: np.ndarray) -> np.ndarray:
+    """Each run's median of its known gaps, as np.median gives it (1 for a run without any): the
+    gap itself where a run's known gaps are all the same (the usual case), else sorted."""
+    runs = len(bounds) - 1
+    known = ~np.isnan(gaps)
+    counts = per_run_sum(known, bounds, np.int64)
+    fill = np.ones(runs)
+    filled = np.flatnonzero(counts)
+    if not len(filled):
+        return fill
+    starts = bounds[:-1][filled]
+    least, most = np.fmin.reduceat(gaps, starts), np.fmax.reduceat(gaps, starts)
+    fill[filled] = least
+    varied = filled[least != most]
+    if len(varied):
+        rows = known & np.isin(run, varied)
+        by_run, values = run[rows], gaps[rows]
+        values = values[np.lexsort((values, by_run))]
+        count = counts[varied]
+        first = np.cumsum(count) - count
+        fill[varied] = (values[first + (count - 1) // 2] + values[first + count // 2]) / 2
+    return fill

@@ -84,41 +84,32 @@ def _drop_nuls(buf: np.ndarray, start: int, end: int, first_line: int, stats: Re
     return start + len(kept)
 
 
-def _last_line_end(buf: np.ndarray, end: int) -> int:
-    """Just past the last newline of buf[:end] (0 if none), looked for from the end, a window at a time."""
-    hi, width = end, 1 << 12
-    while hi > 0:
-        lo = max(hi - width, 0)
-        at = np.flatnonzero(buf[lo:hi] == 10)
-        if len(at):
-            return lo + int(at[-1]) + 1
-        hi, width = lo, width * 8
-    return 0
+def _last_line_end(buf: np.ndarray, start: int, end: int) -> int:
+    """Just past the last newline of buf[:end] (0 if none); the bytes before `start` (the carried
+    end of a line) hold none."""
+    at = np.flatnonzero(buf[start:end] == 10)
+    return start + int(at[-1]) + 1 if len(at) else 0
 
 
-def check_readable(path: str | os.PathLike) -> None:
-    """Refuse what is not a text log: missing, empty or binary files raise LogError."""
-    p = os.fspath(path)
-    try:
-        size = os.path.getsize(p)
-        with open(p, "rb") as f:
-            head = f.read(8192)
-    except OSError as exc:
-        raise LogError(p, f"cannot be read ({exc.strerror or exc})") from None
-    if size == 0:
-        raise LogError(p, "the file is empty")
-    first_nul = head.find(b"\x00")
-    if first_nul >= 0 and b"\n" not in head[:first_nul]:
-        raise LogError(p, "binary file (a NUL byte in its first line), not a text log")
+def _refuse_binary(path: str, head: np.ndarray) -> None:
+    """LogError for a file whose first bytes hold a NUL before any newline (a NUL in its first line)."""
+    nul = np.flatnonzero(head == 0)
+    if len(nul) and not (head[: nul[0]] == 10).any():
+        raise LogError(path, "binary file (a NUL byte in its first line), not a text log")
 
 
 def chunks(path: str | os.PathLike, stats: ReadStats | None = None, size: int = CHUNK_BYTES) -> Iterator[Chunk]:
-    """Yield the file as chunks of whole, normalised lines, and fill `stats` on the way."""
+    """Yield the file as chunks of whole, normalised lines, and fill `stats` on the way. What is
+    not a text log (missing, unreadable, empty, binary) raises LogError at the first chunk."""
     stats = stats if stats is not None else ReadStats()
     line = 1
     carry = b""
     open_lines: dict = {}  # ranks' partial lines left at the end of the previous chunk
-    with open(path, "rb") as f:
+    try:
+        f = open(path, "rb")
+    except OSError as exc:
+        raise LogError(os.fspath(path), f"cannot be read ({exc.strerror or exc})") from None
+    with f:
         regular = stat.S_ISREG(os.fstat(f.fileno()).st_mode)
         while True:
             # As much as a file still holds, up to `size` (past its end, a byte tells whether it
@@ -128,12 +119,16 @@ def chunks(path: str | os.PathLike, stats: ReadStats | None = None, size: int = 
             view = memoryview(buf)
             view[: len(carry)] = carry
             got = f.readinto(view[len(carry) : len(carry) + want])
+            if not stats.bytes:  # the file's first bytes
+                if not got:
+                    raise LogError(os.fspath(path), "the file is empty")
+                _refuse_binary(os.fspath(path), buf[: min(got, SNIFF_BYTES)])
             stats.bytes += got
             end = len(carry) + got
             if not end:
                 break
             if got:
-                cut = _last_line_end(buf, end)
+                cut = _last_line_end(buf, len(carry), end)
                 if cut == 0:  # one line longer than a chunk: keep reading it, without its NULs (a
                     end = _drop_nuls(buf, 0, end, line, stats)  # zero-filled tail is never held whole)
                     carry = bytes(view[:end])

@@ -21,7 +21,7 @@ import numpy as np
 
 from .. import events as ev
 from ..events import Event
-from ..ranks import TextIndex, has_tags, rank_at
+from ..ranks import TextIndex
 from . import layout as _layout
 from .layout import Int, Layout, Num, Seek, Stamp  # noqa: F401  (used by the formats)
 
@@ -52,22 +52,7 @@ class BulkRule:
     blocks: tuple[Layout, ...] = ()
 
 
-class _Chunk:
-    """A chunk, its first line number and its line index (see ranks.TextIndex)."""
-
-    def __init__(self, text: str, first_line: int) -> None:
-        self.text, self.first_line = text, first_line
-        self.index = TextIndex(text)
-        self.newlines = self.index.newlines
-
-    def lines(self, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(0-based line in the chunk, rank, content start) of the lines holding text positions."""
-        line = self.index.line_of(pos)
-        rank, content = self.index.tags(line)
-        return line, rank, content
-
-
-def _records(chunk: _Chunk, rule: BulkRule) -> tuple[dict | None, list[tuple[int, int]]]:
+def _records(chunk: TextIndex, first_line: int, rule: BulkRule) -> tuple[dict | None, list[tuple[int, int]]]:
     """Columns of the records of a bulk rule of one record per line (or None), and the spans of
     text left to the other rules."""
     text = chunk.text
@@ -85,14 +70,14 @@ def _records(chunk: _Chunk, rule: BulkRule) -> tuple[dict | None, list[tuple[int
             return None, whole
         begin, line, ranks = begin[idx], line[idx], ranks[idx]
         fields = {k: v[idx] if np.ndim(v) else v for k, v in fields.items()}
-    cols = _columns(begin, chunk.first_line + line, ranks, fields)
+    cols = _columns(begin, first_line + line, ranks, fields)
     # The text between records, for the other rules: from the end of one record's line to the
     # start of the next record's line (its newline included, for rules that begin with one).
     newlines = chunk.newlines
     # A layout reads within its line (its literals hold no newline): a record's line is where it stops.
     ends = np.where(line < len(newlines), newlines[np.minimum(line, len(newlines) - 1)], len(text))
     lo = np.concatenate(([0], ends))
-    hi = np.concatenate((chunk.index.starts(line), [len(text)]))
+    hi = np.concatenate((chunk.starts(line), [len(text)]))
     open_ = np.flatnonzero(hi - lo > 1)
     return cols, list(zip(lo[open_].tolist(), hi[open_].tolist(), strict=True))
 
@@ -110,7 +95,7 @@ def _columns(pos: np.ndarray, lines: np.ndarray, ranks: np.ndarray, fields: dict
     return cols
 
 
-def _blocks(chunk: _Chunk, rule: BulkRule, run_starts: np.ndarray) -> tuple[dict | None, list]:
+def _blocks(chunk: TextIndex, first_line: int, rule: BulkRule, run_starts: np.ndarray) -> tuple[dict | None, list]:
     """Columns of the records of a bulk rule of several lines, and FIELD hits for the values
     whose record is not among them (it is in an earlier chunk, or a run may start in between:
     `run_starts` are the positions of the chunk's RUN_START hits, the only events that can)."""
@@ -158,8 +143,8 @@ def _blocks(chunk: _Chunk, rule: BulkRule, run_starts: np.ndarray) -> tuple[dict
                 leftover.append((int(starts[idx[i]]), ev.FIELD, {name: values[i].item()}))
     if len(rec) == 0:
         return None, leftover
-    cols = _columns(starts[rec], chunk.first_line + line[rec], ranks[rec], fields)
-    cols["end_line"] = chunk.first_line + ends
+    cols = _columns(starts[rec], first_line + line[rec], ranks[rec], fields)
+    cols["end_line"] = first_line + ends
     return cols, leftover
 
 
@@ -214,25 +199,25 @@ def scan(text: str, first_line: int, rules: Iterable[Rule], bulk: BulkRule | Non
 
     Records of the bulk rule come as BULK events, one per stretch between other events.
     """
+    index = TextIndex(text)
+    cols = None
     if bulk is None:
-        return _plain(text, first_line, _hits(text, rules))
-    chunk = _Chunk(text, first_line)
-    if bulk.blocks:
+        hits = _hits(text, rules)
+    elif bulk.blocks:
         hits = _hits(text, rules)
         run_starts = np.array([h[0] for h in hits if h[1] == ev.RUN_START], dtype=np.int64)
-        cols, leftover = _blocks(chunk, bulk, run_starts)
+        cols, leftover = _blocks(index, first_line, bulk, run_starts)
         if leftover:
             hits = sorted(hits + leftover, key=itemgetter(0))
     else:
-        cols, spans = _records(chunk, bulk)
+        cols, spans = _records(index, first_line, bulk)
         hits = _hits(text, rules, spans)
-    if cols is None:
-        return _plain(text, first_line, hits)
     hit_pos = np.array([h[0] for h in hits], dtype=np.int64)
-    line, ranks, _ = chunk.lines(hit_pos)
-    lines = (chunk.first_line + line).tolist()
+    line, ranks, _ = index.lines(hit_pos)
+    lines = (first_line + line).tolist()
     ranks = [None if r < 0 else r for r in ranks.tolist()]
-    cuts = np.searchsorted(cols.pop("pos"), hit_pos).tolist()
+    records = 0 if cols is None else len(cols["line"])
+    cuts = np.searchsorted(cols.pop("pos"), hit_pos).tolist() if records else [0] * len(hits)
     events: list[Event] = []
     done = 0
     for i, (_, kind, data) in enumerate(hits):
@@ -240,20 +225,8 @@ def scan(text: str, first_line: int, rules: Iterable[Rule], bulk: BulkRule | Non
             events.append(_bulk_event(cols, done, cuts[i]))
             done = cuts[i]
         events.append((lines[i], ranks[i], kind, data))
-    if done < len(cols["line"]):
-        events.append(_bulk_event(cols, done, len(cols["line"])))
-    return events
-
-
-def _plain(text: str, first_line: int, hits: list[tuple[int, str, object]]) -> list[Event]:
-    """Events of rule hits alone: few, so line numbers and ranks are found one by one."""
-    tagged = has_tags(text)
-    events: list[Event] = []
-    line, last = first_line, 0
-    for pos, kind, data in hits:
-        line += text.count("\n", last, pos)
-        last = pos
-        events.append((line, rank_at(text, pos) if tagged else None, kind, data))
+    if done < records:
+        events.append(_bulk_event(cols, done, records))
     return events
 
 

@@ -178,23 +178,22 @@ def runs(report: Report):
 
 
 def scaling(report: Report):
-    """Median over repeats per configuration; speedup and efficiency only against a measured 1-GPU run."""
+    """Median over repeats per configuration; speedup and efficiency where metrics.aggregate has one (against
+    a measured 1-GPU run, or 1-process run on the CPU), a dash elsewhere."""
     table = report.scaling()
     if table.empty:
         return display.note("no run gave a throughput")
-    gpus = pd.to_numeric(table["gpus"], errors="coerce")
-    keys = ["precision", "batch_size", "xla"]
-    has_one = table.assign(_one=gpus == 1).groupby(keys, dropna=False)["_one"].transform("any")
-    no_base = ~has_one | (gpus < 1) | gpus.isna()
-    table.loc[no_base, ["speedup", "efficiency"]] = None
-    if no_base.all():
-        table = table.drop(columns=["speedup", "efficiency"])
     if pd.Series(table["nodes"]).astype(str).isin(["?", "<NA>", "nan", "None"]).all():
         table = table.drop(columns=["nodes"])
+    none = table["speedup"].map(display.missing).all()
+    if none:
+        table = table.drop(columns=["speedup", "efficiency"])
     view = display.table(table, empty="no run gave a throughput",
                          formats={"median": 2, "speedup": 2, "efficiency": display.significant})
-    if no_base.all():
-        why = "no 1-GPU baseline" if (gpus > 0).any() else "CPU runs"
+    if none:
+        gpu = (pd.to_numeric(table["gpus"], errors="coerce") > 0).any()
+        why = ("no configuration was measured on both 1 GPU and more" if gpu else
+               "no CPU configuration was measured with both 1 process and more")
         return together(view, display.note(f"no speedup: {why}"))
     return view
 

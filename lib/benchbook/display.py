@@ -73,9 +73,12 @@ def fixed(value, decimals: int = 2) -> str:
 
 
 def as_printed(value) -> str:
-    """A published number as its report printed it: 1412, 381.46, 7601.888 (no float noise)."""
+    """A published number as its report printed it: 1412, 381.46, 7601.888 (no float noise). Text (the
+    reference file's printed form, 3038.730) is shown as it is; a float cannot keep a trailing zero."""
     if missing(value):
         return DASH
+    if isinstance(value, str):
+        return value
     return f"{float(value):.6f}".rstrip("0").rstrip(".")
 
 

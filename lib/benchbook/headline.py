@@ -39,24 +39,23 @@ def group_label(precision: str, batch: int, xla, vary_xla: bool) -> str:
     return name + ((" XLA" if xla is True else " no XLA") if vary_xla else "")
 
 
-def _decimals(printed) -> int:
-    """The decimals the report printed a number with (381.46: 2, 1412: 0), to show the measured one alike."""
-    text = display.as_printed(printed)
-    return len(text.partition(".")[2])
+def _printed(pub) -> str:
+    """A comparison row's published number as the report printed it (its text in the reference file)."""
+    text = pub.get("published_printed")
+    return display.as_printed(pub["published"] if display.missing(text) else text)
+
+
+def _decimals(pub) -> int:
+    """The decimals the report printed a number with (381.46: 2, 1412: 0, 3038.730: 3), to show the
+    measured one alike."""
+    return len(_printed(pub).partition(".")[2])
 
 
 def _measured_speedup(stats: pd.DataFrame) -> dict[tuple, float]:
-    """Speedup against the 1-GPU median of the same precision and batch, only where that run exists."""
-    out = {}
-    for (precision, batch, xla), group in stats.groupby(["precision", "batch_size", stats["xla"].astype(str)]):
-        one = group[group["gpus"].map(_gpus) == 1]
-        if one.empty:
-            continue
-        base = float(one["median"].iloc[0])
-        for _, r in group.iterrows():
-            if _gpus(r["gpus"]) and base > 0:
-                out[(_gpus(r["gpus"]), precision, int(batch), xla)] = float(r["median"]) / base
-    return out
+    """metrics.aggregate's speedup of each GPU configuration that has one (a measured 1-GPU baseline
+    that some other configuration is compared with); none for the others."""
+    return {(_gpus(r["gpus"]), r["precision"], int(r["batch_size"]), str(r["xla"])): float(r["speedup"])
+            for _, r in stats.iterrows() if _gpus(r["gpus"]) and not display.missing(r.get("speedup"))}
 
 
 def published_form(stats: pd.DataFrame, comparison: pd.DataFrame | None, unit: str = "images/s") -> display.Html:
@@ -103,8 +102,8 @@ def published_form(stats: pd.DataFrame, comparison: pd.DataFrame | None, unit: s
                 verdict = pub["verdict"] if pub is not None else ("no published number" if m is not None else None)
                 cls = "bb-reproduced" if verdict == "reproduced" else ("bb-off" if verdict in ("slower", "faster")
                                                                        else "")
-                cells += [(display.as_printed(pub["published"]) if pub is not None else display.DASH, "num"),
-                          (display.fixed(value, _decimals(pub["published"]) if pub is not None else 2), "num"),
+                cells += [(_printed(pub) if pub is not None else display.DASH, "num"),
+                          (display.fixed(value, _decimals(pub) if pub is not None else 2), "num"),
                           (display.significant(pub["ratio"]) if pub is not None else display.DASH, "num"),
                           (display.text(verdict), cls)]
             else:
@@ -134,8 +133,8 @@ def _long_form(groups, gpu_rows, measured, published, speedup, with_ref, vary_xl
                 continue
             row = {"configuration": group_label(p, b, x == "True", vary_xla), "GPUs": "CPU" if g == 0 else g}
             if with_ref:
-                row["published"] = display.as_printed(pub["published"]) if pub is not None else None
-            decimals = _decimals(pub["published"]) if pub is not None else 2
+                row["published"] = _printed(pub) if pub is not None else None
+            decimals = _decimals(pub) if pub is not None else 2
             row[f"measured {unit}"] = display.fixed(m["median"], decimals) if m is not None else None
             if with_ref:
                 row["ratio"] = display.significant(pub["ratio"]) if pub is not None else None

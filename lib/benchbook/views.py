@@ -258,9 +258,13 @@ def reproduction(report: Report):
     cols = [c for c in ("table", "gpus", "nodes", "batch_size", "precision", "xla", "dali", "synthetic", "published",
                         "measured", "runs", "ratio", "delta_pct", "verdict", "published_speedup", "measured_speedup",
                         "differences") if c in table and not table[c].map(display.missing).all()]
+    # Published numbers as the publication printed them (the reference file's text), not as floats.
+    for col in ("published", "published_speedup"):
+        if f"{col}_printed" in table:
+            table = table.assign(**{col: table[f"{col}_printed"]})
     return display.table(table[cols], empty="nothing published", formats={
         "published": display.as_printed, "measured": 2, "ratio": display.significant, "delta_pct": 1,
-        "published_speedup": 2, "measured_speedup": 2, "runs": display.text})
+        "published_speedup": display.as_printed, "measured_speedup": 2, "runs": display.text})
 
 
 def reproduction_plot(report: Report):

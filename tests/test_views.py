@@ -15,6 +15,7 @@ from conftest import CPU_STUDY as STUDY
 from conftest import cpu_log_text as log_text
 
 FIXTURES = Path(__file__).parent / "fixtures"
+ROOT = Path(__file__).parent.parent
 
 
 def study_folder(tmp_path, rates):
@@ -126,3 +127,35 @@ def test_analysis_only_of_a_study_folder_reads_its_run_records(tmp_path):
     assert "nvcr.io/nvidia/tensorflow:20.03-tf1-py3 (run record)" in text and "tensorflow 1.15.2" in text
     assert "4a15e9146a6516941ba3ae146621a5c94e4bc431 (run record)" in text
     assert "GPU type" in text and "cpu" in text  # the logs' own device line wins over the record
+
+
+def test_the_reproduction_table_shows_published_digits_units_and_the_tolerance(tmp_path, monkeypatch):
+    # A made-up reference for the Mask R-CNN fixture logs, its 8-GPU AMP number printed with a trailing zero
+    # and a tolerance of 2.5%: the table keeps "49.60", shows the measured number to 2 decimals alike, and a
+    # line under it names the unit and the tolerance; the headline's verdict column names it too.
+    text = (ROOT / "params" / "references" / "ngc_tf2_maskrcnn.yaml").read_text()
+    text = text.replace("throughput: 49.6}", "throughput: 49.60}").replace("tolerance: 0.05", "tolerance: 0.025")
+    (tmp_path / "printed.yaml").write_text(text)
+    monkeypatch.setenv("BENCHBOOK_REFERENCES", str(tmp_path))
+    r = Report(log_dir=FIXTURES / "ngc_maskrcnn", reference="printed")
+    shown = views.reproduction(r)
+    row = next(line.split(" | ") for line in shown.plain.splitlines() if "slower" in line)
+    header = shown.plain.splitlines()[0].split(" | ")
+    assert dict(zip(header, row, strict=True))["published"] == "49.60"
+    assert dict(zip(header, row, strict=True))["measured"] == "46.80"
+    assert {"per-GPU batch", "Δ %", "verdict", "gpus"} <= set(header) and "batch_size" not in header
+    assert "Published and measured in samples/s" in shown.plain and "within 1 ± 2.5%" in shown.plain
+    opening = views.opening(r)
+    assert "verdict ±2.5%" in opening.markup and "49.60" in opening.markup and "46.80" in opening.markup
+    assert "within ±2.5%" in opening.plain
+
+
+def test_the_scaling_table_names_its_unit_and_gives_speedup_only_against_a_measured_baseline():
+    # The MXNet fixture logs: AMP bs64 on 1 and 4 GPUs (a speedup), AMP bs256 on 8 GPUs and FP32 bs96 on 2
+    # GPUs alone (no 1-GPU run to compare with: a dash, never a number).
+    shown = views.scaling(Report(log_dir=FIXTURES / "ngc_mxnet"))
+    lines = [line.split(" | ") for line in shown.plain.splitlines()]
+    rows = {(r[0], r[2]): dict(zip(lines[0], r, strict=True)) for r in lines[1:]}
+    assert lines[0][:2] == ["GPUs", "precision"] and "median images/s" in lines[0] and "processes" not in lines[0]
+    assert rows[("4", "64")]["speedup"] == "3.86" and rows[("1", "64")]["speedup"] == "1.00"
+    assert rows[("8", "256")]["speedup"] == display.DASH and rows[("2", "96")]["efficiency"] == display.DASH

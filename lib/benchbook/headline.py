@@ -51,6 +51,17 @@ def _decimals(pub) -> int:
     return len(_printed(pub).partition(".")[2])
 
 
+def percent(tolerance: float) -> str:
+    """A relative tolerance as a percentage, to its own digits: 0.05 -> 5%, 0.025 -> 2.5%."""
+    return f"{float(tolerance) * 100:.4g}%"
+
+
+def _verdict_label(comparison: pd.DataFrame) -> str:
+    """"verdict ±5%": the tolerance of the verdicts (references.compare keeps it in `attrs`)."""
+    tol = comparison.attrs.get("tolerance")
+    return f"verdict ±{percent(tol)}" if tol is not None else "verdict"
+
+
 def _measured_speedup(stats: pd.DataFrame) -> dict[tuple, float]:
     """metrics.aggregate's speedup of each GPU configuration that has one (a measured 1-GPU baseline
     that some other configuration is compared with); none for the others."""
@@ -79,14 +90,15 @@ def published_form(stats: pd.DataFrame, comparison: pd.DataFrame | None, unit: s
     gpu_rows = sorted({_gpus(g) for g in stats["gpus"]} | {k[0] for k in published}, key=lambda g: (g is None, g))
     with_ref = bool(published)
     show_speedup = bool(speedup) and any(g and g > 1 for g in gpu_rows)
-    sub = (["published", "measured", "ratio", "verdict"] if with_ref else ["measured", "runs"])
+    verdict_label = _verdict_label(comparison) if with_ref else "verdict"
+    sub = (["published", "measured", "ratio", verdict_label] if with_ref else ["measured", "runs"])
     sub += ["speedup"] if show_speedup else []
     amp_pairs = sorted({b for p, b, _x in groups if p == "amp"} & {b for p, b, _x in groups if p == "fp32"})
     measured = {(_gpus(r["gpus"]), r["precision"], int(r["batch_size"]), str(r["xla"])): r
                 for _, r in stats.iterrows()}
 
     if len(groups) * len(sub) > MAX_COLUMNS:  # too wide for a screen: a row per configuration instead
-        return _long_form(groups, gpu_rows, measured, published, speedup, with_ref, vary_xla, unit)
+        return _long_form(groups, gpu_rows, measured, published, speedup, with_ref, vary_xla, unit, verdict_label)
     head1 = '<th rowspan="2">GPUs</th>' + "".join(
         f'<th colspan="{len(sub)}">{html.escape(group_label(p, b, x == "True", vary_xla))} ({html.escape(unit)})</th>'
         for p, b, x in groups)
@@ -124,7 +136,8 @@ def published_form(stats: pd.DataFrame, comparison: pd.DataFrame | None, unit: s
     return display.Html(markup, "\n".join(plain))
 
 
-def _long_form(groups, gpu_rows, measured, published, speedup, with_ref, vary_xla, unit) -> display.Html:
+def _long_form(groups, gpu_rows, measured, published, speedup, with_ref, vary_xla, unit, verdict_label
+               ) -> display.Html:
     rows = []
     for p, b, x in groups:
         for g in gpu_rows:
@@ -133,12 +146,12 @@ def _long_form(groups, gpu_rows, measured, published, speedup, with_ref, vary_xl
                 continue
             row = {"configuration": group_label(p, b, x == "True", vary_xla), "GPUs": "CPU" if g == 0 else g}
             if with_ref:
-                row["published"] = _printed(pub) if pub is not None else None
+                row[f"published {unit}"] = _printed(pub) if pub is not None else None
             decimals = _decimals(pub) if pub is not None else 2
             row[f"measured {unit}"] = display.fixed(m["median"], decimals) if m is not None else None
             if with_ref:
                 row["ratio"] = display.significant(pub["ratio"]) if pub is not None else None
-                row["verdict"] = pub["verdict"] if pub is not None else "no published number"
+                row[verdict_label] = pub["verdict"] if pub is not None else "no published number"
             row["speedup"] = display.fixed(speedup.get((g, p, b, x)), 2) if speedup else None
             fp32 = measured.get((g, "fp32", b, x))
             row["AMP/FP32"] = (display.fixed(float(m["median"]) / float(fp32["median"]), 2)
@@ -149,7 +162,7 @@ def _long_form(groups, gpu_rows, measured, published, speedup, with_ref, vary_xl
         if frame[col].map(display.missing).all():
             frame = frame.drop(columns=col)
     table = display.table(frame, empty="nothing measured", numeric=[c for c in frame if c not in
-                                                                      ("configuration", "verdict")])
+                                                                      ("configuration", verdict_label)])
     return display.Html(table.markup.replace('class="bb-table"', 'class="bb-table bb-headline"', 1), table.plain)
 
 
@@ -182,7 +195,7 @@ def sentence(what: str, on: str, reference, comparison: pd.DataFrame | None, sum
     else:
         verdict = summary["overall"]
         extra = [f"{summary[k]} {k}" for k in ("slower", "faster", "not measured") if summary[k]]
-        rest = (f"{summary['reproduced']} of {n} published configurations within ±{tol:.0%}"
+        rest = (f"{summary['reproduced']} of {n} published configurations within ±{percent(tol)}"
                 + (f" ({', '.join(extra)})" if extra else "") + ".")
     cls = "bb-reproduced" if verdict == "reproduced" else "bb-off"
     plain = f"{verdict.capitalize()}: {what} on {on}, against {src.title}: {rest}"

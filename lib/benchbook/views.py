@@ -185,14 +185,18 @@ def scaling(report: Report):
         return display.note("no run gave a throughput")
     if pd.Series(table["nodes"]).astype(str).isin(["?", "<NA>", "nan", "None"]).all():
         table = table.drop(columns=["nodes"])
+    gpus = pd.to_numeric(table["gpus"], errors="coerce")
+    if (pd.to_numeric(table["processes"], errors="coerce") == gpus).all():  # one process per GPU: said by GPUs
+        table = table.drop(columns=["processes"])
     none = table["speedup"].map(display.missing).all()
     if none:
         table = table.drop(columns=["speedup", "efficiency"])
+    median = f"median {report.unit}"
+    table = table.rename(columns={"gpus": "GPUs", "batch_size": "per-GPU batch", "xla": "XLA", "median": median})
     view = display.table(table, empty="no run gave a throughput",
-                         formats={"median": 2, "speedup": 2, "efficiency": display.significant})
+                         formats={median: 2, "speedup": 2, "efficiency": display.significant})
     if none:
-        gpu = (pd.to_numeric(table["gpus"], errors="coerce") > 0).any()
-        why = ("no configuration was measured on both 1 GPU and more" if gpu else
+        why = ("no configuration was measured on both 1 GPU and more" if (gpus > 0).any() else
                "no CPU configuration was measured with both 1 process and more")
         return together(view, display.note(f"no speedup: {why}"))
     return view
@@ -247,7 +251,20 @@ def time_to_train(report: Report):
                                                target=report.target))
 
 
+# Reproduction table headers for reading; gpus, published, measured and verdict keep their names, by which
+# tools/check_reference_reports.py finds the table.
+REPRODUCTION_HEADERS = {"batch_size": "per-GPU batch", "xla": "XLA", "dali": "DALI", "synthetic": "synthetic data",
+                        "delta_pct": "Δ %", "published_speedup": "published speedup",
+                        "measured_speedup": "measured speedup", "differences": "notes"}
+
+
+def _decimals(printed) -> int:
+    return len(str(printed).partition(".")[2]) if not display.missing(printed) else 2
+
+
 def reproduction(report: Report):
+    """Measured against published, a row per published number: the published number as printed, the
+    measured one to as many decimals, then a line naming the unit and the tolerance of the verdicts."""
     if report.reference is None:
         return display.note("no published reference for these runs: nothing to compare")
     table = report.reproduction()
@@ -258,13 +275,23 @@ def reproduction(report: Report):
     cols = [c for c in ("table", "gpus", "nodes", "batch_size", "precision", "xla", "dali", "synthetic", "published",
                         "measured", "runs", "ratio", "delta_pct", "verdict", "published_speedup", "measured_speedup",
                         "differences") if c in table and not table[c].map(display.missing).all()]
-    # Published numbers as the publication printed them (the reference file's text), not as floats.
+    # Published numbers as the publication printed them (the reference file's text), not as floats, and
+    # each measured number to the decimals of the number it is compared with.
     for col in ("published", "published_speedup"):
         if f"{col}_printed" in table:
             table = table.assign(**{col: table[f"{col}_printed"]})
-    return display.table(table[cols], empty="nothing published", formats={
-        "published": display.as_printed, "measured": 2, "ratio": display.significant, "delta_pct": 1,
-        "published_speedup": display.as_printed, "measured_speedup": 2, "runs": display.text})
+    table = table.assign(measured=[display.fixed(m, _decimals(p)) for m, p in zip(table["measured"],
+                                                                                   table["published"], strict=True)])
+    tol = table.attrs.get("tolerance", report.reference.tolerance)
+    unit = table.attrs.get("unit", report.reference.unit)
+    shown = display.table(table[cols].rename(columns=REPRODUCTION_HEADERS), empty="nothing published", formats={
+        "published": display.as_printed, "ratio": display.significant, "Δ %": 1,
+        "published speedup": display.as_printed, "measured speedup": 2, "runs": display.text},
+        numeric=["measured"])
+    return together(shown, display.note(
+        f"Published and measured in {unit}. Published: {report.reference.statistic}; measured: the median over "
+        f"repeats. Ratio: measured / published; verdict: reproduced when the ratio is within "
+        f"1 ± {headline.percent(tol)} (the reference's tolerance), otherwise slower or faster."))
 
 
 def reproduction_plot(report: Report):

@@ -159,3 +159,17 @@ def test_the_scaling_table_names_its_unit_and_gives_speedup_only_against_a_measu
     assert lines[0][:2] == ["GPUs", "precision"] and "median images/s" in lines[0] and "processes" not in lines[0]
     assert rows[("4", "64")]["speedup"] == "3.86" and rows[("1", "64")]["speedup"] == "1.00"
     assert rows[("8", "256")]["speedup"] == display.DASH and rows[("2", "96")]["efficiency"] == display.DASH
+
+
+def test_the_measured_number_has_the_published_decimals_without_digits_it_does_not_have(tmp_path, monkeypatch):
+    # Published 605.100 (3 decimals) against the MXNet fixture's 1-GPU AMP bs64 median, 605.0686...: shown as
+    # 605.069, not as a number rounded to 2 decimals and padded (605.070).
+    text = (ROOT / "params" / "references" / "ngc_mxnet_resnet50.yaml").read_text()
+    head = text[:text.index("rows:")]
+    (tmp_path / "three.yaml").write_text(head + "rows:\n  - {gpus: 1, batch_size: 64, precision: amp, "
+                                                "throughput: 605.100}\n")
+    monkeypatch.setenv("BENCHBOOK_REFERENCES", str(tmp_path))
+    shown = views.reproduction(Report(log_dir=FIXTURES / "ngc_mxnet", reference="three"))
+    header, row = (line.split(" | ") for line in shown.plain.splitlines()[:2])
+    assert dict(zip(header, row, strict=True))["published"] == "605.100"
+    assert dict(zip(header, row, strict=True))["measured"] == "605.069"

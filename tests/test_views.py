@@ -158,7 +158,8 @@ def test_the_scaling_table_names_its_unit_and_gives_speedup_only_against_a_measu
     rows = {(r[0], r[2]): dict(zip(lines[0], r, strict=True)) for r in lines[1:]}
     assert lines[0][:2] == ["GPUs", "precision"] and "median images/s" in lines[0] and "processes" not in lines[0]
     assert rows[("4", "64")]["speedup"] == "3.86" and rows[("1", "64")]["speedup"] == "1.00"
-    assert rows[("8", "256")]["speedup"] == display.DASH and rows[("2", "96")]["efficiency"] == display.DASH
+    assert rows[("4", "64")]["efficiency %"] == "96.6"
+    assert rows[("8", "256")]["speedup"] == display.DASH and rows[("2", "96")]["efficiency %"] == display.DASH
 
 
 def test_the_measured_number_has_the_published_decimals_without_digits_it_does_not_have(tmp_path, monkeypatch):

@@ -192,9 +192,12 @@ def scaling(report: Report):
     if none:
         table = table.drop(columns=["speedup", "efficiency"])
     median = f"median {report.unit}"
-    table = table.rename(columns={"gpus": "GPUs", "batch_size": "per-GPU batch", "xla": "XLA", "median": median})
+    if not none:  # a percentage, as the scaling plot shows it
+        table = table.assign(efficiency=pd.to_numeric(table["efficiency"], errors="coerce") * 100)
+    table = table.rename(columns={"gpus": "GPUs", "batch_size": "per-GPU batch", "xla": "XLA", "median": median,
+                                  "efficiency": "efficiency %"})
     view = display.table(table, empty="no run gave a throughput",
-                         formats={median: 2, "speedup": 2, "efficiency": display.significant})
+                         formats={median: 2, "speedup": 2, "efficiency %": 1})
     if none:
         why = ("no configuration was measured on both 1 GPU and more" if (gpus > 0).any() else
                "no CPU configuration was measured with both 1 process and more")

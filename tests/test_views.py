@@ -100,6 +100,15 @@ def test_a_study_with_one_run_per_configuration_collapses_its_empty_sections(tmp
     assert "42.49" in views.runs(r).markup and "42.48875" not in views.runs(r).markup
     status = views.launch_status(r)
     assert "2026-11-24 10:03:01 UTC" in status.markup
+    # Headers for reading, the unit with the throughput, and a CPU run said so rather than "0 GPUs".
+    header = status.plain.splitlines()[0].split(" | ")
+    assert {"run id", "GPUs", "per-GPU batch", "started", "duration s", "throughput images/s"} <= set(header)
+    assert not {"run_id", "gpus", "started_at", "duration_s", "throughput"} & set(header)
+    row = dict(zip(header, status.plain.splitlines()[1].split(" | "), strict=True))
+    assert row["GPUs"] == "CPU"
+    for shown in (views.runs(r), scaling):
+        lines = shown.plain.splitlines()
+        assert dict(zip(lines[0].split(" | "), lines[1].split(" | "), strict=True))["GPUs"] == "CPU"
     assert "no published reference" in views.opening(r).plain
 
 
@@ -107,6 +116,7 @@ def test_repeats_that_vary_by_more_than_ten_percent_are_flagged(tmp_path):
     r = study_folder(tmp_path, [10.0, 20.0])
     shown = views.repeats(r)
     assert "repeats vary by more than 10%" in shown.markup and "CV 47.1% over 2 runs" in shown.markup
+    assert "bs8 on the CPU: CV" in shown.plain and "GPU(s)" not in shown.plain
     assert 'alt="' in shown.markup  # the figure comes with its alt text
     steady = study_folder(tmp_path / "steady", [10.0, 10.5])
     assert "vary by more than" not in views.repeats(steady).markup

@@ -166,14 +166,40 @@ def launch_status(report: Report):
     if report.log_dir is not None:
         return None
     status = report.status()
-    return display.table(status, empty=f"no run record in {report.source}: the study has not run yet",
-                         formats={"started_at": display.utc, "ended_at": display.utc, "duration_s": 1,
-                                  "throughput": 2, "exit_code": display.text})
+    if "gpus" in status:
+        status = status.assign(gpus=_cpu_as_word(status["gpus"]))
+    headers = {**STATUS_HEADERS, "throughput": f"throughput {report.unit}"}
+    return display.table(status.rename(columns=headers),
+                         empty=f"no run record in {report.source}: the study has not run yet",
+                         formats={"started": display.utc, "ended": display.utc, "duration s": 1,
+                                  f"throughput {report.unit}": 2, "exit code": display.text})
+
+
+# The run records' fields as a reader reads them (times are shown in UTC).
+STATUS_HEADERS = {"run_id": "run id", "gpus": "GPUs", "batch_size": "per-GPU batch", "xla": "XLA",
+                  "started_at": "started", "ended_at": "ended", "duration_s": "duration s", "exit_code": "exit code"}
+
+
+def _cpu_as_word(gpus: pd.Series) -> pd.Series:
+    """A GPU count for reading: 0 (a CPU run) is "CPU"."""
+    return gpus.astype(object).where(pd.to_numeric(gpus, errors="coerce") != 0, "CPU")
+
+
+def _on(row) -> str:
+    """Where a configuration ran, for a sentence: "on 8 GPUs", "on 1 GPU", "on the CPU (2 processes)"."""
+    gpus = pd.to_numeric(pd.Series([row.get("gpus")]), errors="coerce").iloc[0]
+    if gpus == 0:
+        processes = pd.to_numeric(pd.Series([row.get("processes")]), errors="coerce").iloc[0]
+        return "on the CPU" + (f" ({int(processes)} processes)" if processes > 1 else "")
+    return f"on {row.get('gpus')} GPU" + "s" * (gpus != 1)
 
 
 def runs(report: Report):
     rates = {k.replace("images/s", report.unit): v for k, v in RATES.items()}
-    return display.table(report.runs(), empty=f"no run found in {report.source}",
+    table = report.runs()
+    if "GPUs" in table:
+        table = table.assign(GPUs=_cpu_as_word(table["GPUs"]))
+    return display.table(table, empty=f"no run found in {report.source}",
                          formats={**rates, "records used": display.text})
 
 
@@ -194,6 +220,7 @@ def scaling(report: Report):
     median = f"median {report.unit}"
     if not none:  # a percentage, as the scaling plot shows it
         table = table.assign(efficiency=pd.to_numeric(table["efficiency"], errors="coerce") * 100)
+    table = table.assign(gpus=_cpu_as_word(table["gpus"]))
     table = table.rename(columns={"gpus": "GPUs", "batch_size": "per-GPU batch", "xla": "XLA", "median": median,
                                   "efficiency": "efficiency %"})
     view = display.table(table, empty="no run gave a throughput",
@@ -232,7 +259,7 @@ def repeats(report: Report):
     fig = plots.repeats(report.analysis.runs)
     if variable.empty:
         return together(fig)
-    lines = [f"{headline.group_label(r['precision'], int(r['batch_size']), None, False)} on {r['gpus']} GPU(s): "
+    lines = [f"{headline.group_label(r['precision'], int(r['batch_size']), None, False)} {_on(r)}: "
              f"CV {100 * float(r['cv']):.1f}% over {int(r['runs'])} runs" for _, r in variable.iterrows()]
     return together(display.note("repeats vary by more than 10%: " + "; ".join(lines)), fig)
 

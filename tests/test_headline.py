@@ -70,3 +70,12 @@ def test_speedup_only_where_a_1_gpu_baseline_is_compared_with_another_run(ref):
     rows = [line.split(" | ") for line in table.plain.splitlines()[1:]]
     assert rows == [["1", "400.00", "1", "1.00", "1000.00", "1", display.DASH],
                     ["8", "3000.00", "1", "7.50", display.DASH, display.DASH, display.DASH]]
+
+
+def test_cpu_runs_of_one_and_two_processes_are_rows_of_their_own():
+    # params/resnet50_tf/cpu_mpi.yaml runs 1 and 2 MPI processes: both medians are in the table (the
+    # 2-process row used to replace the 1-process one, both being "0 GPUs").
+    runs = pd.DataFrame([{**FIXED, "gpus": 0, "processes": n, "batch_size": 8, "precision": "fp32",
+                          "recomputed_throughput": v} for n, v in ((1, 21.85), (1, 21.85), (2, 12.14))])
+    table = headline.published_form(metrics.aggregate(runs), None)
+    assert table.plain.splitlines()[1:] == ["CPU | 21.85 | 2", "CPU, 2 processes | 12.14 | 1"]

@@ -62,10 +62,31 @@ def _verdict_label(comparison: pd.DataFrame) -> str:
     return f"verdict ±{percent(tol)}" if tol is not None else "verdict"
 
 
+def _place(row) -> tuple:
+    """Where a configuration ran, as the table's row key: (GPUs, 0), or (0, processes) on the CPU, where
+    runs of 1 and 2 MPI processes are rows of their own."""
+    gpus = _gpus(row["gpus"])
+    if gpus != 0:
+        return (gpus, 0)
+    processes = _gpus(row.get("processes"))
+    return (0, processes if processes else 1)
+
+
+def _place_label(place: tuple) -> str:
+    gpus, processes = place
+    if gpus == 0:
+        return "CPU" if processes == 1 else f"CPU, {processes} processes"
+    return display.text(gpus)
+
+
+def _place_order(place: tuple) -> tuple:
+    return (place[0] is None, place[0] or 0, place[1])
+
+
 def _measured_speedup(stats: pd.DataFrame) -> dict[tuple, float]:
     """metrics.aggregate's speedup of each GPU configuration that has one (a measured 1-GPU baseline
     that some other configuration is compared with); none for the others."""
-    return {(_gpus(r["gpus"]), r["precision"], int(r["batch_size"]), str(r["xla"])): float(r["speedup"])
+    return {(_place(r), r["precision"], int(r["batch_size"]), str(r["xla"])): float(r["speedup"])
             for _, r in stats.iterrows() if _gpus(r["gpus"]) and not display.missing(r.get("speedup"))}
 
 
@@ -81,20 +102,20 @@ def published_form(stats: pd.DataFrame, comparison: pd.DataFrame | None, unit: s
     published = {}
     if comparison is not None and not comparison.empty:
         for _, r in comparison.iterrows():
-            key = (_gpus(r["gpus"]), r["precision"], int(r["batch_size"]), str(r["xla"]))
+            key = ((_gpus(r["gpus"]), 0), r["precision"], int(r["batch_size"]), str(r["xla"]))
             published[key] = r
     speedup = _measured_speedup(stats)
     groups = sorted({(r["precision"], int(r["batch_size"]), str(r["xla"])) for _, r in stats.iterrows()} |
                     {(k[1], k[2], k[3]) for k in published},
                     key=lambda g: (g[1], PRECISION_ORDER.get(g[0], 9), g[2]))
-    gpu_rows = sorted({_gpus(g) for g in stats["gpus"]} | {k[0] for k in published}, key=lambda g: (g is None, g))
+    gpu_rows = sorted({_place(r) for _, r in stats.iterrows()} | {k[0] for k in published}, key=_place_order)
     with_ref = bool(published)
-    show_speedup = bool(speedup) and any(g and g > 1 for g in gpu_rows)
+    show_speedup = bool(speedup) and any(g and g > 1 for g, _processes in gpu_rows)
     verdict_label = _verdict_label(comparison) if with_ref else "verdict"
     sub = (["published", "measured", "ratio", verdict_label] if with_ref else ["measured", "runs"])
     sub += ["speedup"] if show_speedup else []
     amp_pairs = sorted({b for p, b, _x in groups if p == "amp"} & {b for p, b, _x in groups if p == "fp32"})
-    measured = {(_gpus(r["gpus"]), r["precision"], int(r["batch_size"]), str(r["xla"])): r
+    measured = {(_place(r), r["precision"], int(r["batch_size"]), str(r["xla"])): r
                 for _, r in stats.iterrows()}
 
     if len(groups) * len(sub) > MAX_COLUMNS:  # too wide for a screen: a row per configuration instead
@@ -106,7 +127,7 @@ def published_form(stats: pd.DataFrame, comparison: pd.DataFrame | None, unit: s
     head2 = "".join(f"<th>{html.escape(s)}</th>" for _ in groups for s in sub)
     body, plain = [], [" | ".join(["GPUs"] + [group_label(p, b, x == "True", vary_xla) for p, b, x in groups])]
     for g in gpu_rows:
-        cells = [("CPU" if g == 0 else display.text(g), "")]
+        cells = [(_place_label(g), "")]
         for p, b, x in groups:
             m, pub = measured.get((g, p, b, x)), published.get((g, p, b, x))
             value = m["median"] if m is not None else None
@@ -144,7 +165,7 @@ def _long_form(groups, gpu_rows, measured, published, speedup, with_ref, vary_xl
             m, pub = measured.get((g, p, b, x)), published.get((g, p, b, x))
             if m is None and pub is None:
                 continue
-            row = {"configuration": group_label(p, b, x == "True", vary_xla), "GPUs": "CPU" if g == 0 else g}
+            row = {"configuration": group_label(p, b, x == "True", vary_xla), "GPUs": _place_label(g)}
             if with_ref:
                 row[f"published {unit}"] = _printed(pub) if pub is not None else None
             decimals = _decimals(pub) if pub is not None else 2

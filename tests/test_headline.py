@@ -78,4 +78,5 @@ def test_cpu_runs_of_one_and_two_processes_are_rows_of_their_own():
     runs = pd.DataFrame([{**FIXED, "gpus": 0, "processes": n, "batch_size": 8, "precision": "fp32",
                           "recomputed_throughput": v} for n, v in ((1, 21.85), (1, 21.85), (2, 12.14))])
     table = headline.published_form(metrics.aggregate(runs), None)
+    assert table.plain.splitlines()[0].startswith("ran on | ")
     assert table.plain.splitlines()[1:] == ["CPU | 21.85 | 2", "CPU, 2 processes | 12.14 | 1"]

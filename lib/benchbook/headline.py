@@ -120,12 +120,13 @@ def published_form(stats: pd.DataFrame, comparison: pd.DataFrame | None, unit: s
 
     if len(groups) * len(sub) > MAX_COLUMNS:  # too wide for a screen: a row per configuration instead
         return _long_form(groups, gpu_rows, measured, published, speedup, with_ref, vary_xla, unit, verdict_label)
-    head1 = '<th rowspan="2">GPUs</th>' + "".join(
+    where = "ran on" if all(g == 0 for g, _processes in gpu_rows) else "GPUs"  # what the first column says
+    head1 = f'<th rowspan="2">{where}</th>' + "".join(
         f'<th colspan="{len(sub)}">{html.escape(group_label(p, b, x == "True", vary_xla))} ({html.escape(unit)})</th>'
         for p, b, x in groups)
     head1 += "".join(f'<th rowspan="2">AMP/FP32 bs{b}</th>' for b in amp_pairs)
     head2 = "".join(f"<th>{html.escape(s)}</th>" for _ in groups for s in sub)
-    body, plain = [], [" | ".join(["GPUs"] + [group_label(p, b, x == "True", vary_xla) for p, b, x in groups])]
+    body, plain = [], [" | ".join([where] + [group_label(p, b, x == "True", vary_xla) for p, b, x in groups])]
     for g in gpu_rows:
         cells = [(_place_label(g), "")]
         for p, b, x in groups:

@@ -36,7 +36,7 @@ def study_folder(tmp_path, rates):
 
 
 @pytest.mark.parametrize("value", [None, float("nan"), np.nan, pd.NA, pd.NaT, "", "?", "None", "NaN", "<NA>", [],
-                                   "[]"])
+                                   "[]", "-"])
 def test_missing_values_read_as_a_dash(value):
     assert display.text(value) == display.DASH
     frame = pd.DataFrame({"a": [value], "b": ["x"]})
@@ -94,6 +94,8 @@ def test_a_study_with_one_run_per_configuration_collapses_its_empty_sections(tmp
     assert "every configuration ran once" in views.repeats(r).plain
     scaling = views.scaling(r)
     assert "no speedup: no CPU configuration was measured with both 1 process and more" in scaling.plain
+    described = dict(line.split(" | ") for line in views.description(r).plain.splitlines()[1:])
+    assert described["reference"] == display.DASH and described["published in"] == display.DASH
     assert "speedup" not in scaling.markup.split("</thead>")[0]
     assert "CPU runs only" in views.scaling_plot(r).plain
     assert "no run evaluates accuracy" in views.time_to_train(r).plain

@@ -93,7 +93,7 @@ def logs_description(report: Report) -> pd.DataFrame:
         ("log format", ", ".join(sorted({str(f) for f in runs["format"]})) if len(runs) else unknown, "-"),
         ("first run started", display.utc(min(starts)) if starts else unknown, "-"),
     ]
-    return pd.DataFrame(rows, columns=["", "in the logs", "published set-up" if ref else "-"])
+    return pd.DataFrame(rows, columns=["", "in the logs", "published set-up" if ref else "no reference"])
 
 
 def _recorded_environment(report: Report) -> dict:

@@ -107,6 +107,11 @@ def test_reproduction_verdicts_are_visible(site, browser, tmp_path):
     page, errors = visit(browser, f"{base}/maskrcnn/report.html", tmp_path / "m.png")
     text = page.inner_text("body")
     assert "verdict" in text and ("reproduced" in text or "not measured" in text)
+    # Every verdict names its tolerance: the headline's column, and the line under the reproduction table,
+    # which also gives the unit of the published and measured numbers.
+    headers = page.evaluate("() => [...document.querySelectorAll('table.bb-headline th')].map(c => c.innerText)")
+    assert "verdict ±5%" in headers, headers
+    assert "Published and measured in samples/s" in text and "within 1 ± 5%" in text
     page.close()
 
 

@@ -196,3 +196,23 @@ def test_speedup_against_the_one_1_gpu_baseline_that_differs_only_where_a_side_i
     rows = _runs([(1, 128, "fp32", 400.0, "complete"), (8, 128, "fp32", 3000.0, "complete")])
     rows["xla"] = [False, True]
     assert math.isnan(_row(aggregate(rows), 8, 128, "fp32")["speedup"])
+
+
+def test_no_speedup_where_there_is_no_other_run_to_compare_with():
+    # A 1-GPU configuration alone (no 8-GPU run of its batch and precision) is no baseline of anything:
+    # a speedup of 1.0 would say it scaled perfectly. DLPerf's 1.0 stays where a multi-GPU run uses it.
+    stats = aggregate(_runs([(1, 128, "fp32", 400.0, "complete"), (8, 128, "fp32", 3000.0, "complete"),
+                             (1, 256, "amp", 1000.0, "complete")]))
+    assert _row(stats, 1, 128, "fp32")["speedup"] == 1.0
+    assert math.isnan(_row(stats, 1, 256, "amp")["speedup"])
+    assert math.isnan(_row(stats, 1, 256, "amp")["efficiency"])
+    # A CPU run of one process alone has no speedup either.
+    cpu = _runs([(0, 8, "fp32", 60.0, "complete")]).assign(processes=1)
+    assert math.isnan(aggregate(cpu)["speedup"].iloc[0])
+
+
+def test_a_cpu_run_is_never_the_baseline_of_a_gpu_run():
+    runs = _runs([(0, 128, "fp32", 50.0, "complete"), (8, 128, "fp32", 3000.0, "complete")])
+    runs["processes"] = [1, 8]
+    stats = aggregate(runs)
+    assert stats["speedup"].isna().all()

@@ -596,3 +596,11 @@ def test_the_tf1_reference_logs_get_a_verdict():
     assert {(r.gpus, r.batch_size, r.precision) for r in ref.rows} == {
         (g, b, p) for g in (1, 8) for b in (128, 256) for p in ("fp32", "amp")}
     assert all(r.xla is True and r.dali is False and r.synthetic is False for r in ref.rows)
+
+
+def test_dlperf_speedups_keep_the_digits_the_readme_prints():
+    # DLPerf's README (d9408d7e) prints the 1-GPU speedup as 1.00 in the FP32 table and as 1 in the AMP ones.
+    ref = references.load("dlperf_tf1_resnet50")
+    firsts = {r.table: r.as_printed("speedup") for r in ref.rows if r.gpus == 1 and r.speedup is not None}
+    assert firsts == {"fp32": "1.00", "amp": "1", "amp_xla": "1"}
+    assert _row(ref, table="amp", gpus=8).as_printed("speedup") == "7.3"

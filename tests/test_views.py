@@ -15,6 +15,7 @@ from conftest import CPU_STUDY as STUDY
 from conftest import cpu_log_text as log_text
 
 FIXTURES = Path(__file__).parent / "fixtures"
+ROOT = Path(__file__).parent.parent
 
 
 def study_folder(tmp_path, rates):
@@ -35,7 +36,7 @@ def study_folder(tmp_path, rates):
 
 
 @pytest.mark.parametrize("value", [None, float("nan"), np.nan, pd.NA, pd.NaT, "", "?", "None", "NaN", "<NA>", [],
-                                   "[]"])
+                                   "[]", "-"])
 def test_missing_values_read_as_a_dash(value):
     assert display.text(value) == display.DASH
     frame = pd.DataFrame({"a": [value], "b": ["x"]})
@@ -92,12 +93,24 @@ def test_a_study_with_one_run_per_configuration_collapses_its_empty_sections(tmp
     r = study_folder(tmp_path, [42.48875])
     assert "every configuration ran once" in views.repeats(r).plain
     scaling = views.scaling(r)
-    assert "no speedup: CPU runs" in scaling.plain and "speedup" not in scaling.markup.split("</thead>")[0]
+    assert "no speedup: no CPU configuration was measured with both 1 process and more" in scaling.plain
+    described = dict(line.split(" | ") for line in views.description(r).plain.splitlines()[1:])
+    assert described["reference"] == display.DASH and described["published in"] == display.DASH
+    assert "speedup" not in scaling.markup.split("</thead>")[0]
     assert "CPU runs only" in views.scaling_plot(r).plain
     assert "no run evaluates accuracy" in views.time_to_train(r).plain
     assert "42.49" in views.runs(r).markup and "42.48875" not in views.runs(r).markup
     status = views.launch_status(r)
     assert "2026-11-24 10:03:01 UTC" in status.markup
+    # Headers for reading, the unit with the throughput, and a CPU run said so rather than "0 GPUs".
+    header = status.plain.splitlines()[0].split(" | ")
+    assert {"run id", "GPUs", "per-GPU batch", "started", "duration s", "throughput images/s"} <= set(header)
+    assert not {"run_id", "gpus", "started_at", "duration_s", "throughput"} & set(header)
+    row = dict(zip(header, status.plain.splitlines()[1].split(" | "), strict=True))
+    assert row["GPUs"] == "CPU"
+    for shown in (views.runs(r), scaling):
+        lines = shown.plain.splitlines()
+        assert dict(zip(lines[0].split(" | "), lines[1].split(" | "), strict=True))["GPUs"] == "CPU"
     assert "no published reference" in views.opening(r).plain
 
 
@@ -105,6 +118,7 @@ def test_repeats_that_vary_by_more_than_ten_percent_are_flagged(tmp_path):
     r = study_folder(tmp_path, [10.0, 20.0])
     shown = views.repeats(r)
     assert "repeats vary by more than 10%" in shown.markup and "CV 47.1% over 2 runs" in shown.markup
+    assert "bs8 on the CPU: CV" in shown.plain and "GPU(s)" not in shown.plain
     assert 'alt="' in shown.markup  # the figure comes with its alt text
     steady = study_folder(tmp_path / "steady", [10.0, 10.5])
     assert "vary by more than" not in views.repeats(steady).markup
@@ -125,3 +139,50 @@ def test_analysis_only_of_a_study_folder_reads_its_run_records(tmp_path):
     assert "nvcr.io/nvidia/tensorflow:20.03-tf1-py3 (run record)" in text and "tensorflow 1.15.2" in text
     assert "4a15e9146a6516941ba3ae146621a5c94e4bc431 (run record)" in text
     assert "GPU type" in text and "cpu" in text  # the logs' own device line wins over the record
+
+
+def test_the_reproduction_table_shows_published_digits_units_and_the_tolerance(tmp_path, monkeypatch):
+    # A made-up reference for the Mask R-CNN fixture logs, its 8-GPU AMP number printed with a trailing zero
+    # and a tolerance of 2.5%: the table keeps "49.60", shows the measured number to 2 decimals alike, and a
+    # line under it names the unit and the tolerance; the headline's verdict column names it too.
+    text = (ROOT / "params" / "references" / "ngc_tf2_maskrcnn.yaml").read_text()
+    text = text.replace("throughput: 49.6}", "throughput: 49.60}").replace("tolerance: 0.05", "tolerance: 0.025")
+    (tmp_path / "printed.yaml").write_text(text)
+    monkeypatch.setenv("BENCHBOOK_REFERENCES", str(tmp_path))
+    r = Report(log_dir=FIXTURES / "ngc_maskrcnn", reference="printed")
+    shown = views.reproduction(r)
+    row = next(line.split(" | ") for line in shown.plain.splitlines() if "slower" in line)
+    header = shown.plain.splitlines()[0].split(" | ")
+    assert dict(zip(header, row, strict=True))["published"] == "49.60"
+    assert dict(zip(header, row, strict=True))["measured"] == "46.80"
+    assert {"per-GPU batch", "Δ %", "verdict", "gpus"} <= set(header) and "batch_size" not in header
+    assert "Published and measured in samples/s" in shown.plain and "within 1 ± 2.5%" in shown.plain
+    opening = views.opening(r)
+    assert "verdict ±2.5%" in opening.markup and "49.60" in opening.markup and "46.80" in opening.markup
+    assert "within ±2.5%" in opening.plain
+
+
+def test_the_scaling_table_names_its_unit_and_gives_speedup_only_against_a_measured_baseline():
+    # The MXNet fixture logs: AMP bs64 on 1 and 4 GPUs (a speedup), AMP bs256 on 8 GPUs and FP32 bs96 on 2
+    # GPUs alone (no 1-GPU run to compare with: a dash, never a number).
+    shown = views.scaling(Report(log_dir=FIXTURES / "ngc_mxnet"))
+    lines = [line.split(" | ") for line in shown.plain.splitlines()]
+    rows = {(r[0], r[2]): dict(zip(lines[0], r, strict=True)) for r in lines[1:]}
+    assert lines[0][:2] == ["GPUs", "precision"] and "median images/s" in lines[0] and "processes" not in lines[0]
+    assert rows[("4", "64")]["speedup"] == "3.86" and rows[("1", "64")]["speedup"] == "1.00"
+    assert rows[("4", "64")]["efficiency %"] == "96.6"
+    assert rows[("8", "256")]["speedup"] == display.DASH and rows[("2", "96")]["efficiency %"] == display.DASH
+
+
+def test_the_measured_number_has_the_published_decimals_without_digits_it_does_not_have(tmp_path, monkeypatch):
+    # Published 605.100 (3 decimals) against the MXNet fixture's 1-GPU AMP bs64 median, 605.0686...: shown as
+    # 605.069, not as a number rounded to 2 decimals and padded (605.070).
+    text = (ROOT / "params" / "references" / "ngc_mxnet_resnet50.yaml").read_text()
+    head = text[:text.index("rows:")]
+    (tmp_path / "three.yaml").write_text(head + "rows:\n  - {gpus: 1, batch_size: 64, precision: amp, "
+                                                "throughput: 605.100}\n")
+    monkeypatch.setenv("BENCHBOOK_REFERENCES", str(tmp_path))
+    shown = views.reproduction(Report(log_dir=FIXTURES / "ngc_mxnet", reference="three"))
+    header, row = (line.split(" | ") for line in shown.plain.splitlines()[:2])
+    assert dict(zip(header, row, strict=True))["published"] == "605.100"
+    assert dict(zip(header, row, strict=True))["measured"] == "605.069"

@@ -18,7 +18,8 @@ import numpy as np
 import pandas as pd
 
 DASH = "–"
-MISSING_TEXT = {"", "?", "none", "nan", "<na>", "nat", "null", "[]", "{}"}
+# "-" is the placeholder records and descriptions write for "none": shown as the dash like the rest.
+MISSING_TEXT = {"", "-", "?", "none", "nan", "<na>", "nat", "null", "[]", "{}"}
 STYLE = ("<style>.bb-table{border-collapse:collapse;margin:0.4em 0 1em 0;font-size:13px}"
          ".bb-table th,.bb-table td{border:1px solid #d0d0d0;padding:3px 8px;text-align:left!important;"
          "vertical-align:top;white-space:pre-wrap;overflow-wrap:break-word;max-width:48em}"
@@ -73,9 +74,12 @@ def fixed(value, decimals: int = 2) -> str:
 
 
 def as_printed(value) -> str:
-    """A published number as its report printed it: 1412, 381.46, 7601.888 (no float noise)."""
+    """A published number as its report printed it: 1412, 381.46, 7601.888 (no float noise). Text (the
+    reference file's printed form, 3038.730) is shown as it is; a float cannot keep a trailing zero."""
     if missing(value):
         return DASH
+    if isinstance(value, str):
+        return value
     return f"{float(value):.6f}".rstrip("0").rstrip(".")
 
 

@@ -39,24 +39,55 @@ def group_label(precision: str, batch: int, xla, vary_xla: bool) -> str:
     return name + ((" XLA" if xla is True else " no XLA") if vary_xla else "")
 
 
-def _decimals(printed) -> int:
-    """The decimals the report printed a number with (381.46: 2, 1412: 0), to show the measured one alike."""
-    text = display.as_printed(printed)
-    return len(text.partition(".")[2])
+def _printed(pub) -> str:
+    """A comparison row's published number as the report printed it (its text in the reference file)."""
+    text = pub.get("published_printed")
+    return display.as_printed(pub["published"] if display.missing(text) else text)
+
+
+def _decimals(pub) -> int:
+    """The decimals the report printed a number with (381.46: 2, 1412: 0, 3038.730: 3), to show the
+    measured one alike."""
+    return len(_printed(pub).partition(".")[2])
+
+
+def percent(tolerance: float) -> str:
+    """A relative tolerance as a percentage, to its own digits: 0.05 -> 5%, 0.025 -> 2.5%."""
+    return f"{float(tolerance) * 100:.4g}%"
+
+
+def _verdict_label(comparison: pd.DataFrame) -> str:
+    """"verdict ±5%": the tolerance of the verdicts (references.compare keeps it in `attrs`)."""
+    tol = comparison.attrs.get("tolerance")
+    return f"verdict ±{percent(tol)}" if tol is not None else "verdict"
+
+
+def _place(row) -> tuple:
+    """Where a configuration ran, as the table's row key: (GPUs, 0), or (0, processes) on the CPU, where
+    runs of 1 and 2 MPI processes are rows of their own."""
+    gpus = _gpus(row["gpus"])
+    if gpus != 0:
+        return (gpus, 0)
+    processes = _gpus(row.get("processes"))
+    return (0, processes if processes else 1)
+
+
+def _place_label(place: tuple) -> str:
+    gpus, processes = place
+    if gpus == 0:
+        return "CPU" if processes == 1 else f"CPU, {processes} processes"
+    return display.text(gpus)
+
+
+def _place_order(place: tuple) -> tuple:
+    return (place[0] is None, place[0] or 0, place[1])
 
 
 def _measured_speedup(stats: pd.DataFrame) -> dict[tuple, float]:
-    """Speedup against the 1-GPU median of the same precision and batch, only where that run exists."""
-    out = {}
-    for (precision, batch, xla), group in stats.groupby(["precision", "batch_size", stats["xla"].astype(str)]):
-        one = group[group["gpus"].map(_gpus) == 1]
-        if one.empty:
-            continue
-        base = float(one["median"].iloc[0])
-        for _, r in group.iterrows():
-            if _gpus(r["gpus"]) and base > 0:
-                out[(_gpus(r["gpus"]), precision, int(batch), xla)] = float(r["median"]) / base
-    return out
+    """metrics.aggregate's speedup of each GPU configuration that has one (a measured 1-GPU baseline
+    that some other configuration is compared with); none for the others."""
+    return {(_place(r), r["precision"], int(r["batch_size"]), str(r["xla"])): float(r["speedup"])
+            for _, r in stats.iterrows() if _gpus(r["gpus"]) and not display.missing(r.get("speedup"))}
 
 
 def published_form(stats: pd.DataFrame, comparison: pd.DataFrame | None, unit: str = "images/s") -> display.Html:
@@ -71,31 +102,33 @@ def published_form(stats: pd.DataFrame, comparison: pd.DataFrame | None, unit: s
     published = {}
     if comparison is not None and not comparison.empty:
         for _, r in comparison.iterrows():
-            key = (_gpus(r["gpus"]), r["precision"], int(r["batch_size"]), str(r["xla"]))
+            key = ((_gpus(r["gpus"]), 0), r["precision"], int(r["batch_size"]), str(r["xla"]))
             published[key] = r
     speedup = _measured_speedup(stats)
     groups = sorted({(r["precision"], int(r["batch_size"]), str(r["xla"])) for _, r in stats.iterrows()} |
                     {(k[1], k[2], k[3]) for k in published},
                     key=lambda g: (g[1], PRECISION_ORDER.get(g[0], 9), g[2]))
-    gpu_rows = sorted({_gpus(g) for g in stats["gpus"]} | {k[0] for k in published}, key=lambda g: (g is None, g))
+    gpu_rows = sorted({_place(r) for _, r in stats.iterrows()} | {k[0] for k in published}, key=_place_order)
     with_ref = bool(published)
-    show_speedup = bool(speedup) and any(g and g > 1 for g in gpu_rows)
-    sub = (["published", "measured", "ratio", "verdict"] if with_ref else ["measured", "runs"])
+    show_speedup = bool(speedup) and any(g and g > 1 for g, _processes in gpu_rows)
+    verdict_label = _verdict_label(comparison) if with_ref else "verdict"
+    sub = (["published", "measured", "ratio", verdict_label] if with_ref else ["measured", "runs"])
     sub += ["speedup"] if show_speedup else []
     amp_pairs = sorted({b for p, b, _x in groups if p == "amp"} & {b for p, b, _x in groups if p == "fp32"})
-    measured = {(_gpus(r["gpus"]), r["precision"], int(r["batch_size"]), str(r["xla"])): r
+    measured = {(_place(r), r["precision"], int(r["batch_size"]), str(r["xla"])): r
                 for _, r in stats.iterrows()}
 
     if len(groups) * len(sub) > MAX_COLUMNS:  # too wide for a screen: a row per configuration instead
-        return _long_form(groups, gpu_rows, measured, published, speedup, with_ref, vary_xla, unit)
-    head1 = '<th rowspan="2">GPUs</th>' + "".join(
+        return _long_form(groups, gpu_rows, measured, published, speedup, with_ref, vary_xla, unit, verdict_label)
+    where = "ran on" if all(g == 0 for g, _processes in gpu_rows) else "GPUs"  # what the first column says
+    head1 = f'<th rowspan="2">{where}</th>' + "".join(
         f'<th colspan="{len(sub)}">{html.escape(group_label(p, b, x == "True", vary_xla))} ({html.escape(unit)})</th>'
         for p, b, x in groups)
     head1 += "".join(f'<th rowspan="2">AMP/FP32 bs{b}</th>' for b in amp_pairs)
     head2 = "".join(f"<th>{html.escape(s)}</th>" for _ in groups for s in sub)
-    body, plain = [], [" | ".join(["GPUs"] + [group_label(p, b, x == "True", vary_xla) for p, b, x in groups])]
+    body, plain = [], [" | ".join([where] + [group_label(p, b, x == "True", vary_xla) for p, b, x in groups])]
     for g in gpu_rows:
-        cells = [("CPU" if g == 0 else display.text(g), "")]
+        cells = [(_place_label(g), "")]
         for p, b, x in groups:
             m, pub = measured.get((g, p, b, x)), published.get((g, p, b, x))
             value = m["median"] if m is not None else None
@@ -103,8 +136,8 @@ def published_form(stats: pd.DataFrame, comparison: pd.DataFrame | None, unit: s
                 verdict = pub["verdict"] if pub is not None else ("no published number" if m is not None else None)
                 cls = "bb-reproduced" if verdict == "reproduced" else ("bb-off" if verdict in ("slower", "faster")
                                                                        else "")
-                cells += [(display.as_printed(pub["published"]) if pub is not None else display.DASH, "num"),
-                          (display.fixed(value, _decimals(pub["published"]) if pub is not None else 2), "num"),
+                cells += [(_printed(pub) if pub is not None else display.DASH, "num"),
+                          (display.fixed(value, _decimals(pub) if pub is not None else 2), "num"),
                           (display.significant(pub["ratio"]) if pub is not None else display.DASH, "num"),
                           (display.text(verdict), cls)]
             else:
@@ -125,21 +158,22 @@ def published_form(stats: pd.DataFrame, comparison: pd.DataFrame | None, unit: s
     return display.Html(markup, "\n".join(plain))
 
 
-def _long_form(groups, gpu_rows, measured, published, speedup, with_ref, vary_xla, unit) -> display.Html:
+def _long_form(groups, gpu_rows, measured, published, speedup, with_ref, vary_xla, unit, verdict_label
+               ) -> display.Html:
     rows = []
     for p, b, x in groups:
         for g in gpu_rows:
             m, pub = measured.get((g, p, b, x)), published.get((g, p, b, x))
             if m is None and pub is None:
                 continue
-            row = {"configuration": group_label(p, b, x == "True", vary_xla), "GPUs": "CPU" if g == 0 else g}
+            row = {"configuration": group_label(p, b, x == "True", vary_xla), "GPUs": _place_label(g)}
             if with_ref:
-                row["published"] = display.as_printed(pub["published"]) if pub is not None else None
-            decimals = _decimals(pub["published"]) if pub is not None else 2
+                row[f"published {unit}"] = _printed(pub) if pub is not None else None
+            decimals = _decimals(pub) if pub is not None else 2
             row[f"measured {unit}"] = display.fixed(m["median"], decimals) if m is not None else None
             if with_ref:
                 row["ratio"] = display.significant(pub["ratio"]) if pub is not None else None
-                row["verdict"] = pub["verdict"] if pub is not None else "no published number"
+                row[verdict_label] = pub["verdict"] if pub is not None else "no published number"
             row["speedup"] = display.fixed(speedup.get((g, p, b, x)), 2) if speedup else None
             fp32 = measured.get((g, "fp32", b, x))
             row["AMP/FP32"] = (display.fixed(float(m["median"]) / float(fp32["median"]), 2)
@@ -150,7 +184,7 @@ def _long_form(groups, gpu_rows, measured, published, speedup, with_ref, vary_xl
         if frame[col].map(display.missing).all():
             frame = frame.drop(columns=col)
     table = display.table(frame, empty="nothing measured", numeric=[c for c in frame if c not in
-                                                                      ("configuration", "verdict")])
+                                                                      ("configuration", verdict_label)])
     return display.Html(table.markup.replace('class="bb-table"', 'class="bb-table bb-headline"', 1), table.plain)
 
 
@@ -183,7 +217,7 @@ def sentence(what: str, on: str, reference, comparison: pd.DataFrame | None, sum
     else:
         verdict = summary["overall"]
         extra = [f"{summary[k]} {k}" for k in ("slower", "faster", "not measured") if summary[k]]
-        rest = (f"{summary['reproduced']} of {n} published configurations within ±{tol:.0%}"
+        rest = (f"{summary['reproduced']} of {n} published configurations within ±{percent(tol)}"
                 + (f" ({', '.join(extra)})" if extra else "") + ".")
     cls = "bb-reproduced" if verdict == "reproduced" else "bb-off"
     plain = f"{verdict.capitalize()}: {what} on {on}, against {src.title}: {rest}"

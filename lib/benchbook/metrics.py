@@ -19,7 +19,8 @@ STAT_COLUMNS = {
     "cv": "coefficient of variation (std / mean)",
     "min": "slowest repeat", "max": "fastest repeat",
     "speedup": "median / median of the 1-GPU runs of the same per-GPU batch and precision (DLPerf rule); "
-               "on the CPU, of the 1-process runs",
+               "on the CPU, of the 1-process runs; NaN where there is no other run to compare with "
+               "(no baseline, or a baseline no other configuration is compared with)",
     "efficiency": "speedup / GPUs (processes on the CPU)",
     "incomplete": "runs counted whose log has no end-of-run summary (their number is their logged records')",
 }
@@ -55,27 +56,45 @@ def aggregate(runs: pd.DataFrame, value: str = "recomputed_throughput", complete
     stats["incomplete"] = grouped["_incomplete"].sum().to_numpy().astype(int)
     stats["cv"] = stats["std"] / stats["mean"]
     workers = _workers(stats)
-    base = stats[workers == 1].set_index(BASELINE)["median"]
-    base = base[~base.index.duplicated()]
-    idx = pd.MultiIndex.from_frame(stats[BASELINE])
-    stats["speedup"] = stats["median"].to_numpy() / base.reindex(idx).to_numpy()
-    _loose_speedups(stats, workers)
+    stats["speedup"] = _speedups(stats, workers)
     stats["efficiency"] = stats["speedup"] / workers
     return stats[[*CONFIG, *STAT_COLUMNS]]
 
 
-def _loose_speedups(stats: pd.DataFrame, workers: pd.Series) -> None:
-    """Speedup, where a configuration has none, against the one 1-GPU configuration that differs
-    from it only in XLA, DALI or synthetic data known on one side and unknown ("?") on the other."""
-    ones = stats[workers == 1]
-    strict = [k for k in BASELINE if k not in _LOOSE]
-    for i in stats.index[stats["speedup"].isna()]:
-        row = stats.loc[i]
-        same = ones[(ones[strict] == row[strict]).all(axis=1)]
-        for k in _LOOSE:
-            same = same[(same[k] == row[k]) | (same[k] == "?") | (row[k] == "?")]
-        if len(same) == 1:
-            stats.loc[i, "speedup"] = row["median"] / same["median"].iloc[0]
+def _speedups(stats: pd.DataFrame, workers: pd.Series) -> pd.Series:
+    """Median over the median of the configuration's 1-GPU (1-process on the CPU) baseline, DLPerf's rule.
+
+    The baseline is the 1-worker configuration of the same BASELINE keys on the same kind of device (a
+    CPU run is never divided by a GPU run); where there is none, `_loose_baseline`. A 1-worker row gets
+    1.0 only when some other row was divided by it: a row with no other run to compare with has no
+    speedup (NaN), rather than a 1.0 that says it scaled perfectly.
+    """
+    keys = [*BASELINE, "_cpu"]
+    frame = stats.assign(_cpu=pd.to_numeric(stats["gpus"], errors="coerce").eq(0))
+    ones = frame[workers == 1]
+    ones = ones[~ones.duplicated(keys)]
+    first = pd.Series(ones.index, index=pd.MultiIndex.from_frame(ones[keys]))
+    baseline = pd.Series(first.reindex(pd.MultiIndex.from_frame(frame[keys])).to_numpy(), index=frame.index)
+    for i in baseline.index[baseline.isna()]:
+        baseline[i] = _loose_baseline(frame.loc[i], ones)
+    scaled = (workers != 1) & baseline.notna()
+    used = set(baseline[scaled].astype(int))
+    keep = scaled | ((workers == 1) & baseline.index.isin(list(used)) & (baseline == baseline.index))
+    chosen = baseline[keep].astype(int)
+    speedup = pd.Series(np.nan, index=stats.index)
+    speedup[chosen.index] = (stats["median"].loc[chosen.index].to_numpy()
+                             / stats["median"].loc[chosen.to_numpy()].to_numpy())
+    return speedup
+
+
+def _loose_baseline(row: pd.Series, ones: pd.DataFrame) -> float:
+    """The one 1-worker configuration that differs from `row` only in XLA, DALI or synthetic data known on
+    one side and unknown ("?") on the other; NaN when there is none, or more than one."""
+    strict = [k for k in [*BASELINE, "_cpu"] if k not in _LOOSE]
+    same = ones[(ones[strict] == row[strict]).all(axis=1)]
+    for k in _LOOSE:
+        same = same[(same[k] == row[k]) | (same[k] == "?") | (row[k] == "?")]
+    return float(same.index[0]) if len(same) == 1 else np.nan
 
 
 def _workers(stats: pd.DataFrame) -> pd.Series:

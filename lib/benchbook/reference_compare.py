@@ -23,6 +23,7 @@ COLUMNS = {
     "dali": "DALI on in the published row; None: not stated, any measured value matches",
     "synthetic": "synthetic data in the published row; None: not stated, any measured value matches",
     "published": "the published throughput, in the reference's unit",
+    "published_printed": "the published throughput as the report printed it (3038.730 keeps its zero)",
     "measured": "the measured statistic (`value`, the median by default) of the matching configuration; "
                 "NaN when none matches",
     "runs": "measured runs behind `measured` (0 when not measured)",
@@ -30,6 +31,7 @@ COLUMNS = {
     "delta_pct": "(ratio - 1) x 100: percent faster (+) or slower (-) than published",
     "verdict": "reproduced (|ratio - 1| <= tolerance), slower, faster, or not measured",
     "published_speedup": "speedup the report gives for the row (NaN when it gives none)",
+    "published_speedup_printed": "that speedup as the report printed it (None when it gives none)",
     "measured_speedup": "speedup of the matching configuration (metrics.aggregate's DLPerf rule)",
     "differences": "how the measured configuration differs from the published row, in words (a list)",
 }
@@ -202,6 +204,7 @@ def _compare_row(row: Row, ref: Reference, records: list[dict], duplicates: list
         "published": row.throughput, "measured": measured, "runs": chosen["runs"] if chosen is not None else 0,
         "ratio": ratio, "delta_pct": (ratio - 1) * 100,
         "published_speedup": row.speedup if row.speedup is not None else math.nan,
+        "published_printed": row.as_printed("throughput"), "published_speedup_printed": row.as_printed("speedup"),
         "measured_speedup": chosen["speedup"] if chosen is not None else math.nan,
         "differences": notes,
     }

@@ -108,7 +108,37 @@ class Software(_Strict):
         return v
 
 
-class Row(_Strict):
+# A number as a report prints it: digits, a point and digits. Its text is kept (3038.730, 7.30), because
+# the YAML number drops trailing zeros and a report shows the digits its publication printed.
+PRINTED = re.compile(r"^[0-9]+(\.[0-9]+)?$")
+
+
+class _Printed(_Strict):
+    """`printed`: field -> the number as the publication printed it. `load` fills it in from the YAML text of
+    each number (where the file writes `throughput: 3038.730`, the text keeps the zero the float loses)."""
+
+    # `printed` is declared last in each subclass, so that error messages list it after the published fields.
+
+    @model_validator(mode="after")
+    def _printed_is_the_number(self):
+        for name, text in self.printed.items():  # type: ignore[attr-defined]
+            value = getattr(self, name, None) if name != "printed" else None
+            if not isinstance(value, int | float) or isinstance(value, bool):
+                raise ValueError(f"printed: {name!r} is not a number of this entry")
+            if not PRINTED.match(text) or float(text) != float(value):
+                raise ValueError(f"printed.{name} = {text!r} is not the number {value!r} written with digits")
+        return self
+
+    def as_printed(self, name: str) -> str | None:
+        """The number as the publication printed it (None when the entry has no such number)."""
+        value = getattr(self, name)
+        if value is None:
+            return None
+        printed = self.printed.get(name)  # type: ignore[attr-defined]
+        return printed or f"{float(value):.6f}".rstrip("0").rstrip(".")
+
+
+class Row(_Printed):
     """One published throughput: a configuration and its number (and speedup, when the report gives it)."""
 
     table: str | None = Field(None, description="label of the report's table, when it has several")
@@ -122,6 +152,7 @@ class Row(_Strict):
     throughput: float = Field(gt=0)
     speedup: float | None = Field(None, gt=0)
     note: str = ""
+    printed: dict[str, str] = Field({}, description="field -> the number's printed text; filled in by load")
 
     @property
     def key(self) -> tuple:
@@ -129,7 +160,7 @@ class Row(_Strict):
         return (self.gpus, self.batch_size, self.precision, self.xla, self.dali, self.synthetic)
 
 
-class Outcome(_Strict):
+class Outcome(_Printed):
     """A published training outcome: time to a target top-1 (`time_to_train`) or final top-1 (`accuracy`)."""
 
     gpus: int = Field(ge=1)
@@ -141,6 +172,7 @@ class Outcome(_Strict):
     top1: float | None = Field(None, gt=0, le=100, description="top-1 at the end of the run, percent")
     throughput: float | None = Field(None, gt=0)
     note: str = ""
+    printed: dict[str, str] = Field({}, description="field -> the number's printed text; filled in by load")
 
 
 class _Problems(ValueError):
@@ -222,7 +254,10 @@ class Reference(_Strict):
     def frame(self) -> pd.DataFrame:
         """The published rows as a table (the columns of `Row`)."""
         cols = ["table", "gpus", "nodes", "batch_size", "precision", *FLAGS, "throughput", "speedup", "note"]
-        return pd.DataFrame([r.model_dump() for r in self.rows], columns=cols)
+        frame = pd.DataFrame([r.model_dump() for r in self.rows], columns=cols)
+        frame["throughput_printed"] = [r.as_printed("throughput") for r in self.rows]
+        frame["speedup_printed"] = [r.as_printed("speedup") for r in self.rows]
+        return frame
 
 
 # ------------------------------------------------------------------------------------ finding and loading
@@ -364,6 +399,31 @@ def _line_of(message: str) -> int:
     return int(m.group(1)) if m else 0
 
 
+def _with_printed(doc: dict, node: yaml.Node) -> dict:
+    """rows, time_to_train and accuracy with each entry's `printed` filled in from the YAML text of its
+    numbers (a `printed` the file writes itself is kept, and checked against the numbers)."""
+    out = {}
+    for section in ("rows", "time_to_train", "accuracy"):
+        entries = doc.get(section)
+        if not isinstance(entries, list):
+            continue
+        seq = next((v for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == section), None)
+        if not isinstance(seq, yaml.SequenceNode) or len(seq.value) != len(entries):
+            continue
+        filled = []
+        for entry, item in zip(entries, seq.value, strict=True):
+            if isinstance(entry, dict) and "printed" not in entry and isinstance(item, yaml.MappingNode):
+                printed = {k.value: v.value for k, v in item.value
+                           if isinstance(v, yaml.ScalarNode) and v.tag.endswith((":float", ":int"))
+                           and not v.style and PRINTED.match(v.value) and isinstance(entry.get(k.value), int | float)
+                           and not isinstance(entry.get(k.value), bool) and k.value not in ("gpus", "nodes",
+                                                                                             "batch_size", "epochs")}
+                entry = {**entry, "printed": printed} if printed else entry
+            filled.append(entry)
+        out[section] = filled
+    return out
+
+
 def load(name_or_path: str | os.PathLike, root: str | os.PathLike | None = None) -> Reference:
     """A reference by name (a file in the references folder) or by path, validated.
 
@@ -394,7 +454,7 @@ def load(name_or_path: str | os.PathLike, root: str | os.PathLike | None = None)
     if doc.get("name") is not None and doc["name"] != path.stem:
         raise ReferenceError(f"{path}:{_node_line(node, ('name',))}: name {doc['name']!r} differs from the "
                              f"file name; references are found by file name: rename the file or drop `name`")
-    data = {**doc, "name": doc.get("name") or path.stem, "path": path}
+    data = {**doc, "name": doc.get("name") or path.stem, "path": path, **_with_printed(doc, node)}
     try:
         return Reference.model_validate(data)
     except ValidationError as exc:

@@ -93,7 +93,7 @@ def logs_description(report: Report) -> pd.DataFrame:
         ("log format", ", ".join(sorted({str(f) for f in runs["format"]})) if len(runs) else unknown, "-"),
         ("first run started", display.utc(min(starts)) if starts else unknown, "-"),
     ]
-    return pd.DataFrame(rows, columns=["", "in the logs", "published set-up" if ref else "-"])
+    return pd.DataFrame(rows, columns=["", "in the logs", "published set-up" if ref else "no reference"])
 
 
 def _recorded_environment(report: Report) -> dict:
@@ -166,35 +166,68 @@ def launch_status(report: Report):
     if report.log_dir is not None:
         return None
     status = report.status()
-    return display.table(status, empty=f"no run record in {report.source}: the study has not run yet",
-                         formats={"started_at": display.utc, "ended_at": display.utc, "duration_s": 1,
-                                  "throughput": 2, "exit_code": display.text})
+    if "gpus" in status:
+        status = status.assign(gpus=_cpu_as_word(status["gpus"]))
+    headers = {**STATUS_HEADERS, "throughput": f"throughput {report.unit}"}
+    return display.table(status.rename(columns=headers),
+                         empty=f"no run record in {report.source}: the study has not run yet",
+                         formats={"started": display.utc, "ended": display.utc, "duration s": 1,
+                                  f"throughput {report.unit}": 2, "exit code": display.text})
+
+
+# The run records' fields as a reader reads them (times are shown in UTC).
+STATUS_HEADERS = {"run_id": "run id", "gpus": "GPUs", "batch_size": "per-GPU batch", "xla": "XLA",
+                  "started_at": "started", "ended_at": "ended", "duration_s": "duration s", "exit_code": "exit code"}
+
+
+def _cpu_as_word(gpus: pd.Series) -> pd.Series:
+    """A GPU count for reading: 0 (a CPU run) is "CPU"."""
+    return gpus.astype(object).where(pd.to_numeric(gpus, errors="coerce") != 0, "CPU")
+
+
+def _on(row) -> str:
+    """Where a configuration ran, for a sentence: "on 8 GPUs", "on 1 GPU", "on the CPU (2 processes)"."""
+    gpus = pd.to_numeric(pd.Series([row.get("gpus")]), errors="coerce").iloc[0]
+    if gpus == 0:
+        processes = pd.to_numeric(pd.Series([row.get("processes")]), errors="coerce").iloc[0]
+        return "on the CPU" + (f" ({int(processes)} processes)" if processes > 1 else "")
+    return f"on {row.get('gpus')} GPU" + "s" * (gpus != 1)
 
 
 def runs(report: Report):
     rates = {k.replace("images/s", report.unit): v for k, v in RATES.items()}
-    return display.table(report.runs(), empty=f"no run found in {report.source}",
+    table = report.runs()
+    if "GPUs" in table:
+        table = table.assign(GPUs=_cpu_as_word(table["GPUs"]))
+    return display.table(table, empty=f"no run found in {report.source}",
                          formats={**rates, "records used": display.text})
 
 
 def scaling(report: Report):
-    """Median over repeats per configuration; speedup and efficiency only against a measured 1-GPU run."""
+    """Median over repeats per configuration; speedup and efficiency where metrics.aggregate has one (against
+    a measured 1-GPU run, or 1-process run on the CPU), a dash elsewhere."""
     table = report.scaling()
     if table.empty:
         return display.note("no run gave a throughput")
-    gpus = pd.to_numeric(table["gpus"], errors="coerce")
-    keys = ["precision", "batch_size", "xla"]
-    has_one = table.assign(_one=gpus == 1).groupby(keys, dropna=False)["_one"].transform("any")
-    no_base = ~has_one | (gpus < 1) | gpus.isna()
-    table.loc[no_base, ["speedup", "efficiency"]] = None
-    if no_base.all():
-        table = table.drop(columns=["speedup", "efficiency"])
     if pd.Series(table["nodes"]).astype(str).isin(["?", "<NA>", "nan", "None"]).all():
         table = table.drop(columns=["nodes"])
+    gpus = pd.to_numeric(table["gpus"], errors="coerce")
+    if (pd.to_numeric(table["processes"], errors="coerce") == gpus).all():  # one process per GPU: said by GPUs
+        table = table.drop(columns=["processes"])
+    none = table["speedup"].map(display.missing).all()
+    if none:
+        table = table.drop(columns=["speedup", "efficiency"])
+    median = f"median {report.unit}"
+    if not none:  # a percentage, as the scaling plot shows it
+        table = table.assign(efficiency=pd.to_numeric(table["efficiency"], errors="coerce") * 100)
+    table = table.assign(gpus=_cpu_as_word(table["gpus"]))
+    table = table.rename(columns={"gpus": "GPUs", "batch_size": "per-GPU batch", "xla": "XLA", "median": median,
+                                  "efficiency": "efficiency %"})
     view = display.table(table, empty="no run gave a throughput",
-                         formats={"median": 2, "speedup": 2, "efficiency": display.significant})
-    if no_base.all():
-        why = "no 1-GPU baseline" if (gpus > 0).any() else "CPU runs"
+                         formats={median: 2, "speedup": 2, "efficiency %": 1})
+    if none:
+        why = ("no configuration was measured on both 1 GPU and more" if (gpus > 0).any() else
+               "no CPU configuration was measured with both 1 process and more")
         return together(view, display.note(f"no speedup: {why}"))
     return view
 
@@ -226,7 +259,7 @@ def repeats(report: Report):
     fig = plots.repeats(report.analysis.runs)
     if variable.empty:
         return together(fig)
-    lines = [f"{headline.group_label(r['precision'], int(r['batch_size']), None, False)} on {r['gpus']} GPU(s): "
+    lines = [f"{headline.group_label(r['precision'], int(r['batch_size']), None, False)} {_on(r)}: "
              f"CV {100 * float(r['cv']):.1f}% over {int(r['runs'])} runs" for _, r in variable.iterrows()]
     return together(display.note("repeats vary by more than 10%: " + "; ".join(lines)), fig)
 
@@ -248,10 +281,25 @@ def time_to_train(report: Report):
                                                target=report.target))
 
 
+# Reproduction table headers for reading; gpus, published, measured and verdict keep their names, by which
+# tools/check_reference_reports.py finds the table.
+REPRODUCTION_HEADERS = {"batch_size": "per-GPU batch", "xla": "XLA", "dali": "DALI", "synthetic": "synthetic data",
+                        "delta_pct": "Δ %", "published_speedup": "published speedup",
+                        "measured_speedup": "measured speedup", "differences": "notes"}
+
+
+def _decimals(printed) -> int:
+    return len(str(printed).partition(".")[2]) if not display.missing(printed) else 2
+
+
 def reproduction(report: Report):
+    """Measured against published, a row per published number: the published number as printed, the
+    measured one to as many decimals, then a line naming the unit and the tolerance of the verdicts."""
     if report.reference is None:
         return display.note("no published reference for these runs: nothing to compare")
-    table = report.reproduction()
+    # Not report.reproduction(), whose numbers are rounded to 2 decimals: shown to the published number's
+    # 3 decimals, 398.349 would read 398.350.
+    table = references.compare(report.stats, report.reference)
     summary = references.verdict_summary(table)
     if summary["measured"] == 0:
         return display.note(f"none of the configurations in the logs is among the {summary['rows']} published by "
@@ -259,9 +307,23 @@ def reproduction(report: Report):
     cols = [c for c in ("table", "gpus", "nodes", "batch_size", "precision", "xla", "dali", "synthetic", "published",
                         "measured", "runs", "ratio", "delta_pct", "verdict", "published_speedup", "measured_speedup",
                         "differences") if c in table and not table[c].map(display.missing).all()]
-    return display.table(table[cols], empty="nothing published", formats={
-        "published": display.as_printed, "measured": 2, "ratio": display.significant, "delta_pct": 1,
-        "published_speedup": 2, "measured_speedup": 2, "runs": display.text})
+    # Published numbers as the publication printed them (the reference file's text), not as floats, and
+    # each measured number to the decimals of the number it is compared with.
+    for col in ("published", "published_speedup"):
+        if f"{col}_printed" in table:
+            table = table.assign(**{col: table[f"{col}_printed"]})
+    table = table.assign(measured=[display.fixed(m, _decimals(p)) for m, p in zip(table["measured"],
+                                                                                   table["published"], strict=True)])
+    tol = table.attrs.get("tolerance", report.reference.tolerance)
+    unit = table.attrs.get("unit", report.reference.unit)
+    shown = display.table(table[cols].rename(columns=REPRODUCTION_HEADERS), empty="nothing published", formats={
+        "published": display.as_printed, "ratio": display.significant, "Δ %": 1,
+        "published speedup": display.as_printed, "measured speedup": 2, "runs": display.text},
+        numeric=["measured"])
+    return together(shown, display.note(
+        f"Published and measured in {unit}. Published: {report.reference.statistic}; measured: the median over "
+        f"repeats. Ratio: measured / published; verdict: reproduced when the ratio is within "
+        f"1 ± {headline.percent(tol)} (the reference's tolerance), otherwise slower or faster."))
 
 
 def reproduction_plot(report: Report):

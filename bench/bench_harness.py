@@ -1,7 +1,7 @@
 """Benchmark: the cost of `benchbook run` over running the same CPU workload command directly.
 
 Runs one CPU training configuration in pairs: directly with `subprocess` and its output in a
-file, and through `benchbook.runner.run_study` (tee to the log, progress, run record, analysis).
+file, and through `benchbook.studies.runner.run_study` (tee to the log, progress, run record, analysis).
 The order alternates from pair to pair (direct first, then harness first) so that drift in the
 machine's speed hits both sides alike. Both throughputs are the workload's measured images/s,
 recomputed by benchbook from each log by the same rule. Prints every pair and the median ratio
@@ -27,7 +27,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from benchbook import analyze, commands, envs, runner, study
+from benchbook import analyze
+from benchbook.environment import envs
+from benchbook.studies import commands, runner, study
 
 STUDY = """\
 schema_version: 1
@@ -38,7 +40,7 @@ cpu: {{image_size: {image}, threads: 0}}
 sweep: {{batch_size: {batch}, precision: fp32, data: synthetic}}
 repeats: 1
 iterations: {iterations}
-warmup: {warmup}
+warmup_steps: {warmup}
 timeout: 30m
 """
 

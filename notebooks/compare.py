@@ -27,8 +27,8 @@ baseline: int = 0  # index of the source the ratios are taken against
 summary_path: Optional[str] = None  # where to write the headline numbers as JSON (benchbook publish sets it)
 
 # %%
-from benchbook import display
-from benchbook.compare import Comparison
+from benchbook.reports import display
+from benchbook.reports.compare import Comparison
 
 comparison = Comparison(sources, [] if labels is None else labels, baseline)
 display.table(comparison.describe(), empty="no source")

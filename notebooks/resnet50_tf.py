@@ -31,9 +31,9 @@ interactive: bool = True  # show the ipywidgets explorer (JupyterLab); publish s
 summary_path: Optional[str] = None  # where to write the headline numbers as JSON (benchbook publish sets it)
 
 # %%
-from benchbook import plots, views
-from benchbook.notebook_params import check
-from benchbook.report import Report
+from benchbook.reports import plots, views
+from benchbook.reports.notebook_params import check
+from benchbook.reports.report import Report
 
 p = check(study=study, log_dir=log_dir, runs_dir=runs_dir, launch=launch, reference=reference,
           warmup=warmup, method=method, rule=rule, interactive=interactive, summary_path=summary_path)

@@ -89,7 +89,8 @@ def write_tf1_log(tmp_path):
 def fake(monkeypatch) -> Path:
     """CPU studies run `fixtures/runner/fake_workload.py` with this Python instead of a framework's
     workload, so that the runner and launchers are tested for real without one; the script's path."""
-    from benchbook import commands, envs
+    from benchbook.environment import envs
+    from benchbook.studies import commands
 
     script = FIXTURES / "runner" / "fake_workload.py"
     monkeypatch.setattr(commands.workloads, "script", lambda framework, model=None: script, raising=False)

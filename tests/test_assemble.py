@@ -7,8 +7,8 @@ import math
 
 import numpy as np
 
-from benchbook import events as ev
-from benchbook.assemble import FLUSH_ROWS, Records, fold
+from benchbook.logs import events as ev
+from benchbook.logs.assemble import FLUSH_ROWS, Records, fold
 
 
 def _bulk(first_line: int, rates: list[float], rank: int = -1) -> ev.Event:

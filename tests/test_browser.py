@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from benchbook import publish
+from benchbook.reports import publish
 
 FIXTURES = Path(__file__).parent / "fixtures"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

@@ -20,7 +20,8 @@ import yaml
 from rich.console import Console
 from rich.table import Table
 
-from benchbook import checks, envs, study
+from benchbook.environment import envs
+from benchbook.studies import checks, study
 
 PARAMS = Path(__file__).resolve().parents[1] / "params"
 COMMIT_TF = "fed7ba99cde958fda12c9e81d12b3d7e738e0590"

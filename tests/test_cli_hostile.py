@@ -4,7 +4,8 @@ as it is (no rich markup), OS errors name their file, status shows what cannot b
 import re
 from pathlib import Path
 
-from benchbook import cli, records, study
+from benchbook import cli
+from benchbook.studies import records, study
 
 CPU = """\
 schema_version: 1

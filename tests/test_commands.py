@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from benchbook import cli, commands, runner, study
+from benchbook import cli
+from benchbook.studies import commands, runner, study
 
 ROOT = Path(__file__).resolve().parents[1]
 GOLDEN = ROOT / "tests" / "golden"

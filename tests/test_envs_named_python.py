@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from benchbook import envs, runner, study
+from benchbook.environment import envs
+from benchbook.studies import runner, study
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -87,7 +88,7 @@ def _answers(stdout: str, returncode: int = 0, stderr: str = ""):
 
 
 def test_check_asks_the_named_python_for_the_framework_and_the_gpu():
-    from benchbook import checks
+    from benchbook.studies import checks
 
     s = study.load(ROOT / "params" / "resnet50_pytorch" / "gpu.yaml")
     run, seen = _answers("2.13.0\n1 NVIDIA H100 80GB HBM3\n")

@@ -7,8 +7,9 @@ import json
 import pandas as pd
 import pytest
 
-from benchbook import analyze, records
-from benchbook.filenames import from_path
+from benchbook import analyze
+from benchbook.logs.filenames import from_path
+from benchbook.studies import records
 
 
 @pytest.mark.parametrize("path, expected", [

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from benchbook import display, headline, metrics, references
+from benchbook.reports import display, headline, metrics, references
 
 # A made-up reference in the form of wanghuancoder/PerformanceReport 15b5df84 (ResNet50V1.5/OtherReports/
 # TensorFlow/README.md), whose table prints every throughput with 3 decimals, trailing zeros included.

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from benchbook import runner, study
-from benchbook.launchers.base import Command, UnsafeCommandError
+from benchbook.studies import runner, study
+from benchbook.studies.launchers.base import Command, UnsafeCommandError
 
 ROOT = Path(__file__).resolve().parents[1]
 GOLDEN = ROOT / "tests" / "golden"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parents[1] / "lib" / "benchbook" / "launchers"
+PACKAGE = Path(__file__).resolve().parents[1] / "lib" / "benchbook" / "studies" / "launchers"
 
 
 def _imports(path: Path) -> set[str]:

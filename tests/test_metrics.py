@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from benchbook import analyze
-from benchbook.metrics import aggregate, time_to_target
+from benchbook.reports.metrics import aggregate, time_to_target
 
 FIXED = {"framework": "tensorflow", "model": "resnet50", "nodes": 1, "xla": True, "dali": False,
          "synthetic": False}
@@ -167,10 +167,10 @@ def test_cpu_ranks_are_configurations_of_their_own_with_speedup_over_one_process
     assert list(stats["runs"]) == [2, 2] and stats.loc[2, "median"] == 20.0
     assert stats.loc[1, "speedup"] == 1.0 and stats.loc[2, "speedup"] == pytest.approx(20.0 / 11.0)
     assert stats.loc[2, "efficiency"] == pytest.approx(10.0 / 11.0)
-    from benchbook import plots
+    from benchbook.reports import plots
     assert plots.config_label(stats.reset_index().iloc[1]) == "CPU x2 ranks · fp32 · bs8 · no xla"
     assert plots.config_label(stats.reset_index().iloc[0]) == "CPU · fp32 · bs8 · no xla"
-    from benchbook import tables
+    from benchbook.reports import tables
     layout = tables.published_layout(stats.reset_index())
     assert list(layout.index) == [(1, 0, 1), (1, 0, 2)] and layout.iloc[1][("FP32 bs8", "median")] == 20.0
 

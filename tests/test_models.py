@@ -8,10 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from benchbook import models, references, study, workloads
+from benchbook import models, workloads
 from benchbook.errors import UnknownNameError
-from benchbook.launchers.base import processes
-from benchbook.reference_schema import LOG_NAMES
+from benchbook.reports import references
+from benchbook.reports.reference_schema import LOG_NAMES
+from benchbook.studies import study
+from benchbook.studies.launchers.base import processes
 
 ROOT = Path(__file__).resolve().parents[1]
 LIB = ROOT / "lib" / "benchbook"
@@ -36,7 +38,8 @@ def test_no_library_module_outside_the_registry_names_a_model():
 
 def test_the_scan_sees_the_library_and_would_catch_a_name(tmp_path):
     scanned = {p.relative_to(ROOT).as_posix() for p in _sources()}
-    assert {"lib/benchbook/study.py", "lib/benchbook/commands.py", "lib/benchbook/checks/data.py",
+    assert {"lib/benchbook/studies/study.py", "lib/benchbook/studies/commands.py",
+            "lib/benchbook/studies/checks/data.py",
             "lib/benchbook/workloads/__init__.py", "tools/check_reference_reports.py"} <= scanned
     assert not any(s.startswith("lib/benchbook/models/") for s in scanned)
     pattern = re.compile("|".join(re.escape(n) for n in models.names()))

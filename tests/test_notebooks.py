@@ -14,8 +14,9 @@ import nbformat
 import papermill
 import pytest
 
-from benchbook import publish, records
 from benchbook.errors import BenchbookError
+from benchbook.reports import publish
+from benchbook.studies import records
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
@@ -172,7 +173,7 @@ def test_papermill_p_reaches_the_typed_check_and_none_stays_unset(given, expecte
 ])
 def test_notebook_parameters_are_checked_on_entry(change, expected):
     from benchbook.errors import BenchbookError
-    from benchbook.notebook_params import NotebookParameterError, check
+    from benchbook.reports.notebook_params import NotebookParameterError, check
     good = {"study": "params/resnet50_tf/cpu.yaml", "log_dir": None, "runs_dir": "runs", "launch": True,
             "reference": None, "warmup": None, "method": None, "interactive": False, "summary_path": None}
     assert check(**good).launch is True and check(**good).warmup is None
@@ -184,7 +185,7 @@ def test_notebook_parameters_are_checked_on_entry(change, expected):
 
 
 def test_log_dir_makes_the_study_ignored_wherever_the_notebook_runs(tmp_path, monkeypatch):
-    from benchbook.notebook_params import check
+    from benchbook.reports.notebook_params import check
     monkeypatch.chdir(tmp_path)  # another folder: the default study path does not exist here
     p = check(study="params/resnet50_tf/cpu.yaml", log_dir=str(FIXTURES / "ngc_tf1"), runs_dir="runs", launch=True,
               reference=None, warmup=None, method=None, interactive=False, summary_path=None)

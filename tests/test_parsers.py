@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from benchbook import parsers
 from benchbook.errors import BenchbookError
-from benchbook.rules import METHODS
+from benchbook.logs import parsers
+from benchbook.logs.rules import METHODS
 
 NAMES = {"ngc_tf1_convnets", "ngc_mxnet_resnet50", "ngc_tf2_maskrcnn", "ngc_pytorch_convnets", "benchbook_cpu"}
 
@@ -73,7 +73,7 @@ def _read(layout_, lines):
     """(which lines are records, their fields) of `layout.records` over the lines."""
     import numpy as np
 
-    from benchbook.parsers import layout
+    from benchbook.logs.parsers import layout
 
     text = "\n".join(lines) + "\n"
     line_starts = np.cumsum([0] + [len(line) + 1 for line in lines[:-1]])
@@ -86,7 +86,7 @@ def test_layout_numbers_are_read_exactly_as_float_reads_them():
     import random
     from decimal import Decimal
 
-    from benchbook.parsers.layout import Layout, Num
+    from benchbook.logs.parsers.layout import Layout, Num
 
     rng = random.Random(7)
     values = [repr(rng.uniform(0, 10000)) for _ in range(3000)]
@@ -109,7 +109,7 @@ def test_layout_tokens_that_are_no_number_are_nan_and_long_ints_are_read_whole()
     as the regex rules' `number` gives None; they used to raise and lose the whole log."""
     import math
 
-    from benchbook.parsers.layout import Int, Layout, Num
+    from benchbook.logs.parsers.layout import Int, Layout, Num
 
     values = ["1.2.3", "6+0", ".", "-", "e5", "0", "0.", ".5", "7"]
     ok, fields = _read(Layout("v ", Num("x"), " end"), [f"v {v} end" for v in values])
@@ -128,7 +128,7 @@ def test_layout_numbers_of_many_digits_are_read_as_float_reads_them():
     rate), digits past the 18th do."""
     import random
 
-    from benchbook.parsers.layout import Layout, Num
+    from benchbook.logs.parsers.layout import Layout, Num
 
     rng = random.Random(7)
     values = ["0.006041599999999999", "0.9999999999999999999", "0.0009999999999999999999", "0" * 20 + "1.5",
@@ -147,7 +147,7 @@ def test_layout_reads_ints_stamps_and_sought_fields_and_rejects_other_lines():
     import math
     import re
 
-    from benchbook.parsers.layout import Int, Layout, Num, Seek, Stamp
+    from benchbook.logs.parsers.layout import Int, Layout, Num, Seek, Stamp
 
     lay = Layout(Stamp(fraction=3), ":INFO: Epoch[", Int("epoch"), "] Speed: ", Num("rate"), Seek("LR: ", Num("lr")))
     lines = ["2020-12-11 03:13:49,587:INFO: Epoch[12] Speed: 633.5 samples/sec\tLR: 0.1",
@@ -176,7 +176,7 @@ def test_stamps_are_read_as_datetime_reads_each_date_time_and_refused_without_th
     import random
     from datetime import UTC, datetime
 
-    from benchbook.parsers.layout import Layout, Stamp
+    from benchbook.logs.parsers.layout import Layout, Stamp
 
     rng = random.Random(3)
     stamps = []
@@ -207,7 +207,7 @@ def test_stamps_are_read_as_datetime_reads_each_date_time_and_refused_without_th
 
 
 def test_a_layout_reads_one_line():
-    from benchbook.parsers.layout import Layout, Num, Seek
+    from benchbook.logs.parsers.layout import Layout, Num, Seek
 
     with pytest.raises(ValueError, match="holds a newline"):
         Layout("v ", Num("x"), Seek("LR:\n", Num("lr")))
@@ -215,7 +215,7 @@ def test_a_layout_reads_one_line():
 
 def test_the_maskrcnn_rules_find_their_lines_wherever_the_logger_prefix_stands(fixtures):
     """Tagged or not, and with the logger's prefix inside a line too."""
-    from benchbook.parsers import ngc_maskrcnn, scanning
+    from benchbook.logs.parsers import ngc_maskrcnn, scanning
 
     for tagged in (False, True):
         for midline in (False, True):

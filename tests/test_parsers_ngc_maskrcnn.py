@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from benchbook import analyze
-from benchbook.rules import Rule
+from benchbook.logs.rules import Rule
 
 # launch_command_at_end.txt logs every 5 iterations up to 30: all before the hook's warmup_steps
 # (100), so the default rule has no running mean to read; these tests read the parsed records with

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from benchbook import analyze
-from benchbook.parsers import detect, get
-from benchbook.rules import Rule
+from benchbook.logs.parsers import detect, get
+from benchbook.logs.rules import Rule
 
 FOLDER = "ngc_pytorch"
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "reference-logs-variants" / "ngc-pytorch-resnet50"

@@ -13,8 +13,8 @@ import pytest  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 import benchbook  # noqa: E402
-from benchbook import metrics, plots  # noqa: E402
-from benchbook.analysis import EVAL_COLUMNS, ITERATION_COLUMNS, RUN_COLUMNS  # noqa: E402
+from benchbook.logs.analysis import EVAL_COLUMNS, ITERATION_COLUMNS, RUN_COLUMNS  # noqa: E402
+from benchbook.reports import metrics, plots  # noqa: E402
 
 CONFIGS = [  # gpus, precision, batch, xla, images/s per GPU
     (1, "fp32", 128, True, 360.0),

@@ -10,8 +10,9 @@ import time
 import nbformat
 import pytest
 
-from benchbook import cli, publish
+from benchbook import cli
 from benchbook.errors import ReportNameError
+from benchbook.reports import publish
 
 
 def tiny_notebook(tmp_path, code="print('measured')"):

@@ -6,8 +6,9 @@ import statistics
 
 import pytest
 
-from benchbook import analyze, textio
-from benchbook.ranks import demux
+from benchbook import analyze
+from benchbook.logs import textio
+from benchbook.logs.ranks import demux
 
 
 def test_text_without_interleaved_tags_is_unchanged():
@@ -133,7 +134,7 @@ def test_an_untagged_run_before_a_tagged_run_keeps_its_records(fixtures, tmp_pat
 def test_the_tag_that_opens_a_line_gives_its_rank_and_where_its_content_starts(opening, rank):
     import numpy as np
 
-    from benchbook.ranks import TextIndex
+    from benchbook.logs.ranks import TextIndex
 
     text = "first [1,9]<stdout>: line\n" + opening + "über body\n[1,5]<stdout>:last\n"
     index = TextIndex(text)
@@ -153,7 +154,7 @@ def test_only_lines_with_a_second_tag_are_rewritten():
 
 
 def test_the_newlines_of_a_text_are_where_its_characters_are():
-    from benchbook import ranks
+    from benchbook.logs import ranks
 
     for text in ["".join(f"[1,{i % 3}]<stdout>:line {i} ü\n" for i in range(200)), "a\nb\n\nc", ""]:
         assert ranks.newlines(text).tolist() == [i for i, c in enumerate(text) if c == "\n"]
@@ -162,7 +163,7 @@ def test_the_newlines_of_a_text_are_where_its_characters_are():
 def test_demux_rewrites_a_text_exactly_when_a_line_holds_a_second_tag():
     import random
 
-    from benchbook.ranks import _MULTI
+    from benchbook.logs.ranks import _MULTI
 
     rng = random.Random(11)
     pieces = ["[1,0]<stdout>:", "[1,12]<stderr>:", "[12,3]<stdout>:", "x<stdout>:", "<std", "]<std", "\n",

@@ -9,8 +9,8 @@ from statistics import harmonic_mean
 
 import pytest
 
-from benchbook import record_views
-from benchbook.report import Report
+from benchbook.reports import record_views
+from benchbook.reports.report import Report
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

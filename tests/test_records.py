@@ -2,7 +2,7 @@
 
 import json
 
-from benchbook import records
+from benchbook.studies import records
 
 
 def test_config_beside_reads_the_config_alone(tmp_path):

@@ -12,10 +12,12 @@ import pandas as pd
 import pytest
 import yaml
 
-from benchbook import analyze, metrics, references, study
-from benchbook.analysis import EVAL_COLUMNS
+from benchbook import analyze
 from benchbook.errors import BenchbookError, UnknownNameError
-from benchbook.references import ReferenceError
+from benchbook.logs.analysis import EVAL_COLUMNS
+from benchbook.reports import metrics, references
+from benchbook.reports.references import ReferenceError
+from benchbook.studies import study
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = ROOT / "params" / "references"

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from benchbook import records
 from benchbook.errors import BenchbookError
-from benchbook.report import Report
+from benchbook.reports.report import Report
+from benchbook.studies import records
 from conftest import CPU_STUDY as STUDY
 from conftest import cpu_log_text as log_text
 

@@ -8,8 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchbook import Rule, analyze, rules
-from benchbook.parsers import RunRecords
+from benchbook import Rule, analyze
+from benchbook.logs import rules
+from benchbook.logs.parsers import RunRecords
 
 # tf_gpu1_amp_bs256.log: 8 records of 1 GPU x 256 images, the format's warm-up is its first 3.
 RATES = [120.0, 610.0, 870.0, 1000.0, 1120.0, 900.0, 1010.0, 1250.0]

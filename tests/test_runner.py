@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from benchbook import analysis, records, runner, study
-from benchbook.commands import Command
-from benchbook.study import StudyError
+from benchbook.logs import analysis
+from benchbook.studies import records, runner, study
+from benchbook.studies.commands import Command
+from benchbook.studies.study import StudyError
 
 FIXTURES = Path(__file__).parent / "fixtures" / "runner"
 

@@ -12,9 +12,9 @@ import time
 
 import pytest
 
-from benchbook import failures, liveness, records, runner
-from benchbook.commands import Command
-from benchbook.launchers import process
+from benchbook.studies import failures, liveness, records, runner
+from benchbook.studies.commands import Command
+from benchbook.studies.launchers import process
 from test_runner import alive, drive, make, wait_for_running
 
 
@@ -180,7 +180,7 @@ def test_hangup_and_repeated_ctrl_c_record_interrupted(tmp_path, signals):
 
 @pytest.mark.parametrize("job_name, cancels", [("s.cpu_r1", True), ("someone-else", False)])
 def test_slurm_abandon_cancels_only_the_runs_own_job(monkeypatch, job_name, cancels):
-    from benchbook.launchers import slurm
+    from benchbook.studies.launchers import slurm
 
     line = f"JobId=77 JobName={job_name} JobState=RUNNING ExitCode=0:0 NodeList=n1"
     monkeypatch.setattr(slurm, "_call", lambda argv, **kw: subprocess.CompletedProcess(argv, 0, line, ""))

@@ -23,9 +23,10 @@ from pathlib import Path
 
 import pytest
 
-from benchbook import cli, commands, failures, records, runner, study
-from benchbook.launchers import slurm
-from benchbook.launchers.base import Command
+from benchbook import cli
+from benchbook.studies import commands, failures, records, runner, study
+from benchbook.studies.launchers import slurm
+from benchbook.studies.launchers.base import Command
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).parent / "fixtures" / "runner"
@@ -254,7 +255,7 @@ def test_sbatch_missing_is_a_failed_run_with_the_fix(tmp_path, fake, monkeypatch
 
 
 def test_publish_job_refused_is_a_failed_report(tmp_path, monkeypatch):
-    from benchbook import publish
+    from benchbook.reports import publish
 
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     logs = tmp_path / "mxnet"
@@ -463,7 +464,7 @@ def test_a_killed_benchbook_leaves_its_job_which_the_next_attempt_cancels(tmp_pa
 
 
 def test_publish_runs_each_notebook_as_a_slurm_job(tmp_path, cluster):
-    from benchbook import publish
+    from benchbook.reports import publish
 
     logs = tmp_path / "mxnet"
     shutil.copytree(Path(__file__).parent / "fixtures" / "ngc_mxnet", logs)
@@ -476,7 +477,7 @@ def test_publish_runs_each_notebook_as_a_slurm_job(tmp_path, cluster):
     entry = records.read_json(reports / "mxnet" / "entry.json")
     assert entry["status"] == "ok" and entry["error"] is None
     (job,) = (reports / "mxnet" / "job").glob("*.sbatch")
-    assert "-m benchbook.publish" in job.read_text() and "#SBATCH --time=00:10:00" in job.read_text()
+    assert "-m benchbook.reports.publish" in job.read_text() and "#SBATCH --time=00:10:00" in job.read_text()
     assert (reports / "mxnet" / "report.html").is_file() and (reports / "mxnet" / entry["executed"]).is_file()
     assert records.read_json(reports / "mxnet" / "summary.json")["reference"] == "ngc_mxnet_resnet50"
     assert 'href="mxnet/report.html"' in (reports / "index.html").read_text()

@@ -14,7 +14,7 @@ LIB = Path(__file__).resolve().parents[1] / "lib" / "benchbook"
 LIMIT = 500
 # (folder, the files of the split): every module of a package, or the workloads' shared parts.
 SPLITS = {
-    "checks": sorted((LIB / "checks").glob("*.py")),
+    "checks": sorted((LIB / "studies" / "checks").glob("*.py")),
     "capture": sorted((LIB / "environment" / "capture").glob("*.py")),
     "workloads common": sorted((LIB / "workloads").glob("_common*.py")),
 }

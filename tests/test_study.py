@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from benchbook import study
-from benchbook.study import StudyError
+from benchbook.studies import study
+from benchbook.studies.study import StudyError
 
 ROOT = Path(__file__).resolve().parents[1]
 PARAMS = sorted(p for p in (ROOT / "params").rglob("*.yaml") if "references" not in p.parts)

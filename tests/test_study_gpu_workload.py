@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from benchbook import commands, runner, study
+from benchbook.studies import commands, runner, study
 
 ROOT = Path(__file__).resolve().parents[1]
 GPU = ROOT / "params" / "resnet50_pytorch" / "gpu.yaml"

@@ -4,8 +4,8 @@ import time
 
 import pytest
 
-from benchbook import commands, study
-from benchbook.study import StudyError
+from benchbook.studies import commands, study
+from benchbook.studies.study import StudyError
 
 CPU = """\
 schema_version: 1

@@ -7,8 +7,8 @@ import math
 import pandas as pd
 import pytest
 
-from benchbook.metrics import aggregate
-from benchbook.tables import published_layout
+from benchbook.reports.metrics import aggregate
+from benchbook.reports.tables import published_layout
 
 BASE = {"framework": "tensorflow", "nodes": 1, "dali": False, "synthetic": False, "status": "complete"}
 

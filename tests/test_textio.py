@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from benchbook.ranks import demux
-from benchbook.textio import ReadStats, chunks
+from benchbook.logs.ranks import demux
+from benchbook.logs.textio import ReadStats, chunks
 
 LINES = [f"line {i} " + "x" * (i % 7) for i in range(1, 41)]
 
@@ -147,7 +147,7 @@ def test_a_nul_tail_is_not_held_whole(tmp_path):
 
 def test_a_log_with_a_nul_tail_is_readable_and_a_file_whose_first_line_has_one_is_binary(tmp_path):
     from benchbook.errors import LogError
-    from benchbook.textio import chunks
+    from benchbook.logs.textio import chunks
 
     tail = tmp_path / "short.log"
     tail.write_bytes(b"DLL 2021-03-02 08:00:00.000000 - PARAMETER arch : resnet50\n" + b"\x00" * 100)

@@ -9,8 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchbook import display, records, views
-from benchbook.report import Report
+from benchbook.reports import display, views
+from benchbook.reports.report import Report
+from benchbook.studies import records
 from conftest import CPU_STUDY as STUDY
 from conftest import cpu_log_text as log_text
 
@@ -125,7 +126,7 @@ def test_repeats_that_vary_by_more_than_ten_percent_are_flagged(tmp_path):
 
 
 def test_a_reference_name_outside_the_folder_fails_before_anything_runs(tmp_path):
-    from benchbook.references import ReferenceOutsideError
+    from benchbook.reports.references import ReferenceOutsideError
     with pytest.raises(ReferenceOutsideError, match="is not a file of the references folder"):
         Report(log_dir=FIXTURES / "ngc_tf1", reference="../../../etc/passwd")
 

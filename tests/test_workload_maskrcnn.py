@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 from benchbook import analyze, workloads
-from benchbook.parsers import dllogger
+from benchbook.logs.parsers import dllogger
 from benchbook.workloads import maskrcnn_tf as mrcnn
 from conftest import framework_python
 

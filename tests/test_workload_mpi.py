@@ -26,8 +26,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from benchbook import analyze, envs, runner, study, workloads
-from benchbook.parsers import dllogger
+from benchbook import analyze, workloads
+from benchbook.environment import envs
+from benchbook.logs.parsers import dllogger
+from benchbook.studies import runner, study
 from benchbook.workloads import _common as common
 from benchbook.workloads import _common_loop as common_loop
 from conftest import framework_python

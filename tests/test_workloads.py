@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 
 from benchbook import workloads
-from benchbook.parsers import dllogger
+from benchbook.logs.parsers import dllogger
 from benchbook.workloads import _common as common
 from conftest import framework_python
 

@@ -15,7 +15,8 @@ import sys
 from html.parser import HTMLParser
 from pathlib import Path
 
-from benchbook import models, publish, references
+from benchbook import models
+from benchbook.reports import publish, references
 
 # report name: (log folder, notebook model, reference), from each model's `reference_reports`
 REPORTS = {r.report: (r.log_folder, spec.name, r.reference) for spec in models.specs() for r in spec.reference_reports}

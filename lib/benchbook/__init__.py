@@ -8,7 +8,7 @@ __version__ = "0.1.0"
 __all__ = ["Analysis", "Rule", "analyze", "__version__"]
 
 # Loaded on first use, so that `benchbook --help` does not import numpy, pandas and pydantic.
-_LAZY = {"Analysis": "analysis", "analyze": "analysis", "Rule": "rules"}
+_LAZY = {"Analysis": "logs.analysis", "analyze": "logs.analysis", "Rule": "logs.rules"}
 
 
 def __getattr__(name: str):

@@ -31,7 +31,7 @@ from .errors import BenchbookError, UnknownNameError
 if TYPE_CHECKING:
     import pandas as pd
 
-    from .analysis import Analysis
+    from .logs.analysis import Analysis
 
 
 # The names of rules.METHODS (tests/test_cli.py keeps them the same): the rule module, and the
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 METHOD_NAMES = ("mean", "median", "harmonic", "elapsed", "last", "epochs")
 # Commands whose arguments are declared beside their code, which costs an import (pydantic, the
 # study loader): their module is imported only when the command line names them.
-LAZY_COMMANDS = {"check": ("checks", "add_check_parser"), "env": ("cli_env", "add_parsers")}
+LAZY_COMMANDS = {"check": ("studies.checks", "add_check_parser"), "env": ("cli_env", "add_parsers")}
 LAZY_HELP = {"check": "check what a study needs (docker, image, GPUs, ssh, code, data) and say how to fix what "
                       "is missing",
              "env": "capture the environment: GPUs, driver, CUDA, framework, container, code"}
@@ -48,7 +48,7 @@ LIFT_CAPS_ENV = "BENCHBOOK_ALLOW_LARGE_STUDY"  # study.LIFT_CAPS_ENV (tests/test
 
 def run_lines(runs: pd.DataFrame) -> list[str]:
     """The runs as the JSON lines of the CLI contract, one object per run."""
-    from . import records
+    from .studies import records
 
     return [json.dumps(run, sort_keys=False) for run in records.run_dicts(runs)]
 
@@ -69,9 +69,9 @@ def _rule_args(p: argparse.ArgumentParser) -> None:
 def _analysis(args) -> Analysis:
     from pydantic import ValidationError
 
-    from . import parsers
-    from .analysis import analyze
-    from .rules import Rule
+    from .logs import parsers
+    from .logs.analysis import analyze
+    from .logs.rules import Rule
 
     try:
         rule = Rule(name=args.rule, warmup=args.warmup, window=args.window, method=args.method,
@@ -146,7 +146,7 @@ def _fmt(value) -> str:
 
 
 def cmd_summarize(args, out: Console, err: Console) -> int:
-    from . import metrics, tables
+    from .reports import metrics, tables
 
     result = _analysis(args)
     runs = result.runs[result.runs["status"] != "failed"]  # a run cut before its summary keeps its number
@@ -170,7 +170,7 @@ def cmd_summarize(args, out: Console, err: Console) -> int:
 
 
 def cmd_formats(args, out: Console, err: Console) -> int:
-    from . import parsers
+    from .logs import parsers
 
     t = Table(title="log formats and their named rules (--rule NAME; the first is the default)", show_lines=True)
     for col in ("format", "framework", "model", "rule", "method", "warm-up"):
@@ -196,7 +196,7 @@ def _lift_caps(args) -> None:
 
 
 def cmd_run(args, out: Console, err: Console) -> int:
-    from . import checks, commands, runner, study
+    from .studies import checks, commands, runner, study
 
     _lift_caps(args)
     spec = study.load(args.study)
@@ -231,7 +231,7 @@ def cmd_run(args, out: Console, err: Console) -> int:
 
 
 def _print_runs(out: Console, folder) -> None:
-    from . import records
+    from .studies import records
 
     frame = records.table(folder)
     t = Table(title=Text(f"{folder}: {len(frame)} runs"))
@@ -244,7 +244,7 @@ def _print_runs(out: Console, folder) -> None:
 
 
 def cmd_status(args, out: Console, err: Console) -> int:
-    from . import records
+    from .studies import records
 
     troubled = 0
     for folder in args.folders:
@@ -258,7 +258,8 @@ def cmd_status(args, out: Console, err: Console) -> int:
 
 
 def cmd_publish(args, out: Console, err: Console) -> int:
-    from . import models, publish
+    from . import models
+    from .reports import publish
 
     _lift_caps(args)
     if args.model is not None and args.model not in models.names():
@@ -293,7 +294,7 @@ def cmd_publish(args, out: Console, err: Console) -> int:
 
 def _duration(text: str) -> float:
     """An option's duration (90s, 30m, 2h) in seconds; a usage error when it is not one."""
-    from . import study
+    from .studies import study
 
     try:
         return study.seconds(text)

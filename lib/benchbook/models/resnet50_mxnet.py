@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from .spec import ModelSpec, ReferenceReport, flags, register
 
 if TYPE_CHECKING:
-    from ..study import Study
+    from ..studies.study import Study
 
 
 def ngc_command(study: Study, cfg: dict, run_dir: Path) -> list[str]:

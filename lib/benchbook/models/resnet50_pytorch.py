@@ -8,11 +8,11 @@ import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..launchers.command import RESULTS
+from ..studies.launchers.command import RESULTS
 from .spec import ModelSpec, flags, register
 
 if TYPE_CHECKING:
-    from ..study import Study
+    from ..studies.study import Study
 
 # launch.py's --precision and the platform whose configs.yml entry it reads (TF32 runs on A100s only,
 # FP32 on V100s only, as the README's benchmark commands say); `--platform` in options wins.

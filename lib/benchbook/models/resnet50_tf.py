@@ -6,11 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..launchers.command import RESULTS
+from ..studies.launchers.command import RESULTS
 from .spec import ModelSpec, ReferenceReport, flags, register
 
 if TYPE_CHECKING:
-    from ..study import Study
+    from ..studies.study import Study
 
 
 def ngc_command(study: Study, cfg: dict, run_dir: Path) -> list[str]:

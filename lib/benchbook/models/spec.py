@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Literal
 from ..errors import UnknownNameError
 
 if TYPE_CHECKING:
-    from ..study import Study
+    from ..studies.study import Study
 
 #: A study, one run's configuration and its run folder -> the training script's argv.
 CommandBuilder = Callable[["Study", dict, Path], list[str]]
@@ -40,7 +40,7 @@ class ModelSpec:
     sweep settings its scripts accept. Fields hold the reasons shown to users where a setting is refused."""
 
     name: str
-    framework: str  # the CPU workload's environment (benchbook.envs) and the study's `framework`
+    framework: str  # the CPU workload's environment (benchbook.environment.envs) and the study's `framework`
     title: str  # in messages: "ResNet-50", "Mask R-CNN"
     log_names: tuple[str, str]  # the `framework` and `model` columns the parsers give its logs
     ngc_command: CommandBuilder  # the NGC script's argv (DeepLearningExamples), golden-tested

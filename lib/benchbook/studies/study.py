@@ -26,8 +26,9 @@ from pydantic import (
     model_validator,
 )
 
-from . import models, yamlfile
-from .errors import BenchbookError
+from .. import models
+from ..errors import BenchbookError
+from . import yamlfile
 from .study_limits import (  # noqa: F401
     LIFT_CAPS_ENV,
     MAX_PROCESSES,

@@ -1,6 +1,6 @@
 """CPU studies: the framework's isolated environment, or the Python a study names (and its CUDA GPU).
 
-The pinned environment (`benchbook.envs`) is built by the first run, so a missing one is not a
+The pinned environment (`benchbook.environment.envs`) is built by the first run, so a missing one is not a
 failure unless Python cannot build virtual environments here.
 """
 
@@ -9,7 +9,8 @@ from __future__ import annotations
 import importlib.util
 import shlex
 
-from .. import envs, workloads
+from ... import workloads
+from ...environment import envs
 from ..study import Study
 from .probes import Check, Probes
 

@@ -10,7 +10,7 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
-from ..errors import BenchbookError
+from ...errors import BenchbookError
 
 RESULTS = "/results"  # the run folder, as the container sees it
 #: What reaches a shell or a job script: variable names, and no control character (a newline starts a command).

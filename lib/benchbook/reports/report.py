@@ -21,11 +21,14 @@ from pathlib import Path
 import pandas as pd
 from pydantic import ValidationError
 
-from . import __version__, commands, envs, metrics, records, tables
-from . import study as studies
-from .analysis import Analysis, analyze
-from .errors import BenchbookError, RuleError
-from .rules import Rule
+from .. import __version__
+from ..environment import envs
+from ..errors import BenchbookError, RuleError
+from ..logs.analysis import Analysis, analyze
+from ..logs.rules import Rule
+from ..studies import commands, records
+from ..studies import study as studies
+from . import metrics, tables
 
 RUN_TABLE = {"run": "run id (folder) or file:run", "gpus": "GPUs", "batch_size": "per-GPU batch",
              "precision": "precision", "xla": "XLA", "repeat": "repeat", "status": "status",
@@ -101,7 +104,7 @@ class Report:
         if self.study and self.study.runtime == "cpu" and envs.ready(self.study.framework):
             python = str(envs.python(self.study.framework))
         try:
-            from .environment import capture
+            from ..environment import capture
             return capture.capture(python=python)
         except Exception as exc:  # the report goes on without it, saying why
             return {"host": {"hostname": platform.node(), "platform": platform.platform(),
@@ -109,7 +112,7 @@ class Report:
 
     def environment(self) -> pd.DataFrame:
         """The machine in one table: what `benchbook env` shows, flattened."""
-        from .cli_env import summary_rows
+        from ..cli_env import summary_rows
         try:
             rows = summary_rows(self.capture)
         except Exception:  # a fallback capture (see `capture`): show what it holds
@@ -122,7 +125,7 @@ class Report:
         cols = ["configuration", "runs", "field", "values"]
         if not records.find(self.source) if self.source.exists() else True:
             return pd.DataFrame(columns=cols)
-        from .environment.diff import describe, load
+        from ..environment.diff import describe, load
         try:
             loaded = load(self.source)
         except BenchbookError:
@@ -183,7 +186,7 @@ class Report:
         if self.study is None:
             print("analysis-only mode: nothing to launch")
             return self.status()
-        from . import runner
+        from ..studies import runner
 
         folder = self.source
         holder = runner.busy(self.study, self.runs_dir)

@@ -1,6 +1,6 @@
 """How a measured set-up differs from a reference's, in words, most significant first (`differences`):
 GPU, container, framework and libraries from environment captures or run records, then the run's
-configuration against the published rows. Used through `benchbook.references`."""
+configuration against the published rows. Used through `benchbook.reports.references`."""
 
 from __future__ import annotations
 

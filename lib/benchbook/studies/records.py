@@ -19,7 +19,7 @@ from typing import Any
 
 import pandas as pd
 
-from .errors import BenchbookError
+from ..errors import BenchbookError
 
 RECORD = "run.json"
 SCHEMA_VERSION = 1

@@ -15,10 +15,10 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from .errors import BenchbookError
-from .rules import METHODS
+from ..errors import BenchbookError
+from ..logs.rules import METHODS
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 class NotebookParameterError(BenchbookError, ValueError):
@@ -47,7 +47,7 @@ class NotebookParameters(BaseModel):
     @field_validator("rule")
     @classmethod
     def _known_rule(cls, name: str | None) -> str | None:
-        from . import parsers
+        from ..logs import parsers
         known = sorted({rule for f in parsers.FORMATS.values() for rule in f.rules()})
         if name is not None and name not in known:
             raise ValueError(f"one of {', '.join(known)}, or None for each format's default")

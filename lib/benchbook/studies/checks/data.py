@@ -3,7 +3,7 @@
 A container path (data.mount, data.dali_index, /model) is looked up on the host through the mounts
 (`data.path` -> `data.mount` and `container.mounts`); in mode `inside` it is read as is; in mode
 `exec` a path no mount covers is listed inside the running container. The layouts, the DALI
-index and the pretrained checkpoint are described in the package docstring (`benchbook.checks`).
+index and the pretrained checkpoint are described in the package docstring (`benchbook.studies.checks`).
 """
 
 from __future__ import annotations

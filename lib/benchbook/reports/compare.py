@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import metrics, records
-from .analysis import analyze
-from .errors import BenchbookError
+from ..errors import BenchbookError
+from ..logs.analysis import analyze
+from ..studies import records
+from . import metrics
 
 KEYS = ["gpus", "batch_size", "precision", "xla"]
 
@@ -83,7 +84,7 @@ class Comparison:
         base = envs[self.baseline]
         rows = []
         try:
-            from .environment.diff import diff as env_diff
+            from ..environment.diff import diff as env_diff
         except Exception:
             env_diff = None
         for label, env in zip(self.labels, envs, strict=True):

@@ -10,7 +10,7 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel
 
-from .errors import BenchbookError
+from ..errors import BenchbookError
 
 
 class YamlSizeError(BenchbookError, ValueError):

@@ -1,5 +1,5 @@
 """Figures of the runs themselves: throughput over the iterations of each run (warm-up shaded, the
-recomputed value as a line) and the spread between repeats. Used through `benchbook.plots`."""
+recomputed value as a line) and the spread between repeats. Used through `benchbook.reports.plots`."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ through the injectable `which` and `run` so that tests can fake docker, ssh, mpi
 
 What is checked, by runtime and container mode:
 
-- `cpu`: the framework's isolated environment (`benchbook.envs`); it is built by the first run, so
+- `cpu`: the framework's isolated environment (`benchbook.environment.envs`); it is built by the first run, so
   a missing one is not a failure unless Python cannot build virtual environments here.
 - `ngc`, mode `run`/`exec`: the docker client, the engine and the NVIDIA runtime (`docker info`
   lists an `nvidia` runtime, or the NVIDIA Container Toolkit that `--gpus` uses is installed), the
@@ -63,7 +63,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from .. import envs
+from ...environment import envs
 from ..study import RunSpec, Study, expand, load
 from . import containers, data, environments, launcher_tools, model_code
 from .data_preparation import data_preparation

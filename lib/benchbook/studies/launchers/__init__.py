@@ -10,7 +10,7 @@ for Slurm. Adding a launcher is a new module here that registers a `Launcher` su
 
 from __future__ import annotations
 
-from ..errors import UnknownNameError
+from ...errors import UnknownNameError
 from .base import Launcher
 
 REGISTRY: dict[str, Launcher] = {}

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import UnknownNameError
+from ...errors import UnknownNameError
 from ..events import Event
 from ..rules import Preset
 from .runrecords import RunRecords

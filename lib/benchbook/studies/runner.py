@@ -26,8 +26,10 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from . import __version__, commands, envs, launchers, liveness, records
-from .analysis import analyze
+from .. import __version__
+from ..environment import envs
+from ..logs.analysis import analyze
+from . import commands, launchers, liveness, records
 from .commands import Command
 from .failures import classify, storage_cause
 from .launchers import process
@@ -106,7 +108,7 @@ def _host() -> dict:
 def _capture(python: str | None) -> dict:
     """The environment of the run's host (and of the framework's Python for CPU runs)."""
     try:
-        from .environment import capture
+        from ..environment import capture
     except Exception:
         return {"host": _host()}
     try:

@@ -30,7 +30,7 @@ import threading
 import time
 from pathlib import Path
 
-from ..errors import BenchbookError
+from ...errors import BenchbookError
 from ..failures import Ending
 from . import register
 from .base import Launcher

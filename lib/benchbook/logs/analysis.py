@@ -16,8 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import filenames, records
-from .errors import BenchbookError, LogError
+from ..errors import BenchbookError, LogError
+from ..studies import records
+from . import filenames
 
 # numpy, pandas, the formats and the rules are imported by the functions that use them: importing
 # benchbook (as every command of the CLI does) costs none of them.

@@ -1,6 +1,6 @@
 """What every figure of the reports shares: the style, the figure class that shows as a PNG with alt
 text, the unit word, "no data" figures, and the names and order of configurations. Used through
-`benchbook.plots`."""
+`benchbook.reports.plots`."""
 
 from __future__ import annotations
 

@@ -24,8 +24,8 @@ import venv
 from collections.abc import Callable
 from pathlib import Path
 
-from . import workloads
-from .errors import BenchbookError
+from .. import workloads
+from ..errors import BenchbookError
 
 READY = ".benchbook-ready"
 IMPORTS = {"tensorflow": "tensorflow", "mxnet": "mxnet", "pytorch": "torch"}

@@ -1,6 +1,6 @@
 """Reference files: the schema of what a report published (`Reference`), finding a file by name
 inside the references folder (and refusing names that leave it), and `load`, whose errors name the
-file, the line, the field and what is allowed. Used through `benchbook.references`."""
+file, the line, the field and what is allowed. Used through `benchbook.reports.references`."""
 
 from __future__ import annotations
 
@@ -15,13 +15,13 @@ import pandas as pd
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from . import models
-from .errors import BenchbookError, UnknownNameError
-from .study import MODELS, ModelName
+from .. import models
+from ..errors import BenchbookError, UnknownNameError
+from ..studies.study import MODELS, ModelName
 
 SCHEMA_VERSION = 1
 ENV_VAR = "BENCHBOOK_REFERENCES"
-DEFAULT_ROOT = Path(__file__).resolve().parents[2] / "params" / "references"
+DEFAULT_ROOT = Path(__file__).resolve().parents[3] / "params" / "references"
 PRECISIONS = ("fp32", "amp", "fp16", "tf32", "bf16")
 FLAGS = ("xla", "dali", "synthetic")
 # How each study model appears in the `framework` and `model` columns of an Analysis (the parsers' names).

@@ -1,6 +1,6 @@
 """Measured against published: a verdict per published row (`compare`), the verdicts condensed
 (`verdict_summary`), time to train and final accuracy (`time_to_train_check`). Used through
-`benchbook.references`, which re-exports these names."""
+`benchbook.reports.references`, which re-exports these names."""
 
 from __future__ import annotations
 

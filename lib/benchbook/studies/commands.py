@@ -15,9 +15,11 @@ import os
 import shlex
 from pathlib import Path
 
-from . import envs, launchers, models, workloads
+from .. import models, workloads
+from ..environment import envs
+from ..models import flags
+from . import launchers
 from .launchers.command import RESULTS, Command
-from .models import flags
 from .study import Study
 
 __all__ = ["RESULTS", "Command", "command", "setup_steps", "flags", "builder"]

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..errors import LogError
 from . import ranks
-from .errors import LogError
 
 CHUNK_BYTES = 8 << 20
 SNIFF_BYTES = 64 << 10  # of a file's first chunk, read to tell its format

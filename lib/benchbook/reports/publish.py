@@ -9,7 +9,7 @@ did not change is not executed again. A notebook that fails is still published, 
 and marked failed in the index.
 
 Executors: `local` runs the notebooks in a pool of fresh processes on this machine; `slurm`
-submits one job per notebook (`python -m benchbook.publish JOB.json` on a node, with this
+submits one job per notebook (`python -m benchbook.reports.publish JOB.json` on a node, with this
 Python and the reports folder on a shared file system), follows the jobs, then writes the index
 here, so that a large publish spreads over a cluster.
 """
@@ -36,12 +36,13 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from . import __version__, models, records
-from . import study as studies
-from .errors import BenchbookError, ReportNameError
+from .. import __version__, models
+from ..errors import BenchbookError, ReportNameError
+from ..studies import records
+from ..studies import study as studies
 
 REPORT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
-PACKAGE = Path(__file__).resolve().parent
+PACKAGE = Path(__file__).resolve().parents[1]  # the whole benchbook package: a report depends on all of it
 ROOT = PACKAGE.parents[1]
 NOTEBOOKS = ROOT / "notebooks"
 
@@ -260,11 +261,11 @@ def _local(todo: list[tuple[Target, str]], reports: Path, stamp: str, jobs: int,
 def _slurm(todo: list[tuple[Target, str]], reports: Path, stamp: str, jobs: int, slurm: dict):
     """(target, digest, result) as each notebook's Slurm job ends; Ctrl-C cancels the jobs.
 
-    Each job runs `python -m benchbook.publish JOB.json` (this Python, from the repository), which
+    Each job runs `python -m benchbook.reports.publish JOB.json` (this Python, from the repository), which
     executes the one notebook as a pool worker does and writes its result beside JOB.json, in
     `reports/<name>/job/`; a job that ends without a result is a failed report with its state,
     exit code and the last line of its output."""
-    from .launchers import slurm as sl
+    from ..studies.launchers import slurm as sl
 
     pending: dict[str, tuple[Target, str, Path, Path]] = {}
     try:
@@ -277,7 +278,8 @@ def _slurm(todo: list[tuple[Target, str]], reports: Path, stamp: str, jobs: int,
                      "#SBATCH --ntasks=1", f"#SBATCH --time={sl.slurm_time(slurm.get('time') or 3600)}"]
             lines += [f"#SBATCH --partition={slurm['partition']}"] if slurm.get("partition") else []
             lines += [f"#SBATCH --account={slurm['account']}"] if slurm.get("account") else []
-            lines += [f"cd {shlex.quote(str(ROOT))}", shlex.join([sys.executable, "-m", "benchbook.publish", str(job)])]
+            lines += [f"cd {shlex.quote(str(ROOT))}",
+                      shlex.join([sys.executable, "-m", "benchbook.reports.publish", str(job)])]
             script = folder / f"{stamp}.sbatch"
             script.write_text("\n".join(lines) + "\n", encoding="utf-8")
             try:
@@ -315,7 +317,7 @@ EXECUTORS = {"local": _local, "slurm": _slurm}
 
 def write_job(target: Target, reports: str | Path, stamp: str) -> Path:
     """One notebook to execute elsewhere (a Slurm job): `reports/<name>/job/<stamp>.json`, which
-    `run_job` (`python -m benchbook.publish JOB.json`) executes, its result in `<stamp>.result.json`."""
+    `run_job` (`python -m benchbook.reports.publish JOB.json`) executes, its result in `<stamp>.result.json`."""
     out = (Path(reports) / target.name).resolve()
     job = out / "job" / f"{stamp}.json"
     job.parent.mkdir(parents=True, exist_ok=True)

@@ -20,6 +20,7 @@ from operator import itemgetter
 import numpy as np
 
 from .. import events as ev
+from ..assemble import seconds_array
 from ..events import Event
 from ..ranks import TextIndex
 from . import layout as _layout
@@ -84,7 +85,7 @@ def _records(chunk: TextIndex, first_line: int, rule: BulkRule) -> tuple[dict | 
 
 def _columns(pos: np.ndarray, lines: np.ndarray, ranks: np.ndarray, fields: dict) -> dict:
     n = len(pos)
-    cols = {"pos": pos, "line": lines, "rank": ranks}
+    cols = {"pos": pos, "line": lines, "rank": ranks, "end_line": lines}
     for name in ev.ITER_FIELDS:
         value = fields.get(name)
         if value is None:
@@ -212,6 +213,10 @@ def scan(text: str, first_line: int, rules: Iterable[Rule], bulk: BulkRule | Non
     else:
         cols, spans = _records(index, first_line, bulk)
         hits = _hits(text, rules, spans)
+    steps = [h for h in hits if h[1] == ev.STEP]
+    if steps:  # records of rules that read one at a time join the bulk rule's, in text order
+        hits = [h for h in hits if h[1] != ev.STEP]
+        cols = _merge(cols, _step_columns(index, first_line, steps))
     hit_pos = np.array([h[0] for h in hits], dtype=np.int64)
     line, ranks, _ = index.lines(hit_pos)
     lines = (first_line + line).tolist()
@@ -230,9 +235,28 @@ def scan(text: str, first_line: int, rules: Iterable[Rule], bulk: BulkRule | Non
     return events
 
 
+def _step_columns(index: TextIndex, first_line: int, steps: list) -> dict:
+    """Columns of the records of STEP hits (position, kind, payload in ITER_FIELDS order)."""
+    pos = np.array([h[0] for h in steps], dtype=np.int64)
+    values = dict(zip(ev.ITER_FIELDS, zip(*(h[2] for h in steps), strict=True), strict=True))
+    fields = {name: np.array(column, dtype=np.int64 if name in _INT_FIELDS else float)
+              for name, column in values.items() if name != "timestamp"}
+    fields["timestamp"] = seconds_array(values["timestamp"])
+    line, ranks, _ = index.lines(pos)
+    return _columns(pos, first_line + line, ranks, fields)
+
+
+def _merge(cols: dict | None, more: dict) -> dict:
+    """Two sets of record columns as one, in text order."""
+    if cols is None:
+        return more
+    joined = {name: np.concatenate((cols[name], more[name])) for name in cols}
+    order = np.argsort(joined["pos"], kind="stable")
+    return {name: column[order] for name, column in joined.items()}
+
+
 def _bulk_event(cols: dict, start: int, stop: int) -> Event:
-    part = cols if start == 0 and stop == len(cols["line"]) else {k: v[start:stop] for k, v in cols.items()}
-    return (int(part["line"][0]), None, ev.BULK, part)
+    return (int(cols["line"][start]), None, ev.BULK, ev.Bulk(cols, start, stop))
 
 
 def number(text: str) -> float | None:

@@ -56,13 +56,13 @@ def _two_runs(field_rank) -> list[ev.Event]:
 
 
 def test_the_runs_of_a_file_are_consecutive_ranges_of_one_set_of_columns():
-    runs, _ = fold(_two_runs(0))  # rank 0 has no record in the second run: the field is not the first run's
+    runs, _, _ = fold(_two_runs(0))  # rank 0 has no record in the second run: the field is not the first run's
     assert [r.count for r in runs] == [3, 2]
     assert runs[0].store is runs[1].store
     assert [r.start for r in runs] == [0, 3]
     cols = runs[0].store.release()
     assert cols["throughput"].tolist() == [10.0, 11.0, 12.0, 80.0, 81.0]
     assert all(math.isnan(x) for x in cols["loss"])
-    runs, _ = fold(_two_runs(None))
+    runs, _, _ = fold(_two_runs(None))
     loss = runs[0].store.release()["loss"].tolist()
     assert math.isnan(loss[3]) and loss[4] == 2.5  # the last record of the rank, in the current run

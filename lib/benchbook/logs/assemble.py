@@ -206,6 +206,7 @@ class _Fold:
     def __init__(self) -> None:
         self.runs: list[RunDraft] = []
         self.tables: list[tuple[dict, dict]] = []
+        self.losses: list[dict] = []  # the LOSSES columns of each chunk
         self.run: RunDraft | None = None
         self.store = Records()  # the records of every run, in file order
 
@@ -269,14 +270,17 @@ class _Fold:
         return r
 
 
-def fold(events: Iterable[ev.Event]) -> tuple[list[RunDraft], list[tuple[dict, dict]]]:
-    """Runs found in a file's events, in file order, and the rows of its summary tables."""
+def fold(events: Iterable[ev.Event]) -> tuple[list[RunDraft], list[tuple[dict, dict]], list[dict]]:
+    """Runs found in a file's events, in file order, the rows of its summary tables and the
+    LOSSES columns of its chunks (given to runs by line in `losses.py`)."""
     f = _Fold()
     for line, rank, kind, data in events:
         if kind == ev.BULK:
             f.bulk(line, data)
         elif kind == ev.TABLE:
             f.tables.extend(data)
+        elif kind == ev.LOSSES:
+            f.losses.append(data)
         elif kind == ev.TRAILER:  # the launch command, after the run it describes
             if f.run is not None:
                 f.run.merge_meta(data, "the launch command")
@@ -284,4 +288,4 @@ def fold(events: Iterable[ev.Event]) -> tuple[list[RunDraft], list[tuple[dict, d
         else:
             r = f.start(line, rank, data) if kind == ev.RUN_START else f.other(line, rank, kind, data)
             r.last_line = max(r.last_line, line)
-    return f.runs, f.tables
+    return f.runs, f.tables, f.losses

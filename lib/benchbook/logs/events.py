@@ -31,6 +31,7 @@ FAIL = "fail"  # the run failed; data: the cause (out of memory, traceback, ...)
 TRAILER = "trailer"  # dict of metadata printed after the run (e.g. the launch command) for the last run
 BULK = "bulk"  # a Bulk: records start:stop of a chunk's numpy columns
 TABLE = "table"  # (key dict, values dict): a row of a summary table matched to runs by key at the end
+LOSSES = "losses"  # dict of numpy columns line, value, component (codes into names): a chunk's loss components
 
 ITER_FIELDS = ("epoch", "iteration", "timestamp", "throughput", "loss", "lr", "steps")
 

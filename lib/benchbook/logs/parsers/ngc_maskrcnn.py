@@ -33,6 +33,9 @@ _INFO = re.compile(r"\[MaskRCNN\] INFO    : (?:(Horovod successfully initialized
                    r"|\[train\] (AMP|XLA) is activated|Average throughput: ([0-9.eE+-]+)"
                    r"|Total process(?:ed steps: (\d+)|ing time: (\d+)h (\d+)m (\d+)s)"
                    r"|(Job finished with status: `SUCCESS`))")
+# The loss components the hook prints after each block's throughput (`FastRCNN box loss: 0.52801`,
+# `L2 loss`, `Mask loss`, `RPN total loss`...), whatever their names; `Total loss` is the record's loss.
+_COMPONENT = re.compile(r"(\[MaskRCNN\] INFO    : (?!Total loss: )([A-Za-z0-9 ]+ loss): ([0-9.eE+-]+))")
 # The launch command stands on a line of its own, after the run.
 _COMMAND = re.compile(r"\n((?:horovodrun|mpirun|mpiexec) [^\n]*mask_rcnn_main\.py[^\n]*)")
 
@@ -73,8 +76,12 @@ _RULES = [
 
 
 def scan(text: str, first_line: int):
-    """Events of a chunk of an NGC TF2 Mask R-CNN log."""
-    return scanning.scan(text, first_line, _RULES, _BULK)
+    """Events of a chunk of an NGC TF2 Mask R-CNN log, its loss components last."""
+    events = scanning.scan(text, first_line, _RULES, _BULK)
+    losses = scanning.named_values(_COMPONENT, text, first_line)
+    if losses is not None:
+        events.append((int(losses["line"][0]), None, ev.LOSSES, losses))
+    return events
 
 
 def sniff(head: str) -> bool:

@@ -259,6 +259,19 @@ def _bulk_event(cols: dict, start: int, stop: int) -> Event:
     return (int(cols["line"][start]), None, ev.BULK, ev.Bulk(cols, start, stop))
 
 
+def named_values(pattern: re.Pattern, text: str, first_line: int) -> dict | None:
+    """Columns of every `name: value` a pattern of one outer group and two inner ones (name,
+    number) finds in a chunk: line, value, and `component`, codes into `names` (a log
+    repeats a few names millions of times: one string each would cost more than the numbers).
+    None where there is none."""
+    starts, _, (names, values) = _layout.split(pattern, text)
+    if not len(starts):
+        return None
+    labels, codes = np.unique(np.array(names), return_inverse=True)
+    return {"line": first_line + TextIndex(text).line_of(starts), "value": _layout.floats(values),
+            "component": codes.astype(np.int32), "names": labels.tolist()}
+
+
 def number(text: str) -> float | None:
     """A float from a logged value, tolerating a trailing unit or bracket; None if not a number."""
     try:

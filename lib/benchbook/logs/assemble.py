@@ -193,11 +193,11 @@ def _restarts(run: RunDraft, data: dict) -> list[tuple[int, str]]:
 def _add_block(run: RunDraft, bulk: ev.Bulk) -> None:
     run.store.extend(bulk)
     run.count += bulk.stop - bulk.start
-    data = bulk.columns()
-    ranks = data["rank"]
+    ranks = bulk.cols["rank"][bulk.start : bulk.stop]
     seen = ranks[:1] if (ranks == ranks[0]).all() else np.unique(ranks)  # one rank, mostly
     run.ranks.update(None if x == MISSING_INT else x for x in seen.tolist())
-    run.last_line = max(run.last_line, int(data["end_line"].max()))  # a record may span several lines
+    ends = bulk.cols["end_line"][bulk.start : bulk.stop]  # a record may span several lines
+    run.last_line = max(run.last_line, int(ends.max()))
 
 
 class _Fold:

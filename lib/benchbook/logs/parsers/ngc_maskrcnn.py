@@ -18,24 +18,23 @@ from .. import events as ev
 from . import LogFormat, register, scanning
 from .runrecords import RunRecords
 
-# Every line begins with `[MaskRCNN] INFO    : `. The lines of a logged block are read as columns:
-# the timestamp line opens a record, the others add to it (whatever lines come in between).
-_LOGGER = "[MaskRCNN] "
-_BULK = scanning.BulkRule(blocks=(
-    scanning.Layout(_LOGGER + "INFO    : timestamp: ", scanning.Num("timestamp")),
-    scanning.Layout(_LOGGER + "INFO    : iteration: ", scanning.Int("iteration")),
-    scanning.Layout(_LOGGER + "INFO    : throughput: ", scanning.Num("throughput")),
-    scanning.Layout(_LOGGER + "INFO    : Total loss: ", scanning.Num("loss")),
-    scanning.Layout(_LOGGER + "INFO    : Learning rate: ", scanning.Num("lr")),
-))
+# Every line begins with `[MaskRCNN] INFO    : `. A logged block is `name: number` lines: its
+# `timestamp:` line opens a record, the others add to it (whatever lines come in between), and the
+# loss components it prints after its throughput (`FastRCNN box loss: 0.52801`, `L2 loss`,
+# `Mask loss`, `RPN total loss`..., whatever their names; `Total loss` is the record's loss) are the
+# losses frame. One split reads them all.
+_BULK = scanning.BulkRule(
+    values=re.compile(r"(\[MaskRCNN\] INFO    : (timestamp|iteration|throughput|Total loss|Learning rate"
+                      r"|[A-Za-z0-9 ]+ loss): ([0-9.eE+-]+))"),
+    opens="timestamp",
+    fields=(("timestamp", "timestamp"), ("iteration", "iteration"), ("throughput", "throughput"),
+            ("Total loss", "loss"), ("Learning rate", "lr")),
+)
 # Every other line that means something, in one pattern.
 _INFO = re.compile(r"\[MaskRCNN\] INFO    : (?:(Horovod successfully initialized|  +Start Training)"
                    r"|\[train\] (AMP|XLA) is activated|Average throughput: ([0-9.eE+-]+)"
                    r"|Total process(?:ed steps: (\d+)|ing time: (\d+)h (\d+)m (\d+)s)"
                    r"|(Job finished with status: `SUCCESS`))")
-# The loss components the hook prints after each block's throughput (`FastRCNN box loss: 0.52801`,
-# `L2 loss`, `Mask loss`, `RPN total loss`...), whatever their names; `Total loss` is the record's loss.
-_COMPONENT = re.compile(r"(\[MaskRCNN\] INFO    : (?!Total loss: )([A-Za-z0-9 ]+ loss): ([0-9.eE+-]+))")
 # The launch command stands on a line of its own, after the run.
 _COMMAND = re.compile(r"\n((?:horovodrun|mpirun|mpiexec) [^\n]*mask_rcnn_main\.py[^\n]*)")
 
@@ -77,11 +76,7 @@ _RULES = [
 
 def scan(text: str, first_line: int):
     """Events of a chunk of an NGC TF2 Mask R-CNN log, its loss components last."""
-    events = scanning.scan(text, first_line, _RULES, _BULK)
-    losses = scanning.named_values(_COMPONENT, text, first_line)
-    if losses is not None:
-        events.append((int(losses["line"][0]), None, ev.LOSSES, losses))
-    return events
+    return scanning.scan(text, first_line, _RULES, _BULK)
 
 
 def sniff(head: str) -> bool:

@@ -8,6 +8,7 @@ demultiplexed (rank tags) on its own. Line numbers are 1-based physical line num
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -92,8 +93,12 @@ def chunks(path: str | os.PathLike, stats: ReadStats | None = None, size: int = 
     except OSError as exc:
         raise LogError(os.fspath(path), f"cannot be read ({exc.strerror or exc})") from None
     with f:
+        regular = stat.S_ISREG(os.fstat(f.fileno()).st_mode)
         while True:
-            data = f.read(size)
+            # As much as a file still holds, up to `size`, and a byte more (that tells its end, or that
+            # it grew): f.read(n) allocates n bytes first, a chunk's worth for each small log otherwise.
+            left = os.fstat(f.fileno()).st_size - f.tell() if regular else size
+            data = f.read(min(size, max(left, 0) + 1))
             if not stats.bytes:  # the file's first bytes
                 if not data:
                     raise LogError(os.fspath(path), "the file is empty")

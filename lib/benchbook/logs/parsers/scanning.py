@@ -110,8 +110,11 @@ def _blocks(chunk: TextIndex, first_line: int, rule: BulkRule, run_starts: np.nd
         return None, [], None
     names = list(dict.fromkeys(logged))  # a few names, repeated: each value gets its name's code
     code = np.fromiter(map({name: i for i, name in enumerate(names)}.__getitem__, logged), np.int64, len(logged))
-    value = _layout.floats(numbers)
-    line, ranks, _ = chunk.lines(pos)
+    value, line = _layout.floats(numbers), chunk.line_of(pos)
+    losses = _other_values(names, code, value, first_line + line, dict(rule.fields))
+    taken = np.flatnonzero(np.isin(code, [names.index(name) for name, _ in rule.fields if name in names]))
+    pos, code, value, line = pos[taken], code[taken], value[taken], line[taken]
+    ranks, _ = chunk.tags(line)  # of the values records take alone: a tag is matched a line
     rec = np.flatnonzero(code == names.index(rule.opens)) if rule.opens in names else np.zeros(0, np.int64)
     target = _last_record(ranks, rec)
     segment = np.searchsorted(run_starts, pos, side="right")
@@ -127,7 +130,6 @@ def _blocks(chunk: TextIndex, first_line: int, rule: BulkRule, run_starts: np.nd
         column[to] = value[ok]
         np.maximum.at(ends, to, line[ok])
         leftover += [(int(pos[i]), ev.FIELD, {field: value[i].item()}) for i in at[~same[at]].tolist()]
-    losses = _other_values(names, code, value, first_line + line, dict(rule.fields))
     if len(rec) == 0:
         return None, leftover, losses
     cols = _columns(pos[rec], first_line + line[rec], ranks[rec], fields)

@@ -22,7 +22,9 @@ class Event(NamedTuple):
 # Kinds, and what `data` holds for each.
 RUN_START = "run_start"  # dict of metadata; opens a new run unless the current one has no progress yet
 META = "meta"  # dict of metadata for the current run (first value wins)
-STEP = "step"  # tuple in ITER_FIELDS order (-1 / NaN where not logged): a new per-iteration record
+# A handler's record, a tuple in ITER_FIELDS order (-1 / NaN where not logged); scanning makes each
+# a row of the chunk's record columns, so that fold sees records as BULK events alone.
+STEP = "step"
 FIELD = "field"  # dict of iteration fields added to the last record of the same rank
 SUMMARY = "summary"  # dict of values the script reported for the whole run, e.g. {"throughput": 979.1}
 EVAL = "eval"  # dict with top1, top5 (fractions or percent as logged), epoch, eval_throughput, timestamp

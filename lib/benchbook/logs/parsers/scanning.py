@@ -7,7 +7,8 @@ instead of trying every position; that, not cleverness in Python, is what keeps 
 The lines that make up most of a log (one per training step) are read by a `BulkRule` instead,
 as columns: one regex split finds them all (`layout.records`), numpy converts their fields and
 finds their line numbers, and they travel as BULK events, not one event a record. The rules then
-only read the text between those lines.
+only read the text between those lines; the records a rule's handler returns one at a time (STEP)
+join the same columns, in text order, so that every record reaches `assemble` as part of a BULK.
 """
 
 from __future__ import annotations

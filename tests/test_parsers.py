@@ -6,7 +6,7 @@ import pytest
 
 from benchbook.errors import BenchbookError
 from benchbook.logs import parsers
-from benchbook.logs.rules import METHODS
+from benchbook.logs.presets import METHODS
 
 NAMES = {"ngc_tf1_convnets", "ngc_mxnet_resnet50", "ngc_tf2_maskrcnn", "ngc_pytorch_convnets", "benchbook_cpu"}
 

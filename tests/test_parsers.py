@@ -67,26 +67,30 @@ def test_detect_returns_none_for_text_in_no_known_format(head):
     assert parsers.detect(head) is None
 
 
-# Line layouts: a layout's regex and numpy's conversions must read what a regex and float() read.
+# Bulk patterns: numpy's conversions of their columns must read what float() and datetime read.
 
-def _read(layout_, lines):
-    """(which lines are records, their fields) of `layout.records` over the lines."""
+def _read(pattern, types, lines, lead=0):
+    """(which lines are records, their fields) of a bulk rule over the lines, as `scan` reads them."""
     import numpy as np
 
-    from benchbook.logs.parsers import layout
+    from benchbook.logs.parsers import scanning
 
-    text = "\n".join(lines) + "\n"
-    line_starts = np.cumsum([0] + [len(line) + 1 for line in lines[:-1]])
-    starts, fields = layout.records(layout_, text)
-    return np.isin(line_starts, starts), fields
+    rule = scanning.BulkRule(pattern=pattern, types=types, lead=lead)
+    events = scanning.scan("\n".join(lines) + "\n", 1, [], rule)
+    cols = [e[3].columns() for e in events if e[2] == "bulk"]
+    fields = {name: np.concatenate([c[name] for c in cols]) if cols else np.zeros(0) for name in types}
+    records = np.concatenate([c["line"] for c in cols]) if cols else np.zeros(0, dtype=int)
+    return np.isin(np.arange(1, len(lines) + 1), records), fields
 
 
-def test_layout_numbers_are_read_exactly_as_float_reads_them():
+_STAMP = "[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}(?:[.,][0-9]+)?"
+_NUM = r"v (?P<throughput>[0-9.eE+-]+) end"
+
+
+def test_bulk_numbers_are_read_exactly_as_float_reads_them():
     import math
     import random
     from decimal import Decimal
-
-    from benchbook.logs.parsers.layout import Layout, Num
 
     rng = random.Random(7)
     values = [repr(rng.uniform(0, 10000)) for _ in range(3000)]
@@ -99,36 +103,32 @@ def test_layout_numbers_are_read_exactly_as_float_reads_them():
         whole, frac = mid.split(".")
         size = 17 - len(whole)
         values += [f"{whole}.{frac[:size]}", f"{whole}.{frac[:size - 1]}{min(int(frac[size - 1]) + 1, 9)}"]
-    ok, fields = _read(Layout("v ", Num("x"), " end"), [f"v {v} end" for v in values])
+    ok, fields = _read(_NUM, {"throughput": "float"}, [f"v {v} end" for v in values])
     assert ok.all()
-    assert [float(v) for v in values] == fields["x"].tolist()
+    assert [float(v) for v in values] == fields["throughput"].tolist()
 
 
-def test_layout_tokens_that_are_no_number_are_nan_and_long_ints_are_read_whole():
+def test_bulk_tokens_that_are_no_number_are_nan_and_long_ints_are_read_whole():
     """`[0-9.eE+-]+` also matches `1.2.3`, `6+0` and `.`: float() refuses them. They are NaN,
     as the regex rules' `number` gives None; they used to raise and lose the whole log."""
     import math
 
-    from benchbook.logs.parsers.layout import Int, Layout, Num
-
     values = ["1.2.3", "6+0", ".", "-", "e5", "0", "0.", ".5", "7"]
-    ok, fields = _read(Layout("v ", Num("x"), " end"), [f"v {v} end" for v in values])
+    ok, fields = _read(_NUM, {"throughput": "float"}, [f"v {v} end" for v in values])
     assert ok.all()
-    got = fields["x"].tolist()
+    got = fields["throughput"].tolist()
     assert all(math.isnan(x) for x in got[:5])
     assert got[5:] == [0.0, 0.0, 0.5, 7.0]
     ints = ["0" * 30 + "42", "9" * 18, "1" + "0" * 18, "0" * 40]
-    ok, fields = _read(Layout("n ", Int("i"), ";"), [f"n {v};" for v in ints])
+    ok, fields = _read(r"n (?P<iteration>[0-9]+);", {"iteration": "int"}, [f"n {v};" for v in ints])
     assert ok.tolist() == [True, True, False, True]
-    assert fields["i"].tolist() == [42, 10**18 - 1, 0]
+    assert fields["iteration"].tolist() == [42, 10**18 - 1, 0]
 
 
-def test_layout_numbers_of_many_digits_are_read_as_float_reads_them():
+def test_bulk_numbers_of_many_digits_are_read_as_float_reads_them():
     """More than 18 digits: leading zeros do not count (0.006041599999999999, a logged learning
     rate), digits past the 18th do."""
     import random
-
-    from benchbook.logs.parsers.layout import Layout, Num
 
     rng = random.Random(7)
     values = ["0.006041599999999999", "0.9999999999999999999", "0.0009999999999999999999", "0" * 20 + "1.5",
@@ -138,18 +138,19 @@ def test_layout_numbers_of_many_digits_are_read_as_float_reads_them():
         digits = "".join(rng.choice("0123456789") for _ in range(rng.randint(1, 20)))
         values.append("0." + "0" * rng.randint(0, 12) + digits)
         values.append("0" * rng.randint(0, 12) + digits + "." + digits[::-1])
-    ok, fields = _read(Layout("v ", Num("x"), " end"), [f"v {v} end" for v in values])
+    ok, fields = _read(_NUM, {"throughput": "float"}, [f"v {v} end" for v in values])
     assert ok.all()
-    assert fields["x"].tolist() == [float(v) for v in values]
+    assert fields["throughput"].tolist() == [float(v) for v in values]
 
 
-def test_layout_reads_ints_stamps_and_sought_fields_and_rejects_other_lines():
+def test_bulk_patterns_read_ints_stamps_and_sought_fields_and_reject_other_lines():
     import math
-    import re
 
-    from benchbook.logs.parsers.layout import Int, Layout, Num, Seek, Stamp
+    from benchbook.logs.parsers import scanning
 
-    lay = Layout(Stamp(fraction=3), ":INFO: Epoch[", Int("epoch"), "] Speed: ", Num("rate"), Seek("LR: ", Num("lr")))
+    pattern = (rf":INFO: Epoch\[(?<=(?P<timestamp>{scanning.DATE_TIME}[.,][0-9]{{3}}):INFO: Epoch\[)"
+               rf"(?P<epoch>[0-9]+)\] Speed: (?P<throughput>{scanning.NUM})(?:[^\n]*?LR: (?P<lr>{scanning.NUM}))?")
+    types = {"timestamp": "stamp", "epoch": "int", "throughput": "float", "lr": "float"}
     lines = ["2020-12-11 03:13:49,587:INFO: Epoch[12] Speed: 633.5 samples/sec\tLR: 0.1",
              "2020-12-11 03:13:49.500:INFO: Epoch[0] Speed: 1e3 and then some LR: 2e-05",
              "2020-12-11 03:13:49,000:INFO: Epoch[7] Speed: 5 no rate",
@@ -158,14 +159,13 @@ def test_layout_reads_ints_stamps_and_sought_fields_and_rejects_other_lines():
              "2020-12-11 03:13:4,587:INFO: Epoch[1] Speed: 1.0",
              "2020-12-11 03:13:49.5:INFO: Epoch[1] Speed: 1.0",
              "short"]
-    ok, f = _read(lay, lines)
+    ok, f = _read(pattern, types, lines, lead=23)
     assert ok.tolist() == [True, True, True, False, True, False, False, False]
     assert f["epoch"].tolist() == [12, 0, 7, 1]
-    assert f["rate"].tolist() == [633.5, 1000.0, 5.0, 1.0]
+    assert f["throughput"].tolist() == [633.5, 1000.0, 5.0, 1.0]
     assert f["lr"][0] == 0.1 and f["lr"][1] == 2e-05 and math.isnan(f["lr"][2])
     assert f["timestamp"][:3].tolist() == [1607656429.587, 1607656429.5, 1607656429.0]
-    assert math.isnan(f["timestamp"][3])  # the layout of a date-time, but no date
-    assert lay.lead == 23 and lay.regex.pattern.startswith("(" + re.escape(":INFO: Epoch["))  # found by its literal
+    assert math.isnan(f["timestamp"][3])  # the pattern of a date-time, but no date
 
 
 def test_stamps_are_read_as_datetime_reads_each_date_time_and_refused_without_their_digits():
@@ -175,8 +175,6 @@ def test_stamps_are_read_as_datetime_reads_each_date_time_and_refused_without_th
     import math
     import random
     from datetime import UTC, datetime
-
-    from benchbook.logs.parsers.layout import Layout, Stamp
 
     rng = random.Random(3)
     stamps = []
@@ -190,7 +188,7 @@ def test_stamps_are_read_as_datetime_reads_each_date_time_and_refused_without_th
             clock = [rng.randint(0, 25), rng.randint(0, 61), rng.randint(0, 61)]
         fraction = rng.choice(["", ".5", ",123", ".123456", ".1234567", "." + "9" * 15])
         stamps.append(f"{year}-{month}-{day} {clock[0]:02d}:{clock[1]:02d}:{clock[2]:02d}{fraction}")
-    ok, f = _read(Layout("v ", Stamp(), " end"), [f"v {s} end" for s in stamps])
+    ok, f = _read(r"v (?P<timestamp>" + _STAMP + ") end", {"timestamp": "stamp"}, [f"v {s} end" for s in stamps])
     assert ok.all()
     for stamp, got in zip(stamps, f["timestamp"].tolist(), strict=True):
         head, _, fraction = stamp.replace(",", ".").partition(".")
@@ -201,16 +199,9 @@ def test_stamps_are_read_as_datetime_reads_each_date_time_and_refused_without_th
             continue
         micros = int((fraction + "000000")[:6]) if fraction else 0
         assert got == (int(whole) * 1_000_000 + micros) / 1e6, stamp
-    ok, _ = _read(Layout("v ", Stamp(), " end"), ["v  020-12-11 00:00:00 end", "v -020-12-11 00:00:00 end",
-                                                  "v 2020-12-11 0a:00:00 end"])
+    ok, _ = _read(r"v (?P<timestamp>" + _STAMP + ") end", {"timestamp": "stamp"},
+                  ["v  020-12-11 00:00:00 end", "v -020-12-11 00:00:00 end", "v 2020-12-11 0a:00:00 end"])
     assert not ok.any()
-
-
-def test_a_layout_reads_one_line():
-    from benchbook.logs.parsers.layout import Layout, Num, Seek
-
-    with pytest.raises(ValueError, match="holds a newline"):
-        Layout("v ", Num("x"), Seek("LR:\n", Num("lr")))
 
 
 def test_the_maskrcnn_rules_find_their_lines_wherever_the_logger_prefix_stands(fixtures):

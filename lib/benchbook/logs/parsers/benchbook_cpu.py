@@ -15,9 +15,14 @@ from .. import events as ev
 from . import LogFormat, register, scanning
 from .dllogger import LINE, before_warmup_steps, parameters, step_of, truthy, values
 
-_STEP = scanning.Layout("DLL ", scanning.Stamp(), " - Epoch: ", scanning.Int("epoch"), " Iteration: ",
-                        scanning.Int("iteration"), "  train.loss : ", scanning.Num("loss"), "  train.ips : ",
-                        scanning.Num("throughput"), " images/s  train.lr : ", scanning.Num("lr"))
+_BULK = scanning.BulkRule(
+    pattern=rf"DLL (?P<timestamp>{scanning.STAMP}) - Epoch: (?P<epoch>{scanning.INT}) "
+            rf"Iteration: (?P<iteration>{scanning.INT})  train\.loss : (?P<loss>{scanning.NUM})  "
+            rf"train\.ips : (?P<throughput>{scanning.NUM}) images/s  train\.lr : (?P<lr>{scanning.NUM})",
+    types={"timestamp": "stamp", "epoch": "int", "iteration": "int", "loss": "float", "throughput": "float",
+           "lr": "float"},
+    line_start=True,
+)
 # Everything else, and iteration lines in another key order or with values that are no plain
 # numbers (handled one by one).
 _NUM = "[0-9.eE+-]+"
@@ -63,8 +68,6 @@ def _dll(m: re.Match):
         return ev.SUMMARY, out
     return None
 
-
-_BULK = scanning.BulkRule(layout=_STEP, line_start=True)
 
 _RULES = [(_OTHER, _dll)]
 

@@ -32,9 +32,10 @@ from .runrecords import RunRecords
 _ARGS = re.compile(r":INFO: Start with arguments Namespace\(([^\n]*)\)")
 # A batch line: `2020-12-11 03:13:49,587:INFO: Epoch[0] Batch [0-19]\tSpeed: 633.1 samples/sec\tLR: 0.0019`,
 # found by its `:INFO: Epoch[` (Python logging's 23-character time stands before it).
-_BATCH = scanning.Layout(scanning.Stamp(fraction=3), ":INFO: Epoch[", scanning.Int("epoch"), "] Batch [",
-                         scanning.Int("first"), "-", scanning.Int("last"), "]\tSpeed: ", scanning.Num("throughput"),
-                         " samples/sec", scanning.Seek("LR: ", scanning.Num("lr")))
+# The time is caught by a lookbehind (23 characters), the pattern begins with the literal after it.
+_BATCH = (rf":INFO: Epoch\[(?<=(?P<timestamp>{scanning.DATE_TIME}[.,][0-9]{{3}}):INFO: Epoch\[)"
+          rf"(?P<epoch>{scanning.INT})\] Batch \[(?P<first>{scanning.INT})-(?P<last>{scanning.INT})\]\t"
+          rf"Speed: (?P<throughput>{scanning.NUM}) samples/sec(?:[^\n]*?LR: (?P<lr>{scanning.NUM}))?")
 _TOOK = re.compile(r"Experiment took: ([0-9.]+) sec")
 _DIGITS = re.compile(r"\d+")
 _TABLE = re.compile(r"\n((?:train|val)\.[a-z_0-9]+)\n( *\|[^\n]*)\n-+\n((?: *\d+ *\|[^\n]*\n)+)")
@@ -100,7 +101,9 @@ def _batch(f: dict) -> dict:
             "steps": (last - first + 1).astype(float), "throughput": f["throughput"], "lr": f["lr"]}
 
 
-_BULK = scanning.BulkRule(layout=_BATCH, convert=_batch, line_start=True)
+_BULK = scanning.BulkRule(
+    pattern=_BATCH, lead=23, convert=_batch, line_start=True,
+    types={"timestamp": "stamp", "epoch": "int", "first": "int", "last": "int", "throughput": "float", "lr": "float"})
 
 
 def _table(m: re.Match):

@@ -30,12 +30,16 @@ from .runrecords import RunRecords
 
 # `DLL <time> - Epoch: E Iteration: I  train.loss : ...`: the per-iteration lines, as columns. The
 # two spaces then `train.` keep validation iterations (`Iteration: I Validation Iteration: V`) out.
-_STEP = scanning.Layout("DLL ", scanning.Stamp(), " - Epoch: ", scanning.Int("epoch"), " Iteration: ",
-                        scanning.Int("iteration"), "  train.",
-                        scanning.Seek("loss : ", scanning.Num("loss")),
-                        scanning.Seek("train.total_ips : ", scanning.Num("throughput")),
-                        scanning.Seek("train.lr : ", scanning.Num("lr")))
-_BULK = scanning.BulkRule(layout=_STEP, line_start=True)
+# The loss, rate and learning rate are sought further along the line, each may be missing.
+_BULK = scanning.BulkRule(
+    pattern=rf"DLL (?P<timestamp>{scanning.STAMP}) - Epoch: (?P<epoch>{scanning.INT}) "
+            rf"Iteration: (?P<iteration>{scanning.INT})  train\.(?:[^\n]*?loss : (?P<loss>{scanning.NUM}))?"
+            rf"(?:[^\n]*?train\.total_ips : (?P<throughput>{scanning.NUM}))?"
+            rf"(?:[^\n]*?train\.lr : (?P<lr>{scanning.NUM}))?",
+    types={"timestamp": "stamp", "epoch": "int", "iteration": "int", "loss": "float", "throughput": "float",
+           "lr": "float"},
+    line_start=True,
+)
 # multiproc.py's `print(cmd)`: a Python list whose third item is the training script.
 _ARGV = re.compile(r"\[(?:'[^'\n]*python[^'\n]*'|\"[^\"\n]*python[^\"\n]*\"), '-u', '[^'\n]*main\.py'[^\n]*\]")
 _END = re.compile(r"Experiment ended")

@@ -18,8 +18,12 @@ from .dllogger import LINE, before_warmup_steps, parameters, step_of, truthy, va
 from .runrecords import RunRecords
 
 # The one-metric step lines that make up most of a benchmark log get their own pattern.
-_TOTAL_IPS = scanning.Layout("DLL ", scanning.Stamp(), " - (", scanning.Int("epoch"), ", ", scanning.Int("iteration"),
-                             ") total_ips : ", scanning.Num("throughput"))
+_BULK = scanning.BulkRule(
+    pattern=rf"DLL (?P<timestamp>{scanning.STAMP}) - \((?P<epoch>{scanning.INT}), (?P<iteration>{scanning.INT})\) "
+            rf"total_ips : (?P<throughput>{scanning.NUM})",
+    types={"timestamp": "stamp", "epoch": "int", "iteration": "int", "throughput": "float"},
+    line_start=True,
+)
 _OTHER = re.compile(LINE.pattern.replace(" - (", " - (?!\\(\\d+, \\d+\\) total_ips : )(", 1))
 _GPUS = re.compile(r"Num GPUs (\d+)")
 _BATCH = re.compile(r"Per-GPU Batch Size (\d+)")
@@ -78,8 +82,6 @@ def _dll(m: re.Match):
         return ev.SUMMARY, out
     return None
 
-
-_BULK = scanning.BulkRule(layout=_TOTAL_IPS, line_start=True)
 
 _RULES = [
     (_OTHER, _dll),

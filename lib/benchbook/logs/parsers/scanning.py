@@ -5,7 +5,7 @@ ignore the match). Patterns must begin with a literal so that the regex engine s
 instead of trying every position; that, not cleverness in Python, is what keeps parsing fast.
 
 The lines that make up most of a log (one per training step) are read by a `BulkRule` instead,
-as columns: one regex split finds them all (`layout.records`), numpy converts their fields and
+as columns: one regex split finds them all (`_bulk_records`), numpy converts their fields and
 finds their line numbers, and they travel as BULK events, not one event a record. The rules then
 only read the text between those lines; the records a rule's handler returns one at a time (STEP)
 join the same columns, in text order, so that every record reaches `assemble` as part of a BULK.
@@ -13,9 +13,11 @@ join the same columns, in text order, so that every record reaches `assemble` as
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 from operator import itemgetter
 
 import numpy as np
@@ -24,14 +26,19 @@ from .. import events as ev
 from ..assemble import seconds_array
 from ..events import Event
 from ..ranks import TextIndex
-from . import layout as _layout
-from .layout import Int, Layout, Num, Seek, Stamp  # noqa: F401  (used by the formats)
 
 Handler = Callable[[re.Match], "tuple[str, object] | None"]
 Rule = tuple[re.Pattern, Handler]
 
+# Pieces of the formats' bulk patterns: digits, a logged number (read as float() reads it, NaN
+# where it is none: `1.2.3`), a `YYYY-MM-DD HH:MM:SS[.,]f` date-time (seconds since the epoch, UTC).
+INT = "[0-9]+"
+NUM = "[0-9.eE+-]+"
+DATE_TIME = "[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}"
+STAMP = DATE_TIME + "(?:[.,][0-9]+)?"
 
 _INT_FIELDS = ("epoch", "iteration")
+_INT_LIMIT = 10**18  # an int of more digits is not a record's (an iteration, an epoch)
 
 
 @dataclass(frozen=True)
@@ -39,10 +46,13 @@ class BulkRule:
     """The per-step lines that make up most of a log, read as columns instead of one event each.
 
     Two shapes:
-    - one record per line: a `layout` (see `layout.Layout`) describes it; its fields come as
-      numpy columns (`layout.records`) and `convert`, if given, turns them into STEP fields. With
-      `line_start`, a record must begin its line, after any rank tag. The other rules then only
-      read the text between records: a record's line belongs to the bulk rule.
+    - one record per line: `pattern`, a regular expression that begins with a literal (so that the
+      regex engine skips in C from one candidate line to the next) and stays within its line, a
+      named group a field; `types` names each group's type ("int", "float" or "stamp"). A
+      timestamp of fixed width before the literal is caught by a lookbehind, and `lead` is its
+      width. `convert`, if given, turns the columns into record fields. With `line_start`, a
+      record must begin its line, after any rank tag. The other rules then only read the text
+      between records: a record's line belongs to the bulk rule.
     - one record over several `name: number` lines (`values`: a pattern of one outer group and
       two inner ones, the name and the number, read by one split): the line named `opens` opens a
       new record of its rank, and each value named in `fields` (logged name, record field) goes
@@ -50,12 +60,71 @@ class BulkRule:
       LOSSES (loss components).
     """
 
-    layout: Layout | None = None
+    pattern: str = ""
+    types: dict = field(default_factory=dict)
+    lead: int = 0
     convert: Callable | None = None
     line_start: bool = False
     values: re.Pattern | None = None
     opens: str = ""
     fields: tuple[tuple[str, str], ...] = ()
+
+    @cached_property
+    def regex(self) -> re.Pattern:
+        """The pattern as one outer group, for `split`."""
+        return re.compile(f"({self.pattern})")
+
+
+def split(pattern: re.Pattern, text: str) -> tuple[np.ndarray, list[list]]:
+    """(starts, columns of the inner groups) of every match of a pattern that is one outer group,
+    from one `pattern.split`: the lengths of the text between matches give their positions, and
+    no match object is made a line."""
+    parts = pattern.split(text)
+    step = pattern.groups + 1
+    gaps = np.fromiter(map(len, parts[0 : len(parts) - 1 : step]), dtype=np.int64)
+    sizes = np.fromiter(map(len, parts[1::step]), dtype=np.int64)
+    return np.cumsum(gaps + sizes) - sizes, [parts[i::step] for i in range(2, step)]
+
+
+def integers(tokens: list[str | None]) -> tuple[np.ndarray, np.ndarray]:
+    """(int64 column, whether each is a record's) of digit tokens: -1 where missing (None), not a
+    record's where past 10**18."""
+    try:
+        column = np.array([t or -1 for t in tokens], dtype=np.int64)
+        return column, (column < _INT_LIMIT)
+    except OverflowError:
+        values = [int(t) if t else -1 for t in tokens]
+        ok = np.array([v < _INT_LIMIT for v in values], dtype=bool)
+        return np.array([v if k else 0 for v, k in zip(values, ok.tolist(), strict=True)], dtype=np.int64), ok
+
+
+def floats(tokens: list[str | None]) -> np.ndarray:
+    """float64 column of number tokens, as `float()` reads each; NaN where missing or not a number."""
+    try:
+        return np.array([t or "nan" for t in tokens], dtype=float)
+    except ValueError:
+        return np.array([_float(t) for t in tokens], dtype=float)
+
+
+def _float(token: str | None) -> float:
+    try:
+        return float(token) if token else math.nan
+    except ValueError:
+        return math.nan
+
+
+def _bulk_records(rule: BulkRule, text: str) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """(start positions, field columns) of every line of `text` that holds a record of the rule."""
+    starts, groups = split(rule.regex, text)
+    columns, keep = {}, np.ones(len(starts), dtype=bool)
+    for name, kind in rule.types.items():
+        tokens = groups[rule.regex.groupindex[name] - 2]
+        if kind == "int":
+            columns[name], ok = integers(tokens)
+            keep &= ok
+        else:
+            columns[name] = floats(tokens) if kind == "float" else seconds_array(tokens)
+    return starts[keep] - rule.lead, {name: column[keep] for name, column in columns.items()}
 
 
 def _records(chunk: TextIndex, first_line: int, rule: BulkRule) -> tuple[dict | None, list[tuple[int, int]]]:
@@ -63,7 +132,7 @@ def _records(chunk: TextIndex, first_line: int, rule: BulkRule) -> tuple[dict | 
     text left to the other rules."""
     text = chunk.text
     whole = [(0, len(text))]
-    begin, fields = _layout.records(rule.layout, text)
+    begin, fields = _bulk_records(rule, text)
     if len(begin) == 0:
         return None, whole
     if rule.convert is not None:
@@ -80,7 +149,7 @@ def _records(chunk: TextIndex, first_line: int, rule: BulkRule) -> tuple[dict | 
     # The text between records, for the other rules: from the end of one record's line to the
     # start of the next record's line (its newline included, for rules that begin with one).
     newlines = chunk.newlines
-    # A layout reads within its line (its literals hold no newline): a record's line is where it stops.
+    # A bulk pattern reads within its line: a record's line is where it stops.
     ends = np.where(line < len(newlines), newlines[np.minimum(line, len(newlines) - 1)], len(text))
     lo = np.concatenate(([0], ends))
     hi = np.concatenate((chunk.starts(line), [len(text)]))
@@ -106,12 +175,12 @@ def _blocks(chunk: TextIndex, first_line: int, rule: BulkRule, run_starts: np.nd
     whose record is not among them, LOSSES columns). A value whose record is in an earlier chunk,
     or past a RUN_START hit (`run_starts`: the only events that can begin a run in between), is a
     FIELD hit."""
-    pos, _, (logged, numbers) = _layout.split(rule.values, chunk.text)
+    pos, (logged, numbers) = split(rule.values, chunk.text)
     if not len(pos):
         return None, [], None
     names = list(dict.fromkeys(logged))  # a few names, repeated: each value gets its name's code
     code = np.fromiter(map({name: i for i, name in enumerate(names)}.__getitem__, logged), np.int64, len(logged))
-    value, line = _layout.floats(numbers), chunk.line_of(pos)
+    value, line = floats(numbers), chunk.line_of(pos)
     losses = _other_values(names, code, value, first_line + line, dict(rule.fields))
     taken = np.flatnonzero(np.isin(code, [names.index(name) for name, _ in rule.fields if name in names]))
     pos, code, value, line = pos[taken], code[taken], value[taken], line[taken]
@@ -123,14 +192,14 @@ def _blocks(chunk: TextIndex, first_line: int, rule: BulkRule, run_starts: np.nd
     same = np.zeros(len(pos), dtype=bool)  # whether a value's record is in this chunk and in its run
     same[found] = segment[found] == segment[rec[target[found]]]
     fields, leftover, ends = {}, [], line[rec].copy()  # ends: the last line of each record's block
-    for name, field in rule.fields:
+    for name, key in rule.fields:
         at = np.flatnonzero(code == names.index(name)) if name in names else np.zeros(0, np.int64)
         ok, to = at[same[at]], target[at[same[at]]]
-        integer = field in _INT_FIELDS
-        column = fields[field] = np.full(len(rec), -1 if integer else np.nan, dtype=np.int64 if integer else float)
+        integer = key in _INT_FIELDS
+        column = fields[key] = np.full(len(rec), -1 if integer else np.nan, dtype=np.int64 if integer else float)
         column[to] = value[ok]
         np.maximum.at(ends, to, line[ok])
-        leftover += [(int(pos[i]), ev.FIELD, {field: value[i].item()}) for i in at[~same[at]].tolist()]
+        leftover += [(int(pos[i]), ev.FIELD, {key: value[i].item()}) for i in at[~same[at]].tolist()]
     if len(rec) == 0:
         return None, leftover, losses
     cols = _columns(pos[rec], first_line + line[rec], ranks[rec], fields)

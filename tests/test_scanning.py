@@ -11,7 +11,7 @@ from benchbook.logs import events as ev
 from benchbook.logs.parsers import scanning
 
 _BULK = scanning.BulkRule(pattern=r"step (?P<iteration>[0-9]+) rate (?P<throughput>[0-9.eE+-]+)",
-                          types={"iteration": "int", "throughput": "float"}, line_start=True)
+                          types={"iteration": "int", "throughput": "float"})
 _RULES = [
     (re.compile(r"old (\d+) ips ([0-9.]+)"),
      lambda m: (ev.STEP, ev.step(0, int(m.group(1)), "2021-04-02 09:00:00.5", float(m.group(2))))),

@@ -49,25 +49,18 @@ class TextIndex:
     def __init__(self, text: str) -> None:
         self.text = text
         self.newlines = newlines(text)
+        self.starts = np.concatenate(([0], self.newlines + 1))  # where each 0-based line starts
+        self.ends = np.append(self.newlines, len(text))  # and where it ends (its newline)
         self.tagged = has_tags(text)
-
-    def line_of(self, pos: np.ndarray) -> np.ndarray:
-        """The 0-based line of each text position."""
-        return np.searchsorted(self.newlines, pos)
-
-    def starts(self, lines: np.ndarray) -> np.ndarray:
-        """Where each of the 0-based lines starts."""
-        return np.where(lines > 0, self.newlines[np.maximum(lines - 1, 0)] + 1, 0) if len(self.newlines) \
-            else np.zeros(len(lines), dtype=np.int64)
 
     def lines(self, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(0-based line, rank, content start) of the lines holding text positions."""
-        line = self.line_of(pos)
+        line = np.searchsorted(self.newlines, pos)
         return (line, *self.tags(line))
 
     def tags(self, lines: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(rank, content start) of each of the lines: -1 and the line's start where no tag opens it."""
-        starts = self.starts(lines)
+        starts = self.starts[lines]
         rank = np.full(len(lines), -1, dtype=np.int64)
         if not self.tagged:
             return rank, starts

@@ -21,7 +21,6 @@ _BULK = scanning.BulkRule(
             rf"train\.ips : (?P<throughput>{scanning.NUM}) images/s  train\.lr : (?P<lr>{scanning.NUM})",
     types={"timestamp": "stamp", "epoch": "int", "iteration": "int", "loss": "float", "throughput": "float",
            "lr": "float"},
-    line_start=True,
 )
 # Everything else, and iteration lines in another key order or with values that are no plain
 # numbers (handled one by one).

@@ -102,7 +102,7 @@ def _batch(f: dict) -> dict:
 
 
 _BULK = scanning.BulkRule(
-    pattern=_BATCH, lead=23, convert=_batch, line_start=True,
+    pattern=_BATCH, lead=23, convert=_batch,
     types={"timestamp": "stamp", "epoch": "int", "first": "int", "last": "int", "throughput": "float", "lr": "float"})
 
 

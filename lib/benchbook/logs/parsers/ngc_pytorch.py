@@ -38,7 +38,6 @@ _BULK = scanning.BulkRule(
             rf"(?:[^\n]*?train\.lr : (?P<lr>{scanning.NUM}))?",
     types={"timestamp": "stamp", "epoch": "int", "iteration": "int", "loss": "float", "throughput": "float",
            "lr": "float"},
-    line_start=True,
 )
 # multiproc.py's `print(cmd)`: a Python list whose third item is the training script.
 _ARGV = re.compile(r"\[(?:'[^'\n]*python[^'\n]*'|\"[^\"\n]*python[^\"\n]*\"), '-u', '[^'\n]*main\.py'[^\n]*\]")

@@ -22,7 +22,6 @@ _BULK = scanning.BulkRule(
     pattern=rf"DLL (?P<timestamp>{scanning.STAMP}) - \((?P<epoch>{scanning.INT}), (?P<iteration>{scanning.INT})\) "
             rf"total_ips : (?P<throughput>{scanning.NUM})",
     types={"timestamp": "stamp", "epoch": "int", "iteration": "int", "throughput": "float"},
-    line_start=True,
 )
 _OTHER = re.compile(LINE.pattern.replace(" - (", " - (?!\\(\\d+, \\d+\\) total_ips : )(", 1))
 _GPUS = re.compile(r"Num GPUs (\d+)")

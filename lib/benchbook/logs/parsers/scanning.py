@@ -50,9 +50,8 @@ class BulkRule:
       regex engine skips in C from one candidate line to the next) and stays within its line, a
       named group a field; `types` names each group's type ("int", "float" or "stamp"). A
       timestamp of fixed width before the literal is caught by a lookbehind, and `lead` is its
-      width. `convert`, if given, turns the columns into record fields. With `line_start`, a
-      record must begin its line, after any rank tag. The other rules then only read the text
-      between records: a record's line belongs to the bulk rule.
+      width. `convert`, if given, turns the columns into record fields. A record begins its line
+      (after any rank tag), and the other rules only read the text between records.
     - one record over several `name: number` lines (`values`: a pattern of one outer group and
       two inner ones, the name and the number, read by one split): the line named `opens` opens a
       new record of its rank, and each value named in `fields` (logged name, record field) goes
@@ -64,7 +63,6 @@ class BulkRule:
     types: dict = field(default_factory=dict)
     lead: int = 0
     convert: Callable | None = None
-    line_start: bool = False
     values: re.Pattern | None = None
     opens: str = ""
     fields: tuple[tuple[str, str], ...] = ()
@@ -127,46 +125,31 @@ def _bulk_records(rule: BulkRule, text: str) -> tuple[np.ndarray, dict[str, np.n
     return starts[keep] - rule.lead, {name: column[keep] for name, column in columns.items()}
 
 
-def _records(chunk: TextIndex, first_line: int, rule: BulkRule) -> tuple[dict | None, list[tuple[int, int]]]:
-    """Columns of the records of a bulk rule of one record per line (or None), and the spans of
-    text left to the other rules."""
-    text = chunk.text
-    whole = [(0, len(text))]
-    begin, fields = _bulk_records(rule, text)
-    if len(begin) == 0:
-        return None, whole
+def _records(chunk: TextIndex, first_line: int, rule: BulkRule) -> tuple[dict, list[tuple[int, int]]]:
+    """Columns of the records of a bulk rule of one record per line, and the spans of text left
+    to the other rules."""
+    begin, fields = _bulk_records(rule, chunk.text)
     if rule.convert is not None:
         fields = rule.convert(fields)
     line, ranks, content = chunk.lines(begin)
-    keep = (begin == content) if rule.line_start else (begin >= content)
-    if not keep.all():
-        idx = np.flatnonzero(keep)
-        if len(idx) == 0:
-            return None, whole
-        begin, line, ranks = begin[idx], line[idx], ranks[idx]
-        fields = {k: v[idx] if np.ndim(v) else v for k, v in fields.items()}
-    cols = _columns(begin, first_line + line, ranks, fields)
-    # The text between records, for the other rules: from the end of one record's line to the
-    # start of the next record's line (its newline included, for rules that begin with one).
-    newlines = chunk.newlines
-    # A bulk pattern reads within its line: a record's line is where it stops.
-    ends = np.where(line < len(newlines), newlines[np.minimum(line, len(newlines) - 1)], len(text))
-    lo = np.concatenate(([0], ends))
-    hi = np.concatenate((chunk.starts(line), [len(text)]))
+    keep = np.flatnonzero(begin == content)  # a record begins its line, after any rank tag
+    line = line[keep]
+    cols = _columns(begin[keep], first_line + line, ranks[keep], {k: v[keep] for k, v in fields.items()})
+    # The text between records, for the other rules: from the end of one record's line (a bulk
+    # pattern reads within its line) to the start of the next one's, its newline included (for
+    # rules that begin with one).
+    lo = np.concatenate(([0], chunk.ends[line]))
+    hi = np.concatenate((chunk.starts[line], [len(chunk.text)]))
     open_ = np.flatnonzero(hi - lo > 1)
     return cols, list(zip(lo[open_].tolist(), hi[open_].tolist(), strict=True))
 
 
 def _columns(pos: np.ndarray, lines: np.ndarray, ranks: np.ndarray, fields: dict) -> dict:
-    n = len(pos)
+    """A chunk's record columns: pos, line, rank, end_line, then ITER_FIELDS (-1 or NaN where
+    not logged)."""
     cols = {"pos": pos, "line": lines, "rank": ranks, "end_line": lines}
     for name in ev.ITER_FIELDS:
-        value = fields.get(name)
-        if value is None:
-            value = np.full(n, -1 if name in _INT_FIELDS else np.nan)
-        elif np.ndim(value) == 0:
-            value = np.full(n, value, dtype=np.int64 if name in _INT_FIELDS else float)
-        cols[name] = value
+        cols[name] = fields[name] if name in fields else np.full(len(pos), -1 if name in _INT_FIELDS else np.nan)
     return cols
 
 
@@ -180,7 +163,7 @@ def _blocks(chunk: TextIndex, first_line: int, rule: BulkRule, run_starts: np.nd
         return None, [], None
     names = list(dict.fromkeys(logged))  # a few names, repeated: each value gets its name's code
     code = np.fromiter(map({name: i for i, name in enumerate(names)}.__getitem__, logged), np.int64, len(logged))
-    value, line = floats(numbers), chunk.line_of(pos)
+    value, line = floats(numbers), np.searchsorted(chunk.newlines, pos)
     losses = _other_values(names, code, value, first_line + line, dict(rule.fields))
     taken = np.flatnonzero(np.isin(code, [names.index(name) for name, _ in rule.fields if name in names]))
     pos, code, value, line = pos[taken], code[taken], value[taken], line[taken]
@@ -282,37 +265,29 @@ def scan(text: str, first_line: int, rules: Iterable[Rule], bulk: BulkRule | Non
     Records of the bulk rule come as BULK events, one per stretch between other events.
     """
     index = TextIndex(text)
-    cols = None
-    if bulk is None:
-        hits = _hits(text, rules)
-    elif bulk.values is not None:
-        hits = _hits(text, rules)
+    cols, spans = (None, None) if bulk is None or bulk.values else _records(index, first_line, bulk)
+    hits = _hits(text, rules, spans)
+    if bulk is not None and bulk.values:
         run_starts = np.array([h[0] for h in hits if h[1] == ev.RUN_START], dtype=np.int64)
         cols, leftover, losses = _blocks(index, first_line, bulk, run_starts)
-        if leftover:
-            hits = sorted(hits + leftover, key=itemgetter(0))
+        hits = sorted(hits + leftover, key=itemgetter(0))
         if losses is not None:  # the chunk's, for the whole file: last
             hits.append((len(text), ev.LOSSES, losses))
-    else:
-        cols, spans = _records(index, first_line, bulk)
-        hits = _hits(text, rules, spans)
     steps = [h for h in hits if h[1] == ev.STEP]
     if steps:  # records of rules that read one at a time join the bulk rule's, in text order
         hits = [h for h in hits if h[1] != ev.STEP]
         cols = _merge(cols, _step_columns(index, first_line, steps))
     hit_pos = np.array([h[0] for h in hits], dtype=np.int64)
     line, ranks, _ = index.lines(hit_pos)
-    lines = (first_line + line).tolist()
-    ranks = [None if r < 0 else r for r in ranks.tolist()]
     records = 0 if cols is None else len(cols["line"])
     cuts = np.searchsorted(cols.pop("pos"), hit_pos).tolist() if records else [0] * len(hits)
     events: list[Event] = []
     done = 0
-    for i, (_, kind, data) in enumerate(hits):
+    for i, (_, kind, data) in enumerate(hits):  # each hit, after the records before it
         if cuts[i] > done:
             events.append(_bulk_event(cols, done, cuts[i]))
             done = cuts[i]
-        events.append((lines[i], ranks[i], kind, data))
+        events.append((first_line + int(line[i]), None if ranks[i] < 0 else int(ranks[i]), kind, data))
     if done < records:
         events.append(_bulk_event(cols, done, records))
     return events

@@ -156,38 +156,25 @@ class RunDraft:
 RESTART_GAP_SECONDS = 60.0  # the clock jump that, with the step counter going back, means another run
 
 
-def _went_back(last: tuple | None, epoch: int, iteration: int, stamp) -> str | None:
-    """Why a record of a rank begins another run (its step counter went back, within an epoch or
-    to an earlier one, and its clock jumped by minutes: runs pasted into one file with only
-    terminal text between them), or None. `last` is the rank's previous (epoch, iteration,
-    timestamp); a new epoch that counts its iterations from 0 again is no restart."""
-    if last is None or iteration < 0 or (epoch, iteration) >= (last[0], last[1]):
-        return None
-    gap = seconds(stamp) - seconds(last[2])
-    if not gap > RESTART_GAP_SECONDS:
-        return None
-    return f"the step counter went back from {last[1]} to {iteration} and the clock jumped {gap:.0f} s"
-
-
 def _restarts(run: RunDraft, data: dict) -> list[tuple[int, str]]:
-    """(position, why) in a block of records where other runs begin (see _went_back); a block of
+    """(position, why) in a block of one rank's records where other runs begin: its step counter
+    went back (within an epoch or to an earlier one, from the rank's last record before the block
+    on) and its clock jumped by minutes (runs pasted into one file with only terminal text between
+    them). A new epoch that counts its iterations from 0 again is no restart; a block of
     interleaved ranks is one run (mpirun runs announce themselves on every rank)."""
-    ranks, epoch, it, stamps = data["rank"], data["epoch"], data["iteration"], data["timestamp"]
-    if not len(it) or not (ranks == ranks[0]).all():
+    ranks = data["rank"]
+    if not len(ranks) or not (ranks == ranks[0]).all():
         return []
     rank = None if ranks[0] == MISSING_INT else int(ranks[0])
-    out = []
-    why = _went_back(run.last_step.get(rank), int(epoch[0]), int(it[0]), float(stamps[0]))
-    if why:
-        out.append((0, why))
-    back = (epoch[1:] < epoch[:-1]) | ((epoch[1:] == epoch[:-1]) & (it[1:] < it[:-1]))
-    for k in (np.flatnonzero(back) + 1).tolist():  # where the counter goes back: few
-        why = _went_back((int(epoch[k - 1]), int(it[k - 1]), float(stamps[k - 1])), int(epoch[k]), int(it[k]),
-                         float(stamps[k]))
-        if why:
-            out.append((k, why))
+    last = run.last_step.get(rank, (MISSING_INT, MISSING_INT, math.nan))
+    epoch, it, stamps = (np.concatenate(([last[i]], data[name]))
+                         for i, name in enumerate(("epoch", "iteration", "timestamp")))
     run.last_step[rank] = (int(epoch[-1]), int(it[-1]), float(stamps[-1]))
-    return out
+    gap = np.diff(stamps)
+    back = (epoch[1:] < epoch[:-1]) | ((epoch[1:] == epoch[:-1]) & (it[1:] < it[:-1]))
+    restart = back & (it[1:] >= 0) & (gap > RESTART_GAP_SECONDS)
+    return [(k, f"the step counter went back from {it[k]} to {it[k + 1]} and the clock jumped {gap[k]:.0f} s")
+            for k in np.flatnonzero(restart).tolist()]
 
 
 def _add_block(run: RunDraft, bulk: ev.Bulk) -> None:

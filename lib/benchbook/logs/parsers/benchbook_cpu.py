@@ -12,8 +12,9 @@ from __future__ import annotations
 import re
 
 from .. import events as ev
-from . import LogFormat, register, scanning
+from . import scanning
 from .dllogger import LINE, before_warmup_steps, parameters, step_of, truthy, values
+from .registry import LogFormat, register
 
 _BULK = scanning.BulkRule(
     pattern=rf"DLL (?P<timestamp>{scanning.STAMP}) - Epoch: (?P<epoch>{scanning.INT}) "

@@ -140,9 +140,6 @@ class RunDraft:
 
     def merge_meta(self, data: dict, source: str) -> None:
         """Add metadata where the run has none yet; note where a source disagrees."""
-        if not self.meta:  # the run's first metadata: nothing to disagree with
-            self.meta = {key: value for key, value in data.items() if value is not None}
-            return
         for key, value in data.items():
             if value is None:
                 continue

@@ -24,12 +24,6 @@ TAG = re.compile(
 _MULTI = re.compile(r"<std(?:out|err|diag)>:[^\n<]*+(?:<(?!std(?:out|err|diag)>:)[^\n<]*+)*+<std(?:out|err|diag)>:")
 
 
-def _first_multi(text: str, pos: int) -> int | None:
-    """Where the first line at or after `pos` that holds a second tag starts (None if none does)."""
-    m = _MULTI.search(text, pos)
-    return m.start() if m else None
-
-
 def has_tags(text: str) -> bool:
     """Whether the text holds any rank tag at all (a cheap test before per-line work)."""
     return "]<std" in text
@@ -94,7 +88,8 @@ def demux(text: str, carry: dict | None = None) -> tuple[str, int, dict]:
     without interleaved tags and no carry is returned unchanged after one regex search.
     """
     pending: dict[int | None, str] = dict(carry or {})
-    first = 0 if pending else _first_multi(text, 0)
+    multi = None if pending else _MULTI.search(text)  # the first line that holds a second tag
+    first = multi.start() if multi else (0 if pending else None)
     if first is None:
         return text, 0, {}
     out: list[str] = []
@@ -120,6 +115,7 @@ def demux(text: str, carry: dict | None = None) -> tuple[str, int, dict]:
             if not pending:
                 break
         pos = min(cursor, len(text))
-        first = _first_multi(text, pos) if not pending else None
+        multi = None if pending else _MULTI.search(text, pos)
+        first = multi.start() if multi else None
     out.append(text[pos:])
     return "".join(out), rewritten, pending

@@ -283,13 +283,12 @@ def scan(text: str, first_line: int, rules: Iterable[Rule], bulk: BulkRule | Non
     cuts = np.searchsorted(cols.pop("pos"), hit_pos).tolist() if records else [0] * len(hits)
     events: list[Event] = []
     done = 0
-    for i, (_, kind, data) in enumerate(hits):  # each hit, after the records before it
-        if cuts[i] > done:
-            events.append(_bulk_event(cols, done, cuts[i]))
-            done = cuts[i]
-        events.append((first_line + int(line[i]), None if ranks[i] < 0 else int(ranks[i]), kind, data))
-    if done < records:
-        events.append(_bulk_event(cols, done, records))
+    for i, cut in enumerate([*cuts, records]):
+        if cut > done:  # the records before the next hit (or the end of the chunk)
+            events.append((int(cols["line"][done]), None, ev.BULK, ev.Bulk(cols, done, cut)))
+            done = cut
+        if i < len(hits):
+            events.append((first_line + int(line[i]), None if ranks[i] < 0 else int(ranks[i]), *hits[i][1:]))
     return events
 
 
@@ -311,10 +310,6 @@ def _merge(cols: dict | None, more: dict) -> dict:
     joined = {name: np.concatenate((cols[name], more[name])) for name in cols}
     order = np.argsort(joined["pos"], kind="stable")
     return {name: column[order] for name, column in joined.items()}
-
-
-def _bulk_event(cols: dict, start: int, stop: int) -> Event:
-    return (int(cols["line"][start]), None, ev.BULK, ev.Bulk(cols, start, stop))
 
 
 def number(text: str) -> float | None:

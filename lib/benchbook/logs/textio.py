@@ -75,13 +75,6 @@ def _drop_nuls(raw: bytes, first_line: int, stats: ReadStats) -> bytes:
     return raw.replace(b"\0", b"")
 
 
-def _refuse_binary(path: str, head: bytes) -> None:
-    """LogError for a file whose first bytes hold a NUL before any newline (a NUL in its first line)."""
-    nul = head.find(0)
-    if nul >= 0 and head.find(b"\n", 0, nul) < 0:
-        raise LogError(path, "binary file (a NUL byte in its first line), not a text log")
-
-
 def chunks(path: str | os.PathLike, stats: ReadStats | None = None, size: int = CHUNK_BYTES) -> Iterator[Chunk]:
     """Yield the file as chunks of whole, normalised lines, and fill `stats` on the way. What is
     not a text log (missing, unreadable, empty, binary) raises LogError at the first chunk."""
@@ -99,10 +92,12 @@ def chunks(path: str | os.PathLike, stats: ReadStats | None = None, size: int = 
             # it grew): f.read(n) allocates n bytes first, a chunk's worth for each small log otherwise.
             left = os.fstat(f.fileno()).st_size - f.tell() if regular else size
             data = f.read(min(size, max(left, 0) + 1))
-            if not stats.bytes:  # the file's first bytes
+            if not stats.bytes:  # the file's first bytes: none, or a NUL in its first line, is no text log
                 if not data:
                     raise LogError(os.fspath(path), "the file is empty")
-                _refuse_binary(os.fspath(path), data[:SNIFF_BYTES])
+                nul = data.find(0, 0, SNIFF_BYTES)
+                if nul >= 0 and data.find(b"\n", 0, nul) < 0:
+                    raise LogError(os.fspath(path), "binary file (a NUL byte in its first line), not a text log")
             stats.bytes += len(data)
             raw = carry + data
             cut = raw.rfind(b"\n") + 1 if data else len(raw)

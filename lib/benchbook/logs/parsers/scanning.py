@@ -132,9 +132,10 @@ def _records(chunk: TextIndex, first_line: int, rule: BulkRule) -> tuple[dict, l
     if rule.convert is not None:
         fields = rule.convert(fields)
     line, ranks, content = chunk.lines(begin)
-    keep = np.flatnonzero(begin == content)  # a record begins its line, after any rank tag
-    line = line[keep]
-    cols = _columns(begin[keep], first_line + line, ranks[keep], {k: v[keep] for k, v in fields.items()})
+    keep = begin == content  # a record begins its line, after any rank tag
+    if not keep.all():
+        begin, line, ranks, fields = begin[keep], line[keep], ranks[keep], {k: v[keep] for k, v in fields.items()}
+    cols = _columns(begin, first_line + line, ranks, fields)
     # The text between records, for the other rules: from the end of one record's line (a bulk
     # pattern reads within its line) to the start of the next one's, its newline included (for
     # rules that begin with one).

@@ -122,7 +122,10 @@ def _bulk_records(rule: BulkRule, text: str) -> tuple[np.ndarray, dict[str, np.n
             keep &= ok
         else:
             columns[name] = floats(tokens) if kind == "float" else seconds_array(tokens)
-    return starts[keep] - rule.lead, {name: column[keep] for name, column in columns.items()}
+    if not keep.all():  # an int past 10**18 is no record's
+        starts, columns = starts[keep], {name: column[keep] for name, column in columns.items()}
+    starts -= rule.lead
+    return starts, columns
 
 
 def _records(chunk: TextIndex, first_line: int, rule: BulkRule) -> tuple[dict, list[tuple[int, int]]]:

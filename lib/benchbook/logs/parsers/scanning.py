@@ -53,8 +53,8 @@ class BulkRule:
       width. `convert`, if given, turns the columns into record fields. A record begins its line
       (after any rank tag), and the other rules only read the text between records.
     - one record over several `name: number` lines (`values`: a pattern of one outer group and
-      two inner ones, the name and the number, read by one split): the line named `opens` opens a
-      new record of its rank, and each value named in `fields` (logged name, record field) goes
+      two inner ones, the name and the number, read by one split): the line named `opens` (one of
+      the `fields`) opens a new record of its rank, and each value named in `fields` (logged name, record field) goes
       to the last record of its rank (as FIELD events do); the other values are the chunk's
       LOSSES (loss components).
     """
@@ -165,28 +165,32 @@ def _blocks(chunk: TextIndex, first_line: int, rule: BulkRule, run_starts: np.nd
     pos, (logged, numbers) = split(rule.values, chunk.text)
     if not len(pos):
         return None, [], None
-    names = list(dict.fromkeys(logged))  # a few names, repeated: each value gets its name's code
+    # Each value gets its name's code: the record fields' names first, then the others (losses).
+    taken = [name for name, _ in rule.fields]
+    names = taken + [name for name in dict.fromkeys(logged) if name not in taken]
     code = np.fromiter(map({name: i for i, name in enumerate(names)}.__getitem__, logged), np.int64, len(logged))
     value, line = floats(numbers), np.searchsorted(chunk.newlines, pos)
-    losses = _other_values(names, code, value, first_line + line, dict(rule.fields))
-    taken = np.flatnonzero(np.isin(code, [names.index(name) for name, _ in rule.fields if name in names]))
-    pos, code, value, line = pos[taken], code[taken], value[taken], line[taken]
+    other = np.flatnonzero(code >= len(taken))
+    losses = {"line": first_line + line[other], "value": value[other], "names": names[len(taken):],
+              "component": (code[other] - len(taken)).astype(np.int32)} if len(other) else None
+    kept = np.flatnonzero(code < len(taken))
+    pos, code, value, line = pos[kept], code[kept], value[kept], line[kept]
     ranks, _ = chunk.tags(line)  # of the values records take alone: a tag is matched a line
-    rec = np.flatnonzero(code == names.index(rule.opens)) if rule.opens in names else np.zeros(0, np.int64)
+    rec = np.flatnonzero(code == taken.index(rule.opens))
     target = _last_record(ranks, rec)
     segment = np.searchsorted(run_starts, pos, side="right")
     found = np.flatnonzero(target >= 0)
     same = np.zeros(len(pos), dtype=bool)  # whether a value's record is in this chunk and in its run
     same[found] = segment[found] == segment[rec[target[found]]]
     fields, leftover, ends = {}, [], line[rec].copy()  # ends: the last line of each record's block
-    for name, key in rule.fields:
-        at = np.flatnonzero(code == names.index(name)) if name in names else np.zeros(0, np.int64)
+    for i, (_, key) in enumerate(rule.fields):
+        at = np.flatnonzero(code == i)
         ok, to = at[same[at]], target[at[same[at]]]
         integer = key in _INT_FIELDS
         column = fields[key] = np.full(len(rec), -1 if integer else np.nan, dtype=np.int64 if integer else float)
         column[to] = value[ok]
         np.maximum.at(ends, to, line[ok])
-        leftover += [(int(pos[i]), ev.FIELD, {key: value[i].item()}) for i in at[~same[at]].tolist()]
+        leftover += [(int(pos[j]), ev.FIELD, {key: value[j].item()}) for j in at[~same[at]].tolist()]
     if len(rec) == 0:
         return None, leftover, losses
     cols = _columns(pos[rec], first_line + line[rec], ranks[rec], fields)
@@ -204,17 +208,6 @@ def _last_record(ranks: np.ndarray, rec: np.ndarray) -> np.ndarray:
         before = np.searchsorted(rec[own_rec], own, side="right") - 1
         target[own] = np.where(before >= 0, own_rec[np.maximum(before, 0)], -1)
     return target
-
-
-def _other_values(names: list[str], code: np.ndarray, value: np.ndarray, line: np.ndarray, fields: dict) -> dict | None:
-    """The LOSSES columns of the values no record field takes: line, value, component (codes
-    into `names`, those names alone)."""
-    kept = [name for name in names if name not in fields]
-    recode = np.array([kept.index(name) if name in kept else -1 for name in names], dtype=np.int32)[code]
-    other = np.flatnonzero(recode >= 0)
-    if not len(other):
-        return None
-    return {"line": line[other], "value": value[other], "component": recode[other], "names": kept}
 
 
 _FAILURES = re.compile(

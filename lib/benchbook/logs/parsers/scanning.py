@@ -1,14 +1,9 @@
 """The one scanning loop every format shares: regex rules over a chunk, events in line order.
 
-Each rule is a compiled pattern plus a handler from its match to `(kind, data)` (or None to
-ignore the match). Patterns must begin with a literal so that the regex engine skips ahead in C
-instead of trying every position; that, not cleverness in Python, is what keeps parsing fast.
-
-The lines that make up most of a log (one per training step) are read by a `BulkRule` instead,
-as columns: one regex split finds them all (`_bulk_records`), numpy converts their fields and
-finds their line numbers, and they travel as BULK events, not one event a record. The rules then
-only read the text between those lines; the records a rule's handler returns one at a time (STEP)
-join the same columns, in text order, so that every record reaches `assemble` as part of a BULK.
+Every pattern begins with a literal, so that the regex engine skips ahead in C instead of trying
+every position: that, not cleverness in Python, keeps parsing fast. The lines that make up most of
+a log (one per training step) are a `BulkRule`'s, read as numpy columns from one regex split; the
+other rules read the text between them, and every record reaches `assemble` in a BULK event.
 """
 
 from __future__ import annotations

@@ -24,18 +24,14 @@ MISSING_INT = -1
 
 
 def seconds(stamp) -> float:
-    """A logged timestamp as seconds since the epoch (naive times read as UTC); NaN if unreadable.
-
-    Accepts numbers and `YYYY-MM-DD HH:MM:SS[.ffffff|,fff]`.
-    """
-    if stamp is None:
-        return math.nan
-    if not isinstance(stamp, str):
-        return float(stamp)
-    try:
-        return float(_datetimes([stamp.replace(",", ".")])[0])
-    except ValueError:
-        return math.nan
+    """A logged timestamp (a number, or `YYYY-MM-DD HH:MM:SS[.ffffff|,fff]`, naive times read as
+    UTC) as seconds since the epoch; NaN where missing or unreadable."""
+    if isinstance(stamp, str):
+        try:
+            return float(_datetimes([stamp.replace(",", ".")])[0])
+        except ValueError:
+            return math.nan
+    return math.nan if stamp is None else float(stamp)
 
 
 def seconds_array(values) -> np.ndarray:
@@ -91,12 +87,9 @@ class Records:
     def update_last(self, rank, data: dict, since: int = 0) -> None:
         """Add fields to the last record of `rank` from record `since` on (formats that log one
         record over several lines)."""
-        ranks = self._cols["rank"][since : self._size]
-        own = np.flatnonzero(ranks == (MISSING_INT if rank is None else rank))
-        if not len(own):
-            return
+        own = np.flatnonzero(self._cols["rank"][since : self._size] == (MISSING_INT if rank is None else rank))
         for name, value in data.items():
-            if value is not None and name in RECORD_COLUMNS:
+            if len(own) and value is not None and name in RECORD_COLUMNS:
                 self._cols[name][since + own[-1]] = seconds(value) if name == "timestamp" else value
 
     def release(self) -> dict[str, np.ndarray]:

@@ -30,6 +30,14 @@ def test_step_hits_and_bulk_lines_are_one_set_of_columns_in_text_order():
     assert events[1][0] == 14 and events[2][3].columns()["line"].tolist() == [15]
 
 
+def test_a_bulk_record_begins_its_line_after_any_rank_tag_and_the_other_rules_read_the_rest():
+    text = "step 1 rate 10\n[1,3]<stdout>:step 2 rate 20\nnote: step 3 rate 30 EVAL top1 0.5\n"
+    events = scanning.scan(text, 1, _RULES, _BULK)
+    assert [e[2] for e in events] == [ev.BULK, ev.EVAL] and events[1][0] == 3
+    cols = events[0][3].columns()
+    assert cols["iteration"].tolist() == [1, 2] and cols["rank"].tolist() == [-1, 3]
+
+
 def test_step_hits_alone_are_columns_too():
     events = scanning.scan("old 7 ips 1.5\n[1,2]<stdout>:old 8 ips 2.5\n", 1, _RULES)
     assert len(events) == 1 and events[0][2] == ev.BULK

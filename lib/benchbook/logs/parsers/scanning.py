@@ -49,9 +49,9 @@ class BulkRule:
       (after any rank tag), and the other rules only read the text between records.
     - one record over several `name: number` lines (`values`: a pattern of one outer group and
       two inner ones, the name and the number, read by one split): the line named `opens` (one of
-      the `fields`) opens a new record of its rank, and each value named in `fields` (logged name, record field) goes
-      to the last record of its rank (as FIELD events do); the other values are the chunk's
-      LOSSES (loss components).
+      the `fields`) opens a new record of its rank, and each value named in `fields` (logged
+      name, record field) goes to the last record of its rank (as FIELD events do); the other
+      values are the chunk's LOSSES (loss components).
     """
 
     pattern: str = ""

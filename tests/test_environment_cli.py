@@ -1,7 +1,7 @@
 """`benchbook env` and `benchbook env diff`: JSON record, table, differences, errors that name the file.
 
 The commands are driven through a parser built here with `cli_env.add_parsers`, as `benchbook.cli`
-does; the last tests go through `benchbook.cli.main` once `env` is wired there.
+does; the last tests go through `benchbook.cli.main`.
 """
 
 from __future__ import annotations
@@ -173,20 +173,9 @@ def test_env_diff_of_unreadable_input_names_the_file(tmp_path, two_captures):
         _run(["env", "diff", str(two_captures[0]), str(bad)])
 
 
-# ---------------------------------------------------------------- through benchbook.cli.main, once wired
+# ---------------------------------------------------------------- through benchbook.cli.main
 
 
-def _wired() -> bool:
-    from benchbook import cli
-
-    actions = [a for a in cli.build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
-    return any("env" in a.choices for a in actions)
-
-
-needs_wiring = pytest.mark.skipif(not _wired(), reason="`env` not yet added to benchbook.cli.build_parser")
-
-
-@needs_wiring
 def test_main_exits_2_naming_the_unreadable_file(tmp_path, two_captures, capsys):
     from benchbook.cli import main
 
@@ -196,7 +185,6 @@ def test_main_exits_2_naming_the_unreadable_file(tmp_path, two_captures, capsys)
     assert "bad.json: not readable JSON" in capsys.readouterr().err
 
 
-@needs_wiring
 def test_main_env_diff_exits_0_when_environments_differ(two_captures, capsys):
     from benchbook.cli import main
 

@@ -24,7 +24,7 @@ log_dir: Optional[str] = None  # analysis-only mode: analyze the logs in this fo
 runs_dir: str = "runs"  # folder of study folders (runs/<study name>/<run id>/...)
 launch: bool = True  # launch mode: run the study (finishing what is not complete) before the analysis
 reference: Optional[str] = None  # published reference (params/references/NAME.yaml); None: the study's own
-warmup: Optional[int] = None  # records to skip as warm-up in every run; None: the log format's documented rule
+skip_records: Optional[int] = None  # records to skip as warm-up in every run; None: the log format's documented rule
 method: Optional[str] = None  # recompute method (see `benchbook formats`); None: the rule's own
 rule: Optional[str] = None  # named throughput rule: nvidia (each format's default) or dlperf; None: nvidia
 interactive: bool = True  # show the ipywidgets explorer (JupyterLab); publish sets it to False
@@ -36,10 +36,11 @@ from benchbook.reports.notebook_params import check
 from benchbook.reports.report import Report
 
 p = check(study=study, log_dir=log_dir, runs_dir=runs_dir, launch=launch, reference=reference,
-          warmup=warmup, method=method, rule=rule, interactive=interactive, summary_path=summary_path)
+          skip_records=skip_records, method=method, rule=rule, interactive=interactive, summary_path=summary_path)
 
 # %%
-report = Report(p.study, p.log_dir, p.runs_dir, reference=p.reference, warmup=p.warmup, method=p.method, rule=p.rule)
+report = Report(p.study, p.log_dir, p.runs_dir, reference=p.reference,
+                skip_records=p.skip_records, method=p.method, rule=p.rule)
 launched = report.launch(quiet=True) if p.launch and report.mode == "launch" else None
 views.opening(report)
 

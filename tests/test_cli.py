@@ -79,6 +79,7 @@ def test_analyze_json_writes_unknown_values_as_null(fixtures, capsys):
     (["--method", "harmonic"], 5 / sum(1 / r for r in RATES[3:]), 5),
     (["--method", "elapsed"], 4 * 256 / 1.0, 5),
     (["--warmup", "5", "--window", "2", "--method", "median"], statistics.median(RATES[5:7]), 2),
+    (["--skip-records", "5", "--window", "2", "--method", "median"], statistics.median(RATES[5:7]), 2),
 ])
 def test_rule_options_change_the_recomputed_throughput(full_log, capsys, args, expected, used):
     assert main(["analyze", str(full_log), "--json", *args]) == 0
@@ -89,7 +90,8 @@ def test_rule_options_change_the_recomputed_throughput(full_log, capsys, args, e
 
 
 @pytest.mark.parametrize("args, field", [
-    (["--warmup", "-1"], "--warmup"),
+    (["--warmup", "-1"], "--skip-records"),
+    (["--skip-records", "-1"], "--skip-records"),
     (["--window", "0"], "--window"),
     (["--tolerance", "0"], "--tolerance"),
 ])

@@ -113,11 +113,12 @@ def test_each_model_notebook_shows_what_is_particular_to_its_logs(name, section,
 def test_parameters_carry_types_for_help_notebook(name):
     inferred = papermill.inspect_notebook(str(NOTEBOOKS / f"{name}.ipynb"))
     types = {k: p["inferred_type_name"] for k, p in inferred.items()}
-    assert types["launch"] == "bool" and types["warmup"] == "Optional[int]" and types["log_dir"] == "Optional[str]"
+    assert types["launch"] == "bool" and types["skip_records"] == "Optional[int]"
+    assert types["log_dir"] == "Optional[str]"
     assert "None" not in types.values(), types
     defaults = {k: p["default"] for k, p in inferred.items()}
     unset = {k for k, v in defaults.items() if v == "None"}  # unset is None, never -1 or ""
-    assert unset == {"log_dir", "reference", "warmup", "method", "rule", "summary_path"}, defaults
+    assert unset == {"log_dir", "reference", "skip_records", "method", "rule", "summary_path"}, defaults
     assert not [v for v in defaults.values() if v in ("-1", '""', "''")], defaults
 
 
@@ -138,12 +139,14 @@ def test_a_wrong_typed_parameter_stops_the_notebook_before_anything_launches(tmp
 
 
 @pytest.mark.parametrize(("given", "expected"), [
-    (["-p", "warmup", "3"], {"warmup": 3, "method": None, "reference": None}),
-    (["-p", "warmup", "None", "-p", "method", "median"], {"warmup": None, "method": "median", "reference": None}),
-    (["-p", "warmup", "0", "-p", "reference", "ngc_tf1_resnet50"], {"warmup": 0, "reference": "ngc_tf1_resnet50"}),
+    (["-p", "skip_records", "3"], {"skip_records": 3, "method": None, "reference": None}),
+    (["-p", "skip_records", "None", "-p", "method", "median"],
+     {"skip_records": None, "method": "median", "reference": None}),
+    (["-p", "skip_records", "0", "-p", "reference", "ngc_tf1_resnet50"],
+     {"skip_records": 0, "reference": "ngc_tf1_resnet50"}),
 ])
 def test_papermill_p_reaches_the_typed_check_and_none_stays_unset(given, expected, tmp_path):
-    """`papermill -p warmup 3` arrives as the int 3 and `-p warmup None` as None (papermill's own parsing of
+    """`papermill -p skip_records 3` arrives as the int 3 and `-p skip_records None` as None (papermill's own parsing of
     -p values): the parameters cell, papermill's injected cell and the check cell run as the kernel would."""
     out = tmp_path / "prepared.ipynb"
     subprocess.run([sys.executable, "-m", "papermill", "--prepare-only", str(NOTEBOOKS / "resnet50_tf.ipynb"),
@@ -160,10 +163,10 @@ def test_papermill_p_reaches_the_typed_check_and_none_stays_unset(given, expecte
 
 @pytest.mark.parametrize(("change", "expected"), [
     ({"launch": "notabool"}, "launch = 'notabool': expected True or False"),
-    ({"warmup": "ten"}, "warmup = 'ten': expected a whole number or None"),
-    ({"warmup": True}, "warmup = True: expected a whole number or None"),
-    ({"warmup": -5}, "warmup = -5"),
-    ({"warmup": -1}, "warmup = -1"),  # no longer a sentinel: None leaves the rule's warm-up
+    ({"skip_records": "ten"}, "skip_records = 'ten': expected a whole number or None"),
+    ({"skip_records": True}, "skip_records = True: expected a whole number or None"),
+    ({"skip_records": -5}, "skip_records = -5"),
+    ({"skip_records": -1}, "skip_records = -1"),  # no longer a sentinel: None leaves the rule's warm-up
     ({"reference": ""}, "reference = '': expected text or None"),  # nor is "": write None
     ({"method": ""}, "method = ''"),
     ({"method": "average"}, "method = 'average'"),
@@ -175,9 +178,9 @@ def test_notebook_parameters_are_checked_on_entry(change, expected):
     from benchbook.errors import BenchbookError
     from benchbook.reports.notebook_params import NotebookParameterError, check
     good = {"study": "params/resnet50_tf/cpu.yaml", "log_dir": None, "runs_dir": "runs", "launch": True,
-            "reference": None, "warmup": None, "method": None, "interactive": False, "summary_path": None}
-    assert check(**good).launch is True and check(**good).warmup is None
-    assert check(**{**good, "warmup": 0}).warmup == 0  # 0 is a real value: skip nothing
+            "reference": None, "skip_records": None, "method": None, "interactive": False, "summary_path": None}
+    assert check(**good).launch is True and check(**good).skip_records is None
+    assert check(**{**good, "skip_records": 0}).skip_records == 0  # 0 is a real value: skip nothing
     with pytest.raises(NotebookParameterError) as err:
         check(**{**good, **change})
     assert expected in str(err.value) and isinstance(err.value, BenchbookError)
@@ -188,10 +191,10 @@ def test_log_dir_makes_the_study_ignored_wherever_the_notebook_runs(tmp_path, mo
     from benchbook.reports.notebook_params import check
     monkeypatch.chdir(tmp_path)  # another folder: the default study path does not exist here
     p = check(study="params/resnet50_tf/cpu.yaml", log_dir=str(FIXTURES / "ngc_tf1"), runs_dir="runs", launch=True,
-              reference=None, warmup=None, method=None, interactive=False, summary_path=None)
+              reference=None, skip_records=None, method=None, interactive=False, summary_path=None)
     assert p.study is None and p.launch is False
     q = check(study="params/resnet50_tf/cpu.yaml", log_dir=None, runs_dir="runs", launch=False, reference=None,
-              warmup=None, method=None, interactive=False, summary_path=None)
+              skip_records=None, method=None, interactive=False, summary_path=None)
     assert Path(q.study) == ROOT / "params" / "resnet50_tf" / "cpu.yaml"  # found from the repository
 
 

@@ -13,7 +13,7 @@ from benchbook.logs.rules import Rule
 # launch_command_at_end.txt logs every 5 iterations up to 30: all before the hook's warmup_steps
 # (100), so the default rule has no running mean to read; these tests read the parsed records with
 # an explicit rule instead (the first record is warm-up, the median of the others).
-EXPLICIT = Rule(warmup=1, method="median")
+EXPLICIT = Rule(skip_records=1, method="median")
 RATES = {5: 1.5, 10: 40.0, 15: 44.0, 20: 38.0, 25: 46.0, 30: 42.0}
 STAMPS = {5: 1617000000.0, 10: 1617000003.8, 15: 1617000007.4, 20: 1617000011.6, 25: 1617000015.1,
           30: 1617000018.9}
@@ -167,7 +167,7 @@ def test_nvidia_rule_is_the_hook_s_running_mean_as_last_logged(tmp_path):
     assert it.loc[it["measured"], "iteration"].tolist() == list(range(105, 151, 5))  # running means
     assert run["rule"].startswith("nvidia: ") and "logging_hook.py@" in run["rule"]
     # The rule before (median after the first interval) mixed one-step rates with running means.
-    old = analyze([tmp_path / "tf_gpu8_amp_bs2.txt"], Rule(warmup=1, method="median")).runs.iloc[0]
+    old = analyze([tmp_path / "tf_gpu8_amp_bs2.txt"], Rule(skip_records=1, method="median")).runs.iloc[0]
     assert abs(old["recomputed_throughput"] - round(final, 1)) / final > 0.005
 
 

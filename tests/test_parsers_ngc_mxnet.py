@@ -108,7 +108,7 @@ def test_dllogger_records_and_epoch_evaluations(fixtures):
     assert it["warmup"].tolist() == [False] * 3 + [True] + [False] * 4
     assert it["measured"].tolist() == [False] * 7 + [True]
     # --warmup and --method apply to the records the rule reads: the epochs' own.
-    run = analyze([fixtures / "ngc_mxnet" / DLLOGGER], Rule(method="mean", warmup=0)).runs.iloc[0]
+    run = analyze([fixtures / "ngc_mxnet" / DLLOGGER], Rule(method="mean", skip_records=0)).runs.iloc[0]
     assert run["recomputed_throughput"] == pytest.approx(statistics.mean([1240.0, 1570.0]))
     assert run["iterations"] == 2
 
@@ -190,7 +190,7 @@ def test_dllogger_22_the_20_iteration_records_are_read_with_an_explicit_method(f
     # Only 5 records in epoch 0: DLPerf's speeds[20:120] is empty.
     assert len(it_rates) == 5
     assert run["recomputed_throughput"] is None or math.isnan(run["recomputed_throughput"])
-    run = analyze([fixtures / "ngc_mxnet" / HOROVOD_22], Rule(name="dlperf", warmup=1)).runs.iloc[0]
+    run = analyze([fixtures / "ngc_mxnet" / HOROVOD_22], Rule(name="dlperf", skip_records=1)).runs.iloc[0]
     assert run["recomputed_throughput"] == round(np.mean([round(r, 2) for r in it_rates[1:]]), 2)
 
 

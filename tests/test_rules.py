@@ -36,13 +36,13 @@ def _elapsed(first, last):
     (Rule(method="median"), statistics.median(RATES[3:]), 5),
     (Rule(method="harmonic"), _harmonic(RATES[3:]), 5),
     (Rule(method="elapsed"), _elapsed(3, 7), 5),
-    (Rule(warmup=0), statistics.mean(RATES), 8),
-    (Rule(warmup=6), statistics.mean(RATES[6:]), 2),
+    (Rule(skip_records=0), statistics.mean(RATES), 8),
+    (Rule(skip_records=6), statistics.mean(RATES[6:]), 2),
     (Rule(window=2), statistics.mean(RATES[3:5]), 2),
     (Rule(window=3), statistics.mean(RATES[3:6]), 3),
-    (Rule(warmup=1, window=4, method="median"), statistics.median(RATES[1:5]), 4),
-    (Rule(warmup=0, method="elapsed"), _elapsed(0, 7), 8),
-    (Rule(warmup=2, window=3, method="harmonic"), _harmonic(RATES[2:5]), 3),
+    (Rule(skip_records=1, window=4, method="median"), statistics.median(RATES[1:5]), 4),
+    (Rule(skip_records=0, method="elapsed"), _elapsed(0, 7), 8),
+    (Rule(skip_records=2, window=3, method="harmonic"), _harmonic(RATES[2:5]), 3),
 ])
 def test_rule_overrides_the_default(fixtures, rule, expected, used):
     run = _run(fixtures, rule).runs.iloc[0]
@@ -53,7 +53,7 @@ def test_rule_overrides_the_default(fixtures, rule, expected, used):
 
 
 def test_measured_records_are_the_ones_the_rule_used(fixtures):
-    it = _run(fixtures, Rule(warmup=1, window=4)).iterations
+    it = _run(fixtures, Rule(skip_records=1, window=4)).iterations
     assert it["measured"].tolist() == [False, True, True, True, True, False, False, False]
     assert it.loc[it["measured"], "throughput"].tolist() == RATES[1:5]
 
@@ -67,12 +67,12 @@ def test_records_after_the_window_are_not_warm_up(fixtures):
 def test_rule_is_described_in_words(fixtures):
     default = _run(fixtures, Rule()).runs.iloc[0]["rule"]
     assert "warmup_steps" in default and "mean" in default
-    custom = _run(fixtures, Rule(warmup=2, window=4, method="median")).runs.iloc[0]["rule"]
+    custom = _run(fixtures, Rule(skip_records=2, window=4, method="median")).runs.iloc[0]["rule"]
     assert "2" in custom and "4" in custom and "median" in custom
 
 
 def test_a_warm_up_longer_than_the_run_leaves_nothing_to_recompute(fixtures):
-    run = _run(fixtures, Rule(warmup=50)).runs.iloc[0]
+    run = _run(fixtures, Rule(skip_records=50)).runs.iloc[0]
     assert pd.isna(run["recomputed_throughput"])
     assert run["iterations"] == 0
     assert any("no record left" in w for w in run["warnings"])
@@ -87,7 +87,8 @@ def test_tolerance_decides_when_a_gap_to_the_reported_value_warns(fixtures):
 
 
 @pytest.mark.parametrize("kwargs, field", [
-    ({"warmup": -1}, "warmup"),
+    ({"skip_records": -1}, "skip_records"),
+    ({"warmup": 3}, "warmup"),  # the old name of skip_records is refused, not ignored
     ({"window": 0}, "window"),
     ({"method": "geometric"}, "method"),
     ({"tolerance": 0}, "tolerance"),
@@ -100,10 +101,10 @@ def test_invalid_rule_values_are_refused_naming_the_field(kwargs, field):
 
 
 def test_rule_is_immutable():
-    rule = Rule(warmup=3)
+    rule = Rule(skip_records=3)
     with pytest.raises(Exception) as info:
-        rule.warmup = 5
-    assert rule.warmup == 3
+        rule.skip_records = 5
+    assert rule.skip_records == 3
     assert "frozen" in str(info.value).lower()
 
 
@@ -191,7 +192,7 @@ def test_dlperf_tf1_rule_is_the_mean_of_100_rounded_rates_after_20_steps(tmp_pat
     assert run["recomputed_throughput"] == pytest.approx(statistics.mean(rates[20:]), rel=1e-12)
     assert run["rule"].startswith("nvidia: ") and "benchmark_hooks.py@" in run["rule"]
     # Each part of a named rule stays overridable.
-    run = analyze([path], Rule(name="dlperf", warmup=30, method="median")).runs.iloc[0]
+    run = analyze([path], Rule(name="dlperf", skip_records=30, method="median")).runs.iloc[0]
     assert run["recomputed_throughput"] == round(np.median([round(r, 2) for r in rates[30:130]]), 2)
 
 

@@ -57,8 +57,9 @@ def _rule_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("throughput rule (default: each format's `nvidia` rule; see `benchbook formats`)")
     g.add_argument("--rule", metavar="NAME", help="a format's named rule: nvidia (the arithmetic of NVIDIA's script "
                    "that printed the published number) or dlperf (Oneflow-Inc/DLPerf's extract scripts); "
-                   "--warmup/--window/--method override its parts")
-    g.add_argument("--warmup", type=int, metavar="N", help="skip the first N records of each run")
+                   "--skip-records/--window/--method override its parts")
+    g.add_argument("--skip-records", "--warmup", dest="skip_records", type=int, metavar="N",
+                   help="skip the first N records of each run as warm-up (--warmup is the same option)")
     g.add_argument("--window", type=int, metavar="N", help="use at most N records after the warm-up")
     g.add_argument("--method", choices=sorted(METHOD_NAMES), help="how to average the measured records")
     g.add_argument("--tolerance", type=float, default=0.03, help="relative gap to the reported value that warns")
@@ -74,10 +75,10 @@ def _analysis(args) -> Analysis:
     from .logs.rules import Rule
 
     try:
-        rule = Rule(name=args.rule, warmup=args.warmup, window=args.window, method=args.method,
+        rule = Rule(name=args.rule, skip_records=args.skip_records, window=args.window, method=args.method,
                     tolerance=args.tolerance)
     except ValidationError as exc:
-        fields = "; ".join(f"--{e['loc'][0]}: {e['msg']}" for e in exc.errors())
+        fields = "; ".join(f"--{str(e['loc'][0]).replace('_', '-')}: {e['msg']}" for e in exc.errors())
         raise BenchbookError(f"invalid throughput rule: {fields}") from None
     if args.log_format:
         parsers.get(args.log_format).rule(args.rule)

@@ -236,7 +236,9 @@ def _runs(drafts: list[RunDraft], path: Path, fmt: LogFormat, rule: Rule, stats:
     has_rate = ~np.isnan(rate[own_rows])  # records without a rate are neither warm-up nor measured
     if preset.select is not None:  # nor are those the rule does not read
         has_rate &= np.asarray(preset.select(own_records), dtype=bool)
-    skip = rule.warmup if rule.warmup is not None else (preset.skip if preset.mark_warmup is None else None)
+    skip = rule.skip_records
+    if skip is None and preset.mark_warmup is None:
+        skip = preset.skip
     if skip is not None:  # the first records of each run (of those the rule reads, if it chooses)
         at = np.arange(len(own_run)) if preset.select is None else np.cumsum(has_rate) - 1
         warm = at - np.concatenate(([0], at + 1))[own_start][own_run] < skip

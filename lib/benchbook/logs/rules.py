@@ -2,7 +2,8 @@
 
 Every format names its rules (presets): `nvidia`, the default, is the arithmetic of the NVIDIA
 script that printed the published number; `dlperf` that of Oneflow-Inc/DLPerf's extract scripts.
-A Rule picks a preset by name and overrides any part of it (warm-up, window, method): the DLPerf
+A Rule picks a preset by name and overrides any part of it (records skipped as warm-up, window,
+method): the DLPerf
 MXNet tables, for instance, are `Rule(name="dlperf")`, and `Rule(name="dlperf", window=50)` the
 same on half the records.
 """
@@ -36,14 +37,16 @@ class Rule(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     name: str | None = Field(None, description="the format's named rule (preset) to start from; None: nvidia")
-    warmup: int | None = Field(None, ge=0, description="leading records of each run to skip")
+    skip_records: int | None = Field(None, ge=0, description="leading records of each run the analysis skips as "
+                                     "warm-up (not the script's own --warmup_steps)")
     window: int | None = Field(None, ge=1, description="records to use after the warm-up (all if unset)")
     method: Method | None = Field(None, description="how to average: " + ", ".join(METHODS))
     tolerance: float = Field(0.03, gt=0, description="relative gap to the reported value that earns a warning")
 
     def describe(self, default_method: str, default_warmup: str) -> str:
         """The rule in words, as applied to a format with these defaults."""
-        warm = f"skip the first {self.warmup} records" if self.warmup is not None else f"skip {default_warmup}"
+        warm = (f"skip the first {self.skip_records} records" if self.skip_records is not None
+                else f"skip {default_warmup}")
         window = f", then use at most {self.window} records" if self.window else ""
         return f"{warm}{window}; {METHODS[self.method or default_method]}"
 

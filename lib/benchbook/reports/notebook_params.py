@@ -1,11 +1,12 @@
 """The parameters of the model notebooks, typed and checked before anything runs.
 
 papermill passes `-p NAME VALUE` as whatever the text parses to: `-p launch notabool` arrives as the
-string "notabool", which is true, and launched the study; `-p warmup x` ended in a raw ValueError deep in
-the report. `check` validates every parameter on entry and raises `NotebookParameterError` naming the
-parameter, the value and what is expected. The parameters cell carries the same types as annotations,
-so that `papermill --help-notebook` shows them. A parameter left unset is None (in the cell and as
-`-p NAME None`), never a sentinel such as -1 or "" that a reader has to know.
+string "notabool", which is true, and launched the study; `-p warmup x` (now `skip_records`) ended in a
+raw ValueError deep in the report. `check` validates every parameter on entry and raises
+`NotebookParameterError` naming the parameter, the value and what is expected. The parameters cell
+carries the same types as annotations, so that `papermill --help-notebook` shows them. A parameter
+left unset is None (in the cell and as `-p NAME None`), never a sentinel such as -1 or "" that a
+reader has to know.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ class NotebookParameters(BaseModel):
     launch: bool = Field(description="run the study before the analysis (launch mode only)")
     reference: str | None = Field(None, min_length=1, description="name of a file in params/references/; "
                                   "None: the study's own")
-    warmup: int | None = Field(None, ge=0, description="records to skip as warm-up; None: the log format's rule")
+    skip_records: int | None = Field(None, ge=0, description="records to skip as warm-up; None: the log format's rule")
     method: str | None = Field(None, pattern="^(" + "|".join(METHODS) + ")$", description="recompute method; "
                                "None: the rule's own")
     rule: str | None = Field(None, description="named throughput rule (benchbook formats): nvidia, the default, "

@@ -40,7 +40,7 @@ class Report:
     """A study's report: environment, set-up, launch, analysis and reproduction, as data."""
 
     def __init__(self, study: str | Path | None = None, log_dir: str | Path | None = None,
-                 runs_dir: str | Path = "runs", reference: str | None = None, warmup: int | None = None,
+                 runs_dir: str | Path = "runs", reference: str | None = None, skip_records: int | None = None,
                  method: str | None = None, title: str | None = None, target_accuracy: float | None = None,
                  rule: str | None = None):
         self.study = studies.load(study) if study is not None else None
@@ -50,7 +50,7 @@ class Report:
         self.runs_dir = Path(runs_dir)
         self.reference_name = reference if reference is not None else (self.study.reference if self.study else None)
         try:  # None leaves a part to the log format's rule; there is no other "unset" value
-            self.rule = Rule(name=rule, warmup=warmup, method=method)
+            self.rule = Rule(name=rule, skip_records=skip_records, method=method)
         except ValidationError as exc:
             wrong = "; ".join(f"{e['loc'][0]} = {e['input']!r}: {e['msg']}" for e in exc.errors())
             raise RuleError(f"report rule: {wrong} (None: the log format's own)") from None
@@ -89,8 +89,8 @@ class Report:
 
     def _rule_text(self) -> str:
         parts = [f"the {self.rule.name} rule"] if self.rule.name else []
-        if self.rule.warmup is not None:
-            parts.append(f"skip the first {self.rule.warmup} records")
+        if self.rule.skip_records is not None:
+            parts.append(f"skip the first {self.rule.skip_records} records")
         if self.rule.method:
             parts.append(self.rule.method)
         return ", ".join(parts) or "each log format's documented rule (benchbook formats)"

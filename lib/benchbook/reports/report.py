@@ -356,7 +356,8 @@ class Report:
     # --- for the index page ----------------------------------------------------------------------------
 
     def headline(self) -> dict:
-        """The numbers the index page shows, each traceable to the runs frame."""
+        """The numbers the index page shows, each traceable to the runs frame; the best median in the
+        report's unit (images/s, samples/s)."""
         runs = self.analysis.runs
         best = self.stats.sort_values("median", ascending=False).head(1)
         out = {
@@ -366,11 +367,11 @@ class Report:
             "problems": len(self.analysis.problems) + len(self.record_problems()),
         }
         if len(best):
+            from .headline import configuration_label
             b = best.iloc[0]
-            gpus = "CPU" if b["gpus"] == 0 else f"{b['gpus']} GPU"
-            out["best"] = {"label": f"{gpus} {b['precision']} bs{b['batch_size']}" + (" xla" if b["xla"] is True
-                                                                                      else ""),
-                           "median": float(b["median"]), "runs": int(b["runs"])}
+            out["best"] = {"label": configuration_label(b["gpus"], b["processes"], b["precision"],
+                                                        int(b["batch_size"]), b["xla"]),
+                           "median": float(b["median"]), "unit": self.unit, "runs": int(b["runs"])}
         return out
 
     def save_summary(self, path: str | Path | None) -> dict:

@@ -6,7 +6,9 @@ checked against the rule's recomputed values, so that a section cannot drift fro
 
 from pathlib import Path
 from statistics import harmonic_mean
+from types import SimpleNamespace
 
+import pandas as pd
 import pytest
 
 from benchbook.reports import record_views
@@ -61,3 +63,54 @@ def test_sections_with_nothing_to_show_say_why_in_one_line(tmp_path):
     nothing = Report(log_dir=tmp_path)
     assert "no run logged per-iteration rates" in str(record_views.iteration_rates(nothing))
     assert "no run logged a loss" in str(record_views.loss(nothing))
+
+
+# The components NGC's TF2 Mask R-CNN registers for its log (NVIDIA/DeepLearningExamples
+# TensorFlow2/Segmentation/MaskRCNN/mask_rcnn/mask_rcnn_model.py@726e3261, `register_metric(name=...)`), in the
+# order its blocks print them; values made up, falling, at the fixture run's logged iterations.
+COMPONENTS = ["FastRCNN box loss", "FastRCNN class loss", "FastRCNN total loss", "L2 loss", "Mask loss",
+              "RPN box loss", "RPN score loss", "RPN total loss"]
+LOSS_COLUMNS = ["source", "run", "line", "iteration", "component", "value"]
+
+
+def _with_losses(report: Report, losses: pd.DataFrame) -> SimpleNamespace:
+    """The report's runs with a `losses` frame of the engine's columns (LOSS_COLUMNS), as Analysis holds it."""
+    analysis = SimpleNamespace(runs=report.analysis.runs, iterations=report.analysis.iterations, losses=losses)
+    return SimpleNamespace(analysis=analysis, unit=report.unit)
+
+
+def _component_rows(source: str, iterations: list[int], first_line: int) -> list[dict]:
+    rows, line = [], first_line
+    for step, iteration in enumerate(iterations):
+        line += 4  # timestamp, iteration, throughput, the Metrics banner
+        for k, component in enumerate(COMPONENTS):
+            rows.append({"source": source, "run": 0, "line": line, "iteration": iteration, "component": component,
+                         "value": round(0.9 - 0.1 * k / len(COMPONENTS) - 0.05 * step, 5)})
+            line += 1
+    return rows
+
+
+def test_maskrcnn_loss_components_per_run_in_the_order_the_log_prints_them():
+    report = Report(log_dir=FIXTURES / "ngc_maskrcnn")
+    sources = {Path(s).name: s for s in report.analysis.runs["source"]}
+    rows = (_component_rows(sources["tf_gpu1_fp32_bs2.txt"], [5, 10, 15, 20, 25], 7)
+            + _component_rows(sources["hook_running_mean_amp_bs2.txt"], [5, 10], 7))
+    view = _with_losses(report, pd.DataFrame(rows, columns=LOSS_COLUMNS))
+    table = record_views.loss_components_table(view)
+    gpu1 = table[table["run"] == "tf_gpu1_fp32_bs2.txt:0 (1 GPU, fp32, bs 2)"]
+    assert list(gpu1["component"]) == COMPONENTS and set(gpu1["records"]) == {5}
+    mask = gpu1.set_index("component").loc["Mask loss"]
+    assert (mask["first iteration"], mask["first value"], mask["last iteration"], mask["last value"]) == (
+        5, 0.85, 25, 0.65)
+    assert len(table) == 2 * len(COMPONENTS) and list(table.columns) == record_views.LOSS_COMPONENT_COLUMNS
+    shown = record_views.loss_components(view)
+    assert "FastRCNN box loss" in shown.plain and "<img" in shown.markup  # the table, then the curves
+    assert 'alt="Loss components per iteration; FastRCNN box loss' in shown.markup
+
+
+def test_logs_without_loss_components_say_so_in_one_line():
+    report = Report(log_dir=FIXTURES / "ngc_mxnet")
+    view = _with_losses(report, pd.DataFrame(columns=LOSS_COLUMNS))
+    assert record_views.loss_components_table(view).empty
+    shown = record_views.loss_components(view)
+    assert shown.plain == "no run logged the components of its loss (only a total loss, or none)"

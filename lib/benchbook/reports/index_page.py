@@ -67,7 +67,7 @@ def write_index(reports: Path, entries: list[dict]) -> Path:
 body {{ font-family: system-ui, sans-serif; margin: 2rem; color: #222; }}
 table {{ border-collapse: collapse; width: 100%; }}
 th, td {{ border-bottom: 1px solid #ddd; padding: .4rem .6rem; text-align: left; vertical-align: top; }}
-th {{ background: #f4f4f4; }} td.num {{ text-align: right; font-variant-numeric: tabular-nums; }}
+th {{ background: #f4f4f4; }} td.num {{ text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }}
 tr.failed td.status {{ color: #b00020; font-weight: bold; }} tr.ok td.status {{ color: #1b5e20; }}
 tr.error td {{ color: #b00020; font-family: monospace; white-space: pre-wrap; }}
 </style></head><body>

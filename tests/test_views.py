@@ -200,4 +200,12 @@ def test_the_runs_table_tells_cpu_runs_apart_by_their_processes(tmp_path):
     rows = [dict(zip(lines[0], row, strict=True)) for row in lines[1:]]
     assert [(row["GPUs"], row["processes"], row["recomputed images/s"]) for row in rows] == [
         ("CPU", "1", "10.00"), ("CPU", "2", "19.00")]
+    assert "the fastest 19.00 images/s (CPU, 2 processes, FP32, batch 8)" in views.opening(r).plain
     assert "processes" not in views.runs(Report(log_dir=FIXTURES / "ngc_mxnet")).plain.splitlines()[0].split(" | ")
+
+
+def test_a_folder_without_runs_has_a_runs_table_of_the_same_headers_and_says_so(tmp_path):
+    (tmp_path / "crash.log").write_text("Traceback (most recent call last):\nRuntimeError: out of memory\n")
+    r = Report(log_dir=tmp_path)
+    assert "GPUs" in r.runs() and "processes" in r.runs() and r.runs().empty
+    assert views.runs(r).plain == f"no run found in {tmp_path}"

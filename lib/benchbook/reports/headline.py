@@ -210,10 +210,10 @@ def sentence(what: str, on: str, reference, comparison: pd.DataFrame | None, sum
     configs = len(stats)
     if reference is None:
         best = stats.sort_values("median", ascending=False).iloc[0]
+        fastest = configuration_label(best.get("gpus"), best.get("processes"), best["precision"],
+                                      int(best["batch_size"]), best.get("xla"))
         line = (f"{what} on {on}: {configs} configuration{'s' * (configs != 1)} measured, the fastest "
-                f"{display.fixed(best['median'])} {unit} "
-                f"({group_label(best['precision'], int(best['batch_size']), None, False)}); "
-                "no published reference to compare with.")
+                f"{display.fixed(best['median'])} {unit} ({fastest}); no published reference to compare with.")
         return display.Html(f'<p class="bb-verdict">{html.escape(line)}</p>', line)
     tol = float(comparison.attrs.get("tolerance", reference.tolerance)) if comparison is not None else 0.05
     src = reference.source

@@ -263,13 +263,13 @@ class Report:
     def runs(self) -> pd.DataFrame:
         """One row per run found in the logs, the columns a reader needs (all columns: `analysis.runs`)."""
         runs = self.analysis.runs
+        headers = {k: v.replace("images/s", self.unit) for k, v in RUN_TABLE.items()}
         if runs.empty:
-            return pd.DataFrame(columns=list(RUN_TABLE))
+            return pd.DataFrame(columns=list(headers.values()))
         names = runs["source"].map(lambda s: Path(s).parent.name if Path(s).parent != self.source else Path(s).name)
         view = runs.assign(run=names + ":" + runs["run"].astype(str),
                            warnings=runs["warnings"].map(lambda w: "; ".join(w)))
-        names = {k: v.replace("images/s", self.unit) for k, v in RUN_TABLE.items()}
-        return view[list(RUN_TABLE)].rename(columns=names)
+        return view[list(RUN_TABLE)].rename(columns=headers)
 
     @property
     def unit(self) -> str:

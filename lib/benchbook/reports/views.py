@@ -206,7 +206,7 @@ def runs(report: Report):
     """One row per run; the processes column only where a run had other than one per GPU (CPU runs)."""
     rates = {k.replace("images/s", report.unit): v for k, v in RATES.items()}
     table = report.runs()
-    if "processes" in table and _one_process_per_gpu(table["GPUs"], table["processes"]):
+    if {"processes", "GPUs"} <= set(table) and _one_process_per_gpu(table["GPUs"], table["processes"]):
         table = table.drop(columns=["processes"])
     if "GPUs" in table:
         table = table.assign(GPUs=_cpu_as_word(table["GPUs"]))

@@ -132,3 +132,19 @@ def test_the_setup_of_a_cpu_study_names_the_python_it_uses(tmp_path, monkeypatch
     assert not row["ready"] and row["how"] == (f"{missing}, named by BENCHBOOK_PYTHON_TENSORFLOW (used as it "
                                                f"is, nothing installed): not an executable file")
     assert not os.path.exists(tmp_path / "envs")  # nothing was built to say so
+
+
+def test_the_environment_of_a_cpu_study_is_captured_with_the_python_it_names(tmp_path, monkeypatch):
+    import sys
+
+    from benchbook.environment import capture
+
+    asked = []
+    monkeypatch.setattr(capture, "capture", lambda python=None: asked.append(python) or {"hostname": "h"})
+    monkeypatch.setenv("BENCHBOOK_ENVS", str(tmp_path / "envs"))
+    monkeypatch.delenv("BENCHBOOK_PYTHON_TENSORFLOW", raising=False)
+    (tmp_path / "named.yaml").write_text(STUDY.replace("name: s\n", f"name: n\npython: {sys.executable}\n"))
+    (tmp_path / "built.yaml").write_text(STUDY)
+    assert Report(tmp_path / "named.yaml", runs_dir=tmp_path / "runs").capture == {"hostname": "h"}
+    Report(tmp_path / "built.yaml", runs_dir=tmp_path / "runs").capture  # noqa: B018 -- no environment built yet
+    assert asked == [sys.executable, None]

@@ -6,7 +6,7 @@ import pytest
 
 from benchbook.errors import BenchbookError
 from benchbook.logs import parsers
-from benchbook.logs.rules import METHODS
+from benchbook.logs.presets import METHODS
 
 NAMES = {"ngc_tf1_convnets", "ngc_mxnet_resnet50", "ngc_tf2_maskrcnn", "ngc_pytorch_convnets", "benchbook_cpu"}
 
@@ -215,7 +215,7 @@ def test_a_layout_reads_one_line():
 
 def test_the_maskrcnn_rules_find_their_lines_wherever_the_logger_prefix_stands(fixtures):
     """Tagged or not, and with the logger's prefix inside a line too."""
-    from benchbook.logs.parsers import ngc_maskrcnn, scanning
+    from benchbook.logs.parsers import ngc_maskrcnn
 
     for tagged in (False, True):
         for midline in (False, True):
@@ -225,7 +225,7 @@ def test_the_maskrcnn_rules_find_their_lines_wherever_the_logger_prefix_stands(f
                 lines = [line.removeprefix("[1,0]<stdout>:") for line in lines]
             if midline:
                 lines.insert(3, "a note: [MaskRCNN] INFO    : Average throughput: 12.5 samples/sec\n")
-            got = scanning.scan("".join(lines), 1, ngc_maskrcnn._RULES, ngc_maskrcnn._BULK)
+            got = ngc_maskrcnn.scan("".join(lines), 1)
             summaries = [e for e in got if e[2] == "summary" and "throughput" in e[3]]
             assert len(summaries) == (2 if midline else 1)
             assert any(e[2] == "trailer" for e in got) and any(e[2] == "run_start" for e in got)

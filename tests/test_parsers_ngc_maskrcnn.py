@@ -184,3 +184,50 @@ def test_committed_hook_fixture_ends_on_the_meter(fixtures):
     run = analyze([fixtures / "ngc_maskrcnn" / "hook_running_mean_amp_bs2.txt"]).runs.iloc[0]
     assert (run["gpus"], run["batch_size"], run["precision"], bool(run["xla"])) == (8, 2, "amp", True)
     assert run["recomputed_throughput"] == run["reported_throughput"] == 46.8
+
+
+def _losses_block(step: int, stamp: float, components: dict[str, float], total: float) -> list[str]:
+    """A logged block as the hook prints it: timestamp, iteration, throughput, AMP statistics, then
+    the metrics in name order, `Total loss` among them (mask_rcnn/hooks/logging_hook.py)."""
+    info = "[1,0]<stdout>:[MaskRCNN] INFO    : "
+    lines = [f"{info}timestamp: {stamp}", f"{info}iteration: {step}", f"{info}throughput: 12.5 samples/sec",
+             f"{info}Steps - Since last loss scale: 2048.0", f"{info}=========== Metrics ==========="]
+    lines += [f"{info}{name}: {value}" for name, value in components.items()]
+    return [*lines, f"{info}Learning rate: 0.00136", f"{info}Total loss: {total}", "[1,0]<stdout>:"]
+
+
+def test_loss_components_are_one_row_each_with_their_run_and_iteration(tmp_path):
+    info = "[1,0]<stdout>:[MaskRCNN] INFO    : "
+    first = {"FastRCNN box loss": 0.52801, "FastRCNN class loss": 0.41, "FastRCNN total loss": 0.93801,
+             "L2 loss": 0.70242, "Mask loss": 0.6, "RPN box loss": 0.05, "RPN score loss": 0.2, "RPN total loss": 0.25}
+    log = tmp_path / "tf_gpu1_amp_bs2.txt"
+    log.write_text("\n".join([
+        "[1,0]<stdout>:[MaskRCNN] DEBUG   : New Metric Registered: `L2 loss`, Aggregator: StandardMeter",
+        f"{info}Horovod successfully initialized",
+        *_losses_block(5, 1617000000.5, first, 3.2),
+        *_losses_block(10, 1617000004.5, {"Mask loss": 0.05, "RPN total loss": 1.2}, 2.9),
+        f"{info}Job finished with status: `SUCCESS`",
+        f"{info}Horovod successfully initialized",  # a second run, a component before its first record
+        f"{info}Mask loss: 0.7",
+        *_losses_block(5, 1617000100.5, {"L2 loss": 0.71}, 3.0),
+        "",
+    ]))
+    result = analyze([log])
+
+    losses = result.losses
+    assert list(losses.columns) == ["source", "run", "line", "iteration", "component", "value"]
+    assert losses["component"].tolist() == [*first, "Mask loss", "RPN total loss", "Mask loss", "L2 loss"]
+    assert losses["value"].tolist() == [*first.values(), 0.05, 1.2, 0.7, 0.71]
+    assert losses["run"].tolist() == [0] * 10 + [1, 1]
+    assert losses["iteration"].tolist() == [5] * 8 + [10, 10, -1, 5]
+    lines = log.read_text().splitlines()
+    assert all(lines[n - 1].endswith(f"{c}: {v}") for n, c, v in losses[["line", "component", "value"]].itertuples(
+        index=False))
+    assert result.iterations["loss"].tolist() == [3.2, 2.9, 3.0]  # `Total loss` stays the record's loss
+    assert set(losses["source"]) == {str(log)}
+
+
+def test_formats_without_loss_components_give_an_empty_frame_with_the_columns(fixtures):
+    losses = analyze([fixtures / "ngc_tf1"]).losses
+    assert losses.empty and list(losses.columns) == ["source", "run", "line", "iteration", "component", "value"]
+    assert str(losses["value"].dtype) == "float64" and str(losses["iteration"].dtype) == "int64"

@@ -27,6 +27,7 @@ from rich.text import Text
 # the analysis, the runner...) itself, so that `benchbook --help` and `formats` start fast.
 from . import __version__
 from .errors import BenchbookError, UnknownNameError
+from .logs.presets import METHODS  # no pydantic, no numpy: the Rule that checks them comes with the analysis
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -34,9 +35,6 @@ if TYPE_CHECKING:
     from .logs.analysis import Analysis
 
 
-# The names of rules.METHODS (tests/test_cli.py keeps them the same): the rule module, and the
-# pydantic model that checks a --method, are imported only by the commands that analyze.
-METHOD_NAMES = ("mean", "median", "harmonic", "elapsed", "last", "epochs")
 # Commands whose arguments are declared beside their code, which costs an import (pydantic, the
 # study loader): their module is imported only when the command line names them.
 LAZY_COMMANDS = {"check": ("studies.checks", "add_check_parser"), "env": ("cli_env", "add_parsers")}
@@ -61,7 +59,7 @@ def _rule_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--skip-records", "--warmup", dest="skip_records", type=int, metavar="N",
                    help="skip the first N records of each run as warm-up (--warmup is the same option)")
     g.add_argument("--window", type=int, metavar="N", help="use at most N records after the warm-up")
-    g.add_argument("--method", choices=sorted(METHOD_NAMES), help="how to average the measured records")
+    g.add_argument("--method", choices=sorted(METHODS), help="how to average the measured records")
     g.add_argument("--tolerance", type=float, default=0.03, help="relative gap to the reported value that warns")
     p.add_argument("--format", dest="log_format", metavar="NAME", help="force a log format instead of detecting it")
     p.add_argument("--strict", action="store_true", help="exit non-zero if any file could not be analyzed")

@@ -104,6 +104,12 @@ class Analysis:
     evaluations: pd.DataFrame
     problems: list[Problem] = field(default_factory=list)
     rule: Rule = field(default_factory=lambda: _rules().Rule())
+    losses: pd.DataFrame = field(default_factory=lambda: _losses().frame([]))  # columns LOSS_COLUMNS
+
+
+def _losses():
+    from . import losses
+    return losses
 
 
 def _rules():
@@ -383,8 +389,8 @@ def _read_warnings(stats: textio.ReadStats) -> list[str]:
 
 
 def analyze_file(path: str | os.PathLike, rule: Rule | None = None, log_format: str | None = None):
-    """Analyze one log: (run rows, its records as columns, evaluation rows). Raises LogError if
-    it cannot."""
+    """Analyze one log: (run rows, its records as columns, evaluation rows, loss components as
+    columns). Raises LogError if it cannot."""
     from . import parsers, textio
     from .assemble import fold
 
@@ -401,11 +407,12 @@ def analyze_file(path: str | os.PathLike, rule: Rule | None = None, log_format: 
                                       f"(known: {', '.join(sorted(parsers.FORMATS))})")
         read = itertools.chain([first] if first is not None else [], chunks)
         del first  # held by the chain until it is scanned, and no longer
-        drafts, tables = fold(itertools.chain.from_iterable(fmt.scan(c.text, c.first_line) for c in read))
+        drafts, tables, losses = fold(itertools.chain.from_iterable(fmt.scan(c.text, c.first_line) for c in read))
     if not drafts:
         raise LogError(str(path), f"recognised as {fmt.name} but no run was found in it")
     _find_failures(path, drafts)
-    return _runs(drafts, path, fmt, rule, stats, _table_values(tables), records.config_beside(path))
+    rows, cols, evals = _runs(drafts, path, fmt, rule, stats, _table_values(tables), records.config_beside(path))
+    return rows, cols, evals, _losses().file_losses(losses, drafts, cols)
 
 
 def _iterations(files: list[tuple[str, dict[str, np.ndarray]]]) -> pd.DataFrame:
@@ -452,10 +459,10 @@ def analyze(paths: Iterable[str | os.PathLike], rule: Rule | None = None, log_fo
 
     rule = rule or _rules().Rule()
     files, problems = log_files(paths)
-    rows, iters, evals = [], [], []
+    rows, iters, evals, losses = [], [], [], []
     for path in files:
         try:
-            r, i, e = analyze_file(path, rule, log_format)
+            r, i, e, lo = analyze_file(path, rule, log_format)
         except BenchbookError as exc:
             problems.append(Problem(str(path), getattr(exc, "reason", str(exc))))
             continue
@@ -465,10 +472,12 @@ def analyze(paths: Iterable[str | os.PathLike], rule: Rule | None = None, log_fo
         rows += r
         iters.append((str(path), i))
         evals += e
+        losses.append((str(path), lo))
     runs = pd.DataFrame(rows, columns=[*RUN_COLUMNS, "reported", "meta"])
     for col in ("gpus", "nodes", "processes", "batch_size", "global_batch_size", "repeat"):
         runs[col] = pd.to_numeric(runs[col], errors="coerce").astype("Int64")
     iterations = _iterations(iters)
     evaluations = pd.DataFrame(evals, columns=list(EVAL_COLUMNS)) if evals else \
         pd.DataFrame().reindex(columns=list(EVAL_COLUMNS))
-    return Analysis(runs=runs, iterations=iterations, evaluations=evaluations, problems=problems, rule=rule)
+    return Analysis(runs=runs, iterations=iterations, evaluations=evaluations, problems=problems, rule=rule,
+                    losses=_losses().frame(losses))

@@ -16,14 +16,11 @@ import numpy as np
 
 from . import events as ev
 
-# Records are buffered as small lists and flushed into typed numpy blocks: a 400 MB log holds
-# millions of them, too many for one Python object each.
+# Records are kept as typed numpy columns: a 400 MB log holds millions of them, too many for one
+# Python object each.
 RECORD_COLUMNS = ("line", "rank", "epoch", "iteration", "timestamp", "throughput", "loss", "lr", "steps")
-_NUMERIC = ("line", "rank", "epoch", "iteration", "throughput", "loss", "lr", "steps")
-_FIELD_INDEX = {name: i for i, name in enumerate(_NUMERIC)}
 _INT_COLUMNS = ("line", "rank", "epoch", "iteration")
 MISSING_INT = -1
-FLUSH_ROWS = 1 << 16
 
 
 def seconds(stamp) -> float:
@@ -62,82 +59,54 @@ def _datetimes(stamps: list[str]) -> np.ndarray:
     return out
 
 
-def _block(rows: list[list], stamps: list) -> dict[str, np.ndarray]:
-    """Typed columns from buffered rows, timestamps parsed as one column."""
-    nums = np.array(rows, dtype=float).reshape(len(rows), len(_NUMERIC))
-    out = {name: nums[:, i].astype(np.int64) if name in _INT_COLUMNS else nums[:, i].copy()
-           for i, name in enumerate(_NUMERIC)}
-    out["timestamp"] = seconds_array(stamps)
-    return {name: out[name] for name in RECORD_COLUMNS}
-
-
-def _empty(name: str, size: int = 0) -> np.ndarray:
-    return np.empty(size, dtype=np.int64 if name in _INT_COLUMNS else np.float64)
+def _dtype(name: str) -> type:
+    return np.int64 if name in _INT_COLUMNS else np.float64
 
 
 class Records:
-    """Per-iteration records of the runs of one file, in file order, kept as typed numpy columns
-    with the RECORD_COLUMNS (-1 for a missing int, NaN for a missing float). Records of single
-    events are buffered as small lists and flushed in blocks; the columns grow in place
-    (`ndarray.resize`, a realloc), so that a log of millions of records holds them once, in one
-    array a column, and the analysis reads them without joining runs' blocks."""
+    """Per-iteration records of the runs of one file, in file order, as typed numpy columns with
+    the RECORD_COLUMNS (-1 for a missing int, NaN for a missing float). Each BULK event's records
+    are copied in as they come and the columns grow in place (`ndarray.resize`), so that a log of
+    millions of records holds them once, in one array a column: blocks kept a chunk and joined at
+    the end took the 400 MB TF1 log from 0.88 GB to 1.13 GB (bench/bench_analyze.py)."""
 
     def __init__(self) -> None:
-        self._rows: list[list] = []
-        self._stamps: list = []
-        self._cols = {n: _empty(n) for n in RECORD_COLUMNS}
+        self._cols = {name: np.empty(0, dtype=_dtype(name)) for name in RECORD_COLUMNS}
         self._size = 0  # records in the columns (their capacity may be larger)
 
     def __len__(self) -> int:
-        return self._size + len(self._rows)
+        return self._size
 
-    def append(self, line: int, rank, values) -> None:
-        """Add a record; `values` is a STEP payload (see events.step)."""
-        epoch, iteration, stamp, rate, loss, lr, steps = values
-        self._rows.append([line, MISSING_INT if rank is None else rank, epoch, iteration, rate, loss, lr, steps])
-        self._stamps.append(stamp)
-        if len(self._rows) >= FLUSH_ROWS:
-            self._flush()
-
-    def extend(self, cols: dict[str, np.ndarray]) -> None:
-        """Add many records at once (a BULK payload), copied into the columns."""
-        self._flush()
-        n, start = len(cols["line"]), self._size
+    def extend(self, bulk: ev.Bulk) -> None:
+        """Add the records of a BULK event, copied into the columns."""
+        n, start = bulk.stop - bulk.start, self._size
         if start + n > len(self._cols["line"]):
             capacity = max(start + n, len(self._cols["line"]) * 3 // 2)
             for column in self._cols.values():
                 column.resize(capacity, refcheck=False)
         for name, column in self._cols.items():
-            column[start : start + n] = cols[name]
+            column[start : start + n] = bulk.cols[name][bulk.start : bulk.stop]
         self._size += n
 
     def update_last(self, rank, data: dict, since: int = 0) -> None:
         """Add fields to the last record of `rank` from record `since` on (formats that log one
         record over several lines)."""
-        self._flush()
         ranks = self._cols["rank"][since : self._size]
-        idx = np.flatnonzero(ranks == (MISSING_INT if rank is None else rank))
-        if not len(idx):
+        own = np.flatnonzero(ranks == (MISSING_INT if rank is None else rank))
+        if not len(own):
             return
         for name, value in data.items():
-            if value is not None and (name in _FIELD_INDEX or name == "timestamp"):
-                self._cols[name][since + idx[-1]] = seconds(value) if name == "timestamp" else value
-
-    def _flush(self) -> None:
-        if self._rows:
-            rows, self._rows = _block(self._rows, self._stamps), []
-            self._stamps = []
-            self.extend(rows)
+            if value is not None and name in RECORD_COLUMNS:
+                self._cols[name][since + own[-1]] = seconds(value) if name == "timestamp" else value
 
     def release(self) -> dict[str, np.ndarray]:
         """The columns, handed over: this object keeps none."""
         cols = self.columns()
-        self._cols, self._size = {n: _empty(n) for n in RECORD_COLUMNS}, 0
+        self._cols, self._size = {name: np.empty(0, dtype=_dtype(name)) for name in RECORD_COLUMNS}, 0
         return cols
 
     def columns(self) -> dict[str, np.ndarray]:
-        """All records as typed columns (ints -1 and floats NaN where not logged)."""
-        self._flush()
+        """All records as typed columns, trimmed to their size."""
         for column in self._cols.values():
             if len(column) != self._size:
                 column.resize(self._size, refcheck=False)  # the capacity left over goes back
@@ -221,14 +190,14 @@ def _restarts(run: RunDraft, data: dict) -> list[tuple[int, str]]:
     return out
 
 
-def _add_block(run: RunDraft, data: dict) -> None:
-    run.store.extend(data)
-    run.count += len(data["line"])
-    ranks = data["rank"]
+def _add_block(run: RunDraft, bulk: ev.Bulk) -> None:
+    run.store.extend(bulk)
+    run.count += bulk.stop - bulk.start
+    ranks = bulk.cols["rank"][bulk.start : bulk.stop]
     seen = ranks[:1] if (ranks == ranks[0]).all() else np.unique(ranks)  # one rank, mostly
     run.ranks.update(None if x == MISSING_INT else x for x in seen.tolist())
-    ends = data.get("end_line")  # records of several lines: where their last lines are
-    run.last_line = max(run.last_line, int(data["line"][-1]) if ends is None else int(ends.max()))
+    ends = bulk.cols["end_line"][bulk.start : bulk.stop]  # a record may span several lines
+    run.last_line = max(run.last_line, int(ends.max()))
 
 
 class _Fold:
@@ -237,6 +206,7 @@ class _Fold:
     def __init__(self) -> None:
         self.runs: list[RunDraft] = []
         self.tables: list[tuple[dict, dict]] = []
+        self.losses: list[dict] = []  # the LOSSES columns of each chunk
         self.run: RunDraft | None = None
         self.store = Records()  # the records of every run, in file order
 
@@ -255,21 +225,9 @@ class _Fold:
         r.restarted = f"a new run begins at line {line} without a start line: {why}"
         return r
 
-    def step(self, line: int, rank, data) -> None:
-        """One record (the hot path: most events are steps)."""
-        run = self.current(line)
-        last = run.last_step.get(rank)
-        run.last_step[rank] = data[:3]  # (epoch, iteration, timestamp)
-        if last is not None and data[:2] < last[:2] and (why := _went_back(last, data[0], data[1], data[2])):
-            run = self.restart(line, why)
-            run.last_step[rank] = data[:3]
-        self.store.append(line, rank, data)
-        run.count += 1
-        run.ranks.add(rank)
-        run.last_line = max(run.last_line, line)
-
-    def bulk(self, line: int, data: dict) -> None:
+    def bulk(self, line: int, bulk: ev.Bulk) -> None:
         """Many records as columns, cut where other runs begin among them."""
+        data = bulk.columns()
         r = self.current(line)
         cuts = _restarts(r, data)
         edges = [0, *(k for k, _ in cuts), len(data["line"])]
@@ -279,7 +237,7 @@ class _Fold:
                 r.last_step[None if data["rank"][a] == MISSING_INT else int(data["rank"][a])] = (
                     int(data["epoch"][b - 1]), int(data["iteration"][b - 1]), float(data["timestamp"][b - 1]))
             if b > a:
-                _add_block(r, data if (a, b) == (0, len(data["line"])) else {k: v[a:b] for k, v in data.items()})
+                _add_block(r, ev.Bulk(bulk.cols, bulk.start + a, bulk.start + b))
 
     def start(self, line: int, rank, data: dict) -> RunDraft:
         """A run announces itself: a new run, unless it is another rank joining the current one."""
@@ -312,16 +270,17 @@ class _Fold:
         return r
 
 
-def fold(events: Iterable[ev.Event]) -> tuple[list[RunDraft], list[tuple[dict, dict]]]:
-    """Runs found in a file's events, in file order, and the rows of its summary tables."""
+def fold(events: Iterable[ev.Event]) -> tuple[list[RunDraft], list[tuple[dict, dict]], list[dict]]:
+    """Runs found in a file's events, in file order, the rows of its summary tables and the
+    LOSSES columns of its chunks (given to runs by line in `losses.py`)."""
     f = _Fold()
     for line, rank, kind, data in events:
-        if kind == ev.STEP:
-            f.step(line, rank, data)
-        elif kind == ev.BULK:
+        if kind == ev.BULK:
             f.bulk(line, data)
         elif kind == ev.TABLE:
             f.tables.extend(data)
+        elif kind == ev.LOSSES:
+            f.losses.append(data)
         elif kind == ev.TRAILER:  # the launch command, after the run it describes
             if f.run is not None:
                 f.run.merge_meta(data, "the launch command")
@@ -329,4 +288,4 @@ def fold(events: Iterable[ev.Event]) -> tuple[list[RunDraft], list[tuple[dict, d
         else:
             r = f.start(line, rank, data) if kind == ev.RUN_START else f.other(line, rank, kind, data)
             r.last_line = max(r.last_line, line)
-    return f.runs, f.tables
+    return f.runs, f.tables, f.losses

@@ -22,17 +22,34 @@ class Event(NamedTuple):
 # Kinds, and what `data` holds for each.
 RUN_START = "run_start"  # dict of metadata; opens a new run unless the current one has no progress yet
 META = "meta"  # dict of metadata for the current run (first value wins)
-STEP = "step"  # tuple in ITER_FIELDS order (-1 / NaN where not logged): a new per-iteration record
+# A handler's record, a tuple in ITER_FIELDS order (-1 / NaN where not logged); scanning makes each
+# a row of the chunk's record columns, so that fold sees records as BULK events alone.
+STEP = "step"
 FIELD = "field"  # dict of iteration fields added to the last record of the same rank
 SUMMARY = "summary"  # dict of values the script reported for the whole run, e.g. {"throughput": 979.1}
 EVAL = "eval"  # dict with top1, top5 (fractions or percent as logged), epoch, eval_throughput, timestamp
 END = "end"  # the run finished normally; data: a short description
 FAIL = "fail"  # the run failed; data: the cause (out of memory, traceback, ...)
 TRAILER = "trailer"  # dict of metadata printed after the run (e.g. the launch command) for the last run
-BULK = "bulk"  # dict of numpy columns (line, rank, then ITER_FIELDS; end_line for records of several lines)
+BULK = "bulk"  # a Bulk: records start:stop of a chunk's numpy columns
 TABLE = "table"  # (key dict, values dict): a row of a summary table matched to runs by key at the end
+LOSSES = "losses"  # dict of numpy columns line, value, component (codes into names): a chunk's loss components
 
 ITER_FIELDS = ("epoch", "iteration", "timestamp", "throughput", "loss", "lr", "steps")
+
+
+class Bulk(NamedTuple):
+    """Records `start` to `stop` of a chunk's record columns (line, rank, end_line, then
+    ITER_FIELDS). The columns are the chunk's, shared by its BULK events: the store keeps them
+    once a chunk, not once an event."""
+
+    cols: dict
+    start: int
+    stop: int
+
+    def columns(self) -> dict:
+        """The records' columns (views)."""
+        return {name: column[self.start : self.stop] for name, column in self.cols.items()}
 
 
 NAN = float("nan")

@@ -3,32 +3,21 @@
 Every format names its rules (presets): `nvidia`, the default, is the arithmetic of the NVIDIA
 script that printed the published number; `dlperf` that of Oneflow-Inc/DLPerf's extract scripts.
 A Rule picks a preset by name and overrides any part of it (records skipped as warm-up, window,
-method): the DLPerf
-MXNet tables, for instance, are `Rule(name="dlperf")`, and `Rule(name="dlperf", window=50)` the
-same on half the records.
+method): the DLPerf MXNet tables, for instance, are `Rule(name="dlperf")`, and
+`Rule(name="dlperf", window=50)` the same on half the records. A format's presets and the words
+of the methods are in `presets.py`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-Method = Literal["mean", "median", "harmonic", "elapsed", "last", "epochs"]
+from .presets import METHODS, Preset
 
-METHODS = {
-    "mean": "arithmetic mean of the logged rates",
-    "median": "median of the logged rates",
-    "harmonic": "images / time implied by the logged rates (step-weighted harmonic mean)",
-    "elapsed": "images / wall-clock time between the first and last measured records' timestamps",
-    "last": "the last measured record's rate (a running mean's final value)",
-    "epochs": "harmonic mean over the run's epochs after its first (the only one if there is one) of each "
-              "epoch's rate: its logged per-epoch rate, else images / time of the measured records from the "
-              "first to the epoch's end",
-}
+Method = Literal["mean", "median", "harmonic", "elapsed", "last", "epochs"]
 
 
 class Rule(BaseModel):
@@ -51,46 +40,6 @@ class Rule(BaseModel):
         return f"{warm}{window}; {METHODS[self.method or default_method]}"
 
 
-@dataclass(frozen=True)
-class Preset:
-    """A named rule of a format: which records it reads, which are warm-up, how it averages, and the
-    script whose arithmetic it is (repository, path, commit).
-
-    mark_warmup : (RunRecords) -> boolean array of the warm-up records; or None and `skip`.
-    select : (RunRecords) -> boolean array of the records the rule reads (None: every record); the
-        others are neither warm-up nor measured.
-    skip : the first N records it reads are warm-up (where mark_warmup is None).
-    window : at most this many records after the warm-up.
-    decimals : each rate is rounded to this many decimals before averaging, and so is the result.
-    across_ranks : each record's rate is first the median of that record (epoch, iteration) over
-        every rank that logged it.
-    """
-
-    name: str
-    method: str
-    warmup: str
-    source: str
-    mark_warmup: Callable[[Any], Any] | None = None
-    select: Callable[[Any], Any] | None = None
-    skip: int | None = None
-    window: int | None = None
-    decimals: int | None = None
-    across_ranks: bool = False
-
-    def describe(self, rule: Rule) -> str:
-        """The preset as `rule` overrides it, in words, with its source."""
-        text = rule.describe(self.method, self.warmup)
-        if self.window and not rule.window:
-            head, _, tail = text.partition("; ")
-            text = f"{head}, then use at most {self.window} records; {tail}"
-        extra = []
-        if self.across_ranks:
-            extra.append("each record the median over the ranks that logged it")
-        if self.decimals is not None:
-            extra.append(f"rates and result rounded to {self.decimals} decimals")
-        if extra:
-            text += f" ({'; '.join(extra)})"
-        return f"{self.name}: {text} [{self.source}]"
 
 
 def rates_read(cols: dict[str, np.ndarray], preset: Preset, run: np.ndarray) -> dict[str, np.ndarray]:

@@ -12,8 +12,6 @@ import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from ..errors import LogError
 from . import ranks
 
@@ -47,8 +45,8 @@ class ReadStats:
 NUL_LINES_KEPT = 5
 
 
-def _decode(raw, stats: ReadStats) -> str:
-    """Bytes (any buffer) as normalised text: UTF-8 (invalid bytes replaced), CRLF and CR as LF."""
+def _decode(raw: bytes, stats: ReadStats) -> str:
+    """Bytes as normalised text: UTF-8 (invalid bytes replaced), CRLF and CR as LF."""
     try:
         text = str(raw, "utf-8")
     except UnicodeDecodeError:
@@ -59,42 +57,28 @@ def _decode(raw, stats: ReadStats) -> str:
     return text
 
 
-def _drop_nuls(buf: np.ndarray, start: int, end: int, first_line: int, stats: ReadStats) -> int:
-    """Move the bytes of buf[start:end] that are not NUL together, in place, and note where NULs
-    were: a NUL is no character of a log (a zero-filled tail after a crash, a corrupted line), and
-    read as one it would stop the reading of the record around it. Returns the new end. A tail of
-    NULs costs a few passes over each chunk read, never a copy of the tail."""
-    new = buf[start:end]
-    nul = new == 0
-    count = int(np.count_nonzero(nul))
+def _drop_nuls(raw: bytes, first_line: int, stats: ReadStats) -> bytes:
+    """The bytes without their NULs, noting how many there were and the first lines that held
+    them: a NUL is no character of a log (a zero-filled tail after a crash, a corrupted line), and
+    read as one it would stop the reading of the record around it."""
+    count = raw.count(0)
     if not count:
-        return end
+        return raw
     stats.nul_bytes += count
-    if len(stats.nul_lines) < NUL_LINES_KEPT:  # the lines of the first runs of NULs
-        runs = np.flatnonzero(nul[1:] & ~nul[:-1]) + 1
-        firsts = ([0] if nul[0] else []) + runs[:NUL_LINES_KEPT].tolist()
-        for at in firsts:
-            line = first_line + int(np.count_nonzero(buf[: start + at] == 10))
-            if line not in stats.nul_lines and len(stats.nul_lines) < NUL_LINES_KEPT:
-                stats.nul_lines.append(line)
-    if count == len(new):
-        return start
-    kept = new[~nul]
-    buf[start : start + len(kept)] = kept
-    return start + len(kept)
+    at = raw.find(0)
+    while at >= 0 and len(stats.nul_lines) < NUL_LINES_KEPT:  # the first NUL of each line, for a few lines
+        line = first_line + raw.count(b"\n", 0, at)
+        if line not in stats.nul_lines:
+            stats.nul_lines.append(line)
+        end = raw.find(b"\n", at)
+        at = raw.find(0, end) if end >= 0 else -1
+    return raw.replace(b"\0", b"")
 
 
-def _last_line_end(buf: np.ndarray, start: int, end: int) -> int:
-    """Just past the last newline of buf[:end] (0 if none); the bytes before `start` (the carried
-    end of a line) hold none."""
-    at = np.flatnonzero(buf[start:end] == 10)
-    return start + int(at[-1]) + 1 if len(at) else 0
-
-
-def _refuse_binary(path: str, head: np.ndarray) -> None:
+def _refuse_binary(path: str, head: bytes) -> None:
     """LogError for a file whose first bytes hold a NUL before any newline (a NUL in its first line)."""
-    nul = np.flatnonzero(head == 0)
-    if len(nul) and not (head[: nul[0]] == 10).any():
+    nul = head.find(0)
+    if nul >= 0 and head.find(b"\n", 0, nul) < 0:
         raise LogError(path, "binary file (a NUL byte in its first line), not a text log")
 
 
@@ -102,8 +86,7 @@ def chunks(path: str | os.PathLike, stats: ReadStats | None = None, size: int = 
     """Yield the file as chunks of whole, normalised lines, and fill `stats` on the way. What is
     not a text log (missing, unreadable, empty, binary) raises LogError at the first chunk."""
     stats = stats if stats is not None else ReadStats()
-    line = 1
-    carry = b""
+    line, carry = 1, b""  # carry: the unfinished last line of what was read
     open_lines: dict = {}  # ranks' partial lines left at the end of the previous chunk
     try:
         f = open(path, "rb")
@@ -112,41 +95,29 @@ def chunks(path: str | os.PathLike, stats: ReadStats | None = None, size: int = 
     with f:
         regular = stat.S_ISREG(os.fstat(f.fileno()).st_mode)
         while True:
-            # As much as a file still holds, up to `size` (past its end, a byte tells whether it
-            # grew), and room after it for a missing last newline.
-            want = min(size, max(os.fstat(f.fileno()).st_size - f.tell(), 1)) if regular else size
-            buf = np.empty(len(carry) + want + 1, dtype=np.uint8)  # not zeroed: it is read into
-            view = memoryview(buf)
-            view[: len(carry)] = carry
-            got = f.readinto(view[len(carry) : len(carry) + want])
+            # As much as a file still holds, up to `size`, and a byte more (that tells its end, or that
+            # it grew): f.read(n) allocates n bytes first, a chunk's worth for each small log otherwise.
+            left = os.fstat(f.fileno()).st_size - f.tell() if regular else size
+            data = f.read(min(size, max(left, 0) + 1))
             if not stats.bytes:  # the file's first bytes
-                if not got:
+                if not data:
                     raise LogError(os.fspath(path), "the file is empty")
-                _refuse_binary(os.fspath(path), buf[: min(got, SNIFF_BYTES)])
-            stats.bytes += got
-            end = len(carry) + got
-            if not end:
-                break
-            if got:
-                cut = _last_line_end(buf, len(carry), end)
-                if cut == 0:  # one line longer than a chunk: keep reading it, without its NULs (a
-                    end = _drop_nuls(buf, 0, end, line, stats)  # zero-filled tail is never held whole)
-                    carry = bytes(view[:end])
+                _refuse_binary(os.fspath(path), data[:SNIFF_BYTES])
+            stats.bytes += len(data)
+            raw = carry + data
+            cut = raw.rfind(b"\n") + 1 if data else len(raw)
+            raw, carry = raw[:cut], raw[cut:]
+            if not raw or len(carry) > CARRY_CLEAN_BYTES:  # a line longer than a chunk, or a long unfinished
+                carry = _drop_nuls(carry, line + raw.count(b"\n"), stats)  # one, loses its NULs now (a
+                # zero-filled tail is never held whole)
+            if not raw:
+                if data:  # one line longer than a chunk: keep reading it
                     continue
-                if end - cut > CARRY_CLEAN_BYTES:  # a long unfinished line: its NULs go now (a zero-filled tail)
-                    end = _drop_nuls(buf, cut, end, line, stats)
-                carry = bytes(view[cut:end])
-            else:
-                carry = b""
-                cut = end
-                if buf[end - 1] != 10:
-                    stats.cut_last_line = True
-                    buf[end] = 10
-                    cut += 1
-            text = _decode(view[:cut], stats)
-            if "\x00" in text:  # rare: the bytes again, without their NULs
-                cut = _drop_nuls(buf, 0, cut, line, stats)
-                text = _decode(view[:cut], stats)
+                break
+            if not data and not raw.endswith(b"\n"):
+                stats.cut_last_line = True
+                raw += b"\n"
+            text = _decode(_drop_nuls(raw, line, stats), stats)
             if open_lines or ranks.has_tags(text):
                 text, n, open_lines = ranks.demux(text, open_lines)
                 stats.demuxed_lines += n
@@ -154,5 +125,5 @@ def chunks(path: str | os.PathLike, stats: ReadStats | None = None, size: int = 
             yield Chunk(text, line)
             line += n_lines
             stats.lines += n_lines
-            if not got:
+            if not data:
                 break

@@ -17,7 +17,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ..errors import BenchbookError
-from ..logs.rules import METHODS
+from ..logs.presets import METHODS
 
 ROOT = Path(__file__).resolve().parents[3]
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from ...errors import UnknownNameError
 from ..events import Event
-from ..rules import Preset
+from ..presets import Preset
 from .runrecords import RunRecords
 
 

@@ -18,16 +18,18 @@ from .. import events as ev
 from . import LogFormat, register, scanning
 from .runrecords import RunRecords
 
-# Every line begins with `[MaskRCNN] INFO    : `. The lines of a logged block are read as columns:
-# the timestamp line opens a record, the others add to it (whatever lines come in between).
-_LOGGER = "[MaskRCNN] "
-_BULK = scanning.BulkRule(blocks=(
-    scanning.Layout(_LOGGER + "INFO    : timestamp: ", scanning.Num("timestamp")),
-    scanning.Layout(_LOGGER + "INFO    : iteration: ", scanning.Int("iteration")),
-    scanning.Layout(_LOGGER + "INFO    : throughput: ", scanning.Num("throughput")),
-    scanning.Layout(_LOGGER + "INFO    : Total loss: ", scanning.Num("loss")),
-    scanning.Layout(_LOGGER + "INFO    : Learning rate: ", scanning.Num("lr")),
-))
+# Every line begins with `[MaskRCNN] INFO    : `. A logged block is `name: number` lines: its
+# `timestamp:` line opens a record, the others add to it (whatever lines come in between), and the
+# loss components it prints after its throughput (`FastRCNN box loss: 0.52801`, `L2 loss`,
+# `Mask loss`, `RPN total loss`..., whatever their names; `Total loss` is the record's loss) are the
+# losses frame. One split reads them all.
+_BULK = scanning.BulkRule(
+    values=re.compile(r"(\[MaskRCNN\] INFO    : (timestamp|iteration|throughput|Total loss|Learning rate"
+                      r"|[A-Za-z0-9 ]+ loss): ([0-9.eE+-]+))"),
+    opens="timestamp",
+    fields=(("timestamp", "timestamp"), ("iteration", "iteration"), ("throughput", "throughput"),
+            ("Total loss", "loss"), ("Learning rate", "lr")),
+)
 # Every other line that means something, in one pattern.
 _INFO = re.compile(r"\[MaskRCNN\] INFO    : (?:(Horovod successfully initialized|  +Start Training)"
                    r"|\[train\] (AMP|XLA) is activated|Average throughput: ([0-9.eE+-]+)"
@@ -73,7 +75,7 @@ _RULES = [
 
 
 def scan(text: str, first_line: int):
-    """Events of a chunk of an NGC TF2 Mask R-CNN log."""
+    """Events of a chunk of an NGC TF2 Mask R-CNN log, its loss components last."""
     return scanning.scan(text, first_line, _RULES, _BULK)
 
 

@@ -24,7 +24,7 @@ import re
 import numpy as np
 
 from .. import events as ev
-from ..rules import Preset
+from ..presets import Preset
 from . import LogFormat, register, scanning
 from .dllogger import LINE, parameters, step_of, values
 from .runrecords import RunRecords

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from .. import events as ev
-from ..rules import Preset
+from ..presets import Preset
 from . import LogFormat, register, scanning
 from .dllogger import LINE, before_warmup_steps, parameters, step_of, truthy, values
 from .runrecords import RunRecords

@@ -7,7 +7,8 @@ instead of trying every position; that, not cleverness in Python, is what keeps 
 The lines that make up most of a log (one per training step) are read by a `BulkRule` instead,
 as columns: one regex split finds them all (`layout.records`), numpy converts their fields and
 finds their line numbers, and they travel as BULK events, not one event a record. The rules then
-only read the text between those lines.
+only read the text between those lines; the records a rule's handler returns one at a time (STEP)
+join the same columns, in text order, so that every record reaches `assemble` as part of a BULK.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from operator import itemgetter
 import numpy as np
 
 from .. import events as ev
+from ..assemble import seconds_array
 from ..events import Event
 from ..ranks import TextIndex
 from . import layout as _layout
@@ -41,15 +43,19 @@ class BulkRule:
       numpy columns (`layout.records`) and `convert`, if given, turns them into STEP fields. With
       `line_start`, a record must begin its line, after any rank tag. The other rules then only
       read the text between records: a record's line belongs to the bulk rule.
-    - one record over several lines (`blocks`, layouts of one line each): a line of the first
-      layout opens a new record of its rank, the fields of the other lines go to the last record
-      of their rank (as FIELD events do).
+    - one record over several `name: number` lines (`values`: a pattern of one outer group and
+      two inner ones, the name and the number, read by one split): the line named `opens` opens a
+      new record of its rank, and each value named in `fields` (logged name, record field) goes
+      to the last record of its rank (as FIELD events do); the other values are the chunk's
+      LOSSES (loss components).
     """
 
     layout: Layout | None = None
     convert: Callable | None = None
     line_start: bool = False
-    blocks: tuple[Layout, ...] = ()
+    values: re.Pattern | None = None
+    opens: str = ""
+    fields: tuple[tuple[str, str], ...] = ()
 
 
 def _records(chunk: TextIndex, first_line: int, rule: BulkRule) -> tuple[dict | None, list[tuple[int, int]]]:
@@ -84,7 +90,7 @@ def _records(chunk: TextIndex, first_line: int, rule: BulkRule) -> tuple[dict | 
 
 def _columns(pos: np.ndarray, lines: np.ndarray, ranks: np.ndarray, fields: dict) -> dict:
     n = len(pos)
-    cols = {"pos": pos, "line": lines, "rank": ranks}
+    cols = {"pos": pos, "line": lines, "rank": ranks, "end_line": lines}
     for name in ev.ITER_FIELDS:
         value = fields.get(name)
         if value is None:
@@ -95,57 +101,64 @@ def _columns(pos: np.ndarray, lines: np.ndarray, ranks: np.ndarray, fields: dict
     return cols
 
 
-def _blocks(chunk: TextIndex, first_line: int, rule: BulkRule, run_starts: np.ndarray) -> tuple[dict | None, list]:
-    """Columns of the records of a bulk rule of several lines, and FIELD hits for the values
-    whose record is not among them (it is in an earlier chunk, or a run may start in between:
-    `run_starts` are the positions of the chunk's RUN_START hits, the only events that can)."""
-    found = []
-    for kind, lay in enumerate(rule.blocks):
-        at, fields = _layout.records(lay, chunk.text)
-        found.append((at, np.full(len(at), kind), fields))
-    starts = np.concatenate([f[0] for f in found])
-    if len(starts) == 0:
-        return None, []
-    kinds = np.concatenate([f[1] for f in found])
-    order = np.argsort(starts, kind="stable")
-    starts, kinds = starts[order], kinds[order]
-    line, ranks, _ = chunk.lines(starts)
-    rec = np.flatnonzero(kinds == 0)  # matches that open a record, in order
-    # The record of each match: the last record of its rank at or before it.
-    target = np.full(len(starts), -1, dtype=np.int64)
+def _blocks(chunk: TextIndex, first_line: int, rule: BulkRule, run_starts: np.ndarray) -> tuple:
+    """(columns of the records of a bulk rule of `name: number` lines, FIELD hits for the values
+    whose record is not among them, LOSSES columns). A value whose record is in an earlier chunk,
+    or past a RUN_START hit (`run_starts`: the only events that can begin a run in between), is a
+    FIELD hit."""
+    pos, _, (logged, numbers) = _layout.split(rule.values, chunk.text)
+    if not len(pos):
+        return None, [], None
+    names = list(dict.fromkeys(logged))  # a few names, repeated: each value gets its name's code
+    code = np.fromiter(map({name: i for i, name in enumerate(names)}.__getitem__, logged), np.int64, len(logged))
+    value, line = _layout.floats(numbers), chunk.line_of(pos)
+    losses = _other_values(names, code, value, first_line + line, dict(rule.fields))
+    taken = np.flatnonzero(np.isin(code, [names.index(name) for name, _ in rule.fields if name in names]))
+    pos, code, value, line = pos[taken], code[taken], value[taken], line[taken]
+    ranks, _ = chunk.tags(line)  # of the values records take alone: a tag is matched a line
+    rec = np.flatnonzero(code == names.index(rule.opens)) if rule.opens in names else np.zeros(0, np.int64)
+    target = _last_record(ranks, rec)
+    segment = np.searchsorted(run_starts, pos, side="right")
+    found = np.flatnonzero(target >= 0)
+    same = np.zeros(len(pos), dtype=bool)  # whether a value's record is in this chunk and in its run
+    same[found] = segment[found] == segment[rec[target[found]]]
+    fields, leftover, ends = {}, [], line[rec].copy()  # ends: the last line of each record's block
+    for name, field in rule.fields:
+        at = np.flatnonzero(code == names.index(name)) if name in names else np.zeros(0, np.int64)
+        ok, to = at[same[at]], target[at[same[at]]]
+        integer = field in _INT_FIELDS
+        column = fields[field] = np.full(len(rec), -1 if integer else np.nan, dtype=np.int64 if integer else float)
+        column[to] = value[ok]
+        np.maximum.at(ends, to, line[ok])
+        leftover += [(int(pos[i]), ev.FIELD, {field: value[i].item()}) for i in at[~same[at]].tolist()]
+    if len(rec) == 0:
+        return None, leftover, losses
+    cols = _columns(pos[rec], first_line + line[rec], ranks[rec], fields)
+    cols["end_line"] = first_line + ends
+    return cols, leftover, losses
+
+
+def _last_record(ranks: np.ndarray, rec: np.ndarray) -> np.ndarray:
+    """For each value (its rank in `ranks`), the index into `rec` (the values that open records)
+    of the last record of its rank at or before it; -1 where there is none."""
+    target = np.full(len(ranks), -1, dtype=np.int64)
     for r in np.unique(ranks).tolist():
         own = np.flatnonzero(ranks == r)
-        own_rec = np.flatnonzero(ranks[rec] == r)  # indices into rec
+        own_rec = np.flatnonzero(ranks[rec] == r)
         before = np.searchsorted(rec[own_rec], own, side="right") - 1
         target[own] = np.where(before >= 0, own_rec[np.maximum(before, 0)], -1)
-    # A value goes to its record only where no run may start in between.
-    segment = np.searchsorted(run_starts, starts, side="right")
-    fields = dict(found[0][2])
-    leftover: list[tuple[int, str, object]] = []
-    where = np.empty(len(starts), dtype=np.int64)
-    where[order] = np.arange(len(starts))  # position in file order of each match, by layout
-    offset = len(found[0][0])
-    ends = line[rec].copy()  # the last line of each record's block: where its run reaches at least
-    for kind in range(1, len(found)):
-        size = len(found[kind][0])
-        idx = where[offset : offset + size]  # this layout's matches, in file order
-        offset += size
-        to = target[idx]
-        same = (to >= 0) & (segment[idx] == segment[rec[np.maximum(to, 0)]])
-        np.maximum.at(ends, to[same], line[idx[same]])
-        for name, values in found[kind][2].items():
-            integer = values.dtype.kind == "i"
-            column = fields.get(name)
-            if column is None:
-                column = fields[name] = np.full(len(rec), -1 if integer else np.nan, dtype=values.dtype)
-            column[to[same]] = values[same]
-            for i in np.flatnonzero(~same).tolist():
-                leftover.append((int(starts[idx[i]]), ev.FIELD, {name: values[i].item()}))
-    if len(rec) == 0:
-        return None, leftover
-    cols = _columns(starts[rec], first_line + line[rec], ranks[rec], fields)
-    cols["end_line"] = first_line + ends
-    return cols, leftover
+    return target
+
+
+def _other_values(names: list[str], code: np.ndarray, value: np.ndarray, line: np.ndarray, fields: dict) -> dict | None:
+    """The LOSSES columns of the values no record field takes: line, value, component (codes
+    into `names`, those names alone)."""
+    kept = [name for name in names if name not in fields]
+    recode = np.array([kept.index(name) if name in kept else -1 for name in names], dtype=np.int32)[code]
+    other = np.flatnonzero(recode >= 0)
+    if not len(other):
+        return None
+    return {"line": line[other], "value": value[other], "component": recode[other], "names": kept}
 
 
 _FAILURES = re.compile(
@@ -203,15 +216,21 @@ def scan(text: str, first_line: int, rules: Iterable[Rule], bulk: BulkRule | Non
     cols = None
     if bulk is None:
         hits = _hits(text, rules)
-    elif bulk.blocks:
+    elif bulk.values is not None:
         hits = _hits(text, rules)
         run_starts = np.array([h[0] for h in hits if h[1] == ev.RUN_START], dtype=np.int64)
-        cols, leftover = _blocks(index, first_line, bulk, run_starts)
+        cols, leftover, losses = _blocks(index, first_line, bulk, run_starts)
         if leftover:
             hits = sorted(hits + leftover, key=itemgetter(0))
+        if losses is not None:  # the chunk's, for the whole file: last
+            hits.append((len(text), ev.LOSSES, losses))
     else:
         cols, spans = _records(index, first_line, bulk)
         hits = _hits(text, rules, spans)
+    steps = [h for h in hits if h[1] == ev.STEP]
+    if steps:  # records of rules that read one at a time join the bulk rule's, in text order
+        hits = [h for h in hits if h[1] != ev.STEP]
+        cols = _merge(cols, _step_columns(index, first_line, steps))
     hit_pos = np.array([h[0] for h in hits], dtype=np.int64)
     line, ranks, _ = index.lines(hit_pos)
     lines = (first_line + line).tolist()
@@ -230,9 +249,28 @@ def scan(text: str, first_line: int, rules: Iterable[Rule], bulk: BulkRule | Non
     return events
 
 
+def _step_columns(index: TextIndex, first_line: int, steps: list) -> dict:
+    """Columns of the records of STEP hits (position, kind, payload in ITER_FIELDS order)."""
+    pos = np.array([h[0] for h in steps], dtype=np.int64)
+    values = dict(zip(ev.ITER_FIELDS, zip(*(h[2] for h in steps), strict=True), strict=True))
+    fields = {name: np.array(column, dtype=np.int64 if name in _INT_FIELDS else float)
+              for name, column in values.items() if name != "timestamp"}
+    fields["timestamp"] = seconds_array(values["timestamp"])
+    line, ranks, _ = index.lines(pos)
+    return _columns(pos, first_line + line, ranks, fields)
+
+
+def _merge(cols: dict | None, more: dict) -> dict:
+    """Two sets of record columns as one, in text order."""
+    if cols is None:
+        return more
+    joined = {name: np.concatenate((cols[name], more[name])) for name in cols}
+    order = np.argsort(joined["pos"], kind="stable")
+    return {name: column[order] for name, column in joined.items()}
+
+
 def _bulk_event(cols: dict, start: int, stop: int) -> Event:
-    part = cols if start == 0 and stop == len(cols["line"]) else {k: v[start:stop] for k, v in cols.items()}
-    return (int(part["line"][0]), None, ev.BULK, part)
+    return (int(cols["line"][start]), None, ev.BULK, ev.Bulk(cols, start, stop))
 
 
 def number(text: str) -> float | None:

@@ -1,0 +1,59 @@
+"""The scanning loop: records of rules read one at a time (STEP) join the bulk rule's columns in
+text order, and every other hit stays an event between them."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from benchbook.logs import events as ev
+from benchbook.logs.parsers import scanning
+
+_BULK = scanning.BulkRule(layout=scanning.Layout("step ", scanning.Int("iteration"), " rate ",
+                                                 scanning.Num("throughput")), line_start=True)
+_RULES = [
+    (re.compile(r"old (\d+) ips ([0-9.]+)"),
+     lambda m: (ev.STEP, ev.step(0, int(m.group(1)), "2021-04-02 09:00:00.5", float(m.group(2))))),
+    (re.compile(r"EVAL top1 ([0-9.]+)"), lambda m: (ev.EVAL, {"top1": float(m.group(1))})),
+]
+
+
+def test_step_hits_and_bulk_lines_are_one_set_of_columns_in_text_order():
+    text = "step 1 rate 10\nold 2 ips 20.5\nstep 3 rate 30\nEVAL top1 0.5\nstep 4 rate 40\n"
+    events = scanning.scan(text, 11, _RULES, _BULK)
+    assert [e[2] for e in events] == [ev.BULK, ev.EVAL, ev.BULK]
+    first = events[0][3].columns()
+    assert first["iteration"].tolist() == [1, 2, 3] and first["throughput"].tolist() == [10.0, 20.5, 30.0]
+    assert first["line"].tolist() == [11, 12, 13] and first["end_line"].tolist() == [11, 12, 13]
+    assert first["timestamp"][1] == 1617354000.5 and first["epoch"].tolist() == [-1, 0, -1]
+    assert events[1][0] == 14 and events[2][3].columns()["line"].tolist() == [15]
+
+
+def test_step_hits_alone_are_columns_too():
+    events = scanning.scan("old 7 ips 1.5\n[1,2]<stdout>:old 8 ips 2.5\n", 1, _RULES)
+    assert len(events) == 1 and events[0][2] == ev.BULK
+    cols = events[0][3].columns()
+    assert cols["iteration"].tolist() == [7, 8] and cols["rank"].tolist() == [-1, 2]
+
+
+_VALUES = scanning.BulkRule(values=re.compile(r"(: (t|it|loss|[a-z]+ loss): ([0-9.eE+-]+))"), opens="t",
+                            fields=(("t", "timestamp"), ("it", "iteration"), ("loss", "loss")))
+_START = [(re.compile(r"START"), lambda m: (ev.RUN_START, {}))]
+
+
+def test_named_values_open_records_fill_them_per_rank_and_the_others_are_losses():
+    text = ("[1,0]<stdout>: it: 4\n"  # its record is in an earlier chunk: a FIELD event
+            "[1,0]<stdout>: t: 100.5\n[1,1]<stdout>: t: 200.5\n[1,0]<stdout>: it: 5\n[1,1]<stdout>: it: 6\n"
+            "[1,0]<stdout>: box loss: 0.25\n[1,0]<stdout>: loss: 2.5\nSTART\n"
+            "[1,1]<stdout>: loss: 9.5\n")  # after a run start: not the record before it
+    events = scanning.scan(text, 10, _START, _VALUES)
+    assert [e[2] for e in events] == [ev.FIELD, ev.BULK, ev.RUN_START, ev.FIELD, ev.LOSSES]
+    assert events[0][:2] == (10, 0) and events[0][3] == {"iteration": 4.0}
+    cols = events[1][3].columns()
+    assert cols["timestamp"].tolist() == [100.5, 200.5] and cols["iteration"].tolist() == [5, 6]
+    assert cols["rank"].tolist() == [0, 1] and cols["loss"][0] == 2.5 and np.isnan(cols["loss"][1])
+    assert cols["line"].tolist() == [11, 12] and cols["end_line"].tolist() == [16, 14]
+    assert events[3][:2] == (18, 1) and events[3][3] == {"loss": 9.5}
+    losses = events[4][3]
+    assert losses["names"] == ["box loss"] and losses["line"].tolist() == [15] and losses["value"].tolist() == [0.25]

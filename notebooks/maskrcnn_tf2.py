@@ -118,6 +118,16 @@ views.repeats(report)
 record_views.loss(report)
 
 # %% [markdown]
+# ### Loss components
+# The total loss is the sum of its parts, which the script logs beside it (`RPN box loss`, `RPN score loss`,
+# `FastRCNN class loss`, `FastRCNN box loss`, `Mask loss`, `L2 loss` and the totals of the RPN and Fast R-CNN
+# heads): per run, the first and last value of each; then each over the iterations, a colour per configuration.
+# A part that does not fall points at the head that did not learn.
+
+# %%
+record_views.loss_components(report)
+
+# %% [markdown]
 # ### Logged rates and the running mean
 # Up to step 100 each block logs the rate of its own step; after it, the running mean since step 100. Per run:
 # the first logged rate, the median and mean of all logged rates, and the last running mean (the rule's value).

@@ -6,9 +6,7 @@ checked against the rule's recomputed values, so that a section cannot drift fro
 
 from pathlib import Path
 from statistics import harmonic_mean
-from types import SimpleNamespace
 
-import pandas as pd
 import pytest
 
 from benchbook.reports import record_views
@@ -66,51 +64,47 @@ def test_sections_with_nothing_to_show_say_why_in_one_line(tmp_path):
 
 
 # The components NGC's TF2 Mask R-CNN registers for its log (NVIDIA/DeepLearningExamples
-# TensorFlow2/Segmentation/MaskRCNN/mask_rcnn/mask_rcnn_model.py@726e3261, `register_metric(name=...)`), in the
-# order its blocks print them; values made up, falling, at the fixture run's logged iterations.
+# TensorFlow2/Segmentation/MaskRCNN/mask_rcnn/mask_rcnn_model.py@726e3261, `register_metric(name=...)`), printed
+# in name order after each block's throughput (mask_rcnn/hooks/logging_hook.py); values made up, falling.
 COMPONENTS = ["FastRCNN box loss", "FastRCNN class loss", "FastRCNN total loss", "L2 loss", "Mask loss",
               "RPN box loss", "RPN score loss", "RPN total loss"]
-LOSS_COLUMNS = ["source", "run", "line", "iteration", "component", "value"]
+INFO = "[1,0]<stdout>:[MaskRCNN] INFO    : "
 
 
-def _with_losses(report: Report, losses: pd.DataFrame) -> SimpleNamespace:
-    """The report's runs with a `losses` frame of the engine's columns (LOSS_COLUMNS), as Analysis holds it."""
-    analysis = SimpleNamespace(runs=report.analysis.runs, iterations=report.analysis.iterations, losses=losses)
-    return SimpleNamespace(analysis=analysis, unit=report.unit)
-
-
-def _component_rows(source: str, iterations: list[int], first_line: int) -> list[dict]:
-    rows, line = [], first_line
+def _component_log(path: Path, iterations: list[int]) -> None:
+    """A Mask R-CNN log whose blocks print the loss components, as the hook does; one run, which prints a
+    component before its first record (it belongs to no iteration)."""
+    lines = [f"{INFO}Horovod successfully initialized", f"{INFO}Mask loss: 0.99000"]
     for step, iteration in enumerate(iterations):
-        line += 4  # timestamp, iteration, throughput, the Metrics banner
-        for k, component in enumerate(COMPONENTS):
-            rows.append({"source": source, "run": 0, "line": line, "iteration": iteration, "component": component,
-                         "value": round(0.9 - 0.1 * k / len(COMPONENTS) - 0.05 * step, 5)})
-            line += 1
-    return rows
+        lines += [f"{INFO}timestamp: {1617000000.5 + 4 * step}", f"{INFO}iteration: {iteration}",
+                  f"{INFO}throughput: 12.5 samples/sec", f"{INFO}=========== Metrics ==========="]
+        lines += [f"{INFO}{name}: {0.9 - 0.1 * k / len(COMPONENTS) - 0.05 * step:.5f}"
+                  for k, name in enumerate(COMPONENTS)]
+        lines += [f"{INFO}Learning rate: 0.00136", f"{INFO}Total loss: {3.2 - 0.1 * step:.5f}", "[1,0]<stdout>:"]
+    path.write_text("\n".join([*lines, f"{INFO}Job finished with status: `SUCCESS`", ""]))
 
 
-def test_maskrcnn_loss_components_per_run_in_the_order_the_log_prints_them():
-    report = Report(log_dir=FIXTURES / "ngc_maskrcnn")
-    sources = {Path(s).name: s for s in report.analysis.runs["source"]}
-    rows = (_component_rows(sources["tf_gpu1_fp32_bs2.txt"], [5, 10, 15, 20, 25], 7)
-            + _component_rows(sources["hook_running_mean_amp_bs2.txt"], [5, 10], 7))
-    view = _with_losses(report, pd.DataFrame(rows, columns=LOSS_COLUMNS))
-    table = record_views.loss_components_table(view)
+def test_maskrcnn_loss_components_per_run_in_the_order_the_log_prints_them(tmp_path):
+    _component_log(tmp_path / "tf_gpu1_fp32_bs2.txt", [5, 10, 15, 20, 25])
+    _component_log(tmp_path / "tf_gpu8_amp_bs2.txt", [5, 10])
+    report = Report(log_dir=tmp_path)
+    table = record_views.loss_components_table(report)
     gpu1 = table[table["run"] == "tf_gpu1_fp32_bs2.txt:0 (1 GPU, fp32, bs 2)"]
     assert list(gpu1["component"]) == COMPONENTS and set(gpu1["records"]) == {5}
     mask = gpu1.set_index("component").loc["Mask loss"]
+    # `Mask loss: 0.85000` in the block of `iteration: 5`, `Mask loss: 0.65000` in that of `iteration: 25`; the
+    # `Mask loss: 0.99000` before the first block is no iteration's
+    assert mask["records"] == 5
     assert (mask["first iteration"], mask["first value"], mask["last iteration"], mask["last value"]) == (
         5, 0.85, 25, 0.65)
     assert len(table) == 2 * len(COMPONENTS) and list(table.columns) == record_views.LOSS_COMPONENT_COLUMNS
-    shown = record_views.loss_components(view)
+    shown = record_views.loss_components(report)
     assert "FastRCNN box loss" in shown.plain and "<img" in shown.markup  # the table, then the curves
     assert 'alt="Loss components per iteration; FastRCNN box loss' in shown.markup
 
 
 def test_logs_without_loss_components_say_so_in_one_line():
-    report = Report(log_dir=FIXTURES / "ngc_mxnet")
-    view = _with_losses(report, pd.DataFrame(columns=LOSS_COLUMNS))
-    assert record_views.loss_components_table(view).empty
-    shown = record_views.loss_components(view)
+    report = Report(log_dir=FIXTURES / "ngc_maskrcnn")  # total loss only
+    assert record_views.loss_components_table(report).empty
+    shown = record_views.loss_components(report)
     assert shown.plain == "no run logged the components of its loss (only a total loss, or none)"

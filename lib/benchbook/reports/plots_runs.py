@@ -283,14 +283,15 @@ def loss_components(losses: pd.DataFrame, runs: pd.DataFrame, max_components: in
     """Each component of the loss over the iterations: a panel per component (in the order the logs
     print them), a colour per configuration, a line per run (repeats share their configuration's colour).
 
-    `losses` is `Analysis.losses` (source, run, line, iteration, component, value); `runs` names each
-    run's configuration. At most `max_components` panels and `max_configs` configurations are drawn;
-    the title says what was left out.
+    `losses` is `Analysis.losses` (source, run, line, iteration, component, value; iteration -1, a
+    component printed before the run's first record, is not drawn); `runs` names each run's configuration.
+    At most `max_components` panels and `max_configs` configurations are drawn; the title says what was
+    left out.
     """
     title = "Loss components per iteration"
     if losses is None or losses.empty:
         return no_data_figure(title, "no run logged the components of its loss")
-    data = losses.dropna(subset=["iteration", "value"])
+    data = losses[pd.to_numeric(losses["iteration"], errors="coerce") >= 0].dropna(subset=["value"])
     if data.empty:
         return no_data_figure(title, "no loss component was logged with an iteration")
     components = list(dict.fromkeys(data.sort_values("line", kind="stable")["component"]))
@@ -310,7 +311,7 @@ def loss_components(losses: pd.DataFrame, runs: pd.DataFrame, max_components: in
         extra.remove()
     for ax, component in zip(axes, shown, strict=False):
         part = data[(data["component"] == component) & data["_config"].isin(drawn)]
-        for (_source, _run), rows in part.groupby(["source", "run"], sort=False):
+        for (_source, _run), rows in part.groupby(["source", "run"], sort=False, observed=True):
             rows = rows.sort_values(["iteration", "line"], kind="stable")
             ax.plot(rows["iteration"].to_numpy(float), rows["value"].to_numpy(float),
                     color=colors[rows["_config"].iloc[0]], lw=1.2, marker=".", ms=3)

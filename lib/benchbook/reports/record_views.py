@@ -102,13 +102,15 @@ LOSS_COMPONENT_COLUMNS = ["run", "component", "records", "first iteration", "fir
 def loss_components_table(report: Report) -> pd.DataFrame:
     """Per run and component of the loss (`analysis.losses`: source, run, line, iteration, component,
     value), in the order the log prints them: how many records logged it, its first and last value and their
-    iterations. Whether each part of the model learned, not only the total."""
-    losses = report.analysis.losses.dropna(subset=["value"])
+    iterations (a component printed before the run's first record has none and is left out). Whether each
+    part of the model learned, not only the total."""
+    losses = report.analysis.losses
+    losses = losses[losses["iteration"] >= 0].dropna(subset=["value"])  # -1: printed before any record
     if losses.empty:
         return pd.DataFrame(columns=LOSS_COMPONENT_COLUMNS)
     # groups in the order they first appear: runs as the files hold them, components as the log prints them
     ordered = _labelled(report, losses.sort_values(["source", "run", "line"], kind="stable"))
-    per_run = (ordered.groupby(["run", "component"], sort=False)
+    per_run = (ordered.groupby(["run", "component"], sort=False, observed=True)
                .agg(records=("value", "size"), first_iteration=("iteration", "first"), first_value=("value", "first"),
                     last_iteration=("iteration", "last"), last_value=("value", "last")).reset_index())
     per_run.columns = LOSS_COMPONENT_COLUMNS

@@ -99,7 +99,10 @@ def test_maskrcnn_loss_components_per_run_in_the_order_the_log_prints_them(tmp_p
         5, 0.85, 25, 0.65)
     assert len(table) == 2 * len(COMPONENTS) and list(table.columns) == record_views.LOSS_COMPONENT_COLUMNS
     shown = record_views.loss_components(report)
-    assert "FastRCNN box loss" in shown.plain and "<img" in shown.markup  # the table, then the curves
+    header, first, second = (line.split(" | ") for line in shown.plain.splitlines()[:3])
+    assert header == ["run", "iterations", *COMPONENTS] and "<img" in shown.markup  # a row per run, then the curves
+    assert dict(zip(header, first, strict=True))["Mask loss"] == "0.8500 → 0.6500" and first[1] == "5–25"
+    assert second[0] == "tf_gpu8_amp_bs2.txt:0 (8 GPUs, fp32, bs 2)" and second[1] == "5–10"
     assert 'alt="Loss components per iteration; FastRCNN box loss' in shown.markup
 
 

@@ -118,13 +118,20 @@ def loss_components_table(report: Report) -> pd.DataFrame:
 
 
 def loss_components(report: Report) -> display.Html:
-    """The components' table and their curves per configuration over the iterations; one line where the
-    logs print no components (a format that logs the total loss alone, shown under Loss)."""
+    """A row per run, a column per component (first value -> last value, over the iterations the row
+    names), then the components' curves per configuration; one line where the logs print no components
+    (a format that logs the total loss alone, shown under Loss)."""
     from . import plots
     from .views import together
     table = loss_components_table(report)
     if table.empty:
         return display.note("no run logged the components of its loss (only a total loss, or none)")
-    shown = display.table(table, empty="no run logged the components of its loss", formats={
-        "first value": 4, "last value": 4, "first iteration": 0, "last iteration": 0})
+    components = list(dict.fromkeys(table["component"]))
+    cells = table.assign(change=[f"{display.fixed(a, 4)} → {display.fixed(b, 4)}"
+                                 for a, b in zip(table["first value"], table["last value"], strict=True)])
+    wide = cells.pivot(index="run", columns="component", values="change").reindex(
+        index=list(dict.fromkeys(table["run"])), columns=components)
+    spans = cells.groupby("run", sort=False).agg(first=("first iteration", "min"), last=("last iteration", "max"))
+    wide.insert(0, "iterations", [f"{int(a)}–{int(b)}" for a, b in spans.loc[wide.index].itertuples(index=False)])
+    shown = display.table(wide.reset_index(), empty="no run logged the components of its loss")
     return together(shown, plots.loss_components(report.analysis.losses, report.analysis.runs))

@@ -12,8 +12,9 @@ from __future__ import annotations
 import re
 
 from .. import events as ev
-from . import LogFormat, register, scanning
+from . import scanning
 from .dllogger import LINE, before_warmup_steps, parameters, step_of, truthy, values
+from .registry import LogFormat, register
 
 _STEP = scanning.Layout("DLL ", scanning.Stamp(), " - Epoch: ", scanning.Int("epoch"), " Iteration: ",
                         scanning.Int("iteration"), "  train.loss : ", scanning.Num("loss"), "  train.ips : ",

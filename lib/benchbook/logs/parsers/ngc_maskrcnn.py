@@ -15,7 +15,8 @@ from __future__ import annotations
 import re
 
 from .. import events as ev
-from . import LogFormat, register, scanning
+from . import scanning
+from .registry import LogFormat, register
 from .runrecords import RunRecords
 
 # Every line begins with `[MaskRCNN] INFO    : `. A logged block is `name: number` lines: its

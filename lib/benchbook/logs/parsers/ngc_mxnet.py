@@ -25,8 +25,9 @@ import numpy as np
 
 from .. import events as ev
 from ..presets import Preset
-from . import LogFormat, register, scanning
+from . import scanning
 from .dllogger import LINE, parameters, step_of, values
+from .registry import LogFormat, register
 from .runrecords import RunRecords
 
 _ARGS = re.compile(r":INFO: Start with arguments Namespace\(([^\n]*)\)")

@@ -24,8 +24,9 @@ import numpy as np
 
 from .. import events as ev
 from ..presets import Preset
-from . import LogFormat, register, scanning
+from . import scanning
 from .dllogger import LINE, parameters, step_of, truthy, values
+from .registry import LogFormat, register
 from .runrecords import RunRecords
 
 # `DLL <time> - Epoch: E Iteration: I  train.loss : ...`: the per-iteration lines, as columns. The

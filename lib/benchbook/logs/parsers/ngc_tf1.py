@@ -13,8 +13,9 @@ import re
 
 from .. import events as ev
 from ..presets import Preset
-from . import LogFormat, register, scanning
+from . import scanning
 from .dllogger import LINE, before_warmup_steps, parameters, step_of, truthy, values
+from .registry import LogFormat, register
 from .runrecords import RunRecords
 
 # The one-metric step lines that make up most of a benchmark log get their own pattern.

@@ -10,22 +10,9 @@ for Slurm. Adding a launcher is a new module here that registers a `Launcher` su
 
 from __future__ import annotations
 
-from ...errors import UnknownNameError
 from .base import Launcher
+from .registry import REGISTRY, get, register
 
-REGISTRY: dict[str, Launcher] = {}
-
-
-def register(cls: type[Launcher]) -> type[Launcher]:
-    REGISTRY[cls.name] = cls()
-    return cls
-
-
-def get(name: str) -> Launcher:
-    try:
-        return REGISTRY[name]
-    except KeyError:
-        raise UnknownNameError("launcher", name, list(REGISTRY)) from None
-
+__all__ = ["REGISTRY", "Launcher", "get", "register"]
 
 from . import horovodrun, local, mpirun, slurm  # noqa: E402,F401  (registration)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from . import register
 from .base import Launcher
 from .mpirun import placement
+from .registry import register
 
 
 @register

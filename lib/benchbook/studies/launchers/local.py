@@ -3,8 +3,8 @@ NGC READMEs launch their multi-GPU runs inside one container."""
 
 from __future__ import annotations
 
-from . import register
 from .base import Launcher, processes
+from .registry import register
 
 
 @register

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import os
 
-from . import register
 from .base import Launcher, exported, processes
+from .registry import register
 
 
 def placement(study, cfg) -> tuple[int, str] | None:

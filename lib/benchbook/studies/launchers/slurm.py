@@ -32,9 +32,9 @@ from pathlib import Path
 
 from ...errors import BenchbookError
 from ..failures import Ending
-from . import register
 from .base import Launcher
 from .command import RESULTS, safe_env, safe_line
+from .registry import register
 
 POLL_S = 0.5
 STATE_EVERY_S = 1.0

@@ -169,7 +169,7 @@ def test_env_diff_limits_long_lists(two_captures, tmp_path):
 def test_env_diff_of_unreadable_input_names_the_file(tmp_path, two_captures):
     bad = tmp_path / "bad.json"
     bad.write_text("{not json", encoding="utf-8")
-    with pytest.raises(BenchbookError, match=r"bad\.json: not readable JSON \(.*line 1 column 2"):
+    with pytest.raises(BenchbookError, match=r"bad\.json: not valid JSON \(line 1, column 2"):
         _run(["env", "diff", str(two_captures[0]), str(bad)])
 
 
@@ -182,7 +182,7 @@ def test_main_exits_2_naming_the_unreadable_file(tmp_path, two_captures, capsys)
     bad = tmp_path / "bad.json"
     bad.write_text("{not json", encoding="utf-8")
     assert main(["env", "diff", str(two_captures[0]), str(bad)]) == 2
-    assert "bad.json: not readable JSON" in capsys.readouterr().err
+    assert "bad.json: not valid JSON (line 1, column 2" in capsys.readouterr().err
 
 
 def test_main_env_diff_exits_0_when_environments_differ(two_captures, capsys):

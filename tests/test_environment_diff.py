@@ -224,7 +224,7 @@ def test_two_studies_with_the_same_sweep_differ_only_in_environment(study, tmp_p
 def test_bad_json_names_the_file(tmp_path):
     path = tmp_path / "broken.json"
     path.write_text('{"schema_version": 1,\n  "gpus": ', encoding="utf-8")
-    with pytest.raises(BenchbookError, match=r"broken\.json: not readable JSON \(.*line 2 column .*expected a capture"):
+    with pytest.raises(BenchbookError, match=r"broken\.json: not valid JSON \(line 2, column \d+: .*a capture"):
         load(path)
 
 
@@ -248,7 +248,7 @@ def test_missing_paths_and_empty_folders(tmp_path):
         load(tmp_path / "empty")
     binary = tmp_path / "image.bin"
     binary.write_bytes(b"\xff\xfe\x00binary")
-    with pytest.raises(BenchbookError, match=r"image\.bin: not readable JSON \(.*can't decode"):
+    with pytest.raises(BenchbookError, match=r"image\.bin: not a text file"):
         load(binary)
 
 

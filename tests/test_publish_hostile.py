@@ -54,7 +54,7 @@ def test_corrupt_entries_are_shown_and_force_publishes_over_them(tmp_path, capfd
     assert entry["status"] == "ok", entry
     assert json.loads((reports / "tiny" / "entry.json").read_text())["status"] == "ok"
     index = (reports / "index.html").read_text()
-    assert "other/report.html" in index and "unreadable" in index and "other/entry.json: not readable JSON" in index
+    assert "other/report.html" in index and "unreadable" in index and "other/entry.json: not valid JSON" in index
     # the kernel's warnings stay off the terminal, kept beside the executed notebook
     err = capfd.readouterr().err
     assert "IPKernelApp" not in err and "without encryption" not in err, err

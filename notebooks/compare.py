@@ -30,7 +30,7 @@ summary_path: Optional[str] = None  # where to write the headline numbers as JSO
 from benchbook.reports import display
 from benchbook.reports.compare import Comparison
 
-comparison = Comparison(sources, [] if labels is None else labels, baseline)
+comparison = Comparison(sources, labels, baseline)
 display.table(comparison.describe(), empty="no source")
 
 # %% [markdown]

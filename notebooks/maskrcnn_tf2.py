@@ -86,7 +86,7 @@ views.runs(report)
 # %% [markdown]
 # ### Scaling
 # Median throughput over repeats; speedup against the 1-GPU median of the same batch and precision, where a
-# 1-GPU run was measured.
+# 1-GPU run was measured (1 process on the CPU; none where no other run is compared with it).
 
 # %%
 views.scaling(report)
@@ -116,6 +116,16 @@ views.repeats(report)
 
 # %%
 record_views.loss(report)
+
+# %% [markdown]
+# ### Loss components
+# The total loss is the sum of its parts, which the script logs beside it (`RPN box loss`, `RPN score loss`,
+# `FastRCNN class loss`, `FastRCNN box loss`, `Mask loss`, `L2 loss` and the totals of the RPN and Fast R-CNN
+# heads): per run, the first and last value of each; then each over the iterations, a colour per configuration.
+# A part that does not fall points at the head that did not learn.
+
+# %%
+record_views.loss_components(report)
 
 # %% [markdown]
 # ### Logged rates and the running mean

@@ -87,7 +87,7 @@ views.runs(report)
 # %% [markdown]
 # ### Scaling
 # Median throughput over repeats; speedup against the 1-GPU median of the same batch and precision, where a
-# 1-GPU run was measured.
+# 1-GPU run was measured (1 process on the CPU; none where no other run is compared with it).
 
 # %%
 views.scaling(report)

@@ -5,6 +5,7 @@ reference logs)."""
 from __future__ import annotations
 
 import importlib.util
+import json
 import re
 from pathlib import Path
 
@@ -31,12 +32,14 @@ def test_bench_times_the_cli_and_the_naive_loop_on_the_same_files(capsys):
     assert re.search(r"^start-up: benchbook formats in [0-9.]+ s$", out, re.M)
 
 
-def test_the_naive_loop_reads_every_format_of_the_examples():
+def test_the_naive_loop_reads_every_format_of_the_examples(capsys):
     bench = _bench()
     for folder in sorted((ROOT / "examples" / "logs").iterdir()):
-        for log in bench._logs(folder):
-            records = bench.naive_file(log)
-            assert records and all(r["throughput"] > 0 for r in records), log
+        logs = sorted(str(p) for p in folder.rglob("*") if p.is_file() and p.suffix in (".txt", ".log"))
+        assert bench.naive_main(folder) == 0
+        lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+        assert [line["source"] for line in lines] == logs and logs, folder  # one line a log, in path order
+        assert all(line["records"] > 0 and line["mean_throughput"] > 0 for line in lines), lines
 
 
 def test_bench_fails_when_analyzing_one_log_takes_more_memory_than_the_limit(capsys):

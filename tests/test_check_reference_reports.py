@@ -5,6 +5,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from benchbook.reports.references import Row
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
 import check_reference_reports as tool  # noqa: E402
 
@@ -29,3 +31,28 @@ def test_the_opening_must_come_first_and_cells_must_not_be_raw():
     assert tool.opening_problems(late) == ["the verdict and the headline table are not the first thing on the page"]
     assert tool.opening_problems("<table><tr><td>x</td></tr></table>")[0] == "no verdict sentence or headline table"
     assert tool.opening_problems(good.replace("–", "NaN")) == ["raw values in table cells: NaN"]
+
+
+def _published(throughput: float, printed: str | None = None) -> Row:
+    return Row(gpus=1, batch_size=128, precision="fp32", throughput=throughput,
+               printed={"throughput": printed} if printed else {})
+
+
+def test_a_published_number_is_matched_by_the_digits_the_publication_printed():
+    # A report printing 3 decimals, trailing zeros included (wanghuancoder/PerformanceReport's TensorFlow
+    # README prints 3038.730): the cell must read as printed, a float's 3038.73 is a mismatch.
+    rows = [{"published": "3038.730", "measured": "3040.112", "verdict": "reproduced"}]
+    assert tool.published_problems(rows, [_published(3038.73, "3038.730")]) == []
+    lost = [{**rows[0], "published": "3038.73"}]
+    assert tool.published_problems(lost, [_published(3038.73, "3038.730")]) == [
+        "published 3038.730 is not in the report's reproduction table (shown as 3038.73)"]
+    assert tool.published_problems(rows, [_published(2948.2)]) == [
+        "published 2948.2 is not in the report's reproduction table"]
+
+
+def test_a_published_number_must_be_reproduced_and_every_row_shown():
+    rows = [{"published": "381.46", "measured": "360.00", "verdict": "slower"}]
+    assert tool.published_problems(rows, [_published(381.46), _published(2948.2)]) == [
+        "1 rows in the reproduction table, 2 published",
+        "published 381.46: verdict 'slower', measured 360.00",
+        "published 2948.2 is not in the report's reproduction table"]

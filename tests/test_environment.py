@@ -263,16 +263,17 @@ NGC_ENV = {"CUDA_VERSION": "10.2.89", "CUDNN_VERSION": "7.6.5", "NCCL_VERSION": 
 
 
 def _ngc_probe(root: Path, **env) -> Probe:
+    variables = {"PATH": f"{FAKE_BIN}{os.pathsep}{os.environ['PATH']}", **NGC_ENV, **env}
+    default = Probe(env=variables, root=root, nvml=False).runner  # a plain probe's: PATH lookup, subprocess
+
     def runner(args, timeout):
         if args[0] == "ldconfig":
             return 0, LDCONFIG, ""
         if args[0] in ("lscpu", "nvcc", "/usr/local/cuda/bin/nvcc"):
             return None
-        return probe._subprocess(args, timeout)
+        return default(args, timeout)
 
-    probe = Probe(env={"PATH": f"{FAKE_BIN}{os.pathsep}{os.environ['PATH']}", **NGC_ENV, **env}, root=root,
-                  runner=runner, nvml=False)
-    return probe
+    return Probe(env=variables, root=root, runner=runner, nvml=False)
 
 
 def test_dgx1_in_an_ngc_container(dgx1_root):

@@ -154,7 +154,8 @@ def test_load_a_capture_file(tmp_path, dgx1):
 
 
 def test_load_a_run_record_and_its_folder(tmp_path, dgx1):
-    record = {"schema_version": 1, "run_id": "r1", "config": {"batch_size": 256}, "environment": dgx1}
+    record = {"schema_version": 1, "run_id": "r1", "status": "complete", "config": {"batch_size": 256},
+              "environment": dgx1}
     path = _write(tmp_path / "r1" / "run.json", record)
     for source in (path, path.parent):
         loaded = load(source)
@@ -183,10 +184,10 @@ def study(tmp_path, dgx1) -> Path:
             if (batch, repeat) == (256, 2):
                 env["gpus"]["driver"] = "418.87.01"
             _write(folder / f"b{batch}_r{repeat}" / "run.json",
-                   {"run_id": f"b{batch}_r{repeat}", "config": {"batch_size": batch, "repeat": repeat},
-                    "environment": env})
-    _write(folder / "old" / "run.json", {"run_id": "old", "config": {}, "environment": {"host": {"hostname": "x"},
-                                                                                        "capture_error": "boom"}})
+                   {"run_id": f"b{batch}_r{repeat}", "status": "complete",
+                    "config": {"batch_size": batch, "repeat": repeat}, "environment": env})
+    _write(folder / "old" / "run.json", {"run_id": "old", "status": "complete", "config": {},
+                                          "environment": {"host": {"hostname": "x"}, "capture_error": "boom"}})
     _write(folder / "study.json", {"study": "s"})
     return folder
 
@@ -223,12 +224,12 @@ def test_two_studies_with_the_same_sweep_differ_only_in_environment(study, tmp_p
 def test_bad_json_names_the_file(tmp_path):
     path = tmp_path / "broken.json"
     path.write_text('{"schema_version": 1,\n  "gpus": ', encoding="utf-8")
-    with pytest.raises(BenchbookError, match=r"broken\.json: not valid JSON \(line 2, column"):
+    with pytest.raises(BenchbookError, match=r"broken\.json: not valid JSON \(line 2, column \d+: .*a capture"):
         load(path)
 
 
 @pytest.mark.parametrize("content, message", [
-    ("[1, 2]", r"not an environment capture"),
+    ("[1, 2]", r"expected a JSON object; expected a capture"),
     ('{"config": {}}', r"not an environment capture"),
     ('{"environment": {"host": {}}, "config": {}}', r"its `environment` is not a capture"),
 ])
@@ -252,6 +253,15 @@ def test_missing_paths_and_empty_folders(tmp_path):
 
 
 def test_a_study_without_any_capture_is_an_error(tmp_path):
-    _write(tmp_path / "s" / "r1" / "run.json", {"config": {}, "environment": None})
+    _write(tmp_path / "s" / "r1" / "run.json", {"status": "complete", "config": {}, "environment": None})
     with pytest.raises(BenchbookError, match=r"none of its 1 run records holds an environment capture"):
         load(tmp_path / "s")
+
+
+def test_a_study_reads_its_records_as_run_records(study, dgx1):
+    """A study's run.json is read by studies.records: one without `status` is no run record, and is named."""
+    _write(study / "half" / "run.json", {"run_id": "half", "config": {}, "environment": dgx1})
+    loaded = load(study)
+    assert [e.label for e in loaded.entries] == ["b128_r1", "b128_r2", "b256_r1", "b256_r2"]
+    [half] = [p for p in loaded.problems if "half/run.json" in p]
+    assert "not a run record (expected a JSON object with `config` and `status`)" in half

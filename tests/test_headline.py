@@ -80,3 +80,13 @@ def test_cpu_runs_of_one_and_two_processes_are_rows_of_their_own():
     table = headline.published_form(metrics.aggregate(runs), None)
     assert table.plain.splitlines()[0].startswith("ran on | ")
     assert table.plain.splitlines()[1:] == ["CPU | 21.85 | 2", "CPU, 2 processes | 12.14 | 1"]
+
+
+@pytest.mark.parametrize("gpus, processes, precision, batch, xla, label", [
+    (8, 8, "amp", 4, False, "8 GPUs, AMP, batch 4"),
+    (1, 1, "fp32", 256, True, "1 GPU, FP32, batch 256, XLA"),
+    (0, 1, "fp32", 8, None, "CPU, FP32, batch 8"),
+    (0, 2, "fp32", 8, False, "CPU, 2 processes, FP32, batch 8"),
+])
+def test_a_configuration_in_words(gpus, processes, precision, batch, xla, label):
+    assert headline.configuration_label(gpus, processes, precision, batch, xla) == label

@@ -100,7 +100,8 @@ def test_model_notebooks_open_with_the_verdict_then_four_sections():
     ("resnet50_tf", "### Time to train and top-1", "views.time_to_train(report)"),
     ("resnet50_mxnet", "### Per-epoch rates", "record_views.epoch_rates(report)"),
     ("resnet50_pytorch", "### Per-iteration rates", "record_views.iteration_rates(report)"),
-    ("maskrcnn_tf2", "### Loss", "record_views.loss(report)")])
+    ("maskrcnn_tf2", "### Loss", "record_views.loss(report)"),
+    ("maskrcnn_tf2", "### Loss components", "record_views.loss_components(report)")])
 def test_each_model_notebook_shows_what_is_particular_to_its_logs(name, section, call):
     """Shared cells call the library; each model's own section, in its own words, sits in section 2 of its
     notebook and of no other."""

@@ -6,6 +6,7 @@ import os
 import re
 import threading
 import time
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -13,6 +14,9 @@ import pytest
 from benchbook import cli
 from benchbook.errors import ReportNameError
 from benchbook.reports import publish
+from benchbook.reports.report import Report
+
+FIXTURES = Path(__file__).parent / "fixtures"
 
 
 def tiny_notebook(tmp_path, code="print('measured')"):
@@ -50,7 +54,7 @@ def test_corrupt_entries_are_shown_and_force_publishes_over_them(tmp_path, capfd
     assert entry["status"] == "ok", entry
     assert json.loads((reports / "tiny" / "entry.json").read_text())["status"] == "ok"
     index = (reports / "index.html").read_text()
-    assert "other/report.html" in index and "unreadable" in index and "other/entry.json: not readable JSON" in index
+    assert "other/report.html" in index and "unreadable" in index and "other/entry.json: not valid JSON" in index
     # the kernel's warnings stay off the terminal, kept beside the executed notebook
     err = capfd.readouterr().err
     assert "IPKernelApp" not in err and "without encryption" not in err, err
@@ -107,10 +111,24 @@ def test_a_log_removed_while_the_notebook_runs_fails_the_report(tmp_path):
 
 def test_the_index_shows_counts_as_integers_and_times_as_utc(tmp_path):
     entry = {"name": "r", "status": "ok", "published_at": "20261124T100301Z", "notebook": "n.ipynb",
-             "summary": {"runs": 6, "complete": 6, "best": {"label": "8 GPU amp bs256", "median": 42.48875}}}
+             "summary": {"runs": 6, "complete": 6, "best": {"label": "8 GPUs, AMP, batch 256", "median": 42.48875}}}
     index = publish.write_index(tmp_path, [entry]).read_text()
     assert "<td>6 / 6</td>" in index and "42.49" in index and "42.48875" not in index
     assert "2026-11-24 10:03:01" in index and "20261124T100301Z" not in index
+
+
+def test_the_index_gives_each_best_median_in_its_reports_unit(tmp_path):
+    # The Mask R-CNN fixture logs measure samples/s (its reference's unit), the MXNet ones images/s: the
+    # index names each report's unit beside its number, and the configuration in words.
+    rows = {}
+    for name, folder in (("maskrcnn", "ngc_maskrcnn"), ("mxnet", "ngc_mxnet")):
+        summary = Report(log_dir=FIXTURES / folder).headline()
+        rows[name] = {"name": name, "status": "ok", "summary": summary}
+    index = publish.write_index(tmp_path, list(rows.values())).read_text()
+    cells = {name: index[index.index(f'href="{name}/report.html">{name}<'):].split("</tr>")[0] for name in rows}
+    assert "<td>8 GPUs, AMP, batch 2</td>" in cells["maskrcnn"] and "46.80 samples/s" in cells["maskrcnn"]
+    assert "<td>8 GPUs, AMP, batch 256</td>" in cells["mxnet"] and "23,779.70 images/s" in cells["mxnet"]
+    assert "<th>median</th>" in index and "median images/s" not in index
 
 
 def test_a_reference_outside_its_folder_is_refused_before_any_notebook_runs(tmp_path, capsys):

@@ -61,3 +61,53 @@ def test_sections_with_nothing_to_show_say_why_in_one_line(tmp_path):
     nothing = Report(log_dir=tmp_path)
     assert "no run logged per-iteration rates" in str(record_views.iteration_rates(nothing))
     assert "no run logged a loss" in str(record_views.loss(nothing))
+
+
+# The components NGC's TF2 Mask R-CNN registers for its log (NVIDIA/DeepLearningExamples
+# TensorFlow2/Segmentation/MaskRCNN/mask_rcnn/mask_rcnn_model.py@726e3261, `register_metric(name=...)`), printed
+# in name order after each block's throughput (mask_rcnn/hooks/logging_hook.py); values made up, falling.
+COMPONENTS = ["FastRCNN box loss", "FastRCNN class loss", "FastRCNN total loss", "L2 loss", "Mask loss",
+              "RPN box loss", "RPN score loss", "RPN total loss"]
+INFO = "[1,0]<stdout>:[MaskRCNN] INFO    : "
+
+
+def _component_log(path: Path, iterations: list[int]) -> None:
+    """A Mask R-CNN log whose blocks print the loss components, as the hook does; one run, which prints a
+    component before its first record (it belongs to no iteration)."""
+    lines = [f"{INFO}Horovod successfully initialized", f"{INFO}Mask loss: 0.99000"]
+    for step, iteration in enumerate(iterations):
+        lines += [f"{INFO}timestamp: {1617000000.5 + 4 * step}", f"{INFO}iteration: {iteration}",
+                  f"{INFO}throughput: 12.5 samples/sec", f"{INFO}=========== Metrics ==========="]
+        lines += [f"{INFO}{name}: {0.9 - 0.1 * k / len(COMPONENTS) - 0.05 * step:.5f}"
+                  for k, name in enumerate(COMPONENTS)]
+        lines += [f"{INFO}Learning rate: 0.00136", f"{INFO}Total loss: {3.2 - 0.1 * step:.5f}", "[1,0]<stdout>:"]
+    path.write_text("\n".join([*lines, f"{INFO}Job finished with status: `SUCCESS`", ""]))
+
+
+def test_maskrcnn_loss_components_per_run_in_the_order_the_log_prints_them(tmp_path):
+    _component_log(tmp_path / "tf_gpu1_fp32_bs2.txt", [5, 10, 15, 20, 25])
+    _component_log(tmp_path / "tf_gpu8_amp_bs2.txt", [5, 10])
+    report = Report(log_dir=tmp_path)
+    table = record_views.loss_components_table(report)
+    gpu1 = table[table["run"] == "tf_gpu1_fp32_bs2.txt:0 (1 GPU, fp32, bs 2)"]
+    assert list(gpu1["component"]) == COMPONENTS and set(gpu1["records"]) == {5}
+    mask = gpu1.set_index("component").loc["Mask loss"]
+    # `Mask loss: 0.85000` in the block of `iteration: 5`, `Mask loss: 0.65000` in that of `iteration: 25`; the
+    # `Mask loss: 0.99000` before the first block is no iteration's
+    assert mask["records"] == 5
+    assert (mask["first iteration"], mask["first value"], mask["last iteration"], mask["last value"]) == (
+        5, 0.85, 25, 0.65)
+    assert len(table) == 2 * len(COMPONENTS) and list(table.columns) == record_views.LOSS_COMPONENT_COLUMNS
+    shown = record_views.loss_components(report)
+    header, first, second = (line.split(" | ") for line in shown.plain.splitlines()[:3])
+    assert header == ["run", "iterations", *COMPONENTS] and "<img" in shown.markup  # a row per run, then the curves
+    assert dict(zip(header, first, strict=True))["Mask loss"] == "0.8500 → 0.6500" and first[1] == "5–25"
+    assert second[0] == "tf_gpu8_amp_bs2.txt:0 (8 GPUs, fp32, bs 2)" and second[1] == "5–10"
+    assert 'alt="Loss components per iteration; FastRCNN box loss' in shown.markup
+
+
+def test_logs_without_loss_components_say_so_in_one_line():
+    report = Report(log_dir=FIXTURES / "ngc_maskrcnn")  # total loss only
+    assert record_views.loss_components_table(report).empty
+    shown = record_views.loss_components(report)
+    assert shown.plain == "no run logged the components of its loss (only a total loss, or none)"

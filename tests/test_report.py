@@ -13,6 +13,7 @@ from conftest import CPU_STUDY as STUDY
 from conftest import cpu_log_text as log_text
 
 FIXTURES = Path(__file__).parent / "fixtures"
+ROOT = Path(__file__).parent.parent
 
 
 @pytest.fixture
@@ -89,3 +90,61 @@ def test_a_finished_run_whose_log_is_gone_is_a_problem(study_folder):
     r = Report(study_folder / "s.yaml", runs_dir=study_folder / "runs")
     assert len(r.runs()) == 1
     assert "log is missing" in r.problems()["problem"].iloc[0] and r.headline()["problems"] == 1
+
+
+def test_scaling_and_reproduction_are_unrounded_the_views_round(tmp_path, monkeypatch):
+    # The MXNet fixture's 1-GPU AMP bs64 median is 605.0686... (test_views shows it as 605.069 against a
+    # 3-decimal published number): the frames keep every digit, so that a table and the headline, which
+    # both round the same number once, cannot read 23779.71 and 23779.70.
+    text = (ROOT / "params" / "references" / "ngc_mxnet_resnet50.yaml").read_text()
+    (tmp_path / "one.yaml").write_text(text[:text.index("rows:")] + "rows:\n  - {gpus: 1, batch_size: 64, "
+                                                                   "precision: amp, throughput: 605.1}\n")
+    monkeypatch.setenv("BENCHBOOK_REFERENCES", str(tmp_path))
+    r = Report(log_dir=FIXTURES / "ngc_mxnet", reference="one")
+    stats = r.stats.set_index(["gpus", "batch_size", "precision"])["median"]
+    scaling = r.scaling().set_index(["gpus", "batch_size", "precision"])["median"]
+    assert scaling[(1, 64, "amp")] == stats[(1, 64, "amp")] and round(stats[(1, 64, "amp")], 3) != stats[
+        (1, 64, "amp")]
+    assert scaling.sort_index().equals(stats.sort_index())
+    measured = r.reproduction().dropna(subset=["measured"])
+    assert len(measured) and all(m == stats[(g, b, p)] for m, g, b, p in
+                                 zip(measured["measured"], measured["gpus"], measured["batch_size"],
+                                     measured["precision"], strict=True))
+
+
+def test_the_setup_of_a_cpu_study_names_the_python_it_uses(tmp_path, monkeypatch):
+    import os
+    import sys
+
+    monkeypatch.setenv("BENCHBOOK_ENVS", str(tmp_path / "envs"))  # no environment built there
+    monkeypatch.delenv("BENCHBOOK_PYTHON_TENSORFLOW", raising=False)
+    (tmp_path / "built.yaml").write_text(STUDY)
+    row = Report(tmp_path / "built.yaml", runs_dir=tmp_path / "runs").setup().iloc[0]
+    assert (row["need"], bool(row["ready"]), row["how"]) == ("tensorflow CPU environment", False,
+                                                      "created by the first run (pinned requirements)")
+    (tmp_path / "named.yaml").write_text(STUDY.replace("name: s\n", f"name: n\npython: {sys.executable}\n"))
+    row = Report(tmp_path / "named.yaml", runs_dir=tmp_path / "runs").setup().iloc[0]
+    assert (row["need"], bool(row["ready"])) == ("tensorflow Python", True)
+    assert row["how"] == f"{sys.executable}, named by the study's `python` (used as it is, nothing installed)"
+    missing = tmp_path / "no-python"
+    monkeypatch.setenv("BENCHBOOK_PYTHON_TENSORFLOW", str(missing))
+    row = Report(tmp_path / "built.yaml", runs_dir=tmp_path / "runs").setup().iloc[0]
+    assert not row["ready"] and row["how"] == (f"{missing}, named by BENCHBOOK_PYTHON_TENSORFLOW (used as it "
+                                               f"is, nothing installed): not an executable file")
+    assert not os.path.exists(tmp_path / "envs")  # nothing was built to say so
+
+
+def test_the_environment_of_a_cpu_study_is_captured_with_the_python_it_names(tmp_path, monkeypatch):
+    import sys
+
+    from benchbook.environment import capture
+
+    asked = []
+    monkeypatch.setattr(capture, "capture", lambda python=None: asked.append(python) or {"hostname": "h"})
+    monkeypatch.setenv("BENCHBOOK_ENVS", str(tmp_path / "envs"))
+    monkeypatch.delenv("BENCHBOOK_PYTHON_TENSORFLOW", raising=False)
+    (tmp_path / "named.yaml").write_text(STUDY.replace("name: s\n", f"name: n\npython: {sys.executable}\n"))
+    (tmp_path / "built.yaml").write_text(STUDY)
+    assert Report(tmp_path / "named.yaml", runs_dir=tmp_path / "runs").capture == {"hostname": "h"}
+    Report(tmp_path / "built.yaml", runs_dir=tmp_path / "runs").capture  # noqa: B018 -- no environment built yet
+    assert asked == [sys.executable, None]

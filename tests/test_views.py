@@ -187,3 +187,25 @@ def test_the_measured_number_has_the_published_decimals_without_digits_it_does_n
     header, row = (line.split(" | ") for line in shown.plain.splitlines()[:2])
     assert dict(zip(header, row, strict=True))["published"] == "605.100"
     assert dict(zip(header, row, strict=True))["measured"] == "605.069"
+
+
+def test_the_runs_table_tells_cpu_runs_apart_by_their_processes(tmp_path):
+    # cpu_mpi's 1- and 2-process runs of one configuration: the processes column says which is which (the
+    # benchbook_cpu PARAMETER line's `processes : N`, parsers/benchbook_cpu.py); GPU runs, one process per
+    # GPU, do without it.
+    r = study_folder(tmp_path, [10.0, 19.0])
+    second = tmp_path / "runs" / "s" / "cpu_fp32_bs8_syn_r2" / "cpu_fp32_bs8_syn_r2.log"
+    second.write_text(second.read_text().replace("gpus : 0  ", "gpus : 0  processes : 2  ", 1))
+    lines = [line.split(" | ") for line in views.runs(r).plain.splitlines()]
+    rows = [dict(zip(lines[0], row, strict=True)) for row in lines[1:]]
+    assert [(row["GPUs"], row["processes"], row["recomputed images/s"]) for row in rows] == [
+        ("CPU", "1", "10.00"), ("CPU", "2", "19.00")]
+    assert "the fastest 19.00 images/s (CPU, 2 processes, FP32, batch 8)" in views.opening(r).plain
+    assert "processes" not in views.runs(Report(log_dir=FIXTURES / "ngc_mxnet")).plain.splitlines()[0].split(" | ")
+
+
+def test_a_folder_without_runs_has_a_runs_table_of_the_same_headers_and_says_so(tmp_path):
+    (tmp_path / "crash.log").write_text("Traceback (most recent call last):\nRuntimeError: out of memory\n")
+    r = Report(log_dir=tmp_path)
+    assert "GPUs" in r.runs() and "processes" in r.runs() and r.runs().empty
+    assert views.runs(r).plain == f"no run found in {tmp_path}"

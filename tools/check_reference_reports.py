@@ -1,7 +1,8 @@
 """Publish analysis-only reports of the published reference logs and check what they show.
 
 For the MXNet, TF1 and Mask R-CNN logs, every published number of the reference must appear in the
-report's reproduction table with the verdict "reproduced", and the page must open with the verdict
+report's reproduction table as the publication printed it (its digits, a trailing zero included:
+`Row.as_printed`) with the verdict "reproduced", and the page must open with the verdict
 sentence and the headline table (before section 1) and show no raw None/NaN/<NA> cell. Exit 1 with a
 line per problem.
 
@@ -87,6 +88,33 @@ def opening_problems(page: str) -> list[str]:
     return problems
 
 
+def published_problems(rows: list[dict[str, str]], published: list[references.Row]) -> list[str]:
+    """What is wrong with a reproduction table read back from a page (`reproduction_table`), against the
+    reference's rows: each published number must be in a `published` cell as its text, the digits the
+    publication printed (so that 3038.730 shown as 3038.73 is caught), with the verdict "reproduced"."""
+    problems = []
+    if len(rows) != len(published):
+        problems.append(f"{len(rows)} rows in the reproduction table, {len(published)} published")
+    for row in published:
+        printed = row.as_printed("throughput")
+        match = [r for r in rows if r.get("published") == printed]
+        if not match:
+            same = [r["published"] for r in rows if _number(r.get("published")) == row.throughput]
+            problems.append(f"published {printed} is not in the report's reproduction table"
+                            + (f" (shown as {same[0]})" if same else ""))
+        elif match[0].get("verdict") != "reproduced":
+            problems.append(f"published {printed}: verdict {match[0].get('verdict')!r}, "
+                            f"measured {match[0].get('measured')}")
+    return problems
+
+
+def _number(text: str | None) -> float | None:
+    try:
+        return float(str(text).replace(",", ""))
+    except ValueError:
+        return None
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("logs", type=Path)
@@ -100,16 +128,7 @@ def main(argv: list[str] | None = None) -> int:
         page = (args.reports / name / "report.html").read_text(encoding="utf-8")
         problems += [f"{name}: {p}" for p in opening_problems(page)]
         rows = reproduction_table(page)
-        published = [r.throughput for r in references.load(ref).rows]
-        if len(rows) != len(published):
-            problems.append(f"{name}: {len(rows)} rows in the reproduction table, {len(published)} published")
-        for value in published:
-            match = [r for r in rows if r.get("published") and abs(float(r["published"]) - value) < 1e-6]
-            if not match:
-                problems.append(f"{name}: published {value} is not in the report's reproduction table")
-            elif match[0].get("verdict") != "reproduced":
-                problems.append(f"{name}: published {value}: verdict {match[0].get('verdict')!r}, "
-                                f"measured {match[0].get('measured')}")
+        problems += [f"{name}: {p}" for p in published_problems(rows, references.load(ref).rows)]
         print(f"{name}: {len(rows)} configurations, verdicts: "
               f"{sorted({r.get('verdict') for r in rows})} ({args.reports / name / 'report.html'})")
     for line in problems:

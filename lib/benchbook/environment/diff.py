@@ -15,6 +15,9 @@ first, Python packages and host names last.
 - a study folder: every `run.json` below it; the study's environment is what its runs share, and
   what differs between its runs is its drift. Runs whose record holds no capture (an old record,
   a capture that failed) are skipped and named in `Loaded.problems`.
+
+Every file is read through `studies.records` (the one module that reads run records), so a run folder's
+run.json is held to what a run record is (`config` and `status`) here as in `benchbook status`.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import BenchbookError
+from ..studies import records
 
 # Categories in order of significance, each with the keys it covers (regular expressions matched at
 # the start of a key). GPU settings (clocks, power limit, topology) come right after model and count:
@@ -291,18 +295,14 @@ _EXPECTED = ("expected a capture (`benchbook env --json`), a run record (run.jso
              "a run folder or a study folder")
 
 
-def _read_json(path: Path) -> Any:
+def _read(path: Path, *, run_record: bool) -> dict[str, Any]:
+    """A JSON object through `studies.records`, the one reader of run records: `run_record` when the
+    path is a run folder's run.json (a record with `config` and `status`), else any JSON object (a capture,
+    or a record named on the command line); the error names the file and says what `load` accepts."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise BenchbookError(f"{path}: not a text file; {_EXPECTED}") from None
-    except OSError as exc:
-        raise BenchbookError(f"{path}: cannot be read ({exc.strerror or exc})") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise BenchbookError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); "
-                             f"{_EXPECTED}") from None
+        return records.read(path) if run_record else records.read_json(path)
+    except records.RecordError as exc:
+        raise records.RecordError(f"{exc}; {_EXPECTED}") from None
 
 
 def _is_capture(obj: Any) -> bool:
@@ -338,18 +338,20 @@ def load(path: str | Path) -> Loaded:
     if not path.exists():
         raise BenchbookError(f"{path}: no such file or folder; {_EXPECTED}")
     if path.is_file():
-        record = _read_json(path)
+        record = _read(path, run_record=False)
         kind = "capture" if _is_capture(record) else "run"
         return Loaded(path, kind, entries(record, str(path), path))
-    if (path / "run.json").is_file():
-        return Loaded(path, "run", entries(_read_json(path / "run.json"), str(path), path / "run.json"))
-    runs = sorted(p for p in path.rglob("run.json") if not any(s.startswith(".") for s in p.relative_to(path).parts))
+    if (path / records.RECORD).is_file():
+        return Loaded(path, "run", entries(_read(path / records.RECORD, run_record=True), str(path),
+                                           path / records.RECORD))
+    runs = sorted(p for p in path.rglob(records.RECORD)
+                  if not any(s.startswith(".") for s in p.relative_to(path).parts))
     if not runs:
         raise BenchbookError(f"{path}: no run.json in this folder or below; {_EXPECTED}")
     found, problems = [], []
     for run in runs:
         try:
-            found += entries(_read_json(run), str(run.parent.relative_to(path)), run)
+            found += entries(_read(run, run_record=True), str(run.parent.relative_to(path)), run)
         except BenchbookError as exc:  # one run without a capture must not hide the others' drift
             problems.append(f"skipped: {exc}")
     if not found:

@@ -20,15 +20,21 @@ from . import metrics
 KEYS = ["gpus", "batch_size", "precision", "xla"]
 
 
-def _split(text: str | list) -> list[str]:
+def _split(text: str | list | None) -> list[str]:
+    """Comma-separated text or a list, as stripped non-empty items; None (an unset notebook parameter) is none."""
+    if text is None:
+        return []
     items = text if isinstance(text, list) else str(text).split(",")
     return [s.strip() for s in items if s and s.strip()]
 
 
 class Comparison:
-    """Analyses of several sources, with labels and a baseline for ratios."""
+    """Analyses of several sources, with labels and a baseline for ratios.
 
-    def __init__(self, sources: str | list, labels: str | list = "", baseline: int = 0):
+    `labels` names the sources in order; None (or empty) labels each source by its folder name.
+    """
+
+    def __init__(self, sources: str | list, labels: str | list | None = None, baseline: int = 0):
         self.sources = [Path(s) for s in _split(sources)]
         if len(self.sources) < 2:
             raise BenchbookError(f"a comparison needs at least two sources; got {len(self.sources)}: {sources!r}")

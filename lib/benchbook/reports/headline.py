@@ -39,6 +39,19 @@ def group_label(precision: str, batch: int, xla, vary_xla: bool) -> str:
     return name + ((" XLA" if xla is True else " no XLA") if vary_xla else "")
 
 
+def configuration_label(gpus, processes, precision: str, batch: int, xla) -> str:
+    """A configuration in words, for a line of text or the index page: "8 GPUs, AMP, batch 256, XLA",
+    "1 GPU, FP32, batch 64", "CPU, 2 processes, FP32, batch 8" (processes only on the CPU, where they vary)."""
+    count = _gpus(gpus)
+    if count == 0:
+        many = _gpus(processes)
+        place = "CPU" + (f", {many} processes" if many and many > 1 else "")
+    else:
+        place = f"{display.text(gpus)} GPU" + "s" * (count != 1)
+    words = [place, PRECISION_NAMES.get(precision, str(precision)), f"batch {batch}"]
+    return ", ".join(words + (["XLA"] if xla is True else []))
+
+
 def _printed(pub) -> str:
     """A comparison row's published number as the report printed it (its text in the reference file)."""
     text = pub.get("published_printed")
@@ -197,10 +210,10 @@ def sentence(what: str, on: str, reference, comparison: pd.DataFrame | None, sum
     configs = len(stats)
     if reference is None:
         best = stats.sort_values("median", ascending=False).iloc[0]
+        fastest = configuration_label(best.get("gpus"), best.get("processes"), best["precision"],
+                                      int(best["batch_size"]), best.get("xla"))
         line = (f"{what} on {on}: {configs} configuration{'s' * (configs != 1)} measured, the fastest "
-                f"{display.fixed(best['median'])} {unit} "
-                f"({group_label(best['precision'], int(best['batch_size']), None, False)}); "
-                "no published reference to compare with.")
+                f"{display.fixed(best['median'])} {unit} ({fastest}); no published reference to compare with.")
         return display.Html(f'<p class="bb-verdict">{html.escape(line)}</p>', line)
     tol = float(comparison.attrs.get("tolerance", reference.tolerance)) if comparison is not None else 0.05
     src = reference.source

@@ -46,10 +46,11 @@ from .plot_base import (
     styled,
     time_unit,
 )
-from .plots_runs import repeats, throughput_over_time
+from .plots_runs import loss_components, repeats, throughput_over_time
 
 __all__ = [
-    "ReportFigure", "alt_text", "comparison", "config_label", "explore", "figure_to_png", "rate_unit", "repeats",
+    "ReportFigure", "alt_text", "comparison", "config_label", "explore", "figure_to_png", "loss_components",
+    "rate_unit", "repeats",
     "scaling", "throughput_over_time", "time_to_train",
 ]
 

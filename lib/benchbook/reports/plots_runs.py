@@ -1,5 +1,6 @@
 """Figures of the runs themselves: throughput over the iterations of each run (warm-up shaded, the
-recomputed value as a line) and the spread between repeats. Used through `benchbook.reports.plots`."""
+recomputed value as a line), the spread between repeats, and the components of the loss over the
+iterations. Used through `benchbook.reports.plots`."""
 
 from __future__ import annotations
 
@@ -271,3 +272,61 @@ def repeats(runs: pd.DataFrame, value: str = "recomputed_throughput", complete_o
     return fig
 
 
+
+
+# ---------------------------------------------------------------- 3. loss components
+
+
+@styled
+def loss_components(losses: pd.DataFrame, runs: pd.DataFrame, max_components: int = 9,
+                    max_configs: int = len(PALETTE)) -> Figure:
+    """Each component of the loss over the iterations: a panel per component (in the order the logs
+    print them), a colour per configuration, a line per run (repeats share their configuration's colour).
+
+    `losses` is `Analysis.losses` (source, run, line, iteration, component, value; iteration -1, a
+    component printed before the run's first record, is not drawn); `runs` names each run's configuration.
+    At most `max_components` panels and `max_configs` configurations are drawn; the title says what was
+    left out.
+    """
+    title = "Loss components per iteration"
+    if losses is None or losses.empty:
+        return no_data_figure(title, "no run logged the components of its loss")
+    data = losses[pd.to_numeric(losses["iteration"], errors="coerce") >= 0].dropna(subset=["value"])
+    if data.empty:
+        return no_data_figure(title, "no loss component was logged with an iteration")
+    components = list(dict.fromkeys(data.sort_values("line", kind="stable")["component"]))
+    shown, hidden = components[:max_components], components[max_components:]
+    labels, order = config_labels(runs)
+    config = dict(zip(zip(runs["source"], runs["run"], strict=True), labels, strict=True))
+    data = data.assign(_config=[config.get(key, "?") for key in zip(data["source"], data["run"], strict=True)])
+    configs = [c for c in [*order, "?"] if c in set(data["_config"])]
+    drawn, left = configs[:max_configs], configs[max_configs:]
+    colors = {c: PALETTE[i % len(PALETTE)] for i, c in enumerate(drawn)}
+
+    ncols = min(len(shown), 3)
+    nrows = math.ceil(len(shown) / ncols)
+    fig = new_figure(4.3 * ncols, 2.5 * nrows + 1.0)
+    axes = fig.subplots(nrows, ncols, squeeze=False).ravel()
+    for extra in axes[len(shown):]:
+        extra.remove()
+    for ax, component in zip(axes, shown, strict=False):
+        part = data[(data["component"] == component) & data["_config"].isin(drawn)]
+        for (_source, _run), rows in part.groupby(["source", "run"], sort=False, observed=True):
+            rows = rows.sort_values(["iteration", "line"], kind="stable")
+            ax.plot(rows["iteration"].to_numpy(float), rows["value"].to_numpy(float),
+                    color=colors[rows["_config"].iloc[0]], lw=1.2, marker=".", ms=3)
+        ax.set_title(str(component))
+    for col in range(ncols):  # the x label under the lowest panel of each column
+        column = list(axes[col:len(shown):ncols])
+        if column:
+            column[-1].set_xlabel("iteration")
+    fig.supylabel("loss")
+    fig.legend(handles=[Line2D([], [], color=colors[c], lw=1.2, marker=".", label=c) for c in drawn],
+               loc="outside lower center", ncols=min(len(drawn), 3), fontsize="small")
+    notes = []
+    if hidden:
+        notes.append(left_out_note("components", hidden))
+    if left:
+        notes.append(left_out_note("configurations", left))
+    set_title(fig, title, notes)
+    return fig

@@ -21,7 +21,6 @@ import contextlib
 import datetime as dt
 import fcntl
 import hashlib
-import html
 import json
 import multiprocessing
 import os
@@ -40,6 +39,7 @@ from .. import __version__, models
 from ..errors import BenchbookError, ReportNameError
 from ..studies import records
 from ..studies import study as studies
+from .index_page import write_index
 
 REPORT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 PACKAGE = Path(__file__).resolve().parents[1]  # the whole benchbook package: a report depends on all of it
@@ -413,67 +413,6 @@ def _execute_all(todo, entries, reports, stamp, jobs, executor, slurm, progress,
             bar.update(1)
             bar.write(f"{t.name}: {result['status']}" + (f" ({result['error']})" if result.get("error") else ""))
     bar.close()
-
-
-def _fmt(value) -> str:
-    """Counts as integers, rates with two decimals, anything else (a dash) as it is."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return str(value)
-    return f"{value:,}" if isinstance(value, int) else f"{value:,.2f}"
-
-
-def _when(stamp: str) -> str:
-    """`20261124T100301Z` as `2026-11-24 10:03:01` (UTC, as the column says)."""
-    try:
-        return dt.datetime.strptime(stamp, "%Y%m%dT%H%M%SZ").strftime("%Y-%m-%d %H:%M:%S")
-    except ValueError:
-        return stamp
-
-
-def write_index(reports: Path, entries: list[dict]) -> Path:
-    """`reports/index.html`: a row per report with its status, headline numbers and verdict."""
-    e = html.escape
-    rows = []
-    for entry in sorted(entries, key=lambda x: x["name"]):
-        s = entry.get("summary") or {}
-        best = s.get("best") or {}
-        status = entry.get("status", "?")
-        verdict = s.get("verdict", "-")
-        name = entry["name"]
-        links = (f'<a href="{e(name)}/report.html">report</a> · <a href="{e(name)}/code.html">code</a> · '
-                 f'<a href="{e(name)}/{e(entry.get("executed") or "")}">notebook</a>')
-        rows.append(
-            f'<tr class="{e(status)}"><td><a href="{e(name)}/report.html">{e(name)}</a></td>'
-            f'<td>{e(str(s.get("title", "")))}</td><td class="status">{e(status)}</td>'
-            f'<td>{e(str(s.get("mode", "-")))}</td>'
-            f'<td>{e(_fmt(s.get("complete", "-")))} / {e(_fmt(s.get("runs", "-")))}</td>'
-            f'<td>{e(str(best.get("label", "-")))}</td><td class="num">{e(_fmt(best.get("median", "-")))}</td>'
-            f'<td class="verdict">{e(str(verdict))}</td><td>{e(_when(entry.get("published_at", "")))}</td>'
-            f'<td>{links}</td>'
-            + (f'</tr><tr class="error"><td colspan="10">{e(entry["error"])}</td>' if entry.get("error") else "")
-            + "</tr>")
-    page = f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>benchbook reports</title><link rel="icon" href="data:,">
-<style>
-body {{ font-family: system-ui, sans-serif; margin: 2rem; color: #222; }}
-table {{ border-collapse: collapse; width: 100%; }}
-th, td {{ border-bottom: 1px solid #ddd; padding: .4rem .6rem; text-align: left; vertical-align: top; }}
-th {{ background: #f4f4f4; }} td.num {{ text-align: right; font-variant-numeric: tabular-nums; }}
-tr.failed td.status {{ color: #b00020; font-weight: bold; }} tr.ok td.status {{ color: #1b5e20; }}
-tr.error td {{ color: #b00020; font-family: monospace; white-space: pre-wrap; }}
-</style></head><body>
-<h1>benchbook reports</h1>
-<p>{len(entries)} reports · benchbook {e(__version__)} · best = the configuration with the highest median
-images/s over repeats · verdict = measured against the published reference.</p>
-<table id="reports"><thead><tr><th>report</th><th>title</th><th>status</th><th>mode</th><th>runs complete</th>
-<th>best configuration</th><th>median images/s</th><th>verdict</th><th>published (UTC)</th><th>views</th></tr></thead>
-<tbody>
-{chr(10).join(rows)}
-</tbody></table></body></html>
-"""
-    path = reports / "index.html"
-    path.write_text(page, encoding="utf-8")
-    return path
 
 
 def default_targets(params: Path = ROOT / "params", runs_dir: Path = Path("runs")) -> list[Target]:

@@ -3,7 +3,8 @@ notebook adds to the shared ones.
 
 MXNet's `benchmark.py` publishes the harmonic mean of per-epoch rates, so its notebook shows each epoch's
 rate; PyTorch's logger averages every iteration, the first ones included, so its notebook shows how the
-first iterations pull that mean down; Mask R-CNN logs a loss per interval, so its notebook shows it. Each
+first iterations pull that mean down; Mask R-CNN logs a loss per interval and its components (RPN, Fast
+R-CNN, mask, L2), so its notebook shows them. Each
 `*_table` function reads `report.analysis` (the tidy frames) and returns a frame; the function of the same
 name without `_table` is what the notebook cell shows: the frame as a table, or one line saying why there
 is none.
@@ -92,3 +93,45 @@ def loss_table(report: Report) -> pd.DataFrame:
 def loss(report: Report) -> display.Html:
     return display.table(loss_table(report), empty="no run logged a loss",
                          formats={"first loss": 4, "last loss": 4, "first iteration": 0, "last iteration": 0})
+
+
+LOSS_COMPONENT_COLUMNS = ["run", "component", "records", "first iteration", "first value", "last iteration",
+                          "last value"]
+
+
+def loss_components_table(report: Report) -> pd.DataFrame:
+    """Per run and component of the loss (`analysis.losses`: source, run, line, iteration, component,
+    value), in the order the log prints them: how many records logged it, its first and last value and their
+    iterations (a component printed before the run's first record has none and is left out). Whether each
+    part of the model learned, not only the total."""
+    losses = report.analysis.losses
+    losses = losses[losses["iteration"] >= 0].dropna(subset=["value"])  # -1: printed before any record
+    if losses.empty:
+        return pd.DataFrame(columns=LOSS_COMPONENT_COLUMNS)
+    # groups in the order they first appear: runs as the files hold them, components as the log prints them
+    ordered = _labelled(report, losses.sort_values(["source", "run", "line"], kind="stable"))
+    per_run = (ordered.groupby(["run", "component"], sort=False, observed=True)
+               .agg(records=("value", "size"), first_iteration=("iteration", "first"), first_value=("value", "first"),
+                    last_iteration=("iteration", "last"), last_value=("value", "last")).reset_index())
+    per_run.columns = LOSS_COMPONENT_COLUMNS
+    return per_run.reset_index(drop=True)
+
+
+def loss_components(report: Report) -> display.Html:
+    """A row per run, a column per component (first value -> last value, over the iterations the row
+    names), then the components' curves per configuration; one line where the logs print no components
+    (a format that logs the total loss alone, shown under Loss)."""
+    from . import plots
+    from .views import together
+    table = loss_components_table(report)
+    if table.empty:
+        return display.note("no run logged the components of its loss (only a total loss, or none)")
+    components = list(dict.fromkeys(table["component"]))
+    cells = table.assign(change=[f"{display.fixed(a, 4)} → {display.fixed(b, 4)}"
+                                 for a, b in zip(table["first value"], table["last value"], strict=True)])
+    wide = cells.pivot(index="run", columns="component", values="change").reindex(
+        index=list(dict.fromkeys(table["run"])), columns=components)
+    spans = cells.groupby("run", sort=False).agg(first=("first iteration", "min"), last=("last iteration", "max"))
+    wide.insert(0, "iterations", [f"{int(a)}–{int(b)}" for a, b in spans.loc[wide.index].itertuples(index=False)])
+    shown = display.table(wide.reset_index(), empty="no run logged the components of its loss")
+    return together(shown, plots.loss_components(report.analysis.losses, report.analysis.runs))

@@ -30,9 +30,11 @@ from ..studies import commands, records
 from ..studies import study as studies
 from . import metrics, tables
 
-RUN_TABLE = {"run": "run id (folder) or file:run", "gpus": "GPUs", "batch_size": "per-GPU batch",
-             "precision": "precision", "xla": "XLA", "repeat": "repeat", "status": "status",
-             "reported_throughput": "reported images/s", "recomputed_throughput": "recomputed images/s",
+# processes: a CPU run's MPI ranks (views.runs shows the column only where it is not one per GPU).
+RUN_TABLE = {"run": "run id (folder) or file:run", "gpus": "GPUs", "processes": "processes",
+             "batch_size": "per-GPU batch", "precision": "precision", "xla": "XLA", "repeat": "repeat",
+             "status": "status", "reported_throughput": "reported images/s",
+             "recomputed_throughput": "recomputed images/s",
              "iterations": "records used", "warnings": "warnings"}
 
 
@@ -101,8 +103,12 @@ class Report:
     def capture(self) -> dict:
         """The environment of this machine (and of the CPU framework's Python, when it exists)."""
         python = None
-        if self.study and self.study.runtime == "cpu" and envs.ready(self.study.framework):
-            python = str(envs.python(self.study.framework))
+        if self.study and self.study.runtime == "cpu":
+            named = envs.named(self.study.framework, self.study.python)
+            if named and named[0].is_file():
+                python = str(named[0])
+            elif not named and envs.ready(self.study.framework):
+                python = str(envs.python(self.study.framework))
         try:
             from ..environment import capture
             return capture.capture(python=python)
@@ -168,10 +174,8 @@ class Report:
             return pd.DataFrame([{"need": "logs", "ready": exists, "how": str(self.source)}])
         s = self.study
         if s.runtime == "cpu":
-            ready = envs.ready(s.framework)
             return pd.DataFrame([
-                {"need": f"{s.framework} CPU environment", "ready": ready,
-                 "how": str(envs.path(s.framework)) if ready else "created by the first run (pinned requirements)"},
+                _cpu_python_row(s.framework, s.python),
                 {"need": "data", "ready": True, "how": "synthetic tensors, or scikit-learn's digits (in the package)"},
             ])
         rows = [{"need": "set-up step", "ready": None, "how": step} for step in commands.setup_steps(s)]
@@ -259,13 +263,13 @@ class Report:
     def runs(self) -> pd.DataFrame:
         """One row per run found in the logs, the columns a reader needs (all columns: `analysis.runs`)."""
         runs = self.analysis.runs
+        headers = {k: v.replace("images/s", self.unit) for k, v in RUN_TABLE.items()}
         if runs.empty:
-            return pd.DataFrame(columns=list(RUN_TABLE))
+            return pd.DataFrame(columns=list(headers.values()))
         names = runs["source"].map(lambda s: Path(s).parent.name if Path(s).parent != self.source else Path(s).name)
         view = runs.assign(run=names + ":" + runs["run"].astype(str),
                            warnings=runs["warnings"].map(lambda w: "; ".join(w)))
-        names = {k: v.replace("images/s", self.unit) for k, v in RUN_TABLE.items()}
-        return view[list(RUN_TABLE)].rename(columns=names).round(2)
+        return view[list(RUN_TABLE)].rename(columns=headers)
 
     @property
     def unit(self) -> str:
@@ -285,10 +289,11 @@ class Report:
         return tables.published_layout(self.stats).round(2)
 
     def scaling(self) -> pd.DataFrame:
+        """Median, speedup and efficiency per configuration, unrounded (the view rounds, like the headline)."""
         cols = ["gpus", "nodes", "processes", "precision", "batch_size", "xla", "runs", "median", "speedup",
                 "efficiency"]
-        return self.stats[cols].sort_values(["precision", "batch_size", "xla", "gpus", "processes"]).round(
-            3).reset_index(drop=True)
+        return self.stats[cols].sort_values(["precision", "batch_size", "xla", "gpus", "processes"]).reset_index(
+            drop=True)
 
     def time_to_train(self) -> pd.DataFrame:
         if self.analysis.evaluations.empty:
@@ -306,14 +311,12 @@ class Report:
         return references.load(self.reference_name)
 
     def reproduction(self) -> pd.DataFrame:
-        """Measured against published: ratio and verdict per published configuration."""
+        """Measured against published: ratio and verdict per published configuration, unrounded (the view
+        shows each measured number to the published number's decimals)."""
         if self.reference is None:
             return pd.DataFrame(columns=["verdict"])
         from . import references
-        table = references.compare(self.stats, self.reference)
-        shown = table.round({"measured": 2, "ratio": 3, "delta_pct": 1, "measured_speedup": 2})
-        shown.attrs = table.attrs  # tolerance and unit, for plots.comparison
-        return shown
+        return references.compare(self.stats, self.reference)
 
     def reference_differences(self) -> pd.DataFrame:
         """What differs between the published set-up and this study's (its first run's environment)."""
@@ -353,7 +356,8 @@ class Report:
     # --- for the index page ----------------------------------------------------------------------------
 
     def headline(self) -> dict:
-        """The numbers the index page shows, each traceable to the runs frame."""
+        """The numbers the index page shows, each traceable to the runs frame; the best median in the
+        report's unit (images/s, samples/s)."""
         runs = self.analysis.runs
         best = self.stats.sort_values("median", ascending=False).head(1)
         out = {
@@ -363,11 +367,11 @@ class Report:
             "problems": len(self.analysis.problems) + len(self.record_problems()),
         }
         if len(best):
+            from .headline import configuration_label
             b = best.iloc[0]
-            gpus = "CPU" if b["gpus"] == 0 else f"{b['gpus']} GPU"
-            out["best"] = {"label": f"{gpus} {b['precision']} bs{b['batch_size']}" + (" xla" if b["xla"] is True
-                                                                                      else ""),
-                           "median": float(b["median"]), "runs": int(b["runs"])}
+            out["best"] = {"label": configuration_label(b["gpus"], b["processes"], b["precision"],
+                                                        int(b["batch_size"]), b["xla"]),
+                           "median": float(b["median"]), "unit": self.unit, "runs": int(b["runs"])}
         return out
 
     def save_summary(self, path: str | Path | None) -> dict:
@@ -376,6 +380,21 @@ class Report:
         if path is not None:
             Path(path).write_text(json.dumps(records.clean(data), indent=2))
         return data
+
+
+def _cpu_python_row(framework: str, study_python: str | None) -> dict:
+    """The set-up row of a CPU study's Python: the one the study's `python:` or BENCHBOOK_PYTHON_<FRAMEWORK>
+    names (used as it is), else the framework's environment (built from pinned requirements by the first run)."""
+    named = envs.named(framework, study_python)
+    if named:
+        python, setting = named
+        usable = python.is_file() and os.access(python, os.X_OK)
+        return {"need": f"{framework} Python", "ready": usable,
+                "how": f"{python}, named by {setting} (used as it is, nothing installed)"
+                       + ("" if usable else ": not an executable file")}
+    ready = envs.ready(framework)
+    return {"need": f"{framework} CPU environment", "ready": ready,
+            "how": str(envs.path(framework)) if ready else "created by the first run (pinned requirements)"}
 
 
 def _gpu_count(capture: dict) -> int:

@@ -194,9 +194,20 @@ def _on(row) -> str:
     return f"on {row.get('gpus')} GPU" + "s" * (gpus != 1)
 
 
+def _one_process_per_gpu(gpus: pd.Series, processes: pd.Series) -> bool:
+    """Every run whose process count is known ran one per GPU: the GPU count says it all (a CPU run's
+    processes say more)."""
+    processes, gpus = pd.to_numeric(processes, errors="coerce"), pd.to_numeric(gpus, errors="coerce")
+    known = processes.notna()
+    return bool((processes[known] == gpus[known]).all())
+
+
 def runs(report: Report):
+    """One row per run; the processes column only where a run had other than one per GPU (CPU runs)."""
     rates = {k.replace("images/s", report.unit): v for k, v in RATES.items()}
     table = report.runs()
+    if {"processes", "GPUs"} <= set(table) and _one_process_per_gpu(table["GPUs"], table["processes"]):
+        table = table.drop(columns=["processes"])
     if "GPUs" in table:
         table = table.assign(GPUs=_cpu_as_word(table["GPUs"]))
     return display.table(table, empty=f"no run found in {report.source}",
@@ -212,7 +223,7 @@ def scaling(report: Report):
     if pd.Series(table["nodes"]).astype(str).isin(["?", "<NA>", "nan", "None"]).all():
         table = table.drop(columns=["nodes"])
     gpus = pd.to_numeric(table["gpus"], errors="coerce")
-    if (pd.to_numeric(table["processes"], errors="coerce") == gpus).all():  # one process per GPU: said by GPUs
+    if _one_process_per_gpu(table["gpus"], table["processes"]):
         table = table.drop(columns=["processes"])
     none = table["speedup"].map(display.missing).all()
     if none:
@@ -297,9 +308,7 @@ def reproduction(report: Report):
     measured one to as many decimals, then a line naming the unit and the tolerance of the verdicts."""
     if report.reference is None:
         return display.note("no published reference for these runs: nothing to compare")
-    # Not report.reproduction(), whose numbers are rounded to 2 decimals: shown to the published number's
-    # 3 decimals, 398.349 would read 398.350.
-    table = references.compare(report.stats, report.reference)
+    table = report.reproduction()
     summary = references.verdict_summary(table)
     if summary["measured"] == 0:
         return display.note(f"none of the configurations in the logs is among the {summary['rows']} published by "

@@ -142,8 +142,12 @@ def read_json(path: Path) -> dict:
     """Any JSON object benchbook wrote (study.json); RecordError names the file if unreadable."""
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise RecordError(f"{path}: not readable JSON ({exc})") from None
+    except UnicodeDecodeError:
+        raise RecordError(f"{path}: not a text file (expected JSON in UTF-8)") from None
+    except json.JSONDecodeError as exc:
+        raise RecordError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    except OSError as exc:
+        raise RecordError(f"{path}: not readable ({exc.strerror or exc})") from None
     if not isinstance(data, dict):
         raise RecordError(f"{path}: expected a JSON object")
     return data

@@ -12,7 +12,7 @@ import check_reference_reports as tool  # noqa: E402
 
 
 def test_reads_the_reproduction_table_of_a_page():
-    frame = pd.DataFrame({"gpus": [1, 8], "published": [381.46, 2948.2], "measured": [380.79, 2700.0],
+    frame = pd.DataFrame({"GPUs": [1, 8], "published": [381.46, 2948.2], "measured": [380.79, 2700.0],
                           "verdict": ["reproduced", "slower"]})
     page = "<html><body><table><tr><td>other</td></tr></table>" + frame.to_html() + "</body></html>"
     rows = tool.reproduction_table(page)

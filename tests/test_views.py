@@ -156,7 +156,7 @@ def test_the_reproduction_table_shows_published_digits_units_and_the_tolerance(t
     header = shown.plain.splitlines()[0].split(" | ")
     assert dict(zip(header, row, strict=True))["published"] == "49.60"
     assert dict(zip(header, row, strict=True))["measured"] == "46.80"
-    assert {"per-GPU batch", "Δ %", "verdict", "gpus"} <= set(header) and "batch_size" not in header
+    assert {"per-GPU batch", "Δ %", "verdict", "GPUs"} <= set(header) and "batch_size" not in header
     assert "Published and measured in samples/s" in shown.plain and "within 1 ± 2.5%" in shown.plain
     opening = views.opening(r)
     assert "verdict ±2.5%" in opening.markup and "49.60" in opening.markup and "46.80" in opening.markup

@@ -57,8 +57,8 @@ def reproduction_table(page: str) -> list[dict[str, str]]:
     parser = Tables()
     parser.feed(page)
     for table in parser.tables:
-        # the reproduction table of section 3 (the opening table has no "gpus" cell in its header rows)
-        header = next((r for r in table if {"verdict", "published", "measured", "gpus"} <= set(r)), None)
+        # the reproduction table of section 3 (the opening table's headers carry the unit: "published images/s")
+        header = next((r for r in table if {"verdict", "published", "measured", "GPUs"} <= set(r)), None)
         if header:
             body = [r for r in table if r is not header and len(r) >= len(header) - 1]
             # pandas writes the index as a first cell the header row does not have

@@ -292,10 +292,10 @@ def time_to_train(report: Report):
                                                target=report.target))
 
 
-# Reproduction table headers for reading; gpus, published, measured and verdict keep their names, by which
+# Reproduction table headers for reading; GPUs, published, measured and verdict are the headers by which
 # tools/check_reference_reports.py finds the table.
-REPRODUCTION_HEADERS = {"batch_size": "per-GPU batch", "xla": "XLA", "dali": "DALI", "synthetic": "synthetic data",
-                        "delta_pct": "Δ %", "published_speedup": "published speedup",
+REPRODUCTION_HEADERS = {"gpus": "GPUs", "batch_size": "per-GPU batch", "xla": "XLA", "dali": "DALI",
+                        "synthetic": "synthetic data", "delta_pct": "Δ %", "published_speedup": "published speedup",
                         "measured_speedup": "measured speedup", "differences": "notes"}
 
 

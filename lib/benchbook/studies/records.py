@@ -165,10 +165,10 @@ def config_beside(log: str | Path) -> dict:
     for candidate in (p.with_name(p.name + ".run.json"), p.with_name(RECORD)):
         if candidate.is_file():
             try:
-                record = json.loads(candidate.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
+                record = read_json(candidate)
+            except RecordError:
                 return {}
-            config = record.get("config") if isinstance(record, dict) else None
+            config = record.get("config")
             if not isinstance(config, dict):
                 return {}
             typed = {k: _typed(_CONFIG_KEYS[k], v) for k, v in config.items() if k in _CONFIG_KEYS}

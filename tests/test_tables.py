@@ -77,3 +77,40 @@ def test_unknown_xla_is_shown_as_unknown_never_as_no_xla():
     # Only unknown: still said.
     table = published_layout(_stats([("resnet50", 1, 128, "fp32", None, 430.0)]), values=("median",))
     assert [c for c, _ in table.columns] == ["FP32 bs128 XLA unknown"]
+
+
+def _runs(rows):
+    """Runs of 8 GPUs, AMP, batch 256, no XLA that differ in (dali, synthetic, framework), a value each."""
+    return pd.DataFrame([{**BASE, "framework": fw, "model": "resnet50", "gpus": 8, "batch_size": 256,
+                          "precision": "amp", "xla": False, "dali": dali, "synthetic": synthetic,
+                          "recomputed_throughput": value} for dali, synthetic, fw, value in rows])
+
+
+def test_configurations_differing_in_dali_or_data_get_a_column_each_never_one_cell():
+    runs = _runs([(True, False, "tensorflow", 6700.0), (True, False, "tensorflow", 6716.0),
+                  (False, True, "tensorflow", 6327.5)])
+    table = published_layout(aggregate(runs), values=("median", "mean"))
+    assert set(c for c, _ in table.columns) == {"AMP bs256 DALI real data", "AMP bs256 no DALI synthetic data"}
+    assert table.loc[(1, 8), ("AMP bs256 DALI real data", "median")] == pytest.approx(6708.0)
+    assert table.loc[(1, 8), ("AMP bs256 no DALI synthetic data", "median")] == 6327.5
+
+
+def test_only_dali_varying_names_only_dali():
+    runs = _runs([(True, False, "tensorflow", 6700.0), (False, False, "tensorflow", 6100.0)])
+    labels = set(c for c, _ in published_layout(aggregate(runs), values=("median",)).columns)
+    assert labels == {"AMP bs256 DALI", "AMP bs256 no DALI"}
+
+
+def test_frameworks_side_by_side_are_named_in_the_label():
+    runs = _runs([(True, False, "tensorflow", 6700.0), (True, False, "mxnet", 7100.0)])
+    table = published_layout(aggregate(runs), values=("median",))
+    assert table.loc[(1, 8), ("AMP bs256 (mxnet)", "median")] == 7100.0
+    assert table.loc[(1, 8), ("AMP bs256 (tensorflow)", "median")] == 6700.0
+
+
+def test_processes_get_a_row_level_whenever_a_gpu_count_has_several():
+    rows = [{**BASE, "model": "resnet50", "gpus": g, "processes": p, "batch_size": 32, "precision": "fp32",
+             "xla": False, "recomputed_throughput": v} for g, p, v in ((1, 1, 10.0), (1, 2, 18.0), (2, 1, 19.0))]
+    table = published_layout(aggregate(pd.DataFrame(rows)), values=("median",))
+    assert list(table.index.names) == ["nodes", "gpus", "processes"]
+    assert table[("FP32 bs32", "median")].tolist() == [10.0, 18.0, 19.0]

@@ -4,31 +4,57 @@ from __future__ import annotations
 
 import pandas as pd
 
+from .metrics import CONFIG
 
-def _column(row: pd.Series, vary_xla: bool) -> str:
+# What a column label adds when it varies within a table (unknown is said so, never counted as
+# "off"), so that no two configurations share a cell.
+_FLAGS = {
+    "xla": {True: " XLA", False: " no XLA", None: " XLA unknown"},
+    "dali": {True: " DALI", False: " no DALI", None: " DALI unknown"},
+    "synthetic": {True: " synthetic data", False: " real data", None: " data unknown"},
+}
+
+
+def _varying(stats: pd.DataFrame) -> list[str]:
+    """The configuration columns the labels must name: those with several values (XLA: or any unknown)."""
+    names = ["framework"] if stats["framework"].nunique() > 1 else []
+    for name in _FLAGS:
+        known = stats[name].isin([True, False])
+        if stats[name][known].nunique() > 1 or (not known.all() and (name == "xla" or known.any())):
+            names.append(name)
+    return names
+
+
+def _column(row: pd.Series, varying: list[str]) -> str:
     label = f"{str(row['precision']).upper()} bs{row['batch_size']}"
-    if vary_xla:  # unknown XLA is said so: never counted as "no XLA"
-        label += {True: " XLA", False: " no XLA"}.get(row["xla"], " XLA unknown")
-    return label
+    label += "".join(_FLAGS[n][row[n] if row[n] in (True, False) else None] for n in varying if n in _FLAGS)
+    return f"{label} ({row['framework']})" if "framework" in varying else label
 
 
 def published_layout(stats: pd.DataFrame, values: tuple[str, ...] = ("median", "mean", "speedup")) -> pd.DataFrame:
     """Pivot `metrics.aggregate` output: rows (model, nodes, GPUs), columns (precision x batch, statistic).
 
-    When a study mixes XLA on and off, the column label says which; so do separate models.
+    When a study mixes XLA on and off (or DALI, or synthetic and real data), the column label says
+    which; so do separate models. Unknown XLA is said even alone: it is never "no XLA".
     """
     if stats.empty:
         return pd.DataFrame()
-    vary_xla = stats["xla"].nunique() > 1 or not stats["xla"].isin([True, False]).all()
-    data = stats.assign(config=stats.apply(_column, axis=1, vary_xla=vary_xla))
+    data = stats.assign(config=stats.apply(_column, axis=1, varying=_varying(stats)))
     index = ["model", "nodes", "gpus"] if data["model"].nunique() > 1 else ["nodes", "gpus"]
-    if "processes" in data and data["processes"].astype(str).nunique() > data["gpus"].astype(str).nunique():
+    if "processes" in data and len(data[["gpus", "processes"]].astype(str).drop_duplicates()) > data["gpus"].nunique():
         index.append("processes")  # CPU runs of 1 and 2 MPI ranks: a row each
+    shared = data[data.duplicated([*index, "config"], keep=False)]
+    if not shared.empty:  # a cell holds one configuration's numbers, never the first of several
+        raise ValueError(f"configurations that differ in {_differing(shared)} share a cell of the published layout")
     table = data.pivot_table(index=index, columns="config", values=list(values), aggfunc="first", dropna=False)
     table = table.swaplevel(0, 1, axis=1)
     order = [(c, v) for c in sorted(data["config"].unique(), key=_sort_key) for v in values]
     table = table.reindex(columns=pd.MultiIndex.from_tuples(order))
     return table.dropna(how="all")
+
+
+def _differing(rows: pd.DataFrame) -> str:
+    return ", ".join(c for c in CONFIG if c in rows and rows[c].astype(str).nunique() > 1)
 
 
 def _sort_key(label: str):

@@ -3,7 +3,9 @@
 A file may hold several runs one after the other (a 1-GPU run, then an 8-GPU run), and under
 mpirun every rank announces the same run. A `run_start` event therefore opens a new run only when
 the current one has finished, or has made progress and hears again from a rank that already
-started it; otherwise it is another rank joining the current run.
+started it; otherwise it is another rank joining the current run. Runs pasted into one file with
+only terminal text between them have no start line: one begins where a rank's step counter goes
+back and its clock jumps by minutes.
 """
 
 from __future__ import annotations
@@ -21,42 +23,27 @@ from . import events as ev
 RECORD_COLUMNS = ("line", "rank", "epoch", "iteration", "timestamp", "throughput", "loss", "lr", "steps")
 _INT_COLUMNS = ("line", "rank", "epoch", "iteration")
 MISSING_INT = -1
+RESTART_GAP_SECONDS = 60.0  # the clock jump that, with the step counter going back, means another run
 
 
 def seconds(stamp) -> float:
     """A logged timestamp (a number, or `YYYY-MM-DD HH:MM:SS[.ffffff|,fff]`, naive times read as
     UTC) as seconds since the epoch; NaN where missing or unreadable."""
-    if isinstance(stamp, str):
-        try:
-            return float(_datetimes([stamp.replace(",", ".")])[0])
-        except ValueError:
-            return math.nan
-    return math.nan if stamp is None else float(stamp)
+    return float(seconds_array([stamp])[0])
 
 
 def seconds_array(values) -> np.ndarray:
-    """`seconds` over a column: numbers as they are, date-time strings read by numpy's
-    datetime64[us] (whole microseconds), NaN where missing or not a date (2021-02-30)."""
+    """`seconds` over a column: numbers as they are, date-times read together by numpy's
+    datetime64[us] (whole microseconds)."""
     try:
-        return np.array(values, dtype=float)
+        return np.array(values, dtype=float)  # None is NaN
     except (ValueError, TypeError):
         pass
     try:
-        return _datetimes([v.replace(",", ".") if v else "NaT" for v in values])
-    except (ValueError, TypeError, AttributeError):
-        return np.array([seconds(v) for v in values], dtype=float)
-
-
-def _datetimes(stamps: list[str]) -> np.ndarray:
-    """Seconds of ISO date-times (`.` fraction) as datetime64[us] reads them, NaN for NaT."""
-    us = np.array(stamps, dtype="datetime64[us]")
-    out = us.astype(np.int64) / 1e6
-    out[np.isnat(us)] = np.nan
-    return out
-
-
-def _dtype(name: str) -> type:
-    return np.int64 if name in _INT_COLUMNS else np.float64
+        us = np.array(["NaT" if v is None else v.replace(",", ".") for v in values], dtype="datetime64[us]")
+    except (ValueError, AttributeError):  # a value that is neither a number nor a date (2021-02-30)
+        return np.array([seconds(v) for v in values] if len(values) > 1 else [math.nan])
+    return np.where(np.isnat(us), np.nan, us.astype(np.int64) / 1e6)
 
 
 class Records:
@@ -67,11 +54,15 @@ class Records:
     the end took the 400 MB TF1 log from 0.88 GB to 1.13 GB (bench/bench_analyze.py)."""
 
     def __init__(self) -> None:
-        self._cols = {name: np.empty(0, dtype=_dtype(name)) for name in RECORD_COLUMNS}
+        self._cols = {name: np.empty(0, np.int64 if name in _INT_COLUMNS else np.float64) for name in RECORD_COLUMNS}
         self._size = 0  # records in the columns (their capacity may be larger)
 
     def __len__(self) -> int:
         return self._size
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        """A column's records (a view, valid until the next `extend`)."""
+        return self._cols[name][: self._size]
 
     def extend(self, bulk: ev.Bulk) -> None:
         """Add the records of a BULK event, copied into the columns."""
@@ -84,52 +75,52 @@ class Records:
             column[start : start + n] = bulk.cols[name][bulk.start : bulk.stop]
         self._size += n
 
+    def last_of(self, rank: int, since: int) -> int | None:
+        """The index of the last record of `rank` (-1: none logged) from record `since` on."""
+        own = np.flatnonzero(self["rank"][since:] == rank)
+        return since + int(own[-1]) if len(own) else None
+
     def update_last(self, rank, data: dict, since: int = 0) -> None:
         """Add fields to the last record of `rank` from record `since` on (formats that log one
         record over several lines)."""
-        own = np.flatnonzero(self._cols["rank"][since : self._size] == (MISSING_INT if rank is None else rank))
+        last = self.last_of(MISSING_INT if rank is None else rank, since)
         for name, value in data.items():
-            if len(own) and value is not None and name in RECORD_COLUMNS:
-                self._cols[name][since + own[-1]] = seconds(value) if name == "timestamp" else value
+            if last is not None and value is not None and name in RECORD_COLUMNS:
+                self._cols[name][last] = seconds(value) if name == "timestamp" else value
+
+    def columns(self) -> dict[str, np.ndarray]:
+        """All records as typed columns, the capacity left over given back."""
+        for column in self._cols.values():
+            column.resize(self._size, refcheck=False)
+        return self._cols
 
     def release(self) -> dict[str, np.ndarray]:
         """The columns, handed over: this object keeps none."""
         cols = self.columns()
-        self._cols, self._size = {name: np.empty(0, dtype=_dtype(name)) for name in RECORD_COLUMNS}, 0
+        self.__init__()
         return cols
-
-    def columns(self) -> dict[str, np.ndarray]:
-        """All records as typed columns, trimmed to their size."""
-        for column in self._cols.values():
-            if len(column) != self._size:
-                column.resize(self._size, refcheck=False)  # the capacity left over goes back
-        return self._cols
 
 
 @dataclass
 class RunDraft:
-    """What the events of one run said, before any number is derived from it."""
+    """What the events of one run said, before any number is derived from it. Its records are
+    `count` records of `store` from `start` on: the runs of a file share one store."""
 
     index: int
     first_line: int
     last_line: int
+    store: Records
+    start: int
+    count: int = 0
     meta: dict = field(default_factory=dict)
-    store: Records = field(default_factory=Records)  # the records of its file, which its runs share
-    start: int = 0  # where its records begin in the store (the runs of a file follow one another)
-    count: int = 0  # how many records it has
     reported: dict = field(default_factory=dict)
     evals: list[dict] = field(default_factory=list)
-    start_ranks: set = field(default_factory=set)
-    ranks: set = field(default_factory=set)
+    start_ranks: set = field(default_factory=set)  # the ranks whose start line announced it
+    ranks: set = field(default_factory=set)  # the ranks that logged its records
     ended: str | None = None
     failures: list[tuple[int, str]] = field(default_factory=list)
     conflicts: list[str] = field(default_factory=list)
     restarted: str | None = None  # why records opened this run without a start line of its own
-    last_step: dict = field(default_factory=dict)  # rank -> its last record's (epoch, iteration, timestamp)
-
-    @property
-    def progressed(self) -> bool:
-        return bool(self.count or self.reported or self.evals or self.ended)
 
     def merge_meta(self, data: dict, source: str) -> None:
         """Add metadata where the run has none yet; note where a source disagrees."""
@@ -143,38 +134,25 @@ class RunDraft:
                 self.conflicts.append(f"{key}: {old!r} from the log, {value!r} from {source}")
 
 
-RESTART_GAP_SECONDS = 60.0  # the clock jump that, with the step counter going back, means another run
-
-
-def _restarts(run: RunDraft, data: dict) -> list[tuple[int, str]]:
+def _restarts(store: Records, since: int, block: dict) -> list[tuple[int, str]]:
     """(position, why) in a block of one rank's records where other runs begin: its step counter
-    went back (within an epoch or to an earlier one, from the rank's last record before the block
-    on) and its clock jumped by minutes (runs pasted into one file with only terminal text between
-    them). A new epoch that counts its iterations from 0 again is no restart; a block of
-    interleaved ranks is one run (mpirun runs announce themselves on every rank)."""
-    ranks = data["rank"]
+    went back (within an epoch or to an earlier one, from the rank's last record in the store from
+    `since` on) and its clock jumped by minutes. A new epoch that counts its iterations from 0
+    again is no restart; a block of interleaved ranks is one run (mpirun runs announce themselves
+    on every rank)."""
+    ranks = block["rank"]
     if not len(ranks) or not (ranks == ranks[0]).all():
         return []
-    rank = None if ranks[0] == MISSING_INT else int(ranks[0])
-    last = run.last_step.get(rank, (MISSING_INT, MISSING_INT, math.nan))
-    epoch, it, stamps = (np.concatenate(([last[i]], data[name]))
-                         for i, name in enumerate(("epoch", "iteration", "timestamp")))
-    run.last_step[rank] = (int(epoch[-1]), int(it[-1]), float(stamps[-1]))
-    gap = np.diff(stamps)
+    last = store.last_of(int(ranks[0]), since)
+    steps = {}  # the rank's record before the block (or, with none, its first again), then the block
+    for name in ("epoch", "iteration", "timestamp"):
+        before = block[name][:1] if last is None else store[name][last : last + 1]
+        steps[name] = np.concatenate((before, block[name]))
+    epoch, it, gap = steps["epoch"], steps["iteration"], np.diff(steps["timestamp"])
     back = (epoch[1:] < epoch[:-1]) | ((epoch[1:] == epoch[:-1]) & (it[1:] < it[:-1]))
     restart = back & (it[1:] >= 0) & (gap > RESTART_GAP_SECONDS)
     return [(k, f"the step counter went back from {it[k]} to {it[k + 1]} and the clock jumped {gap[k]:.0f} s")
             for k in np.flatnonzero(restart).tolist()]
-
-
-def _add_block(run: RunDraft, bulk: ev.Bulk) -> None:
-    run.store.extend(bulk)
-    run.count += bulk.stop - bulk.start
-    ranks = bulk.cols["rank"][bulk.start : bulk.stop]
-    seen = ranks[:1] if (ranks == ranks[0]).all() else np.unique(ranks)  # one rank, mostly
-    run.ranks.update(None if x == MISSING_INT else x for x in seen.tolist())
-    ends = bulk.cols["end_line"][bulk.start : bulk.stop]  # a record may span several lines
-    run.last_line = max(run.last_line, int(ends.max()))
 
 
 class _Fold:
@@ -182,87 +160,72 @@ class _Fold:
 
     def __init__(self) -> None:
         self.runs: list[RunDraft] = []
-        self.tables: list[tuple[dict, dict]] = []
-        self.losses: list[dict] = []  # the LOSSES columns of each chunk
         self.run: RunDraft | None = None
         self.store = Records()  # the records of every run, in file order
 
-    def current(self, line: int) -> RunDraft:
-        """The current run, or a new one from this line."""
-        if self.run is None:
-            self.run = RunDraft(index=len(self.runs), first_line=line, last_line=line, store=self.store,
-                                start=len(self.store))
-            self.runs.append(self.run)
+    def new(self, line: int, restarted: str | None = None) -> RunDraft:
+        """A new current run from this line."""
+        self.run = RunDraft(len(self.runs), line, line, self.store, len(self.store), restarted=restarted)
+        self.runs.append(self.run)
         return self.run
 
-    def restart(self, line: int, why: str) -> RunDraft:
-        """A new run from this line, which no start line announced."""
-        self.run = None
-        r = self.current(line)
-        r.restarted = f"a new run begins at line {line} without a start line: {why}"
-        return r
-
-    def bulk(self, line: int, bulk: ev.Bulk) -> None:
-        """Many records as columns, cut where other runs begin among them."""
-        data = bulk.columns()
-        r = self.current(line)
-        cuts = _restarts(r, data)
-        edges = [0, *(k for k, _ in cuts), len(data["line"])]
-        for i, (a, b) in enumerate(zip(edges, edges[1:], strict=False)):
-            if i:  # another run from record a on
-                r = self.restart(int(data["line"][a]), cuts[i - 1][1])
-                r.last_step[None if data["rank"][a] == MISSING_INT else int(data["rank"][a])] = (
-                    int(data["epoch"][b - 1]), int(data["iteration"][b - 1]), float(data["timestamp"][b - 1]))
-            if b > a:
-                _add_block(r, ev.Bulk(bulk.cols, bulk.start + a, bulk.start + b))
-
-    def start(self, line: int, rank, data: dict) -> RunDraft:
+    def start(self, line: int, rank) -> RunDraft:
         """A run announces itself: a new run, unless it is another rank joining the current one."""
         run = self.run
-        if run is not None and (
-            run.ended or (run.progressed and (rank is None or rank in run.start_ranks or rank in run.ranks))
+        if run is None or run.ended or (
+            (run.count or run.reported or run.evals) and (rank is None or rank in run.start_ranks or rank in run.ranks)
         ):
-            self.run = None
-        r = self.current(line)
-        r.start_ranks.add(rank)
-        r.merge_meta(data, "the log")
-        return r
+            run = self.new(line)
+        run.start_ranks.add(rank)
+        return run
 
-    def other(self, line: int, rank, kind: str, data) -> RunDraft:
-        """What the current run's other events say."""
-        r = self.current(line)
-        if kind == ev.FIELD:
-            self.store.update_last(rank, data, r.start)
-        elif kind == ev.META:
-            r.merge_meta(data, "the log")
+    def bulk(self, run: RunDraft, bulk: ev.Bulk) -> None:
+        """Many records as columns, to the current run up to where another run begins among them."""
+        block = bulk.columns()
+        a = 0
+        for b, why in [*_restarts(self.store, run.start, block), (len(block["line"]), None)]:
+            if b > a:
+                self.store.extend(ev.Bulk(bulk.cols, bulk.start + a, bulk.start + b))
+                run.count += b - a
+                ranks = block["rank"][a:b]
+                seen = ranks[:1] if (ranks == ranks[0]).all() else np.unique(ranks)  # one rank, mostly
+                run.ranks.update(None if x == MISSING_INT else x for x in seen.tolist())
+                run.last_line = max(run.last_line, int(block["end_line"][a:b].max()))  # records may span lines
+            if why is not None:
+                line = int(block["line"][b])
+                run = self.new(line, f"a new run begins at line {line} without a start line: {why}")
+            a = b
+
+    def add(self, line: int, rank, kind: str, data) -> None:
+        """What an event says of its run: the current one, or a new one where a start line opens it."""
+        run = self.start(line, rank) if kind == ev.RUN_START else self.run or self.new(line)
+        run.last_line = max(run.last_line, line)
+        if kind in (ev.RUN_START, ev.META, ev.TRAILER):
+            run.merge_meta(data, "the launch command" if kind == ev.TRAILER else "the log")
+        elif kind == ev.FIELD:
+            self.store.update_last(rank, data, run.start)
         elif kind == ev.SUMMARY:
             for key, value in data.items():
-                r.reported.setdefault(key, value)
+                run.reported.setdefault(key, value)
         elif kind == ev.EVAL:
-            r.evals.append(dict(data, line=line, rank=rank))
+            run.evals.append(dict(data, line=line, rank=rank))
         elif kind == ev.END:
-            r.ended = r.ended or data
+            run.ended = run.ended or data
         elif kind == ev.FAIL:
-            r.failures.append((line, data))
-        return r
+            run.failures.append((line, data))
 
 
 def fold(events: Iterable[ev.Event]) -> tuple[list[RunDraft], list[tuple[dict, dict]], list[dict]]:
     """Runs found in a file's events, in file order, the rows of its summary tables and the
     LOSSES columns of its chunks (given to runs by line in `losses.py`)."""
-    f = _Fold()
+    f, tables, losses = _Fold(), [], []
     for line, rank, kind, data in events:
-        if kind == ev.BULK:
-            f.bulk(line, data)
-        elif kind == ev.TABLE:
-            f.tables.extend(data)
+        if kind == ev.TABLE:
+            tables.extend(data)
         elif kind == ev.LOSSES:
-            f.losses.append(data)
-        elif kind == ev.TRAILER:  # the launch command, after the run it describes
-            if f.run is not None:
-                f.run.merge_meta(data, "the launch command")
-                f.run.last_line = max(f.run.last_line, line)
-        else:
-            r = f.start(line, rank, data) if kind == ev.RUN_START else f.other(line, rank, kind, data)
-            r.last_line = max(r.last_line, line)
-    return f.runs, f.tables, f.losses
+            losses.append(data)
+        elif kind == ev.BULK:
+            f.bulk(f.run or f.new(line), data)
+        elif kind != ev.TRAILER or f.run is not None:  # a trailer (the launch command) follows its run
+            f.add(line, rank, kind, data)
+    return f.runs, tables, losses

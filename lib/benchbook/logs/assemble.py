@@ -1,12 +1,6 @@
-"""Folding a file's events into runs, whatever the format.
-
-A file may hold several runs one after the other (a 1-GPU run, then an 8-GPU run), and under
-mpirun every rank announces the same run. A `run_start` event therefore opens a new run only when
-the current one has finished, or has made progress and hears again from a rank that already
-started it; otherwise it is another rank joining the current run. Runs pasted into one file with
-only terminal text between them have no start line: one begins where a rank's step counter goes
-back and its clock jumps by minutes.
-"""
+"""Folding a file's events into runs, whatever the format: a file may hold several runs one after
+the other, each announced on every rank under mpirun, or pasted one after the other with only
+terminal text between them and no start line."""
 
 from __future__ import annotations
 
@@ -18,8 +12,7 @@ import numpy as np
 
 from . import events as ev
 
-# Records are kept as typed numpy columns: a 400 MB log holds millions of them, too many for one
-# Python object each.
+# Typed numpy columns: a 400 MB log holds millions of records, too many for a Python object each.
 RECORD_COLUMNS = ("line", "rank", "epoch", "iteration", "timestamp", "throughput", "loss", "lr", "steps")
 _INT_COLUMNS = ("line", "rank", "epoch", "iteration")
 MISSING_INT = -1
@@ -33,8 +26,7 @@ def seconds(stamp) -> float:
 
 
 def seconds_array(values) -> np.ndarray:
-    """`seconds` over a column: numbers as they are, date-times read together by numpy's
-    datetime64[us] (whole microseconds)."""
+    """`seconds` over a column, its date-times read together by numpy (datetime64[us])."""
     try:
         return np.array(values, dtype=float)  # None is NaN
     except (ValueError, TypeError):
@@ -47,11 +39,10 @@ def seconds_array(values) -> np.ndarray:
 
 
 class Records:
-    """Per-iteration records of the runs of one file, in file order, as typed numpy columns with
-    the RECORD_COLUMNS (-1 for a missing int, NaN for a missing float). Each BULK event's records
-    are copied in as they come and the columns grow in place (`ndarray.resize`), so that a log of
-    millions of records holds them once, in one array a column: blocks kept a chunk and joined at
-    the end took the 400 MB TF1 log from 0.88 GB to 1.13 GB (bench/bench_analyze.py)."""
+    """The records of a file's runs, in file order, as typed numpy columns (RECORD_COLUMNS; -1 for
+    a missing int, NaN for a missing float). Each BULK event's records are copied in and the
+    columns grow in place (`ndarray.resize`): keeping the blocks and joining them at the end took
+    the 400 MB TF1 log from 0.88 GB to 1.13 GB (bench/bench_analyze.py)."""
 
     def __init__(self) -> None:
         self._cols = {name: np.empty(0, np.int64 if name in _INT_COLUMNS else np.float64) for name in RECORD_COLUMNS}
@@ -65,24 +56,22 @@ class Records:
         return self._cols[name][: self._size]
 
     def extend(self, bulk: ev.Bulk) -> None:
-        """Add the records of a BULK event, copied into the columns."""
+        """Add the records of a BULK event."""
         n, start = bulk.stop - bulk.start, self._size
-        if start + n > len(self._cols["line"]):
-            capacity = max(start + n, len(self._cols["line"]) * 3 // 2)
+        if start + n > len(self._cols["line"]):  # by half at least: few copies
             for column in self._cols.values():
-                column.resize(capacity, refcheck=False)
+                column.resize(max(start + n, len(column) * 3 // 2), refcheck=False)
         for name, column in self._cols.items():
             column[start : start + n] = bulk.cols[name][bulk.start : bulk.stop]
         self._size += n
 
     def last_of(self, rank: int, since: int) -> int | None:
-        """The index of the last record of `rank` (-1: none logged) from record `since` on."""
+        """Where the last record of `rank` (-1: none logged) from record `since` on is."""
         own = np.flatnonzero(self["rank"][since:] == rank)
         return since + int(own[-1]) if len(own) else None
 
     def update_last(self, rank, data: dict, since: int = 0) -> None:
-        """Add fields to the last record of `rank` from record `since` on (formats that log one
-        record over several lines)."""
+        """Add fields to the last record of `rank` from record `since` on (a record over several lines)."""
         last = self.last_of(MISSING_INT if rank is None else rank, since)
         for name, value in data.items():
             if last is not None and value is not None and name in RECORD_COLUMNS:
@@ -103,14 +92,13 @@ class Records:
 
 @dataclass
 class RunDraft:
-    """What the events of one run said, before any number is derived from it. Its records are
-    `count` records of `store` from `start` on: the runs of a file share one store."""
+    """What the events of one run said, before any number is derived from it. Its records are the
+    `count` records of `store`, which the runs of a file share, after those of the runs before it."""
 
     index: int
     first_line: int
     last_line: int
     store: Records
-    start: int
     count: int = 0
     meta: dict = field(default_factory=dict)
     reported: dict = field(default_factory=dict)
@@ -121,6 +109,11 @@ class RunDraft:
     failures: list[tuple[int, str]] = field(default_factory=list)
     conflicts: list[str] = field(default_factory=list)
     restarted: str | None = None  # why records opened this run without a start line of its own
+
+    def joined_by(self, rank) -> bool:
+        """Whether a start line of `rank` is another rank announcing this run, not the next run."""
+        progressed = self.count or self.reported or self.evals
+        return not self.ended and not (progressed and (rank is None or rank in self.start_ranks | self.ranks))
 
     def merge_meta(self, data: dict, source: str) -> None:
         """Add metadata where the run has none yet; note where a source disagrees."""
@@ -135,97 +128,73 @@ class RunDraft:
 
 
 def _restarts(store: Records, since: int, block: dict) -> list[tuple[int, str]]:
-    """(position, why) in a block of one rank's records where other runs begin: its step counter
-    went back (within an epoch or to an earlier one, from the rank's last record in the store from
-    `since` on) and its clock jumped by minutes. A new epoch that counts its iterations from 0
-    again is no restart; a block of interleaved ranks is one run (mpirun runs announce themselves
-    on every rank)."""
-    ranks = block["rank"]
-    if not len(ranks) or not (ranks == ranks[0]).all():
-        return []
-    last = store.last_of(int(ranks[0]), since)
-    steps = {}  # the rank's record before the block (or, with none, its first again), then the block
-    for name in ("epoch", "iteration", "timestamp"):
-        before = block[name][:1] if last is None else store[name][last : last + 1]
-        steps[name] = np.concatenate((before, block[name]))
-    epoch, it, gap = steps["epoch"], steps["iteration"], np.diff(steps["timestamp"])
+    """(position, why) in one rank's block where other runs begin: its step counter went back (from
+    its last record since `since`; a new epoch may count from 0 again) and its clock jumped minutes.
+    Interleaved ranks are one run: mpirun runs start on every rank."""
+    last = store.last_of(int(block["rank"][0]), since)
+    before = [] if last is None else [last]  # the rank's record before the block, then the block
+    epoch, it, stamps = (np.concatenate((store[name][before], block[name]))
+                         for name in ("epoch", "iteration", "timestamp"))
+    gap = np.diff(stamps)
     back = (epoch[1:] < epoch[:-1]) | ((epoch[1:] == epoch[:-1]) & (it[1:] < it[:-1]))
     restart = back & (it[1:] >= 0) & (gap > RESTART_GAP_SECONDS)
-    return [(k, f"the step counter went back from {it[k]} to {it[k + 1]} and the clock jumped {gap[k]:.0f} s")
-            for k in np.flatnonzero(restart).tolist()]
+    return [(k + 1 - len(before), f"the step counter went back from {it[k]} to {it[k + 1]} and the clock jumped "
+             f"{gap[k]:.0f} s") for k in np.flatnonzero(restart).tolist()]
 
 
-class _Fold:
-    """Folding a file's events: the runs so far, the current one, and the records they share."""
+def _add_records(runs: list[RunDraft], bulk: ev.Bulk) -> None:
+    """A BULK event's records, to the current run up to where another run begins among them."""
+    run, block = runs[-1], bulk.columns()
+    ranks = {None if x == MISSING_INT else x for x in np.unique(block["rank"]).tolist()}
+    cuts = _restarts(run.store, len(run.store) - run.count, block) if len(ranks) == 1 else []
+    a = 0
+    for b, why in [*cuts, (len(block["line"]), None)]:
+        if b > a:
+            run.store.extend(ev.Bulk(bulk.cols, bulk.start + a, bulk.start + b))
+            run.count += b - a
+            run.ranks |= ranks
+            run.last_line = max(run.last_line, int(block["end_line"][a:b].max()))  # records may span lines
+        if why is not None:
+            line = int(block["line"][b])
+            why = f"a new run begins at line {line} without a start line: {why}"
+            runs.append(RunDraft(len(runs), line, line, run.store, restarted=why))
+            run = runs[-1]
+        a = b
 
-    def __init__(self) -> None:
-        self.runs: list[RunDraft] = []
-        self.run: RunDraft | None = None
-        self.store = Records()  # the records of every run, in file order
 
-    def new(self, line: int, restarted: str | None = None) -> RunDraft:
-        """A new current run from this line."""
-        self.run = RunDraft(len(self.runs), line, line, self.store, len(self.store), restarted=restarted)
-        self.runs.append(self.run)
-        return self.run
-
-    def start(self, line: int, rank) -> RunDraft:
-        """A run announces itself: a new run, unless it is another rank joining the current one."""
-        run = self.run
-        if run is None or run.ended or (
-            (run.count or run.reported or run.evals) and (rank is None or rank in run.start_ranks or rank in run.ranks)
-        ):
-            run = self.new(line)
+def _note(run: RunDraft, line: int, rank, kind: str, data) -> None:
+    """What an event other than BULK, TABLE and LOSSES says of its run."""
+    run.last_line = max(run.last_line, line)
+    if kind == ev.RUN_START:
         run.start_ranks.add(rank)
-        return run
-
-    def bulk(self, run: RunDraft, bulk: ev.Bulk) -> None:
-        """Many records as columns, to the current run up to where another run begins among them."""
-        block = bulk.columns()
-        a = 0
-        for b, why in [*_restarts(self.store, run.start, block), (len(block["line"]), None)]:
-            if b > a:
-                self.store.extend(ev.Bulk(bulk.cols, bulk.start + a, bulk.start + b))
-                run.count += b - a
-                ranks = block["rank"][a:b]
-                seen = ranks[:1] if (ranks == ranks[0]).all() else np.unique(ranks)  # one rank, mostly
-                run.ranks.update(None if x == MISSING_INT else x for x in seen.tolist())
-                run.last_line = max(run.last_line, int(block["end_line"][a:b].max()))  # records may span lines
-            if why is not None:
-                line = int(block["line"][b])
-                run = self.new(line, f"a new run begins at line {line} without a start line: {why}")
-            a = b
-
-    def add(self, line: int, rank, kind: str, data) -> None:
-        """What an event says of its run: the current one, or a new one where a start line opens it."""
-        run = self.start(line, rank) if kind == ev.RUN_START else self.run or self.new(line)
-        run.last_line = max(run.last_line, line)
-        if kind in (ev.RUN_START, ev.META, ev.TRAILER):
-            run.merge_meta(data, "the launch command" if kind == ev.TRAILER else "the log")
-        elif kind == ev.FIELD:
-            self.store.update_last(rank, data, run.start)
-        elif kind == ev.SUMMARY:
-            for key, value in data.items():
-                run.reported.setdefault(key, value)
-        elif kind == ev.EVAL:
-            run.evals.append(dict(data, line=line, rank=rank))
-        elif kind == ev.END:
-            run.ended = run.ended or data
-        elif kind == ev.FAIL:
-            run.failures.append((line, data))
+    if kind in (ev.RUN_START, ev.META, ev.TRAILER):
+        run.merge_meta(data, "the launch command" if kind == ev.TRAILER else "the log")
+    elif kind == ev.FIELD:
+        run.store.update_last(rank, data, len(run.store) - run.count)
+    elif kind == ev.SUMMARY:
+        run.reported.update((key, value) for key, value in data.items() if key not in run.reported)
+    elif kind == ev.EVAL:
+        run.evals.append(dict(data, line=line, rank=rank))
+    elif kind == ev.END:
+        run.ended = run.ended or data
+    elif kind == ev.FAIL:
+        run.failures.append((line, data))
 
 
 def fold(events: Iterable[ev.Event]) -> tuple[list[RunDraft], list[tuple[dict, dict]], list[dict]]:
     """Runs found in a file's events, in file order, the rows of its summary tables and the
     LOSSES columns of its chunks (given to runs by line in `losses.py`)."""
-    f, tables, losses = _Fold(), [], []
+    runs, tables, losses, store = [], [], [], Records()
     for line, rank, kind, data in events:
         if kind == ev.TABLE:
             tables.extend(data)
         elif kind == ev.LOSSES:
             losses.append(data)
-        elif kind == ev.BULK:
-            f.bulk(f.run or f.new(line), data)
-        elif kind != ev.TRAILER or f.run is not None:  # a trailer (the launch command) follows its run
-            f.add(line, rank, kind, data)
-    return f.runs, tables, losses
+        elif runs or kind != ev.TRAILER:  # a trailer (the launch command) follows its run
+            if not runs or (kind == ev.RUN_START and not runs[-1].joined_by(rank)):
+                runs.append(RunDraft(len(runs), line, line, store))
+            if kind == ev.BULK:
+                _add_records(runs, data)
+            else:
+                _note(runs[-1], line, rank, kind, data)
+    return runs, tables, losses

@@ -12,7 +12,6 @@ import numpy as np
 
 from . import events as ev
 
-# Typed numpy columns: a 400 MB log holds millions of records, too many for a Python object each.
 RECORD_COLUMNS = ("line", "rank", "epoch", "iteration", "timestamp", "throughput", "loss", "lr", "steps")
 _INT_COLUMNS = ("line", "rank", "epoch", "iteration")
 MISSING_INT = -1
@@ -40,13 +39,14 @@ def seconds_array(values) -> np.ndarray:
 
 class Records:
     """The records of a file's runs, in file order, as typed numpy columns (RECORD_COLUMNS; -1 for
-    a missing int, NaN for a missing float). Each BULK event's records are copied in and the
-    columns grow in place (`ndarray.resize`): keeping the blocks and joining them at the end took
-    the 400 MB TF1 log from 0.88 GB to 1.13 GB (bench/bench_analyze.py)."""
+    a missing int, NaN for a missing float): a 400 MB log holds millions. Each BULK event's records
+    are copied in and the columns grow in place (`ndarray.resize`): keeping the blocks and joining
+    them at the end took the 400 MB TF1 log from 0.88 GB to 1.13 GB (bench/bench_analyze.py)."""
 
     def __init__(self) -> None:
         self._cols = {name: np.empty(0, np.int64 if name in _INT_COLUMNS else np.float64) for name in RECORD_COLUMNS}
         self._size = 0  # records in the columns (their capacity may be larger)
+        self._last: dict[int, int] = {}  # rank -> where its last record is
 
     def __len__(self) -> int:
         return self._size
@@ -56,7 +56,7 @@ class Records:
         return self._cols[name][: self._size]
 
     def extend(self, bulk: ev.Bulk) -> None:
-        """Add the records of a BULK event."""
+        """Add the records of a BULK event, and note where each of its ranks' last record is."""
         n, start = bulk.stop - bulk.start, self._size
         if start + n > len(self._cols["line"]):  # by half at least: few copies
             for column in self._cols.values():
@@ -64,11 +64,13 @@ class Records:
         for name, column in self._cols.items():
             column[start : start + n] = bulk.cols[name][bulk.start : bulk.stop]
         self._size += n
+        ranks, from_end = np.unique(self["rank"][start:][::-1], return_index=True)  # each rank's first from the end
+        self._last.update(zip(ranks.tolist(), (self._size - 1 - from_end).tolist(), strict=True))
 
     def last_of(self, rank: int, since: int) -> int | None:
         """Where the last record of `rank` (-1: none logged) from record `since` on is."""
-        own = np.flatnonzero(self["rank"][since:] == rank)
-        return since + int(own[-1]) if len(own) else None
+        last = self._last.get(rank, -1)
+        return last if last >= since else None
 
     def update_last(self, rank, data: dict, since: int = 0) -> None:
         """Add fields to the last record of `rank` from record `since` on (a record over several lines)."""
@@ -118,19 +120,17 @@ class RunDraft:
     def merge_meta(self, data: dict, source: str) -> None:
         """Add metadata where the run has none yet; note where a source disagrees."""
         for key, value in data.items():
-            if value is None:
-                continue
             old = self.meta.get(key)
-            if old is None:
+            if old is None and value is not None:
                 self.meta[key] = value
-            elif key not in ("params", "start_time", "command") and old != value:
+            elif value is not None and key not in ("params", "start_time", "command") and old != value:
                 self.conflicts.append(f"{key}: {old!r} from the log, {value!r} from {source}")
 
 
 def _restarts(store: Records, since: int, block: dict) -> list[tuple[int, str]]:
     """(position, why) in one rank's block where other runs begin: its step counter went back (from
-    its last record since `since`; a new epoch may count from 0 again) and its clock jumped minutes.
-    Interleaved ranks are one run: mpirun runs start on every rank."""
+    its last record since `since`; a new epoch may count from 0 again) and its clock jumped by
+    minutes. Blocks of interleaved ranks are not searched: mpirun runs start on every rank."""
     last = store.last_of(int(block["rank"][0]), since)
     before = [] if last is None else [last]  # the rank's record before the block, then the block
     epoch, it, stamps = (np.concatenate((store[name][before], block[name]))

@@ -109,3 +109,17 @@ def test_seconds_reads_numbers_and_date_times_and_gives_nan_for_the_rest():
     got = seconds_array(["2021-04-02 09:00:00.5", None, "2021-02-30 00:00:00", 0, 7.5]).tolist()
     assert got[0] == 1617354000.5 and math.isnan(got[1]) and math.isnan(got[2]) and got[3:] == [0.0, 7.5]
     assert seconds_array([None, "1.5"]).tolist()[1] == 1.5 and seconds_array([]).dtype == np.float64
+
+
+def test_a_field_goes_to_its_own_ranks_last_record_when_ranks_log_in_turns():
+    events = [ev.Event(1, None, ev.RUN_START, {})]
+    for turn in range(6):  # ranks 0, 1, 2 in turns, two records each, a loss line after each block
+        events += [_steps(2 + 3 * turn, [(0, 10 * turn, 1e9 + turn), (0, 10 * turn + 5, 1e9 + turn)], rank=turn % 3),
+                   ev.Event(4 + 3 * turn, turn % 3, ev.FIELD, {"loss": float(turn)})]
+    events.append(ev.Event(30, 1, ev.FIELD, {"lr": 0.1}))  # rank 1 again: its last record is in turn 4
+    runs, _, _ = fold(events)
+    cols = runs[0].store.release()
+    assert len(runs) == 1 and runs[0].ranks == {0, 1, 2}
+    assert [None if math.isnan(x) else x for x in cols["loss"]] == [None, 0.0, None, 1.0, None, 2.0,
+                                                                    None, 3.0, None, 4.0, None, 5.0]
+    assert np.flatnonzero(~np.isnan(cols["lr"])).tolist() == [9]

@@ -131,18 +131,22 @@ def test_an_untagged_run_before_a_tagged_run_keeps_its_records(fixtures, tmp_pat
     ("Fri Apr 02 10:41:27 2021[1,11]<stdout>:", 11), ("[1,2]<stdin>:", -1), ("[1,]<stdout>:", -1),
     ("[1,3]<stdou", -1), ("[x,1]<stdout>:", -1), ("", -1), ("x[1,3]<stdout>:", -1),
 ])
-def test_the_tag_that_opens_a_line_gives_its_rank_and_where_its_content_starts(opening, rank):
-    import numpy as np
+def test_the_tag_that_opens_a_line_gives_its_rank_and_is_taken_out(opening, rank):
+    chunk = textio.Chunk.of("first [1,9]<stdout>: line\n" + opening + "über body\n[1,5]<stdout>:last\n")
+    assert chunk.ranks.tolist() == [-1, rank, 5, -1]  # (the empty text after the last newline: no tag)
+    body = "über body" if rank >= 0 else opening + "über body"
+    assert chunk.text == "first [1,9]<stdout>: line\n" + body + "\nlast\n"
 
-    from benchbook.logs.ranks import TextIndex
 
-    text = "first [1,9]<stdout>: line\n" + opening + "über body\n[1,5]<stdout>:last\n"
-    index = TextIndex(text)
-    ranks, content = index.tags(np.array([0, 1, 2]))
-    assert ranks.tolist() == [-1, rank, 5]
-    start = text.index("\n") + 1
-    assert text[content[1] :].startswith("über body" if rank >= 0 else opening + "über")
-    assert content[0] == 0 and index.starts[1] == start
+def test_a_tagged_chunk_gives_the_rank_of_each_line():
+    text = ("[1,0]<stdout>:a\n[1,3]<stderr>:b [1,4]<stdout>: c\nplain [1,2]<stdout>:\n\n"
+            "[1,12]<stdout>:\n[1,3]<stdout>:[1,3]<stdout>:d")
+    chunk = textio.Chunk.of(text, 7)
+    assert chunk.text == "a\nb [1,4]<stdout>: c\nplain [1,2]<stdout>:\n\n\n[1,3]<stdout>:d"
+    assert chunk.ranks.tolist() == [0, 3, -1, -1, 12, 3]
+    assert chunk.first_line == 7
+    untagged = textio.Chunk.of("a\nb\n")
+    assert untagged.text == "a\nb\n" and untagged.ranks.tolist() == [-1, -1, -1]
 
 
 def test_only_lines_with_a_second_tag_are_rewritten():
@@ -151,13 +155,6 @@ def test_only_lines_with_a_second_tag_are_rewritten():
     cut = text.replace("line 7 <stdin> <std\n", "line 7 [1,0]<stdout>:")
     out, rewritten, _ = demux(cut)
     assert rewritten >= 1 and out.count("\n") == cut.count("\n")
-
-
-def test_the_newlines_of_a_text_are_where_its_characters_are():
-    from benchbook.logs import ranks
-
-    for text in ["".join(f"[1,{i % 3}]<stdout>:line {i} ü\n" for i in range(200)), "a\nb\n\nc", ""]:
-        assert ranks.newlines(text).tolist() == [i for i, c in enumerate(text) if c == "\n"]
 
 
 def test_demux_rewrites_a_text_exactly_when_a_line_holds_a_second_tag():

@@ -1,10 +1,10 @@
-"""Rank tags of `mpirun --tag-output`: find them, and undo the interleaving of ranks' partial lines.
+"""Rank tags of `mpirun --tag-output`: undo the interleaving of ranks' partial lines, then take
+the tags out, keeping each line's rank.
 
-mpirun writes each chunk a rank prints behind a tag such as `[1,3]<stdout>:`. When a rank writes
-part of a line, another rank's chunk can follow on the same physical line, so one physical line
-may hold pieces of several ranks' lines. Every newline still completes exactly one rank's line
-(the rank of the last piece on that physical line), so demultiplexing keeps the line count and
-every logical line keeps the physical line number on which it was completed.
+mpirun writes each piece a rank prints behind a tag such as `[1,3]<stdout>:`, and another rank's
+piece can follow a partial line on the same physical line. Every newline still completes exactly
+one rank's line (the rank of the last piece on it), so `demux` keeps the line count: every
+logical line keeps the physical line number on which it was completed.
 """
 
 from __future__ import annotations
@@ -19,52 +19,21 @@ TAG = re.compile(
     r"(?:[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4})?"
     r"\[\d+,(\d+)\](?:\[[^\]\n]*\])?<(?:stdout|stderr|stddiag)>:"
 )
+_LINE_TAG = re.compile(r"\n" + TAG.pattern)  # one that opens a line (its newline: a literal first, for speed)
 # A physical line that holds a second tag after its first: only those need demultiplexing. The
 # possessive loops keep this one pass over the text, however long its lines.
 _MULTI = re.compile(r"<std(?:out|err|diag)>:[^\n<]*+(?:<(?!std(?:out|err|diag)>:)[^\n<]*+)*+<std(?:out|err|diag)>:")
 
 
-def has_tags(text: str) -> bool:
-    """Whether the text holds any rank tag at all (a cheap test before per-line work)."""
-    return "]<std" in text
-
-
-def newlines(text: str) -> np.ndarray:
-    """Positions (in code points) of the text's newlines, found by numpy in one pass."""
-    if text.isascii():
-        return np.flatnonzero(np.frombuffer(text.encode("ascii"), dtype=np.uint8) == 10)
-    return np.flatnonzero(np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32) == 10)
-
-
-class TextIndex:
-    """Where a text's lines are, and the rank tag that opens each line asked about. The text
-    after its last newline counts as a line (empty when the text ends with one)."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.newlines = newlines(text)
-        self.starts = np.concatenate(([0], self.newlines + 1))  # where each 0-based line starts
-        self.ends = np.append(self.newlines, len(text))  # and where it ends (its newline)
-        self.tagged = has_tags(text)
-
-    def lines(self, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(0-based line, rank, content start) of the lines holding text positions."""
-        line = np.searchsorted(self.newlines, pos)
-        return (line, *self.tags(line))
-
-    def tags(self, lines: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(rank, content start) of each of the lines: -1 and the line's start where no tag opens it."""
-        starts = self.starts[lines]
-        rank = np.full(len(lines), -1, dtype=np.int64)
-        if not self.tagged:
-            return rank, starts
-        content = starts.copy()
-        match = TAG.match
-        for i, start in enumerate(starts.tolist()):
-            tag = match(self.text, start)
-            if tag:
-                rank[i], content[i] = int(tag.group(1)), tag.end()
-        return rank, content
+def untag(text: str) -> tuple[str, np.ndarray, np.ndarray]:
+    """The text without the tags that open its lines, where those lines begin in it, and their
+    ranks. One split finds every tag: [text before, rank, line after, rank, line after...]."""
+    if "]<std" not in text:
+        return text, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    pieces = _LINE_TAG.split("\n" + text)  # (a newline before the first line, for its tag)
+    lines = pieces[0::2]
+    starts = np.cumsum(np.fromiter(map(len, lines), dtype=np.int64, count=len(lines)) + 1)[:-1] - 1
+    return "\n".join(lines)[1:], starts, np.array(pieces[1::2], dtype=np.int64)
 
 
 def _split(line: str) -> list[tuple[int | None, str]]:

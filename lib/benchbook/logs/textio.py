@@ -1,8 +1,8 @@
 """Reading log files as text in bounded chunks of whole lines, whatever their bytes.
 
 Logs can be hundreds of megabytes, so a file is never held whole nor split into a list of lines:
-it is read in chunks that end on a newline, each decoded, normalised (CRLF, lone CR) and
-demultiplexed (rank tags) on its own. Line numbers are 1-based physical line numbers of the file.
+it is read in chunks that end on a newline, each decoded, normalised (CRLF, lone CR, NULs) and its
+rank tags taken out (`ranks`) on its own. Line numbers are 1-based physical line numbers of the file.
 """
 
 from __future__ import annotations
@@ -11,6 +11,8 @@ import os
 import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+
+import numpy as np
 
 from ..errors import LogError
 from . import ranks
@@ -22,10 +24,25 @@ CARRY_CLEAN_BYTES = 64 << 10  # an unfinished line longer than this loses its NU
 
 @dataclass
 class Chunk:
-    """A run of whole lines of a file; `first_line` is the file line number of its first line."""
+    """Whole lines of a file, their rank tags taken out: `first_line` is the file line number of
+    the first, `ends` where each line ends (its newline; the text's end for the text after the
+    last), `ranks` the rank whose tag opened each line (-1: none did)."""
 
     text: str
     first_line: int
+    ends: np.ndarray
+    ranks: np.ndarray
+
+    @classmethod
+    def of(cls, text: str, first_line: int = 1) -> Chunk:
+        """The chunk of a text of whole lines: its rank tags taken out, its newlines found by numpy."""
+        text, starts, tag_ranks = ranks.untag(text)
+        wide = not text.isascii()  # its code points as numpy reads them: a byte each, or four
+        codes = np.frombuffer(text.encode("utf-32-le" if wide else "ascii"), dtype=np.uint32 if wide else np.uint8)
+        ends = np.append(np.flatnonzero(codes == 10), len(text))
+        line_ranks = np.full(len(ends), -1, dtype=np.int64)
+        line_ranks[np.searchsorted(ends, starts)] = tag_ranks
+        return cls(text, first_line, ends, line_ranks)
 
 
 @dataclass
@@ -35,9 +52,7 @@ class ReadStats:
     bytes: int = 0
     lines: int = 0
     invalid_utf8: bool = False
-    demuxed_lines: int = 0
     cut_last_line: bool = False
-    notes: list[str] = field(default_factory=list)
     nul_bytes: int = 0  # NUL bytes left out of the text (a crash's zero-filled tail, a corrupted line)
     nul_lines: list[int] = field(default_factory=list)  # the first lines that held them (at most NUL_LINES_KEPT)
 
@@ -113,11 +128,11 @@ def chunks(path: str | os.PathLike, stats: ReadStats | None = None, size: int = 
                 stats.cut_last_line = True
                 raw += b"\n"
             text = _decode(_drop_nuls(raw, line, stats), stats)
-            if open_lines or ranks.has_tags(text):
-                text, n, open_lines = ranks.demux(text, open_lines)
-                stats.demuxed_lines += n
-            n_lines = text.count("\n")
-            yield Chunk(text, line)
+            if open_lines or "]<std" in text:
+                text, _, open_lines = ranks.demux(text, open_lines)
+            chunk = Chunk.of(text, line)
+            n_lines = len(chunk.ends) - 1
+            yield chunk
             line += n_lines
             stats.lines += n_lines
             if not data:

@@ -36,55 +36,32 @@ def untag(text: str) -> tuple[str, np.ndarray, np.ndarray]:
     return "\n".join(lines)[1:], starts, np.array(pieces[1::2], dtype=np.int64)
 
 
-def _split(line: str) -> list[tuple[int | None, str]]:
-    """Split one physical line into (rank, text) pieces; text before the first tag has rank None."""
-    pieces: list[tuple[int | None, str]] = []
-    last, rank = 0, None
-    for m in TAG.finditer(line):
-        if m.start() > last or rank is not None:
-            pieces.append((rank, line[last : m.start()]))
-        rank, last = int(m.group(1)), m.end()
-    pieces.append((rank, line[last:]))
-    return pieces
-
-
-def demux(text: str, carry: dict | None = None) -> tuple[str, int, dict]:
-    """Rewrite physical lines that hold pieces of several ranks as whole logical lines.
-
-    Returns the new text, with exactly as many lines as the input, the number of physical lines
-    rewritten, and the partial lines still open at the end of the text: pass those as `carry`
-    with the text that follows, so that a line cut across two chunks is still completed. Text
-    without interleaved tags and no carry is returned unchanged after one regex search.
-    """
-    pending: dict[int | None, str] = dict(carry or {})
-    multi = None if pending else _MULTI.search(text)  # the first line that holds a second tag
-    first = multi.start() if multi else (0 if pending else None)
-    if first is None:
-        return text, 0, {}
-    out: list[str] = []
-    rewritten = 0
-    pos = 0
-    while first is not None:
-        start = text.rfind("\n", 0, first) + 1
-        out.append(text[pos:start])
-        cursor = start
-        # Rewrite from this line on until no rank has a partial line left over.
-        while cursor < len(text):
-            end = text.find("\n", cursor)
-            end = len(text) if end < 0 else end
-            pieces = _split(text[cursor:end])
-            for rank, piece in pieces[:-1]:
-                pending[rank] = pending.get(rank, "") + piece
-            rank, piece = pieces[-1]
-            line = pending.pop(rank, "") + piece
-            out.append(line if rank is None else f"[1,{rank}]<stdout>:{line}")
-            out.append("\n" if end < len(text) else "")
-            rewritten += 1
-            cursor = end + 1
-            if not pending:
+def demux(text: str, carry: dict | None = None) -> tuple[str, dict]:
+    """The text with each physical line that holds pieces of several ranks' lines rewritten as
+    the line it completes (as many lines as before), and the partial lines still open at its end:
+    pass those as `carry` with the text that follows. Without interleaved tags or carry, the text
+    itself comes back, after one regex search."""
+    pending: dict[int | None, str] = dict(carry or {})  # rank -> its partial line
+    out, pos = [], 0  # pos: where the text not yet copied to `out` begins, a line's start
+    while pos < len(text):
+        if not pending:  # from the next line that holds a second tag, until no rank has a partial line
+            multi = _MULTI.search(text, pos)
+            if multi is None:
                 break
-        pos = min(cursor, len(text))
-        multi = None if pending else _MULTI.search(text, pos)
-        first = multi.start() if multi else None
+            start = text.rfind("\n", 0, multi.start()) + 1
+            out.append(text[pos:start])
+            pos = start
+        end = text.find("\n", pos)
+        end = len(text) if end < 0 else end
+        rank, last = None, pos  # the text before a line's first tag has no rank
+        for m in TAG.finditer(text, pos, end):
+            if m.start() > last or rank is not None:
+                pending[rank] = pending.get(rank, "") + text[last : m.start()]
+            rank, last = int(m.group(1)), m.end()
+        line = pending.pop(rank, "") + text[last:end]
+        out.append((line if rank is None else f"[1,{rank}]<stdout>:{line}") + text[end : end + 1])
+        pos = end + 1
+    if not out:
+        return text, pending
     out.append(text[pos:])
-    return "".join(out), rewritten, pending
+    return "".join(out), pending

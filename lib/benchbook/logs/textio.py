@@ -50,7 +50,6 @@ class ReadStats:
     """What reading a file noticed, turned into warnings by the analysis."""
 
     bytes: int = 0
-    lines: int = 0
     invalid_utf8: bool = False
     cut_last_line: bool = False
     nul_bytes: int = 0  # NUL bytes left out of the text (a crash's zero-filled tail, a corrupted line)
@@ -73,29 +72,25 @@ def _decode(raw: bytes, stats: ReadStats) -> str:
 
 
 def _drop_nuls(raw: bytes, first_line: int, stats: ReadStats) -> bytes:
-    """The bytes without their NULs, noting how many there were and the first lines that held
-    them: a NUL is no character of a log (a zero-filled tail after a crash, a corrupted line), and
-    read as one it would stop the reading of the record around it."""
+    """The bytes without their NULs (a crash's zero-filled tail, a corrupted line: read as a
+    character, one would stop the reading of the record around it), noting them in `stats`."""
     count = raw.count(0)
-    if not count:
-        return raw
     stats.nul_bytes += count
-    at = raw.find(0)
+    at = raw.find(0) if count else -1
     while at >= 0 and len(stats.nul_lines) < NUL_LINES_KEPT:  # the first NUL of each line, for a few lines
         line = first_line + raw.count(b"\n", 0, at)
         if line not in stats.nul_lines:
             stats.nul_lines.append(line)
         end = raw.find(b"\n", at)
         at = raw.find(0, end) if end >= 0 else -1
-    return raw.replace(b"\0", b"")
+    return raw.replace(b"\0", b"") if count else raw
 
 
 def chunks(path: str | os.PathLike, stats: ReadStats | None = None, size: int = CHUNK_BYTES) -> Iterator[Chunk]:
     """Yield the file as chunks of whole, normalised lines, and fill `stats` on the way. What is
     not a text log (missing, unreadable, empty, binary) raises LogError at the first chunk."""
     stats = stats if stats is not None else ReadStats()
-    line, carry = 1, b""  # carry: the unfinished last line of what was read
-    open_lines: dict = {}  # ranks' partial lines left at the end of the previous chunk
+    line, carry, open_lines = 1, b"", {}  # the unfinished last line read, ranks' partial lines left open
     try:
         f = open(path, "rb")
     except OSError as exc:
@@ -120,20 +115,15 @@ def chunks(path: str | os.PathLike, stats: ReadStats | None = None, size: int = 
             if not raw or len(carry) > CARRY_CLEAN_BYTES:  # a line longer than a chunk, or a long unfinished
                 carry = _drop_nuls(carry, line + raw.count(b"\n"), stats)  # one, loses its NULs now (a
                 # zero-filled tail is never held whole)
-            if not raw:
-                if data:  # one line longer than a chunk: keep reading it
-                    continue
-                break
-            if not data and not raw.endswith(b"\n"):
-                stats.cut_last_line = True
-                raw += b"\n"
-            text = _decode(_drop_nuls(raw, line, stats), stats)
-            if open_lines or "]<std" in text:
-                text, _, open_lines = ranks.demux(text, open_lines)
-            chunk = Chunk.of(text, line)
-            n_lines = len(chunk.ends) - 1
-            yield chunk
-            line += n_lines
-            stats.lines += n_lines
+            if raw:  # (else one line longer than a chunk: keep reading it)
+                if not data:  # the file's end: its last line has no newline
+                    stats.cut_last_line = True
+                    raw += b"\n"
+                text = _decode(_drop_nuls(raw, line, stats), stats)
+                if open_lines or "]<std" in text:
+                    text, open_lines = ranks.demux(text, open_lines)
+                chunk = Chunk.of(text, line)
+                line += len(chunk.ends) - 1
+                yield chunk
             if not data:
                 break

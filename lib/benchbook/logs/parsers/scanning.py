@@ -1,10 +1,8 @@
 """The one scanning loop every format shares: regex rules over a chunk, events in text order.
 
 Every pattern begins with a literal, so that the regex engine skips in C to the next candidate
-line: that, not cleverness in Python, keeps parsing fast. The lines that make up most of a log
-(one per training step) are a `BulkRule`'s, read as numpy columns from one regex split; the other
-rules read the text between them. Every record, a handler's STEP too, reaches `assemble` as a row
-of the chunk's record columns, in BULK events between the other events.
+line: that keeps parsing fast. A `BulkRule` reads the lines that make up most of a log as numpy
+columns, from one regex split; the other rules read the text between them.
 """
 
 from __future__ import annotations
@@ -22,8 +20,7 @@ from ..assemble import seconds_array
 from ..events import Event
 from ..textio import Chunk
 
-Handler = Callable[[re.Match], "tuple[str, object] | None"]
-Rule = tuple[re.Pattern, Handler]
+Rule = tuple[re.Pattern, Callable[[re.Match], "tuple[str, object] | None"]]  # a handler: (kind, data) or None
 
 # Pieces of the bulk patterns: an int of at most 18 digits (more is no epoch or iteration), a
 # number (read as float() reads it, NaN where it is none: `1.2.3`), a `YYYY-MM-DD HH:MM:SS[.,]f`
@@ -38,16 +35,12 @@ _INT_FIELDS = ("epoch", "iteration")
 
 @dataclass(frozen=True)
 class BulkRule:
-    """The lines that make up most of a log, read as columns instead of one event each. Either:
-
-    - a record a line: `pattern` matches at the start of a line and within it, beginning with a
-      literal (a fixed-width stamp before it is a lookbehind, `lead` its width); each named group
-      is a field of the type `types` gives it ("int": INT, "float", "stamp"), and `convert` turns
-      the columns into record fields;
-    - a record over several `name: number` lines (Mask R-CNN's blocks): `values`, one outer group
-      and two inner ones (name, number); a value named `opens` opens a record, one named in
-      `fields` (name, record field) goes to the last record of its rank, others are LOSSES.
-    """
+    """The lines that make up most of a log, read as columns instead of one event each. Either a
+    record a line (`pattern`: at a line's start, within it, a literal first; a fixed-width stamp
+    before that literal is a lookbehind, `lead` its width; named groups typed by `types`: "int"
+    (INT), "float" or "stamp"; `convert` turns them into record fields), or a record over several
+    `name: number` lines (`values`: groups name and number inside one; `opens` names the value
+    that opens a record, `fields` maps names to record fields, other names are LOSSES)."""
 
     pattern: str = ""
     types: dict = field(default_factory=dict)
@@ -74,12 +67,11 @@ def _split(pattern: re.Pattern, text: str) -> tuple[np.ndarray, list[list]]:
 
 
 def _floats(tokens: list[str | None]) -> np.ndarray:
-    """The tokens as float() reads each; NaN where missing or no number."""
-    tokens = [t or "nan" for t in tokens]
+    """The tokens as float() reads each; NaN where missing (None) or no number."""
     try:
         return np.array(tokens, dtype=float)
     except ValueError:
-        return np.array([number(t) for t in tokens], dtype=float)  # None is NaN
+        return np.array([number(t or "") for t in tokens], dtype=float)
 
 
 _CONVERT = {"int": lambda tokens: np.array([t or -1 for t in tokens], dtype=np.int64), "float": _floats,
@@ -96,8 +88,8 @@ def _columns(chunk: Chunk, pos: np.ndarray, line: np.ndarray, fields: dict) -> d
 
 
 def _records(chunk: Chunk, rule: BulkRule) -> tuple[dict, list[tuple[int, int]]]:
-    """The columns of a bulk rule's records of a line each, and the spans of text between them
-    (from a record line's newline to the next record), left to the other rules."""
+    """The columns of the records of a rule of a record a line, and the spans of text between
+    them (a record line's newline to the next record) for the other rules."""
     begin, groups = _split(rule.regex, chunk.text)
     fields = {name: _CONVERT[kind](groups[rule.regex.groupindex[name] - 2]) for name, kind in rule.types.items()}
     begin -= rule.lead
@@ -113,8 +105,8 @@ def _records(chunk: Chunk, rule: BulkRule) -> tuple[dict, list[tuple[int, int]]]
 
 def _blocks(chunk: Chunk, rule: BulkRule, run_starts: np.ndarray) -> tuple:
     """(columns of the records of a rule of `name: number` lines, FIELD hits, LOSSES columns). A
-    value goes to the last record its rank opened before it in its run (`run_starts`: where RUN_START
-    hits are); one with no such record in the chunk is a FIELD hit (for a record of an earlier chunk)."""
+    value goes to the last record its rank opened before it in its run; with none in the chunk, it
+    is a FIELD hit (for a record of an earlier chunk)."""
     pos, (logged, numbers) = _split(rule.values, chunk.text)
     taken = [name for name, _ in rule.fields]  # coded first: the others (losses) come after
     names = taken + [name for name in dict.fromkeys(logged) if name not in taken]
@@ -148,19 +140,16 @@ def _blocks(chunk: Chunk, rule: BulkRule, run_starts: np.ndarray) -> tuple:
     return cols, leftover, losses
 
 
-def _steps(chunk: Chunk, cols: dict | None, steps: list) -> dict:
-    """The record columns with the records of STEP hits (a handler's, in ITER_FIELDS order) added, in text order."""
+def _steps(chunk: Chunk, cols: dict, steps: list) -> dict:
+    """The record columns and the records of STEP hits (a handler's, in ITER_FIELDS order), in text order."""
     pos = np.array([h[0] for h in steps], dtype=np.int64)
     values = dict(zip(ev.ITER_FIELDS, zip(*(h[2] for h in steps), strict=True), strict=True))
     fields = {name: np.array(column, dtype=np.int64 if name in _INT_FIELDS else float)
               for name, column in values.items() if name != "timestamp"}
     fields["timestamp"] = seconds_array(values["timestamp"])
     more = _columns(chunk, pos, np.searchsorted(chunk.ends, pos), fields)
-    if cols is None:
-        return more
-    joined = {name: np.concatenate((cols[name], more[name])) for name in cols}
-    order = np.argsort(joined["pos"], kind="stable")
-    return {name: column[order] for name, column in joined.items()}
+    order = np.argsort(np.concatenate((cols["pos"], pos)), kind="stable")
+    return {name: np.concatenate((cols[name], more[name]))[order] for name in cols}
 
 
 def _hits(text: str, rules: Iterable[Rule], spans: list[tuple[int, int]]) -> list[tuple[int, str, object]]:
@@ -180,8 +169,10 @@ def _hits(text: str, rules: Iterable[Rule], spans: list[tuple[int, int]]) -> lis
 def scan(chunk: Chunk, rules: Iterable[Rule], bulk: BulkRule | None = None) -> list[Event]:
     """The events of every rule in the chunk, in text order: the records as BULK events, one for
     each stretch of records between two other events."""
-    text = chunk.text
-    cols, spans = _records(chunk, bulk) if bulk and not bulk.values else (None, [(0, len(text))])
+    text, none = chunk.text, np.zeros(0, dtype=np.int64)
+    cols, spans = _columns(chunk, none, none, {}), [(0, len(text))]  # (no records yet)
+    if bulk and not bulk.values:
+        cols, spans = _records(chunk, bulk)
     hits = _hits(text, rules, spans)
     if bulk and bulk.values:
         cols, leftover, losses = _blocks(chunk, bulk, np.array([h[0] for h in hits if h[1] == ev.RUN_START]))
@@ -191,8 +182,8 @@ def scan(chunk: Chunk, rules: Iterable[Rule], bulk: BulkRule | None = None) -> l
         cols = _steps(chunk, cols, steps)
         hits = [h for h in hits if h[1] != ev.STEP]
     pos = np.array([h[0] for h in hits], dtype=np.int64)
-    records = len(cols["line"]) if cols else 0
-    cuts = np.searchsorted(cols.pop("pos"), pos).tolist() if records else [0] * len(hits)
+    records = len(cols["line"])
+    cuts = np.searchsorted(cols.pop("pos"), pos).tolist()
     line = np.searchsorted(chunk.ends, pos)
     lines, ranks = (chunk.first_line + line).tolist(), chunk.ranks[line].tolist()
     events: list[Event] = []
@@ -231,12 +222,9 @@ def failures(chunk: Chunk) -> list[tuple[int, str]]:
 
 
 def number(text: str) -> float | None:
-    """A float from a logged value, tolerating a trailing unit or bracket; None if not a number."""
+    """A logged value as float() reads its first word, a trailing comma or semicolon left out
+    (`12.5 images/s`, `0.5,`); None if it is no number."""
     try:
-        return float(text)
-    except ValueError:
-        head = text.split()[0].rstrip(",;") if text.strip() else ""
-        try:
-            return float(head)
-        except ValueError:
-            return None
+        return float(text.split()[0].rstrip(",;"))
+    except (IndexError, ValueError):
+        return None

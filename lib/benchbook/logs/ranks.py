@@ -1,10 +1,7 @@
-"""Rank tags of `mpirun --tag-output`: undo the interleaving of ranks' partial lines, then take
-the tags out, keeping each line's rank.
-
-mpirun writes each piece a rank prints behind a tag such as `[1,3]<stdout>:`, and another rank's
-piece can follow a partial line on the same physical line. Every newline still completes exactly
-one rank's line (the rank of the last piece on it), so `demux` keeps the line count: every
-logical line keeps the physical line number on which it was completed.
+"""Rank tags of `mpirun --tag-output` (`[1,3]<stdout>:`): undo the interleaving of ranks' partial
+lines, then take the tags out, keeping each line's rank. Another rank's piece can follow a partial
+line on the same physical line, but every newline completes one rank's line (that of its last
+piece), so `demux` keeps the line count, and every line the number of the line that completed it.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Logs can be hundreds of megabytes, so a file is never held whole nor split into a list of lines:
 it is read in chunks that end on a newline, each decoded, normalised (CRLF, lone CR, NULs) and its
-rank tags taken out (`ranks`) on its own. Line numbers are 1-based physical line numbers of the file.
+rank tags taken out (`ranks`) on its own. Line numbers are the file's, from 1.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from . import ranks
 CHUNK_BYTES = 8 << 20
 SNIFF_BYTES = 64 << 10  # of a file's first chunk, read to tell its format
 CARRY_CLEAN_BYTES = 64 << 10  # an unfinished line longer than this loses its NULs before it is carried
+NUL_LINES_KEPT = 5  # the lines of a file's first NULs noted
 
 
 @dataclass
@@ -56,9 +57,6 @@ class ReadStats:
     nul_lines: list[int] = field(default_factory=list)  # the first lines that held them (at most NUL_LINES_KEPT)
 
 
-NUL_LINES_KEPT = 5
-
-
 def _decode(raw: bytes, stats: ReadStats) -> str:
     """Bytes as normalised text: UTF-8 (invalid bytes replaced), CRLF and CR as LF."""
     try:
@@ -66,9 +64,7 @@ def _decode(raw: bytes, stats: ReadStats) -> str:
     except UnicodeDecodeError:
         stats.invalid_utf8 = True
         text = str(raw, "utf-8", "replace")
-    if "\r" in text:
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
-    return text
+    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def _drop_nuls(raw: bytes, first_line: int, stats: ReadStats) -> bytes:

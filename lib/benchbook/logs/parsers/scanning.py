@@ -10,21 +10,18 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from functools import cached_property
 from operator import itemgetter
 
 import numpy as np
 
 from .. import events as ev
 from ..assemble import seconds_array
-from ..events import Event
 from ..textio import Chunk
 
 Rule = tuple[re.Pattern, Callable[[re.Match], "tuple[str, object] | None"]]  # a handler: (kind, data) or None
 
-# Pieces of the bulk patterns: an int of at most 18 digits (more is no epoch or iteration), a
-# number (read as float() reads it, NaN where it is none: `1.2.3`), a `YYYY-MM-DD HH:MM:SS[.,]f`
-# date-time (seconds since the epoch, UTC).
+# Pieces of bulk patterns: an int of 18 digits at most (no epoch or iteration has more), a number
+# (NaN where float() reads none: `1.2.3`), a `YYYY-MM-DD HH:MM:SS[.,]f` date-time (seconds, UTC).
 INT = "0*[0-9]{1,18}(?![0-9])"
 NUM = "[0-9.eE+-]+"
 DATE_TIME = "[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}"
@@ -35,12 +32,11 @@ _INT_FIELDS = ("epoch", "iteration")
 
 @dataclass(frozen=True)
 class BulkRule:
-    """The lines that make up most of a log, read as columns instead of one event each. Either a
-    record a line (`pattern`: at a line's start, within it, a literal first; a fixed-width stamp
-    before that literal is a lookbehind, `lead` its width; named groups typed by `types`: "int"
-    (INT), "float" or "stamp"; `convert` turns them into record fields), or a record over several
-    `name: number` lines (`values`: groups name and number inside one; `opens` names the value
-    that opens a record, `fields` maps names to record fields, other names are LOSSES)."""
+    """The lines that make up most of a log, read as columns, not an event each. Either a record a
+    line (`pattern`: at a line's start, a literal first, a fixed-width stamp before it a lookbehind
+    of `lead` characters; named groups typed by `types`, "int" (INT), "float" or "stamp"; `convert`
+    makes them record fields) or a record over `name: number` lines (`values`: name and number groups
+    in one; `opens` names the value opening a record, `fields` maps names to fields, others: losses)."""
 
     pattern: str = ""
     types: dict = field(default_factory=dict)
@@ -49,11 +45,6 @@ class BulkRule:
     values: re.Pattern | None = None
     opens: str = ""
     fields: tuple[tuple[str, str], ...] = ()
-
-    @cached_property
-    def regex(self) -> re.Pattern:
-        """The pattern as one outer group, for `_split`."""
-        return re.compile(f"({self.pattern})")
 
 
 def _split(pattern: re.Pattern, text: str) -> tuple[np.ndarray, list[list]]:
@@ -90,8 +81,9 @@ def _columns(chunk: Chunk, pos: np.ndarray, line: np.ndarray, fields: dict) -> d
 def _records(chunk: Chunk, rule: BulkRule) -> tuple[dict, list[tuple[int, int]]]:
     """The columns of the records of a rule of a record a line, and the spans of text between
     them (a record line's newline to the next record) for the other rules."""
-    begin, groups = _split(rule.regex, chunk.text)
-    fields = {name: _CONVERT[kind](groups[rule.regex.groupindex[name] - 2]) for name, kind in rule.types.items()}
+    regex = re.compile(f"({rule.pattern})")  # one outer group, for _split (re keeps it compiled)
+    begin, groups = _split(regex, chunk.text)
+    fields = {name: _CONVERT[kind](groups[regex.groupindex[name] - 2]) for name, kind in rule.types.items()}
     begin -= rule.lead
     line = np.searchsorted(chunk.ends, begin)
     keep = begin == np.concatenate(([0], chunk.ends + 1))[line]  # a record begins its line
@@ -116,8 +108,7 @@ def _blocks(chunk: Chunk, rule: BulkRule, run_starts: np.ndarray) -> tuple:
     losses = {"line": chunk.first_line + line[other], "value": value[other], "names": names[len(taken):],
               "component": (code[other] - len(taken)).astype(np.int32)} if other.any() else None
     pos, code, value, line = pos[~other], code[~other], value[~other], line[~other]
-    run = np.searchsorted(run_starts, pos, side="right")  # which of the chunk's runs each value is in
-    key = run * 2**32 + chunk.ranks[line]  # its run and rank
+    key = np.searchsorted(run_starts, pos, side="right") * 2**32 + chunk.ranks[line]  # a value's run and rank
     opener = np.full(len(pos), -1)  # the value that opened each value's record
     for k in np.unique(key).tolist():
         own = np.flatnonzero(key == k)
@@ -130,14 +121,11 @@ def _blocks(chunk: Chunk, rule: BulkRule, run_starts: np.ndarray) -> tuple:
     for i, (_, name) in enumerate(rule.fields):
         at = np.flatnonzero(code == i)
         ok = at[opener[at] >= 0]
-        integer = name in _INT_FIELDS
-        column = fields[name] = np.full(len(rec), -1 if integer else np.nan, dtype=np.int64 if integer else float)
+        column = fields[name] = np.full(len(rec), -1 if name in _INT_FIELDS else np.nan)
         column[record[ok]] = value[ok]
         np.maximum.at(last, record[ok], line[ok])
         leftover += [(int(pos[j]), ev.FIELD, {name: value[j].item()}) for j in at[opener[at] < 0].tolist()]
-    cols = _columns(chunk, pos[rec], line[rec], fields)
-    cols["end_line"] = chunk.first_line + last
-    return cols, leftover, losses
+    return {**_columns(chunk, pos[rec], line[rec], fields), "end_line": chunk.first_line + last}, leftover, losses
 
 
 def _steps(chunk: Chunk, cols: dict, steps: list) -> dict:
@@ -162,11 +150,10 @@ def _hits(text: str, rules: Iterable[Rule], spans: list[tuple[int, int]]) -> lis
                 out = handler(m)
                 if out is not None:
                     hits.append((m.start() + skip, *out))
-    hits.sort(key=itemgetter(0))
-    return hits
+    return sorted(hits, key=itemgetter(0))
 
 
-def scan(chunk: Chunk, rules: Iterable[Rule], bulk: BulkRule | None = None) -> list[Event]:
+def scan(chunk: Chunk, rules: Iterable[Rule], bulk: BulkRule | None = None) -> list[ev.Event]:
     """The events of every rule in the chunk, in text order: the records as BULK events, one for
     each stretch of records between two other events."""
     text, none = chunk.text, np.zeros(0, dtype=np.int64)
@@ -182,13 +169,11 @@ def scan(chunk: Chunk, rules: Iterable[Rule], bulk: BulkRule | None = None) -> l
         cols = _steps(chunk, cols, steps)
         hits = [h for h in hits if h[1] != ev.STEP]
     pos = np.array([h[0] for h in hits], dtype=np.int64)
-    records = len(cols["line"])
     cuts = np.searchsorted(cols.pop("pos"), pos).tolist()
     line = np.searchsorted(chunk.ends, pos)
     lines, ranks = (chunk.first_line + line).tolist(), chunk.ranks[line].tolist()
-    events: list[Event] = []
-    done = 0
-    for i, cut in enumerate([*cuts, records]):
+    events, done = [], 0
+    for i, cut in enumerate([*cuts, len(cols["line"])]):
         if cut > done:  # the records before the next hit (or the end of the chunk)
             events.append((int(cols["line"][done]), None, ev.BULK, ev.Bulk(cols, done, cut)))
             done = cut
@@ -197,11 +182,9 @@ def scan(chunk: Chunk, rules: Iterable[Rule], bulk: BulkRule | None = None) -> l
     return events
 
 
-_FAILURES = re.compile(
-    r"(?:Traceback \(most recent call last\)|ResourceExhaustedError|OOM when allocating|"
-    r"CUDA out of memory|CUDA_ERROR_OUT_OF_MEMORY|out of memory|Segmentation fault|"
-    r"mpirun noticed that process rank \d+[^\n]*|Job finished with status: `FAIL[^\n]*|Killed\n)"
-)
+_FAILURES = re.compile(r"(?:Traceback \(most recent call last\)|ResourceExhaustedError|OOM when allocating|"
+                       r"CUDA out of memory|CUDA_ERROR_OUT_OF_MEMORY|out of memory|Segmentation fault|"
+                       r"mpirun noticed that process rank \d+[^\n]*|Job finished with status: `FAIL[^\n]*|Killed\n)")
 _CAUSES = {"Traceback": "crash: Python traceback", "Segmentation": "crash: segmentation fault", "Killed": "killed"}
 
 
@@ -209,10 +192,7 @@ def _failure(m: re.Match) -> tuple[str, str]:
     text = m.group(0)
     if "emory" in text or "OOM" in text or "ResourceExhausted" in text:
         return ev.FAIL, "out of memory"
-    for start, cause in _CAUSES.items():
-        if text.startswith(start):
-            return ev.FAIL, cause
-    return ev.FAIL, "crash: " + text.strip()
+    return ev.FAIL, _CAUSES.get(text.split()[0], "crash: " + text.strip())  # by its first word
 
 
 def failures(chunk: Chunk) -> list[tuple[int, str]]:

@@ -64,7 +64,7 @@ def _decode(raw: bytes, stats: ReadStats) -> str:
     except UnicodeDecodeError:
         stats.invalid_utf8 = True
         text = str(raw, "utf-8", "replace")
-    return text.replace("\r\n", "\n").replace("\r", "\n")
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
 
 def _drop_nuls(raw: bytes, first_line: int, stats: ReadStats) -> bytes:

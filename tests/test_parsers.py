@@ -74,9 +74,10 @@ def _read(pattern, types, lines, lead=0):
     import numpy as np
 
     from benchbook.logs.parsers import scanning
+    from benchbook.logs.textio import Chunk
 
     rule = scanning.BulkRule(pattern=pattern, types=types, lead=lead)
-    events = scanning.scan("\n".join(lines) + "\n", 1, [], rule)
+    events = scanning.scan(Chunk.of("\n".join(lines) + "\n"), [], rule)
     cols = [e[3].columns() for e in events if e[2] == "bulk"]
     fields = {name: np.concatenate([c[name] for c in cols]) if cols else np.zeros(0) for name in types}
     records = np.concatenate([c["line"] for c in cols]) if cols else np.zeros(0, dtype=int)
@@ -113,15 +114,17 @@ def test_bulk_tokens_that_are_no_number_are_nan_and_long_ints_are_read_whole():
     as the regex rules' `number` gives None; they used to raise and lose the whole log."""
     import math
 
+    from benchbook.logs.parsers.scanning import INT
+
     values = ["1.2.3", "6+0", ".", "-", "e5", "0", "0.", ".5", "7"]
     ok, fields = _read(_NUM, {"throughput": "float"}, [f"v {v} end" for v in values])
     assert ok.all()
     got = fields["throughput"].tolist()
     assert all(math.isnan(x) for x in got[:5])
     assert got[5:] == [0.0, 0.0, 0.5, 7.0]
-    ints = ["0" * 30 + "42", "9" * 18, "1" + "0" * 18, "0" * 40]
-    ok, fields = _read(r"n (?P<iteration>[0-9]+);", {"iteration": "int"}, [f"n {v};" for v in ints])
-    assert ok.tolist() == [True, True, False, True]
+    ints = ["0" * 30 + "42", "9" * 18, "1" + "0" * 18, "0" * 40, "9" * 40]  # INT: an int of 18 digits at most
+    ok, fields = _read(rf"n (?P<iteration>{INT});", {"iteration": "int"}, [f"n {v};" for v in ints])
+    assert ok.tolist() == [True, True, False, True, False]
     assert fields["iteration"].tolist() == [42, 10**18 - 1, 0]
 
 
@@ -207,6 +210,7 @@ def test_stamps_are_read_as_datetime_reads_each_date_time_and_refused_without_th
 def test_the_maskrcnn_rules_find_their_lines_wherever_the_logger_prefix_stands(fixtures):
     """Tagged or not, and with the logger's prefix inside a line too."""
     from benchbook.logs.parsers import ngc_maskrcnn
+    from benchbook.logs.textio import Chunk
 
     for tagged in (False, True):
         for midline in (False, True):
@@ -216,7 +220,7 @@ def test_the_maskrcnn_rules_find_their_lines_wherever_the_logger_prefix_stands(f
                 lines = [line.removeprefix("[1,0]<stdout>:") for line in lines]
             if midline:
                 lines.insert(3, "a note: [MaskRCNN] INFO    : Average throughput: 12.5 samples/sec\n")
-            got = ngc_maskrcnn.scan("".join(lines), 1)
+            got = ngc_maskrcnn.scan(Chunk.of("".join(lines)))
             summaries = [e for e in got if e[2] == "summary" and "throughput" in e[3]]
             assert len(summaries) == (2 if midline else 1)
             assert any(e[2] == "trailer" for e in got) and any(e[2] == "run_start" for e in got)

@@ -13,7 +13,7 @@ from benchbook.logs.ranks import demux
 
 def test_text_without_interleaved_tags_is_unchanged():
     text = "[1,0]<stdout>:a\n[1,1]<stdout>:b\nplain line\n"
-    assert demux(text) == (text, 0, {})
+    assert demux(text) == (text, {})
 
 
 def test_a_line_cut_by_another_rank_is_completed_on_the_line_that_ends_it():
@@ -21,10 +21,9 @@ def test_a_line_cut_by_another_rank_is_completed_on_the_line_that_ends_it():
             "[1,1]<stdout>:one-par[1,0]<stdout>:zero-2\n"
             "[1,1]<stdout>:tial\n"
             "[1,0]<stdout>:zero-3\n")
-    out, rewritten, _ = demux(text)
+    out, _ = demux(text)
     lines = out.split("\n")
     assert len(lines) == len(text.split("\n"))  # line numbers are kept
-    assert rewritten >= 1
     assert lines[0] == "[1,0]<stdout>:zero-1"
     assert lines[1].endswith("zero-2") and "one" not in lines[1]
     assert lines[2].startswith("[1,1]<") and lines[2].endswith(":one-partial")
@@ -32,7 +31,7 @@ def test_a_line_cut_by_another_rank_is_completed_on_the_line_that_ends_it():
 
 
 def test_same_rank_tag_repeated_inside_a_line_is_removed():
-    out, _, _ = demux("[1,3]<stderr>:[[1,3]<stderr>:03:16:39] conv[1,3]<stderr>:: tuning\n")
+    out, _ = demux("[1,3]<stderr>:[[1,3]<stderr>:03:16:39] conv[1,3]<stderr>:: tuning\n")
     assert out.endswith(":[03:16:39] conv: tuning\n")
     assert out.count("\n") == 1
 
@@ -41,7 +40,7 @@ def test_timestamp_output_prefix_is_part_of_the_tag():
     text = ("Fri Apr 02 10:41:27 2021[1,1]<stdout>:rate 19"
             "Fri Apr 02 10:41:27 2021[1,0]<stdout>:rate 1900.0\n"
             "Fri Apr 02 10:41:27 2021[1,1]<stdout>:02.0\n")
-    out, _, _ = demux(text)
+    out, _ = demux(text)
     lines = out.split("\n")
     assert len(lines) == 3
     assert lines[0].endswith(":rate 1900.0") and "Fri" not in lines[0].split("<stdout>:")[1]
@@ -131,33 +130,30 @@ def test_an_untagged_run_before_a_tagged_run_keeps_its_records(fixtures, tmp_pat
     ("Fri Apr 02 10:41:27 2021[1,11]<stdout>:", 11), ("[1,2]<stdin>:", -1), ("[1,]<stdout>:", -1),
     ("[1,3]<stdou", -1), ("[x,1]<stdout>:", -1), ("", -1), ("x[1,3]<stdout>:", -1),
 ])
-def test_the_tag_that_opens_a_line_gives_its_rank_and_where_its_content_starts(opening, rank):
-    import numpy as np
+def test_the_tag_that_opens_a_line_gives_its_rank_and_is_taken_out(opening, rank):
+    chunk = textio.Chunk.of("first [1,9]<stdout>: line\n" + opening + "über body\n[1,5]<stdout>:last\n")
+    assert chunk.ranks.tolist() == [-1, rank, 5, -1]  # (the empty text after the last newline: no tag)
+    body = "über body" if rank >= 0 else opening + "über body"
+    assert chunk.text == "first [1,9]<stdout>: line\n" + body + "\nlast\n"
 
-    from benchbook.logs.ranks import TextIndex
 
-    text = "first [1,9]<stdout>: line\n" + opening + "über body\n[1,5]<stdout>:last\n"
-    index = TextIndex(text)
-    ranks, content = index.tags(np.array([0, 1, 2]))
-    assert ranks.tolist() == [-1, rank, 5]
-    start = text.index("\n") + 1
-    assert text[content[1] :].startswith("über body" if rank >= 0 else opening + "über")
-    assert content[0] == 0 and index.starts[1] == start
+def test_a_tagged_chunk_gives_the_rank_of_each_line():
+    text = ("[1,0]<stdout>:a\n[1,3]<stderr>:b [1,4]<stdout>: c\nplain [1,2]<stdout>:\n\n"
+            "[1,12]<stdout>:\n[1,3]<stdout>:[1,3]<stdout>:d")
+    chunk = textio.Chunk.of(text, 7)
+    assert chunk.text == "a\nb [1,4]<stdout>: c\nplain [1,2]<stdout>:\n\n\n[1,3]<stdout>:d"
+    assert chunk.ranks.tolist() == [0, 3, -1, -1, 12, 3]
+    assert chunk.first_line == 7
+    untagged = textio.Chunk.of("a\nb\n")
+    assert untagged.text == "a\nb\n" and untagged.ranks.tolist() == [-1, -1, -1]
 
 
 def test_only_lines_with_a_second_tag_are_rewritten():
     text = "".join(f"[1,{r}]<stdout>:line {i} <stdin> <std\n" for i, r in enumerate([0, 1] * 50))
-    assert demux(text) == (text, 0, {})
+    assert demux(text) == (text, {})
     cut = text.replace("line 7 <stdin> <std\n", "line 7 [1,0]<stdout>:")
-    out, rewritten, _ = demux(cut)
-    assert rewritten >= 1 and out.count("\n") == cut.count("\n")
-
-
-def test_the_newlines_of_a_text_are_where_its_characters_are():
-    from benchbook.logs import ranks
-
-    for text in ["".join(f"[1,{i % 3}]<stdout>:line {i} ü\n" for i in range(200)), "a\nb\n\nc", ""]:
-        assert ranks.newlines(text).tolist() == [i for i, c in enumerate(text) if c == "\n"]
+    out, _ = demux(cut)
+    assert out != cut and out.count("\n") == cut.count("\n")
 
 
 def test_demux_rewrites_a_text_exactly_when_a_line_holds_a_second_tag():
@@ -170,8 +166,6 @@ def test_demux_rewrites_a_text_exactly_when_a_line_holds_a_second_tag():
               "abc", "[", "]", "<", "ü", "[a,b]<std", "<st", "\n[1,0]<stdout>:", "[1,2][host:7]<stdout>:"]
     for _ in range(3000):
         text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 30)))
-        out, rewritten, _ = demux(text)
-        assert (rewritten > 0) == bool(_MULTI.search(text)), text
+        out, _ = demux(text)
+        assert (out is not text) == bool(_MULTI.search(text)), text  # the text itself comes back unless rewritten
         assert out.count("\n") == text.count("\n")
-        if not rewritten:
-            assert out is text

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from benchbook.logs.ranks import demux
-from benchbook.logs.textio import ReadStats, chunks
+from benchbook.logs.textio import Chunk, ReadStats, chunks
 
 LINES = [f"line {i} " + "x" * (i % 7) for i in range(1, 41)]
 
@@ -29,7 +29,7 @@ def test_chunks_are_whole_lines_numbered_from_1(tmp_path, size):
     parts = list(chunks(path, stats, size=size))
 
     _check_whole_lines(parts, text)
-    assert stats.lines == 40
+    assert sum(len(p.ends) - 1 for p in parts) == 40
     assert stats.bytes == len(text.encode())
     assert not stats.invalid_utf8 and not stats.cut_last_line
     if size < len(text):
@@ -62,7 +62,6 @@ def test_crlf_and_lone_cr_become_newlines(tmp_path):
     path.write_bytes(b"one\r\ntwo\rthree\r\n")
     stats = ReadStats()
     assert "".join(p.text for p in chunks(path, stats, size=5)) == "one\ntwo\nthree\n"
-    assert stats.lines == 3
 
 
 def test_bytes_that_are_not_utf8_are_replaced_and_noted(tmp_path):
@@ -82,14 +81,14 @@ def test_a_file_cut_mid_line_is_noted_and_its_last_line_kept(tmp_path):
     parts = list(chunks(path, stats, size=4))
     assert stats.cut_last_line
     _check_whole_lines(parts, "first\nsecond\nthi\n")
-    assert stats.lines == 3
 
 
-def test_tagged_chunks_are_demultiplexed(tmp_path):
+def test_tagged_chunks_are_demultiplexed_and_their_tags_taken_out(tmp_path):
     text = "[1,1]<stdout>:b-par[1,0]<stdout>:a1\n[1,1]<stdout>:tial\n"
     path = tmp_path / "tagged.log"
     path.write_text(text)
-    assert "".join(p.text for p in chunks(path)) == demux(text)[0]
+    (chunk,) = chunks(path)
+    assert (chunk.text, chunk.ranks.tolist()) == ("a1\nb-partial\n", [0, 1, -1])
 
 
 def test_demultiplexing_does_not_depend_on_where_chunks_end(tmp_path):
@@ -99,10 +98,13 @@ def test_demultiplexing_does_not_depend_on_where_chunks_end(tmp_path):
             "[1,0]<stdout>:a3\n")
     path = tmp_path / "tagged.log"
     path.write_text(text)
-    whole = demux(text)[0]
-    assert "[1,1]<stdout>:b-partial\n" in whole
+    whole = Chunk.of(demux(text)[0])
+    assert whole.text == "a1\na2\nb-partial\na3\n" and whole.ranks.tolist() == [0, 0, 1, 0, -1]
     for size in range(1, len(text) + 2):
-        assert "".join(p.text for p in chunks(path, size=size)) == whole, f"chunk size {size}"
+        parts = list(chunks(path, size=size))
+        assert "".join(p.text for p in parts) == whole.text, f"chunk size {size}"
+        ranks = [r for p in parts for r in p.ranks[:-1].tolist()]  # (each chunk's last: after its last newline)
+        assert ranks == whole.ranks[:-1].tolist(), f"chunk size {size}"
 
 
 def test_a_nul_byte_inside_a_record_is_left_out_and_its_line_noted(tmp_path, fixtures):

@@ -407,7 +407,7 @@ def analyze_file(path: str | os.PathLike, rule: Rule | None = None, log_format: 
                                       f"(known: {', '.join(sorted(parsers.FORMATS))})")
         read = itertools.chain([first] if first is not None else [], chunks)
         del first  # held by the chain until it is scanned, and no longer
-        drafts, tables, losses = fold(itertools.chain.from_iterable(fmt.scan(c.text, c.first_line) for c in read))
+        drafts, tables, losses = fold(itertools.chain.from_iterable(fmt.scan(c) for c in read))
     if not drafts:
         raise LogError(str(path), f"recognised as {fmt.name} but no run was found in it")
     _find_failures(path, drafts)
@@ -446,7 +446,7 @@ def _find_failures(path: Path, drafts: list[RunDraft]) -> None:
     for chunk in textio.chunks(path):
         if chunk.first_line + chunk.text.count("\n") < first:
             continue
-        for line, cause in scanning.failures(chunk.text, chunk.first_line):
+        for line, cause in scanning.failures(chunk):
             for start, end, d in spans:
                 if start <= line < end:
                     d.failures.append((line, cause))

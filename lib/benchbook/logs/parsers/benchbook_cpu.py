@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from .. import events as ev
+from ..textio import Chunk
 from . import scanning
 from .dllogger import LINE, before_warmup_steps, parameters, step_of, truthy, values
 from .registry import LogFormat, register
@@ -72,9 +73,9 @@ def _dll(m: re.Match):
 _RULES = [(_OTHER, _dll)]
 
 
-def scan(text: str, first_line: int):
+def scan(chunk: Chunk):
     """Events of a chunk of a benchbook CPU workload log."""
-    return scanning.scan(text, first_line, _RULES, _BULK)
+    return scanning.scan(chunk, _RULES, _BULK)
 
 
 def sniff(head: str) -> bool:

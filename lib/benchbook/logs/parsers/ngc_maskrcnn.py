@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 
 from .. import events as ev
+from ..textio import Chunk
 from . import scanning
 from .registry import LogFormat, register
 from .runrecords import RunRecords
@@ -75,9 +76,9 @@ _RULES = [
 ]
 
 
-def scan(text: str, first_line: int):
+def scan(chunk: Chunk):
     """Events of a chunk of an NGC TF2 Mask R-CNN log, its loss components last."""
-    return scanning.scan(text, first_line, _RULES, _BULK)
+    return scanning.scan(chunk, _RULES, _BULK)
 
 
 def sniff(head: str) -> bool:

@@ -25,6 +25,7 @@ import numpy as np
 
 from .. import events as ev
 from ..presets import Preset
+from ..textio import Chunk
 from . import scanning
 from .dllogger import LINE, parameters, step_of, values
 from .registry import LogFormat, register
@@ -177,9 +178,9 @@ _RULES = [
 ]
 
 
-def scan(text: str, first_line: int):
+def scan(chunk: Chunk):
     """Events of a chunk of an NGC MXNet ResNet-50 log."""
-    return scanning.scan(text, first_line, _RULES, _BULK)
+    return scanning.scan(chunk, _RULES, _BULK)
 
 
 def sniff(head: str) -> bool:

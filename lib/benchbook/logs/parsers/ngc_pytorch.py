@@ -24,6 +24,7 @@ import numpy as np
 
 from .. import events as ev
 from ..presets import Preset
+from ..textio import Chunk
 from . import scanning
 from .dllogger import LINE, parameters, step_of, truthy, values
 from .registry import LogFormat, register
@@ -130,9 +131,9 @@ _RULES = [
 ]
 
 
-def scan(text: str, first_line: int):
+def scan(chunk: Chunk):
     """Events of a chunk of an NGC PyTorch ConvNets log."""
-    return scanning.scan(text, first_line, _RULES, _BULK)
+    return scanning.scan(chunk, _RULES, _BULK)
 
 
 def sniff(head: str) -> bool:

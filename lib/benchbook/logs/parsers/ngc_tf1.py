@@ -13,6 +13,7 @@ import re
 
 from .. import events as ev
 from ..presets import Preset
+from ..textio import Chunk
 from . import scanning
 from .dllogger import LINE, before_warmup_steps, parameters, step_of, truthy, values
 from .registry import LogFormat, register
@@ -91,9 +92,9 @@ _RULES = [
 ]
 
 
-def scan(text: str, first_line: int):
+def scan(chunk: Chunk):
     """Events of a chunk of an NGC TF1 ConvNets log."""
-    return scanning.scan(text, first_line, _RULES, _BULK)
+    return scanning.scan(chunk, _RULES, _BULK)
 
 
 def sniff(head: str) -> bool:

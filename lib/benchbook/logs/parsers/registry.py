@@ -13,6 +13,7 @@ from typing import Any
 from ...errors import UnknownNameError
 from ..events import Event
 from ..presets import Preset
+from ..textio import Chunk
 from .runrecords import RunRecords
 
 
@@ -25,7 +26,7 @@ class LogFormat:
     name : registry name, also the `format` column of the analysis.
     framework, model : what runs in logs of this format.
     sniff : whether the head of a file (normalised text) is in this format.
-    scan : pure function from a chunk of whole lines and its first line number to events.
+    scan : pure function from a chunk (textio.Chunk: whole lines, their ranks) to events.
     method : default recompute method ("mean", "median", "harmonic" or "elapsed").
     warmup : how the format marks warm-up records by default, in words (shown to users).
     mark_warmup : (RunRecords: one rank's records of every run of a file, with each run's metadata)
@@ -43,7 +44,7 @@ class LogFormat:
     framework: str
     model: str
     sniff: Callable[[str], bool]
-    scan: Callable[[str, int], list[Event]]
+    scan: Callable[[Chunk], list[Event]]
     method: str
     warmup: str
     mark_warmup: Callable[[RunRecords], Any]

@@ -56,7 +56,7 @@ RUN_COLUMNS = {
     "rule": "the recompute rule in words",
     "iterations": "records used by the rule",
     "warmup_records": "records skipped as warm-up",
-    "ranks": "ranks that logged records",
+    "ranks": "ranks that logged records or a line every rank logs (MXNet's `Starting epoch`)",
     "status": "complete, incomplete or failed",
     "failure": "cause of failure, when failed",
     "final_top1": "last evaluated top-1 accuracy, percent",

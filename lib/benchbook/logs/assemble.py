@@ -1,6 +1,5 @@
-"""Folding a file's events into runs, whatever the format: a file may hold several runs one after
-the other, each announced on every rank under mpirun, or pasted one after the other with only
-terminal text between them and no start line."""
+"""Folding a file's events into runs, whatever the format: a file may hold several runs, each announced
+on every rank under mpirun, or pasted one after the other with only terminal text between them."""
 
 from __future__ import annotations
 
@@ -106,7 +105,7 @@ class RunDraft:
     reported: dict = field(default_factory=dict)
     evals: list[dict] = field(default_factory=list)
     start_ranks: set = field(default_factory=set)  # the ranks whose start line announced it
-    ranks: set = field(default_factory=set)  # the ranks that logged its records
+    ranks: set = field(default_factory=set)  # the ranks that logged its records or a RANK line
     ended: str | None = None
     failures: list[tuple[int, str]] = field(default_factory=list)
     conflicts: list[str] = field(default_factory=list)
@@ -167,6 +166,8 @@ def _note(run: RunDraft, line: int, rank, kind: str, data) -> None:
     run.last_line = max(run.last_line, line)
     if kind == ev.RUN_START:
         run.start_ranks.add(rank)
+    elif kind == ev.RANK:
+        run.ranks.add(rank)
     if kind in (ev.RUN_START, ev.META, ev.TRAILER):
         run.merge_meta(data, "the launch command" if kind == ev.TRAILER else "the log")
     elif kind == ev.FIELD:

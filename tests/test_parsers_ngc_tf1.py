@@ -221,3 +221,11 @@ def test_a_step_counter_going_back_within_a_minute_is_one_run(tmp_path, fixtures
     path.write_text("\n".join(text[:31] + ["DLL 2020-12-28 09:00:08.000000 - (0, 10) total_ips : 990.0 "]) + "\n")
     runs = analyze([path]).runs
     assert len(runs) == 1
+
+
+def test_display_every_above_1_warns_that_the_recomputed_number_is_from_a_sample(fixtures):
+    # display_every 10: the hook averaged every step from warmup_steps on but logged one in 10.
+    run = analyze([fixtures / "ngc_tf1" / "tf_gpu8_fp32_bs128_imgs_per_sec.log"]).runs.iloc[0]
+    assert any(w.startswith("display_every is 10: the logged steps are one in 10") for w in run["warnings"])
+    every_step = analyze([fixtures / "ngc_tf1" / "tf_gpu1_amp_bs256.log"]).runs.iloc[0]  # display_every 1
+    assert not any("display_every" in w for w in every_step["warnings"])

@@ -149,6 +149,16 @@ DLPERF = Preset("dlperf", "mean", f"records before step {DLPERF_WARMUP_STEPS}", 
                 mark_warmup=_dlperf_warmup, window=100, decimals=2)
 
 
+def warn(meta: dict) -> list[str]:
+    """Both hooks average every step after their warm-up but log one in `display_every`
+    (`current_step % logging_steps == 0`, benchmark_hooks.py@bd257e14, training_hooks.py@33110132)."""
+    every = meta.get("display_every") or 1
+    if every <= 1:
+        return []
+    return [f"display_every is {every}: the logged steps are one in {every} of those the script averaged, so "
+            "the recomputed throughput is the mean of a sample"]
+
+
 FORMAT = register(
     LogFormat(
         name="ngc_tf1_convnets",
@@ -164,5 +174,6 @@ FORMAT = register(
         source=_SOURCE_NVIDIA,
         select=training,
         presets=(DLPERF,),
+        warn=warn,
     )
 )

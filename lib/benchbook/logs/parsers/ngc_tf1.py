@@ -167,8 +167,8 @@ FORMAT = register(
         sniff=sniff,
         scan=scan,
         method="mean",
-        warmup="records before the run's warmup_steps (PARAMETER line) in training_benchmark mode, none in "
-               "train modes; records after the training summary are evaluation steps, not read",
+        warmup="records before the run's warmup_steps (PARAMETER line), none in the train modes (train, "
+               "train_and_evaluate); records after the training summary (evaluation steps) are not read",
         mark_warmup=warmup,
         priority=10,
         source=_SOURCE_NVIDIA,

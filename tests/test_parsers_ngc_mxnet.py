@@ -159,7 +159,7 @@ def test_dllogger_22_gpus_and_batch_come_from_the_parameter_line_not_the_ranks(f
 def test_dllogger_on_several_nodes_has_as_many_gpus_as_ranks(fixtures):
     # 2 nodes x `gpus : [0, 1]`, 4 Horovod ranks (each logs `Starting epoch`), batch_size 1024 over
     # all of them (data.py: batch_size // hvd.size()), no benchmark.py `-GPUS,BATCH` suffix.
-    run = analyze([fixtures / "ngc_mxnet" / "mxnet_dllogger_horovod_2n2g_amp_bs256.txt"]).runs.iloc[0]
+    run = analyze([fixtures / "ngc_mxnet" / "mxnet_dllogger_horovod_two_nodes_amp_bs256.txt"]).runs.iloc[0]
     assert (run["ranks"], run["gpus"], run["batch_size"], run["global_batch_size"]) == (4, 4, 256, 1024)
     assert run["recomputed_throughput"] == 4000.0  # epoch 1's train.ips (benchmark.py -w 1)
     assert list(run["warnings"]) == []

@@ -229,3 +229,17 @@ def test_display_every_above_1_warns_that_the_recomputed_number_is_from_a_sample
     assert any(w.startswith("display_every is 10: the logged steps are one in 10") for w in run["warnings"])
     every_step = analyze([fixtures / "ngc_tf1" / "tf_gpu1_amp_bs256.log"]).runs.iloc[0]  # display_every 1
     assert not any("display_every" in w for w in every_step["warnings"])
+
+
+def test_an_evaluation_starting_minutes_after_training_is_no_new_run(fixtures, tmp_path):
+    # Building the evaluation's estimator and DALI pipeline can take minutes: the step counter goes
+    # back (1, 39) -> (0, 30) and the clock jumps, but `Starting Model Evaluation...` came first.
+    text = (fixtures / "ngc_tf1" / "train_and_evaluate_hooks_gpu2_amp_bs256.log").read_text()
+    training, evaluation = text.split("Starting Model Evaluation...")
+    log = tmp_path / "slow_evaluation.log"
+    log.write_text(training + "Starting Model Evaluation..." + evaluation.replace("09:00:", "09:03:"))
+    result = analyze([log])
+    assert len(result.runs) == 1
+    run = result.runs.iloc[0]
+    assert (run["iterations"], run["recomputed_throughput"], run["line_end"]) == (20, 1050.0, 45)
+    assert list(run["warnings"]) == []

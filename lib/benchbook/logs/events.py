@@ -30,6 +30,7 @@ SUMMARY = "summary"  # dict of values the script reported for the whole run, e.g
 EVAL = "eval"  # dict with top1, top5 (fractions or percent as logged), epoch, eval_throughput, timestamp
 END = "end"  # the run finished normally; data: a short description
 FAIL = "fail"  # the run failed; data: the cause (out of memory, traceback, ...)
+PHASE = "phase"  # the run goes on in another phase (an evaluation after training), its step counters anew; None
 RANK = "rank"  # a line that shows its rank takes part in the run (every rank logs it, not only rank 0); data: None
 TRAILER = "trailer"  # dict of metadata printed after the run (e.g. the launch command) for the last run
 BULK = "bulk"  # a Bulk: records start:stop of a chunk's numpy columns

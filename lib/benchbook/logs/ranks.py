@@ -1,8 +1,7 @@
 """Rank tags of `mpirun --tag-output` (`[1,3]<stdout>:`): undo the interleaving of ranks' partial
 lines, then take the tags out, keeping each line's rank. Another rank's piece can follow a partial
 line on the same physical line, but every newline completes one rank's line (that of its last
-piece), so `demux` keeps the line count, and every line the number of the line that completed it.
-"""
+piece), so `demux` keeps the line count, and every line the number of the line that completed it."""
 
 from __future__ import annotations
 

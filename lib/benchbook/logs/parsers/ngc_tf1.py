@@ -37,6 +37,7 @@ _OTHER = re.compile(LINE.pattern.replace(" - (", " - (?!\\(\\d+, \\d+\\) total_i
 _GPUS = re.compile(r"Num GPUs (\d+)")
 _BATCH = re.compile(r"Per-GPU Batch Size (\d+)")
 _END = re.compile(r"Ending Model Training")
+_EVALUATION = re.compile(r"Starting Model Evaluation")  # runner.evaluate(): its hook counts steps from 0
 _TRAINING_END = re.compile(rf"DLL ({scanning.STAMP}) - \(\) train_throughput : ")
 _RATE_KEYS = ("total_ips", "imgs_per_sec", "train_throughput_step")
 _LOSS_KEYS = ("total_loss", "loss", "cross_entropy")
@@ -99,6 +100,7 @@ _RULES = [
     (_BATCH, lambda m: (ev.META, {"batch_size": int(m.group(1))})),
     (_END, lambda m: (ev.END, "Ending Model Training")),
     (_TRAINING_END, lambda m: (ev.META, {"training_end": m.group(1)})),
+    (_EVALUATION, lambda m: (ev.PHASE, None)),
 ]
 
 

@@ -2,8 +2,7 @@
 
 Every pattern begins with a literal, so that the regex engine skips in C to the next candidate
 line: that keeps parsing fast. A `BulkRule` reads the lines that make up most of a log as numpy
-columns, from one regex split; the other rules read the text between them.
-"""
+columns, from one regex split; the other rules read the text between them."""
 
 from __future__ import annotations
 

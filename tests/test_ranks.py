@@ -190,3 +190,4 @@ def test_a_log_under_timestamp_output_alone_is_read_through_its_format(fixtures)
     assert run["reported_throughput"] == 1000.0
     assert result.iterations["line"].tolist() == list(range(6, 14))  # the stderr line 5 holds no record
     assert result.iterations["rank"].tolist() == [-1] * 8
+    assert list(run["warnings"]) == []

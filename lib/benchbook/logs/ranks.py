@@ -9,8 +9,8 @@ import re
 
 import numpy as np
 
-# OpenMPI's `--timestamp-output` (ctime) and/or `--tag-output` `[job,rank]` (`[host:pid]` after it if
-# detailed), then the stream (orte/mca/iof/base/iof_base_output.c: "%s<%s>:" with timestamps alone).
+# OpenMPI's `--timestamp-output` (ctime) and/or `--tag-output` `[job,rank]` (`[host:pid]` after it if detailed),
+# then the stream (open-mpi/ompi orte/mca/iof/base/iof_base_output.c@34d089db: "%s<%s>:" with timestamps alone).
 TAG = re.compile(
     r"(?:[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}|(?=\[))"
     r"(?:\[\d+,(\d+)\](?:\[[^\]\n]*\])?)?<(?:stdout|stderr|stddiag)>:"

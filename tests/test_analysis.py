@@ -36,9 +36,10 @@ def test_folders_are_searched_recursively_in_sorted_order(fixtures):
     assert result.problems == []
     names = [Path(s).name for s in result.runs["source"]]
     assert names == ["mxnet_dllogger_fp32_bs96.txt", "mxnet_dllogger_horovod_gpu8_amp_bs256.txt",
+                     "mxnet_dllogger_horovod_two_nodes_amp_bs256.txt", "mxnet_dllogger_horovod_untagged_amp.txt",
                      "mxnet_gpu1_gpu4_amp_bs64.txt", "mxnet_gpu1_gpu4_amp_bs64.txt", "hook_running_mean_amp_bs2.txt",
                      "launch_command_at_end.txt", "tf_gpu1_fp32_bs2.txt"]
-    assert result.runs["run"].tolist() == [0, 0, 0, 1, 0, 0, 0]
+    assert result.runs["run"].tolist() == [0, 0, 0, 0, 0, 1, 0, 0, 0]
     # Iterations and evaluations name their run by source and index.
     keys = set(zip(result.iterations["source"], result.iterations["run"], strict=True))
     assert keys == set(zip(result.runs["source"], result.runs["run"], strict=True))

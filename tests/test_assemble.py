@@ -123,3 +123,19 @@ def test_a_field_goes_to_its_own_ranks_last_record_when_ranks_log_in_turns():
     assert [None if math.isnan(x) else x for x in cols["loss"]] == [None, 0.0, None, 1.0, None, 2.0,
                                                                     None, 3.0, None, 4.0, None, 5.0]
     assert np.flatnonzero(~np.isnan(cols["lr"])).tolist() == [9]
+
+
+def test_a_phase_event_lets_the_step_counter_start_again_in_the_same_run():
+    # An evaluation after training (a PHASE event between): its steps count from 0 minutes later.
+    training = _steps(2, [(1, 38, 1e9), (1, 39, 1e9 + 1)])
+    evaluation = _steps(9, [(0, 30, 1e9 + 300), (0, 31, 1e9 + 301), (0, 30, 1e9 + 700)])
+    runs, _, _ = fold([ev.Event(1, None, ev.RUN_START, {}), training, ev.Event(5, None, ev.PHASE, None), evaluation])
+    assert [(r.count, r.first_line) for r in runs] == [(4, 1), (1, 11)]  # within the phase, a restart is still one
+    assert "from 31 to 30" in runs[1].restarted
+
+
+def test_a_rank_event_counts_its_rank_among_the_runs_ranks():
+    events = [ev.Event(1, 0, ev.RUN_START, {}), ev.Event(2, 1, ev.RANK, None), ev.Event(3, 2, ev.RANK, None),
+              _steps(4, [(0, 19, 1e9)], rank=0)]
+    runs, _, _ = fold(events)
+    assert len(runs) == 1 and runs[0].ranks == {0, 1, 2} and runs[0].count == 1

@@ -146,13 +146,29 @@ def _logged_epoch_rates(path):
 
 
 def test_dllogger_22_gpus_and_batch_come_from_the_parameter_line_not_the_ranks(fixtures):
-    # Only rank 0 logged: counting ranks would say 1 GPU and a batch of 2048.
+    # Only rank 0 logged records: counting those would say 1 GPU and a batch of 2048. The 8 ranks
+    # that log `Starting epoch` are as many as the listed devices: one node.
     run = analyze([fixtures / "ngc_mxnet" / HOROVOD_22]).runs.iloc[0]
-    assert run["ranks"] == 1
+    assert run["ranks"] == 8
     assert (run["gpus"], run["batch_size"], run["global_batch_size"]) == (8, 256, 2048)
     assert run["precision"] == "amp"  # dtype float16
     assert run["status"] == "complete"
     assert list(run["warnings"]) == []
+
+
+def test_dllogger_on_several_nodes_has_as_many_gpus_as_ranks(fixtures):
+    # 2 nodes x `gpus : [0, 1]`, 4 Horovod ranks (each logs `Starting epoch`), batch_size 1024 over
+    # all of them (data.py: batch_size // hvd.size()), no benchmark.py `-GPUS,BATCH` suffix.
+    run = analyze([fixtures / "ngc_mxnet" / "mxnet_dllogger_horovod_two_nodes_amp_bs256.txt"]).runs.iloc[0]
+    assert (run["ranks"], run["gpus"], run["batch_size"], run["global_batch_size"]) == (4, 4, 256, 1024)
+    assert run["recomputed_throughput"] == 4000.0  # epoch 1's train.ips (benchmark.py -w 1)
+    assert list(run["warnings"]) == []
+
+
+def test_dllogger_without_rank_tags_keeps_the_listed_devices(fixtures):
+    # The same run without tags: nothing shows the other node, the devices listed are the GPUs.
+    run = analyze([fixtures / "ngc_mxnet" / "mxnet_dllogger_horovod_untagged_amp.txt"]).runs.iloc[0]
+    assert (run["gpus"], run["batch_size"]) == (2, 512)
 
 
 def test_dllogger_22_reported_is_benchmark_py_s_table_not_the_summary_line(fixtures):

@@ -128,3 +128,20 @@ def test_validation_lines_are_evaluations_not_records(tmp_path):
     assert (run["gpus"], run["batch_size"], run["precision"]) == (1, 64, "fp32")
     evals = result.evaluations
     assert evals["top1"].tolist() == [12.5] and evals["eval_throughput"].tolist() == [870.0]
+
+
+def test_argv_without_data_backend_leaves_dali_to_the_parameter_line(fixtures):
+    # multiproc.py's argv names no --data-backend; main.py's default, in PARAMETER, is dali-gpu.
+    run = analyze([fixtures / "ngc_pytorch" / "pytorch_gpu2_amp_bs128_default_backend.txt"]).runs.iloc[0]
+    assert (run["dali"], run["synthetic"]) == (True, False)
+    assert (run["gpus"], run["batch_size"], run["reported_throughput"]) == (2, 128, 1945.83)
+    assert run["recomputed_throughput"] == pytest.approx(23350.0 / 12)
+    assert list(run["warnings"]) == []  # no "conflicting dali" between the argv and PARAMETER
+
+
+def test_a_log_that_names_no_data_backend_reads_as_real_data_without_dali(tmp_path):
+    argv = "['/usr/bin/python', '-u', './main.py', '--arch', 'resnet50', '-b', '64', '/imagenet']\n"
+    (tmp_path / "log.txt").write_text(argv + "DLL 2024-02-05 10:00:01.000000 - Epoch: 0 Iteration: 1  "
+                                      "train.loss : 7.0 None train.total_ips : 500.0 images/s\n")
+    run = analyze([tmp_path / "log.txt"]).runs.iloc[0]
+    assert (run["dali"], run["synthetic"], run["batch_size"]) == (False, False, 64)

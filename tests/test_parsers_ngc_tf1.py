@@ -110,6 +110,41 @@ def test_train_and_evaluate_mode_gives_evaluations_in_percent(fixtures):
     assert set(ev["source"]) == {str(fixtures / "ngc_tf1" / "train_and_evaluate_gpu1_amp_bs256.log")}
 
 
+# train_mode_gpu2_amp_bs256.log and train_and_evaluate_hooks_gpu2_amp_bs256.log: runner.train()'s
+# TrainingLoggingHook logs steps 20..39 (its own default warm-up, 20), PARAMETER warmup_steps is 30,
+# and `() train_throughput` is the mean of all 20 logged steps (training_hooks.py@33110132).
+HOOK_RATES = [1000.0, 1020.0, 980.0, 1010.0, 990.0, 1005.0, 995.0, 1015.0, 985.0, 1000.0,
+              1100.0, 1120.0, 1080.0, 1110.0, 1090.0, 1105.0, 1095.0, 1115.0, 1085.0, 1100.0]
+
+
+@pytest.mark.parametrize("name", ["train_mode_gpu2_amp_bs256.log", "train_and_evaluate_hooks_gpu2_amp_bs256.log"])
+def test_train_modes_read_every_logged_training_step(fixtures, name):
+    run = analyze([fixtures / "ngc_tf1" / name]).runs.iloc[0]
+
+    assert run["reported_throughput"] == 1050.0
+    assert run["recomputed_throughput"] == pytest.approx(sum(HOOK_RATES) / len(HOOK_RATES))
+    assert (run["iterations"], run["warmup_records"]) == (20, 0)  # not the 10 before PARAMETER warmup_steps 30
+    assert list(run["warnings"]) == []
+
+
+def test_evaluation_steps_after_training_are_not_training_records(fixtures):
+    result = analyze([fixtures / "ngc_tf1" / "train_and_evaluate_hooks_gpu2_amp_bs256.log"])
+
+    it = result.iterations
+    evaluation = it[it["line"] > 32]  # after `() train_throughput` (line 32): the evaluation's hook
+    assert evaluation["throughput"].tolist() == [2500.0, 2600.0, 2550.0, 2450.0, 2500.0, 2400.0]
+    assert not evaluation["measured"].any() and not evaluation["warmup"].any()
+    assert it[it["line"] <= 32]["measured"].sum() == 20
+    assert result.evaluations["eval_throughput"].tolist() == [2500.0]
+
+
+def test_training_benchmark_logs_still_skip_before_warmup_steps(fixtures):
+    # An older training_benchmark log (BenchmarkLoggingHook) with imgs_per_sec lines from step 0:
+    # the mode, not the key, decides; step 0 is before warmup_steps 10.
+    run = analyze([fixtures / "ngc_tf1" / "tf_gpu8_fp32_bs128_imgs_per_sec.log"]).runs.iloc[0]
+    assert (run["warmup_records"], run["iterations"]) == (1, 4)
+
+
 def test_time_between_logged_steps_earns_a_wall_clock_warning(fixtures):
     # Evaluation passes sit between the logged steps: 600 records' worth of images over 29 minutes.
     run = analyze([fixtures / "ngc_tf1" / "train_and_evaluate_gpu1_amp_bs256.log"]).runs.iloc[0]
@@ -186,3 +221,25 @@ def test_a_step_counter_going_back_within_a_minute_is_one_run(tmp_path, fixtures
     path.write_text("\n".join(text[:31] + ["DLL 2020-12-28 09:00:08.000000 - (0, 10) total_ips : 990.0 "]) + "\n")
     runs = analyze([path]).runs
     assert len(runs) == 1
+
+
+def test_display_every_above_1_warns_that_the_recomputed_number_is_from_a_sample(fixtures):
+    # display_every 10: the hook averaged every step from warmup_steps on but logged one in 10.
+    run = analyze([fixtures / "ngc_tf1" / "tf_gpu8_fp32_bs128_imgs_per_sec.log"]).runs.iloc[0]
+    assert any(w.startswith("display_every is 10: the logged steps are one in 10") for w in run["warnings"])
+    every_step = analyze([fixtures / "ngc_tf1" / "tf_gpu1_amp_bs256.log"]).runs.iloc[0]  # display_every 1
+    assert not any("display_every" in w for w in every_step["warnings"])
+
+
+def test_an_evaluation_starting_minutes_after_training_is_no_new_run(fixtures, tmp_path):
+    # Building the evaluation's estimator and DALI pipeline can take minutes: the step counter goes
+    # back (1, 39) -> (0, 30) and the clock jumps, but `Starting Model Evaluation...` came first.
+    text = (fixtures / "ngc_tf1" / "train_and_evaluate_hooks_gpu2_amp_bs256.log").read_text()
+    training, evaluation = text.split("Starting Model Evaluation...")
+    log = tmp_path / "slow_evaluation.log"
+    log.write_text(training + "Starting Model Evaluation..." + evaluation.replace("09:00:", "09:03:"))
+    result = analyze([log])
+    assert len(result.runs) == 1
+    run = result.runs.iloc[0]
+    assert (run["iterations"], run["recomputed_throughput"], run["line_end"]) == (20, 1050.0, 45)
+    assert list(run["warnings"]) == []

@@ -169,3 +169,25 @@ def test_demux_rewrites_a_text_exactly_when_a_line_holds_a_second_tag():
         out, _ = demux(text)
         assert (out is not text) == bool(_MULTI.search(text)), text  # the text itself comes back unless rewritten
         assert out.count("\n") == text.count("\n")
+
+
+def test_timestamp_output_without_tag_output_is_taken_out_its_rank_unknown():
+    chunk = textio.Chunk.of("Thu Mar  4 10:00:05 2021<stdout>:a\nThu Mar 14 10:00:05 2021<stderr>:b\n"
+                            "[1,2]<stdout>:c\nThu Mar  4 10:00:05 2021[1,3]<stdout>:d\n<stdout>:e\n")
+    assert chunk.text == "a\nb\nc\nd\n<stdout>:e\n"  # a stream alone, without a timestamp or rank, is no tag
+    assert chunk.ranks.tolist() == [-1, -1, 2, 3, -1, -1]
+
+
+def test_a_log_under_timestamp_output_alone_is_read_through_its_format(fixtures):
+    result = analyze([fixtures / "robustness" / "timestamp_output_without_tags.txt"])
+
+    assert result.problems == []
+    run = result.runs.iloc[0]
+    assert run["format"] == "ngc_tf1_convnets"
+    assert (run["gpus"], run["batch_size"], run["precision"]) == (1, 256, "amp")
+    assert (run["iterations"], run["warmup_records"]) == (5, 3)  # warmup_steps 3
+    assert run["recomputed_throughput"] == pytest.approx(1000.0)
+    assert run["reported_throughput"] == 1000.0
+    assert result.iterations["line"].tolist() == list(range(6, 14))  # the stderr line 5 holds no record
+    assert result.iterations["rank"].tolist() == [-1] * 8
+    assert list(run["warnings"]) == []

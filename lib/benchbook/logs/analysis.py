@@ -56,7 +56,7 @@ RUN_COLUMNS = {
     "rule": "the recompute rule in words",
     "iterations": "records used by the rule",
     "warmup_records": "records skipped as warm-up",
-    "ranks": "ranks that logged records",
+    "ranks": "ranks that logged records or a line every rank logs (MXNet's `Starting epoch`)",
     "status": "complete, incomplete or failed",
     "failure": "cause of failure, when failed",
     "final_top1": "last evaluated top-1 accuracy, percent",
@@ -171,6 +171,7 @@ def _meta(draft: RunDraft, path: Path, fmt: LogFormat, record: dict, tables: dic
     warnings: list[str] = []
     for key, value in fmt.finish(meta, draft.ranks).items():
         meta.setdefault(key, value)
+    warnings.extend(fmt.warn(meta))
     origin: dict[str, str] = {}  # where a value came from, when not from the log
     for source, extra in (("the file name", filenames.from_path(path, draft.index)), ("the run record", record)):
         for key, value in extra.items():

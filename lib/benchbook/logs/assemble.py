@@ -1,6 +1,5 @@
-"""Folding a file's events into runs, whatever the format: a file may hold several runs one after
-the other, each announced on every rank under mpirun, or pasted one after the other with only
-terminal text between them and no start line."""
+"""Folding a file's events into runs, whatever the format: a file may hold several runs, each announced
+on every rank under mpirun, or pasted one after the other with only terminal text between them."""
 
 from __future__ import annotations
 
@@ -106,11 +105,12 @@ class RunDraft:
     reported: dict = field(default_factory=dict)
     evals: list[dict] = field(default_factory=list)
     start_ranks: set = field(default_factory=set)  # the ranks whose start line announced it
-    ranks: set = field(default_factory=set)  # the ranks that logged its records
+    ranks: set = field(default_factory=set)  # the ranks that logged its records or a RANK line
     ended: str | None = None
     failures: list[tuple[int, str]] = field(default_factory=list)
     conflicts: list[str] = field(default_factory=list)
     restarted: str | None = None  # why records opened this run without a start line of its own
+    phase: int = 0  # where in the store the records of its current phase (a PHASE event's) begin
 
     def joined_by(self, rank) -> bool:
         """Whether a start line of `rank` is another rank announcing this run, not the next run."""
@@ -146,7 +146,7 @@ def _add_records(runs: list[RunDraft], bulk: ev.Bulk) -> None:
     """A BULK event's records, to the current run up to where another run begins among them."""
     run, block = runs[-1], bulk.columns()
     ranks = {None if x == MISSING_INT else x for x in np.unique(block["rank"]).tolist()}
-    cuts = _restarts(run.store, len(run.store) - run.count, block) if len(ranks) == 1 else []
+    cuts = _restarts(run.store, max(len(run.store) - run.count, run.phase), block) if len(ranks) == 1 else []
     a = 0
     for b, why in [*cuts, (len(block["line"]), None)]:
         if b > a:
@@ -167,6 +167,10 @@ def _note(run: RunDraft, line: int, rank, kind: str, data) -> None:
     run.last_line = max(run.last_line, line)
     if kind == ev.RUN_START:
         run.start_ranks.add(rank)
+    elif kind == ev.RANK:
+        run.ranks.add(rank)
+    elif kind == ev.PHASE:  # its step counters may start again: no restart is sought across this
+        run.phase = len(run.store)
     if kind in (ev.RUN_START, ev.META, ev.TRAILER):
         run.merge_meta(data, "the launch command" if kind == ev.TRAILER else "the log")
     elif kind == ev.FIELD:

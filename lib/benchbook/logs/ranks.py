@@ -1,8 +1,7 @@
 """Rank tags of `mpirun --tag-output` (`[1,3]<stdout>:`): undo the interleaving of ranks' partial
 lines, then take the tags out, keeping each line's rank. Another rank's piece can follow a partial
 line on the same physical line, but every newline completes one rank's line (that of its last
-piece), so `demux` keeps the line count, and every line the number of the line that completed it.
-"""
+piece), so `demux` keeps the line count, and every line the number of the line that completed it."""
 
 from __future__ import annotations
 
@@ -10,11 +9,11 @@ import re
 
 import numpy as np
 
-# Optional OpenMPI 4 `--timestamp-output` prefix (ctime format), then `[job,rank]`, an optional
-# `[host:pid]` of `--tag-output=detailed`, and the stream.
+# OpenMPI's `--timestamp-output` (ctime) and/or `--tag-output` `[job,rank]` (`[host:pid]` after it if detailed),
+# then the stream (open-mpi/ompi orte/mca/iof/base/iof_base_output.c@34d089db: "%s<%s>:" with timestamps alone).
 TAG = re.compile(
-    r"(?:[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4})?"
-    r"\[\d+,(\d+)\](?:\[[^\]\n]*\])?<(?:stdout|stderr|stddiag)>:"
+    r"(?:[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}|(?=\[))"
+    r"(?:\[\d+,(\d+)\](?:\[[^\]\n]*\])?)?<(?:stdout|stderr|stddiag)>:"
 )
 _LINE_TAG = re.compile(r"\n" + TAG.pattern)  # one that opens a line (its newline: a literal first, for speed)
 # A physical line that holds a second tag after its first: only those need demultiplexing. The
@@ -25,12 +24,13 @@ _MULTI = re.compile(r"<std(?:out|err|diag)>:[^\n<]*+(?:<(?!std(?:out|err|diag)>:
 def untag(text: str) -> tuple[str, np.ndarray, np.ndarray]:
     """The text without the tags that open its lines, where those lines begin in it, and their
     ranks. One split finds every tag: [text before, rank, line after, rank, line after...]."""
-    if "]<std" not in text:
+    if "<std" not in text:
         return text, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     pieces = _LINE_TAG.split("\n" + text)  # (a newline before the first line, for its tag)
-    lines = pieces[0::2]
+    lines, tagged = pieces[0::2], pieces[1::2]
     starts = np.cumsum(np.fromiter(map(len, lines), dtype=np.int64, count=len(lines)) + 1)[:-1] - 1
-    return "\n".join(lines)[1:], starts, np.array(pieces[1::2], dtype=np.int64)
+    ranks = [r or -1 for r in tagged] if None in tagged else tagged  # -1: a timestamp alone
+    return "\n".join(lines)[1:], starts, np.array(ranks, dtype=np.int64)
 
 
 def demux(text: str, carry: dict | None = None) -> tuple[str, dict]:
@@ -54,7 +54,7 @@ def demux(text: str, carry: dict | None = None) -> tuple[str, dict]:
         for m in TAG.finditer(text, pos, end):
             if m.start() > last or rank is not None:
                 pending[rank] = pending.get(rank, "") + text[last : m.start()]
-            rank, last = int(m.group(1)), m.end()
+            rank, last = m.group(1) and int(m.group(1)), m.end()
         line = pending.pop(rank, "") + text[last:end]
         out.append((line if rank is None else f"[1,{rank}]<stdout>:{line}") + text[end : end + 1])
         pos = end + 1

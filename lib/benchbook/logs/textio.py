@@ -2,8 +2,7 @@
 
 Logs can be hundreds of megabytes, so a file is never held whole nor split into a list of lines:
 it is read in chunks that end on a newline, each decoded, normalised (CRLF, lone CR, NULs) and its
-rank tags taken out (`ranks`) on its own. Line numbers are the file's, from 1.
-"""
+rank tags taken out (`ranks`) on its own. Line numbers are the file's, from 1."""
 
 from __future__ import annotations
 

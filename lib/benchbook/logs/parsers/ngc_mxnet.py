@@ -39,6 +39,8 @@ _BATCH = (rf":INFO: Epoch\[(?<=(?P<timestamp>{scanning.DATE_TIME}[.,][0-9]{{3}})
           rf"(?P<epoch>{scanning.INT})\] Batch \[(?P<first>{scanning.INT})-(?P<last>{scanning.INT})\]\t"
           rf"Speed: (?P<throughput>{scanning.NUM}) samples/sec(?:[^\n]*?LR: (?P<lr>{scanning.NUM}))?")
 _TOOK = re.compile(r"Experiment took: ([0-9.]+) sec")
+# fit.py's `logging.info('Starting epoch {}')`, which every rank logs (DLLogger lines: rank 0 alone).
+_EPOCH_START = re.compile(r":INFO: [Ss]tarting epoch \d")
 _DIGITS = re.compile(r"\d+")
 _TABLE = re.compile(r"\n((?:train|val)\.[a-z_0-9]+)\n( *\|[^\n]*)\n-+\n((?: *\d+ *\|[^\n]*\n)+)")
 
@@ -172,6 +174,7 @@ def _literal(value: str):
 _RULES = [
     (_ARGS, _start),
     (_TOOK, lambda m: (ev.END, f"Experiment took {m.group(1)} s")),
+    (_EPOCH_START, lambda m: (ev.RANK, None)),
     (_TABLE, _table),
     (_EPOCH_IPS, _epoch_ips),
     (LINE, _dll),
@@ -214,9 +217,11 @@ def finish(meta: dict, ranks: set) -> dict:
     """GPUs from benchmark.py's `-GPUS,BATCH` suffix, the ranks that logged or the devices listed;
     per-GPU batch from the global one in the arguments.
 
-    Under Horovod each process drives one GPU and `gpus` lists the node's GPUs (DLLogger logs:
-    only rank 0 prints, so the ranks that logged say nothing); with a `device` kvstore one
-    process drives every GPU listed.
+    Under Horovod each process drives one GPU and `gpus` lists one node's GPUs. In DLLogger logs
+    only rank 0 prints records, but every rank logs `Starting epoch`: where the rank tags show more
+    processes than the list (several nodes), the processes are the GPUs (fit.py@135fbd91: total
+    batch = local batch x GPUs x hvd.size(); data.py@ef5b97d0: local batch = batch_size //
+    hvd.size()). With a `device` kvstore one process drives every GPU listed.
     """
     tagged = {r for r in ranks if r is not None}
     per_process = int(meta.get("gpus_per_process") or 1)

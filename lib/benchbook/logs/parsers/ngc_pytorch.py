@@ -92,6 +92,8 @@ def _argv(m: re.Match):
             value = inline if eq else (args[i + 1] if i + 1 < len(args) else "")
             p[_ARGV_KEYS[name]] = value
     meta = _params_meta(p)
+    if "data_backend" not in p:  # main.py's default (it changed between versions): the PARAMETER line's
+        del meta["dali"], meta["synthetic"]
     meta["command"] = " ".join(str(a) for a in argv)
     return ev.RUN_START, meta
 
@@ -146,9 +148,10 @@ def sniff(head: str) -> bool:
 
 def finish(meta: dict, ranks: set) -> dict:
     """GPUs from the PARAMETER `world_size` (main.py sets it from WORLD_SIZE), else the ranks that
-    logged; batch_size is already per GPU (`-b`: mini-batch size per GPU)."""
+    logged; batch_size is already per GPU (`-b`: mini-batch size per GPU). A log that names no
+    data backend anywhere reads as it always did: no DALI, real data."""
     tagged = {r for r in ranks if r is not None}
-    return {"gpus": int(meta.get("world_size") or max(len(tagged), 1))}
+    return {"gpus": int(meta.get("world_size") or max(len(tagged), 1)), "dali": False, "synthetic": False}
 
 
 def every_record(records: RunRecords):

@@ -5,13 +5,21 @@ containers, `(epoch, step) imgs_per_sec : x cross_entropy : ... total_loss : ...
 `() train_throughput : x` is the summary and `top1_accuracy` lines are evaluations. `total_ips` is
 the global rate (all GPUs) of one step; the script's summary is their arithmetic mean after the
 `warmup_steps`, so the default recompute rule is the mean of the records at or past that step.
+
+In `--mode train` and `train_and_evaluate`, the training hook (TrainingLoggingHook) logs only the
+steps it averages, so its summary is the mean of every logged training record. After training,
+`train_and_evaluate` evaluates one epoch, whose hook logs `(0, step) total_ips` lines after the
+`() train_throughput` line: those are evaluation steps, not training records.
 """
 
 from __future__ import annotations
 
 import re
 
+import numpy as np
+
 from .. import events as ev
+from ..assemble import seconds
 from ..presets import Preset
 from ..textio import Chunk
 from . import scanning
@@ -29,6 +37,8 @@ _OTHER = re.compile(LINE.pattern.replace(" - (", " - (?!\\(\\d+, \\d+\\) total_i
 _GPUS = re.compile(r"Num GPUs (\d+)")
 _BATCH = re.compile(r"Per-GPU Batch Size (\d+)")
 _END = re.compile(r"Ending Model Training")
+_EVALUATION = re.compile(r"Starting Model Evaluation")  # runner.evaluate(): its hook counts steps from 0
+_TRAINING_END = re.compile(rf"DLL ({scanning.STAMP}) - \(\) train_throughput : ")
 _RATE_KEYS = ("total_ips", "imgs_per_sec", "train_throughput_step")
 _LOSS_KEYS = ("total_loss", "loss", "cross_entropy")
 
@@ -89,6 +99,8 @@ _RULES = [
     (_GPUS, lambda m: (ev.META, {"gpus": int(m.group(1))})),
     (_BATCH, lambda m: (ev.META, {"batch_size": int(m.group(1))})),
     (_END, lambda m: (ev.END, "Ending Model Training")),
+    (_TRAINING_END, lambda m: (ev.META, {"training_end": m.group(1)})),
+    (_EVALUATION, lambda m: (ev.PHASE, None)),
 ]
 
 
@@ -106,7 +118,24 @@ def sniff(head: str) -> bool:
 
 
 _SOURCE_NVIDIA = ("NVIDIA/DeepLearningExamples TensorFlow/Classification/ConvNets/utils/hooks/benchmark_hooks.py"
-                  "@bd257e14 (mean of the per-step rates from warmup_steps on)")
+                  "@bd257e14 (training_benchmark: mean of the per-step rates from warmup_steps on), "
+                  "utils/hooks/training_hooks.py@33110132 (train modes: mean of the steps it logs, from its own "
+                  "warmup_steps on) and runtime/runner.py@169b0818 (evaluation after training: its own hook)")
+_TRAIN_MODES = ("train", "train_and_evaluate")  # runner.train() logs through TrainingLoggingHook
+
+
+def warmup(records: RunRecords):
+    """training_benchmark (BenchmarkLoggingHook, and logs without a mode): records before the
+    PARAMETER warmup_steps; train modes: none, TrainingLoggingHook logs only the steps it averages
+    (from its own warmup_steps, which runner.py may leave at the hook's default 20)."""
+    return before_warmup_steps(records) & ~records.meta("mode", lambda mode: mode in _TRAIN_MODES)
+
+
+def training(records: RunRecords):
+    """Records logged before the run's `() train_throughput` line: the evaluation that
+    train_and_evaluate runs after training logs its own steps after it."""
+    end = records.meta("training_end", lambda stamp: seconds(stamp) if stamp else np.inf)
+    return ~(records["timestamp"] > end)
 _SOURCE_DLPERF = ("Oneflow-Inc/DLPerf NVIDIADeepLearningExamples/TensorFlow/Classification/ConvNets/resnet50v1.5/"
                   "extract_tensorflow_logs.py@8eea6403")
 DLPERF_WARMUP_STEPS = 20  # extract_tensorflow_logs.py --warmup_batches 20 (its logs start after them)
@@ -122,6 +151,16 @@ DLPERF = Preset("dlperf", "mean", f"records before step {DLPERF_WARMUP_STEPS}", 
                 mark_warmup=_dlperf_warmup, window=100, decimals=2)
 
 
+def warn(meta: dict) -> list[str]:
+    """Both hooks average every step after their warm-up but log one in `display_every`
+    (`current_step % logging_steps == 0`, benchmark_hooks.py@bd257e14, training_hooks.py@33110132)."""
+    every = meta.get("display_every") or 1
+    if every <= 1:
+        return []
+    return [f"display_every is {every}: the logged steps are one in {every} of those the script averaged, so "
+            "the recomputed throughput is the mean of a sample"]
+
+
 FORMAT = register(
     LogFormat(
         name="ngc_tf1_convnets",
@@ -130,10 +169,13 @@ FORMAT = register(
         sniff=sniff,
         scan=scan,
         method="mean",
-        warmup="records before the run's warmup_steps (PARAMETER line)",
-        mark_warmup=before_warmup_steps,
+        warmup="records before the run's warmup_steps (PARAMETER line), none in the train modes (train, "
+               "train_and_evaluate); records after the training summary (evaluation steps) are not read",
+        mark_warmup=warmup,
         priority=10,
         source=_SOURCE_NVIDIA,
+        select=training,
         presets=(DLPERF,),
+        warn=warn,
     )
 )

@@ -38,6 +38,7 @@ class LogFormat:
         commit): together they are the format's `nvidia` rule, the default.
     select : (RunRecords) -> boolean array of the records the default rule reads (None: all).
     presets : the format's other named rules (`dlperf`...).
+    warn : (run metadata) -> what the format knows to be wrong with reading such a run, as sentences.
     """
 
     name: str
@@ -53,6 +54,7 @@ class LogFormat:
     source: str = ""
     select: Callable[[RunRecords], Any] | None = None
     presets: tuple[Preset, ...] = ()
+    warn: Callable[[dict], list[str]] = lambda meta: []
 
     def rules(self) -> dict[str, Preset]:
         """The format's named rules, `nvidia` (its default) first."""

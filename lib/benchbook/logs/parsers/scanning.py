@@ -2,8 +2,7 @@
 
 Every pattern begins with a literal, so that the regex engine skips in C to the next candidate
 line: that keeps parsing fast. A `BulkRule` reads the lines that make up most of a log as numpy
-columns, from one regex split; the other rules read the text between them.
-"""
+columns, from one regex split; the other rules read the text between them."""
 
 from __future__ import annotations
 
@@ -70,8 +69,7 @@ _CONVERT = {"int": lambda tokens: np.array([t or -1 for t in tokens], dtype=np.i
 
 
 def _columns(chunk: Chunk, pos: np.ndarray, line: np.ndarray, fields: dict) -> dict:
-    """Record columns: pos, line and end_line (the file's), rank, then ITER_FIELDS (-1 or NaN
-    where not logged)."""
+    """Record columns: pos, line and end_line (the file's), rank, then ITER_FIELDS (-1/NaN where not logged)."""
     cols = {"pos": pos, "line": chunk.first_line + line, "rank": chunk.ranks[line], "end_line": chunk.first_line + line}
     for name in ev.ITER_FIELDS:
         cols[name] = fields[name] if name in fields else np.full(len(pos), -1 if name in _INT_FIELDS else np.nan)

@@ -42,10 +42,10 @@ def test_a_field_goes_to_the_last_record_of_its_rank_in_an_earlier_block_but_not
     records.extend(_bulk(3, [3.0], rank=1)[3])
     records.update_last(0, {"loss": 0.5, "timestamp": "2021-04-02 09:00:00,250"})
     records.update_last(1, {"loss": 0.7}, since=3)  # rank 1's record is record 2, before `since`
-    cols = records.columns()
-    assert cols["loss"][1] == 0.5 and math.isnan(cols["loss"][0]) and math.isnan(cols["loss"][2])
-    assert cols["timestamp"][1] == 1617354000.25  # read as UTC to the microsecond
-    assert records.columns()["throughput"].tolist() == [1.0, 2.0, 3.0]  # kept: columns() again
+    loss = records["loss"]
+    assert loss[1] == 0.5 and math.isnan(loss[0]) and math.isnan(loss[2])
+    assert records["timestamp"][1] == 1617354000.25  # read as UTC to the microsecond
+    assert records["throughput"].tolist() == [1.0, 2.0, 3.0]
 
 
 def _two_runs(field_rank) -> list[ev.Event]:

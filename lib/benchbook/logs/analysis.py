@@ -154,15 +154,12 @@ def _pct(value: float | None) -> float | None:
 
 
 def _records(drafts: list[RunDraft]) -> tuple[dict[str, np.ndarray], np.ndarray]:
-    """The records of every run of a file as one set of columns (the runs share them, in file
-    order: assemble.fold), and where each run begins."""
+    """The records of every run of a file (at least one) as one set of columns (the runs share
+    them, in file order: assemble.fold), and where each run begins."""
     import numpy as np
 
-    from .assemble import Records
-
     sizes = [d.count for d in drafts]
-    cols = drafts[0].store.release() if drafts else Records().columns()
-    return cols, np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
+    return drafts[0].store.release(), np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
 
 
 def _meta(draft: RunDraft, path: Path, fmt: LogFormat, record: dict, tables: dict[tuple, dict]):

@@ -78,15 +78,12 @@ class Records:
             if last is not None and value is not None and name in RECORD_COLUMNS:
                 self._cols[name][last] = seconds(value) if name == "timestamp" else value
 
-    def columns(self) -> dict[str, np.ndarray]:
-        """All records as typed columns, the capacity left over given back."""
-        for column in self._cols.values():
-            column.resize(self._size, refcheck=False)
-        return self._cols
-
     def release(self) -> dict[str, np.ndarray]:
-        """The columns, handed over: this object keeps none."""
-        cols = self.columns()
+        """All records as typed columns, the capacity left over given back, handed over: this
+        object keeps none."""
+        cols = self._cols
+        for column in cols.values():
+            column.resize(self._size, refcheck=False)
         self.__init__()
         return cols
 

@@ -132,7 +132,7 @@ def _hook_log(path, step_times, gpus=8, batch=2, warmup_steps=100, every=5):
     """A log as AutoLoggingHook prints it: at a logging step, that step's rate up to warmup_steps,
     after it the mean of the rates of the steps since warmup_steps that did not log (the
     moving-average meter, window 1000: the whole of a run this short); `Average throughput` is the
-    meter's value at exit. Returns (the logged rates by step, the meter's final value)."""
+    meter's value at exit (-1 when it measured nothing). Returns (the logged rates by step, the meter's final value)."""
     lines = ["[MaskRCNN] INFO    : Horovod successfully initialized ...",
              "[MaskRCNN] INFO    :                  Start Training                  "]
     meter, logged, t = [], {}, 1700000000.0
@@ -145,7 +145,7 @@ def _hook_log(path, step_times, gpus=8, batch=2, warmup_steps=100, every=5):
                       f"[MaskRCNN] INFO    : throughput: {logged[step]:.1f} samples/sec", ""]
         elif step > warmup_steps:
             meter.append(rate)
-    final = sum(meter) / len(meter)
+    final = sum(meter) / len(meter) if meter else -1.0  # the hook's value when its meter read nothing
     lines += [f"[MaskRCNN] INFO    : Average throughput: {final:.1f} samples/sec",
               f"[MaskRCNN] INFO    : Total processed steps: {len(step_times)}",
               "[MaskRCNN] INFO    : Job finished with status: `SUCCESS`"]
@@ -178,6 +178,16 @@ def test_nvidia_rule_has_no_number_for_a_run_that_stops_before_the_hook_s_warm_u
     run = analyze([tmp_path / "tf_gpu8_amp_bs2.txt"]).runs.iloc[0]
     assert run["recomputed_throughput"] is None
     assert "no record left after the warm-up" in " ".join(run["warnings"])
+
+
+def test_an_average_of_minus_one_is_no_throughput_but_a_warning(tmp_path):
+    # --total_steps 100: every step is the hook's warm-up, so its meter is empty and it prints -1.
+    _, final = _hook_log(tmp_path / "tf_gpu8_amp_bs2.txt", [0.3] * 100)
+    assert final == -1.0 and "Average throughput: -1.0 samples/sec" in (tmp_path / "tf_gpu8_amp_bs2.txt").read_text()
+    run = analyze([tmp_path / "tf_gpu8_amp_bs2.txt"]).runs.iloc[0]
+    assert run["status"] == "complete"
+    assert run["reported_throughput"] is None and run["recomputed_throughput"] is None
+    assert any("Average throughput is -1" in w and "measured no step" in w for w in run["warnings"])
 
 
 def test_committed_hook_fixture_ends_on_the_meter(fixtures):

@@ -61,6 +61,8 @@ def _info(m: re.Match):
         return ev.RUN_START, {}
     if feature is not None:
         return ev.META, {"precision": "amp"} if feature == "AMP" else {"xla": True}
+    if average is not None and float(average) < 0:  # the hook's "nothing measured" (see `warn`)
+        return ev.META, {"average_throughput": float(average)}
     if average is not None:
         return ev.SUMMARY, {"throughput": float(average)}
     if steps is not None:
@@ -96,6 +98,15 @@ def warmup(records: RunRecords):
     return records["iteration"] <= WARMUP_STEPS
 
 
+def warn(meta: dict) -> list[str]:
+    """logging_hook.py@e5428044 prints `Average throughput: -1` when its meter read nothing
+    (`except ValueError: avg_throughput = -1`): no step after warmup_steps was measured."""
+    if meta.get("average_throughput") is None:
+        return []
+    return [f"the log's Average throughput is {meta['average_throughput']:g}: the logging hook measured no step "
+            f"after its warmup_steps ({WARMUP_STEPS}), so the run reports no throughput"]
+
+
 def finish(meta: dict, ranks: set) -> dict:
     """Precision is fp32 unless the log or command says AMP; XLA is off unless said."""
     return {"precision": meta.get("precision") or "fp32", "xla": bool(meta.get("xla"))}
@@ -112,6 +123,7 @@ FORMAT = register(
         warmup=f"records at or before step {WARMUP_STEPS} (the hook's warmup_steps: one step's rate each)",
         mark_warmup=warmup,
         finish=finish,
+        warn=warn,
         priority=30,
         source=_SOURCE,
     )

@@ -136,6 +136,8 @@ def training(records: RunRecords):
     train_and_evaluate runs after training logs its own steps after it."""
     end = records.meta("training_end", lambda stamp: seconds(stamp) if stamp else np.inf)
     return ~(records["timestamp"] > end)
+
+
 _SOURCE_DLPERF = ("Oneflow-Inc/DLPerf NVIDIADeepLearningExamples/TensorFlow/Classification/ConvNets/resnet50v1.5/"
                   "extract_tensorflow_logs.py@8eea6403")
 DLPERF_WARMUP_STEPS = 20  # extract_tensorflow_logs.py --warmup_batches 20 (its logs start after them)

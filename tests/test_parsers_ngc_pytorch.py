@@ -145,3 +145,23 @@ def test_a_log_that_names_no_data_backend_reads_as_real_data_without_dali(tmp_pa
                                       "train.loss : 7.0 None train.total_ips : 500.0 images/s\n")
     run = analyze([tmp_path / "log.txt"]).runs.iloc[0]
     assert (run["dali"], run["synthetic"], run["batch_size"]) == (False, False, 64)
+
+
+def test_gpus_from_multiprocs_argv_lists_where_no_world_size_is_logged(fixtures):
+    # multiproc.py@11820597 prints one argv list per local process; the log has no PARAMETER
+    # world_size, so the 8 lists are the 8 GPUs (read as 1 GPU before).
+    run = analyze([fixtures / "ngc_pytorch_multiproc" / "pytorch_gpu8_amp_bs64_argv_only.txt"]).runs.iloc[0]
+    assert (run["gpus"], run["batch_size"], run["global_batch_size"]) == (8, 64, 512)
+    assert run["line_start"] == 1 and run["status"] == "complete"
+    assert run["recomputed_throughput"] == pytest.approx((3100.0 + 3950.0 + 4010.0 + 3990.0) / 4)
+    assert list(run["warnings"]) == []
+
+
+def test_world_size_wins_over_one_nodes_argv_lists(fixtures, tmp_path):
+    # Two nodes of 8: each multiproc.py prints its own 8 lists, main.py's PARAMETER says 16.
+    text = (fixtures / "ngc_pytorch_multiproc" / "pytorch_gpu8_amp_bs64_argv_only.txt").read_text().splitlines()
+    parameter = ("DLL 2020-05-04 11:00:00.000000 - PARAMETER arch : resnet50  batch_size : 64  amp : True  "
+                 "world_size : 16  data_backend : synthetic ")
+    log = tmp_path / "two_nodes.txt"
+    log.write_text("\n".join([*text[:8], parameter, *text[8:]]) + "\n")
+    assert analyze([log]).runs["gpus"].tolist() == [16]

@@ -42,7 +42,10 @@ _BULK = scanning.BulkRule(
            "lr": "float"},
 )
 # multiproc.py's `print(cmd)`: a Python list whose third item is the training script.
-_ARGV = re.compile(r"\[(?:'[^'\n]*python[^'\n]*'|\"[^\"\n]*python[^\"\n]*\"), '-u', '[^'\n]*main\.py'[^\n]*\]")
+_ARGV_LIST = r"\[(?:'[^'\n]*python[^'\n]*'|\"[^\"\n]*python[^\"\n]*\"), '-u', '[^'\n]*main\.py'[^\n]*\]"
+_ARGV = re.compile(_ARGV_LIST)
+# One launch: multiproc.py@11820597 prints the list of each local process it spawns, one a line.
+_LAUNCH = re.compile(rf"{_ARGV_LIST}(?:\n{_ARGV_LIST})*")
 _END = re.compile(r"Experiment ended")
 
 
@@ -77,9 +80,11 @@ _ARGV_FLAGS = {"--amp": "amp", "--fp16": "fp16", "--training-only": "training_on
 
 
 def _argv(m: re.Match):
-    """A spawned process's command: its options as PARAMETER keys (older logs print no PARAMETER)."""
+    """A launch's commands (one a spawned process): the first's options as PARAMETER keys (older logs
+    print no PARAMETER), and how many processes it spawned (`launch_processes`)."""
+    lines = m.group(0).split("\n")
     try:
-        argv = ast.literal_eval(m.group(0))
+        argv = ast.literal_eval(lines[0])
     except (SyntaxError, ValueError):
         return None
     p: dict[str, str] = {}
@@ -95,6 +100,7 @@ def _argv(m: re.Match):
     if "data_backend" not in p:  # main.py's default (it changed between versions): the PARAMETER line's
         del meta["dali"], meta["synthetic"]
     meta["command"] = " ".join(str(a) for a in argv)
+    meta["launch_processes"] = len(lines)
     return ev.RUN_START, meta
 
 
@@ -128,7 +134,7 @@ def _dll(m: re.Match):
 
 _RULES = [
     (LINE, _dll),
-    (_ARGV, _argv),
+    (_LAUNCH, _argv),
     (_END, lambda m: (ev.END, "Experiment ended")),
 ]
 
@@ -147,11 +153,13 @@ def sniff(head: str) -> bool:
 
 
 def finish(meta: dict, ranks: set) -> dict:
-    """GPUs from the PARAMETER `world_size` (main.py sets it from WORLD_SIZE), else the ranks that
-    logged; batch_size is already per GPU (`-b`: mini-batch size per GPU). A log that names no
+    """GPUs from the PARAMETER `world_size` (main.py sets it from WORLD_SIZE), else the processes
+    multiproc.py spawned (one argv list each, one process a GPU) or the ranks that logged, whichever
+    is more; batch_size is already per GPU (`-b`: mini-batch size per GPU). A log that names no
     data backend anywhere reads as it always did: no DALI, real data."""
     tagged = {r for r in ranks if r is not None}
-    return {"gpus": int(meta.get("world_size") or max(len(tagged), 1)), "dali": False, "synthetic": False}
+    spawned = int(meta.get("launch_processes") or 1)
+    return {"gpus": int(meta.get("world_size") or max(len(tagged), spawned, 1)), "dali": False, "synthetic": False}
 
 
 def every_record(records: RunRecords):

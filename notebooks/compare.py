@@ -21,15 +21,17 @@
 # %% tags=["parameters"]
 from typing import Optional  # unset parameters are None (papermill -p NAME None)
 
-sources: str = "runs/resnet50_tf-cpu,runs/resnet50_mxnet-cpu"  # comma-separated study folders or log folders
-labels: Optional[str] = None  # comma-separated labels, one per source; None: the folder names
+sources: str = "runs/resnet50_tf-cpu,runs/resnet50_mxnet-cpu"  # comma-separated study folders or log folders (or a list: benchbook publish passes one)
+labels: Optional[str] = None  # comma-separated labels, one per source (or a list); None: the folder names
 baseline: int = 0  # index of the source the ratios are taken against
 summary_path: Optional[str] = None  # where to write the headline numbers as JSON (benchbook publish sets it)
 
 # %%
 from benchbook.reports import display
 from benchbook.reports.compare import Comparison
+from benchbook.reports.notebook_params import given
 
+given(globals(), ["sources", "labels", "baseline", "summary_path"])  # a name the parameters cell lacks is refused
 comparison = Comparison(sources, labels, baseline)
 display.table(comparison.describe(), empty="no source")
 

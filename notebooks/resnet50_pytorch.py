@@ -22,21 +22,20 @@ from typing import Optional  # unset parameters are None (papermill -p NAME None
 study: str = "params/resnet50_pytorch/cpu.yaml"  # study file (params/...): what to run, and the reference to compare with
 log_dir: Optional[str] = None  # analysis-only mode: analyze the logs in this folder (`study` is then ignored); nothing is launched
 runs_dir: str = "runs"  # folder of study folders (runs/<study name>/<run id>/...)
-launch: bool = True  # launch mode: run the study (finishing what is not complete) before the analysis
+launch: bool = False  # launch mode: run the study (finishing what is not complete) before the analysis; off unless asked
 reference: Optional[str] = None  # published reference (params/references/NAME.yaml); None: the study's own
 skip_records: Optional[int] = None  # records to skip as warm-up in every run; None: the log format's documented rule
 method: Optional[str] = None  # recompute method (see `benchbook formats`); None: the rule's own
 rule: Optional[str] = None  # named throughput rule: nvidia (each format's default) or dlperf; None: nvidia
-interactive: bool = True  # show the ipywidgets explorer (JupyterLab); publish sets it to False
+interactive: Optional[bool] = None  # show the ipywidgets explorer; None: only in a live JupyterLab, never under papermill
 summary_path: Optional[str] = None  # where to write the headline numbers as JSON (benchbook publish sets it)
 
 # %%
 from benchbook.reports import plots, record_views, views
-from benchbook.reports.notebook_params import check
+from benchbook.reports.notebook_params import check, given
 from benchbook.reports.report import Report
 
-p = check(study=study, log_dir=log_dir, runs_dir=runs_dir, launch=launch, reference=reference,
-          skip_records=skip_records, method=method, rule=rule, interactive=interactive, summary_path=summary_path)
+p = check(**given(globals()))  # each parameter typed and checked; a name the parameters cell lacks is refused
 
 # %%
 report = Report(p.study, p.log_dir, p.runs_dir, reference=p.reference,

@@ -269,7 +269,7 @@ def cmd_publish(args, out: Console, err: Console) -> int:
             raise BenchbookError(f"--logs needs --model ({', '.join(models.names())}): it picks the notebook")
         targets.append(publish.for_logs(args.logs, args.model, args.name, args.reference))
     if args.compare:
-        targets.append(publish.for_comparison(args.compare, args.labels, args.name or "comparison"))
+        targets.append(publish.for_comparison(args.compare, args.labels, args.name))
     if not targets:
         targets = publish.default_targets(runs_dir=args.runs)
         if not targets:
@@ -278,12 +278,13 @@ def cmd_publish(args, out: Console, err: Console) -> int:
     slurm = {"partition": args.slurm_partition, "account": args.slurm_account, "time": args.slurm_time}
     entries = publish.publish(targets, args.reports, jobs=args.jobs, force=args.force, progress=not args.quiet,
                               executor=args.executor, slurm=slurm)
-    t = Table(title=Text(f"{args.reports}/index.html"))
+    shown = publish.shown  # file names in errors: no terminal escapes, no bytes that are not UTF-8
+    t = Table(title=Text(shown(f"{args.reports}/index.html")))
     for col in ("report", "status", "verdict", "runs", "note"):
         t.add_column(col, overflow="fold")
     for e in entries:
         s = e.get("summary") or {}
-        t.add_row(*(Text(str(v)) for v in (e["name"], e.get("status", "?"), s.get("verdict", "-"),
+        t.add_row(*(Text(shown(str(v))) for v in (e["name"], e.get("status", "?"), s.get("verdict", "-"),
                                             f"{s.get('complete', '-')}/{s.get('runs', '-')}",
                                             "unchanged, not executed again" if e.get("skipped")
                                             else (e.get("error") or ""))))

@@ -7,7 +7,6 @@ batch, precision and XLA; ratios are medians against the baseline source's media
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pandas as pd
@@ -107,7 +106,7 @@ class Comparison:
                 "complete": int(sum((a.runs["status"] == "complete").sum() for a in self.analyses if len(a.runs))),
                 "verdict": "comparison", "configurations": int(len(self.table()))}
         if path:
-            Path(path).write_text(json.dumps(records.clean(data), indent=2))
+            records.write(Path(path), data)  # whole or not at all
         return data
 
 

@@ -12,6 +12,7 @@ import html
 from pathlib import Path
 
 from .. import __version__
+from .publish_files import write_text
 
 __all__ = ["write_index"]
 
@@ -81,5 +82,5 @@ throughput over repeats, in the report's unit · verdict = measured against the 
 </tbody></table></body></html>
 """
     path = reports / "index.html"
-    path.write_text(page, encoding="utf-8")
+    write_text(path, page)  # whole or not at all, never through a link planted as index.html
     return path

@@ -7,11 +7,19 @@ raw ValueError deep in the report. `check` validates every parameter on entry an
 carries the same types as annotations, so that `papermill --help-notebook` shows them. A parameter
 left unset is None (in the cell and as `-p NAME None`), never a sentinel such as -1 or "" that a
 reader has to know.
+
+A notebook executes nothing unless asked: `launch` is off by default, and `interactive` left unset is on
+only in a live notebook (a kernel a Jupyter server started for it), never under papermill. `given`
+collects the parameters from the notebook's namespace and, under papermill, refuses a name it injected
+that the parameters cell does not declare (`-p logdir DIR` for `log_dir`), which was silently ignored,
+the notebook then running with its defaults.
 """
 
 from __future__ import annotations
 
+import os
 import typing
+from collections.abc import Iterable
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -36,7 +44,7 @@ class NotebookParameters(BaseModel):
     log_dir: str | None = Field(None, min_length=1, description="analysis-only mode: the folder of logs; when set, "
                                 "`study` is ignored")
     runs_dir: str = Field(min_length=1, description="folder of study folders")
-    launch: bool = Field(description="run the study before the analysis (launch mode only)")
+    launch: bool = Field(False, description="run the study before the analysis (launch mode only)")
     reference: str | None = Field(None, min_length=1, description="name of a file in params/references/; "
                                   "None: the study's own")
     skip_records: int | None = Field(None, ge=0, description="records to skip as warm-up; None: the log format's rule")
@@ -53,7 +61,8 @@ class NotebookParameters(BaseModel):
         if name is not None and name not in known:
             raise ValueError(f"one of {', '.join(known)}, or None for each format's default")
         return name
-    interactive: bool = Field(description="show the ipywidgets explorer")
+    interactive: bool | None = Field(None, description="show the ipywidgets explorer; None: only in a live "
+                                     "notebook (JupyterLab), never under papermill")
     summary_path: str | None = Field(None, min_length=1, description="where to write the headline numbers as "
                                      "JSON; None: nowhere")
 
@@ -87,11 +96,39 @@ def check(**values) -> NotebookParameters:
             lines.append(f"notebook parameter {name} = {e.get('input')!r}: expected {kind or 'another value'} "
                          f"({what}{e['msg'][0].lower()}{e['msg'][1:]})")
         raise NotebookParameterError("\n".join(lines)) from None
+    if params.interactive is None:
+        params = params.model_copy(update={"interactive": live()})
     if params.log_dir is not None:
         params = params.model_copy(update={"study": None, "launch": False})  # analysis-only: the study is ignored
     elif params.study is not None:
         params = params.model_copy(update={"study": str(locate(params.study))})
     return params
+
+
+def live() -> bool:
+    """Whether this kernel serves a notebook open in JupyterLab (jupyter_server starts such kernels with
+    JPY_SESSION_NAME, the notebook's path), not one papermill or nbclient executes."""
+    return bool(os.environ.get("JPY_SESSION_NAME"))
+
+
+_LITERALS = (str, int, float, bool, type(None), list, dict, tuple)  # what papermill `-p`/`-y` can inject
+
+
+def given(namespace: dict, known: Iterable[str] = tuple(NotebookParameters.model_fields)) -> dict:
+    """The parameters of `known` found in a notebook's namespace (`globals()`), by name.
+
+    Executed by papermill, the namespace holds only the parameters cell's names, the values papermill
+    injected and the modules and functions the notebook imports: a plain value under any other name
+    was injected under a name the notebook does not know, and is refused with the known ones. In a
+    live notebook, names of the user's own cells are there too, and nothing is refused."""
+    known = list(known)
+    if not live():
+        unknown = sorted(name for name, value in namespace.items() if name not in known and
+                         not name.startswith("_") and name not in ("In", "Out") and isinstance(value, _LITERALS))
+        if unknown:
+            raise NotebookParameterError("\n".join(f"notebook parameter {name!r} is not one of {', '.join(known)}"
+                                                    for name in unknown))
+    return {name: namespace[name] for name in known if name in namespace}
 
 
 def locate(study: str) -> Path:

@@ -40,8 +40,19 @@ from ..errors import BenchbookError, ReportNameError
 from ..studies import records
 from ..studies import study as studies
 from .index_page import write_index
+from .publish_files import (
+    changed_inputs,
+    input_files,
+    pair_difference,
+    read_entry,
+    real_folder,
+    shown,
+    unreadable,
+    write_text,
+)
 
 REPORT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+SLURM_VALUE = re.compile(r"[A-Za-z0-9_.,-]+")  # a partition or account name: nothing a job script would read
 PACKAGE = Path(__file__).resolve().parents[1]  # the whole benchbook package: a report depends on all of it
 ROOT = PACKAGE.parents[1]
 NOTEBOOKS = ROOT / "notebooks"
@@ -55,6 +66,7 @@ class Target:
     notebook: Path
     parameters: dict
     inputs: list[str] = field(default_factory=list)
+    default_name: bool = False  # named after its folder: another folder of that name must not replace it
 
 
 def check_name(name: str) -> str:
@@ -71,8 +83,7 @@ def check_name(name: str) -> str:
 @contextlib.contextmanager
 def _report_lock(folder: Path):
     """One publish of a report at a time: None when this one may go on, else who holds it."""
-    folder.mkdir(parents=True, exist_ok=True)
-    handle = open(folder / ".publish.lock", "a+")
+    handle = os.fdopen(os.open(folder / ".publish.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644), "r+")
     try:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -108,38 +119,15 @@ def for_logs(log_dir: str | Path, model: str, name: str | None = None, reference
         references.load(reference)
     return Target(name or folder.name, NOTEBOOKS / f"{model}.ipynb",
                   {"study": None, "log_dir": str(folder), "launch": False, "reference": reference},
-                  [str(folder)])
+                  [str(folder)], default_name=name is None)
 
 
-def for_comparison(sources: list[str], labels: list[str] | None, name: str) -> Target:
+def for_comparison(sources: list[str], labels: list[str] | None, name: str | None = None) -> Target:
+    """The sources and labels reach the notebook as lists: a comma in a path stays part of it."""
     resolved = [str(Path(s).resolve()) for s in sources]
-    return Target(name, NOTEBOOKS / "compare.ipynb",
-                  {"sources": ",".join(resolved), "labels": ",".join(labels) if labels else None}, resolved)
-
-
-def input_files(target: Target) -> dict[str, tuple[int, int]]:
-    """Every file the report reads (study file, run folders, logs): path -> (size, mtime in ns)."""
-    out = {}
-    for item in target.inputs:
-        p = Path(item)
-        files = sorted(q for q in p.rglob("*") if q.is_file()) if p.is_dir() else [p] if p.exists() else []
-        for q in files:
-            try:
-                st = q.stat()
-            except FileNotFoundError:  # removed while listed
-                continue
-            out[str(q)] = (st.st_size, st.st_mtime_ns)
-    return out
-
-
-def changed_inputs(before: dict[str, tuple[int, int]], after: dict[str, tuple[int, int]]) -> str | None:
-    """What changed between two listings, in words (a few paths), or None."""
-    gone = [p for p in before if p not in after]
-    new = [p for p in after if p not in before]
-    modified = [p for p in before if p in after and before[p] != after[p]]
-    parts = [f"{what}: {', '.join(paths[:3])}{f' and {len(paths) - 3} more' if len(paths) > 3 else ''}"
-             for what, paths in (("removed", gone), ("added", new), ("modified", modified)) if paths]
-    return "; ".join(parts) or None
+    return Target(name or "comparison", NOTEBOOKS / "compare.ipynb",
+                  {"sources": resolved, "labels": list(labels) if labels else None}, resolved,
+                  default_name=name is None)
 
 
 def digest(target: Target, files: dict[str, tuple[int, int]] | None = None) -> str:
@@ -151,7 +139,7 @@ def digest(target: Target, files: dict[str, tuple[int, int]] | None = None) -> s
     for p in sorted(PACKAGE.rglob("*.py")):
         h.update(p.read_bytes())
     for q, (size, mtime) in (input_files(target) if files is None else files).items():
-        h.update(f"{q}\0{size}\0{mtime}\n".encode())
+        h.update(os.fsencode(q) + f"\0{size}\0{mtime}\n".encode())  # a name need not be UTF-8
     return h.hexdigest()[:20]
 
 
@@ -168,7 +156,7 @@ def _stderr_to(path: Path):
     encryption") stays out of the terminal and is kept beside the executed notebook."""
     sys.stderr.flush()
     saved = os.dup(2)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o644)
     try:
         os.dup2(fd, 2)
         yield
@@ -184,8 +172,7 @@ def _execute(target: Target, out: Path, stamp: str) -> dict:
 
     Each execution has its own file, `executed/<time>-<random>.ipynb` (two publishes in one second
     do not share one), and its kernel's messages in `executed/<same>.kernel.log`."""
-    executed = out / "executed" / f"{stamp}-{uuid.uuid4().hex[:8]}.ipynb"
-    executed.parent.mkdir(parents=True, exist_ok=True)
+    executed = real_folder(out, "executed") / f"{stamp}-{uuid.uuid4().hex[:8]}.ipynb"
     with _stderr_to(executed.with_suffix(".kernel.log")):
         return _execute_quietly(target, out, executed)
 
@@ -225,7 +212,7 @@ def _convert(executed: Path, out: Path) -> None:
         exporter = HTMLExporter(template_name="lab", exclude_input=hide, exclude_input_prompt=hide,
                                 exclude_output_prompt=hide, embed_images=True)
         body, _ = exporter.from_notebook_node(nb)
-        (out / name).write_text(_offline(body), encoding="utf-8")
+        write_text(out / name, _offline(body))
 
 
 _EXTERNAL_SCRIPT = re.compile(r'<script[^>]*\bsrc="https?://[^"]*"[^>]*>\s*</script>', re.IGNORECASE)
@@ -270,7 +257,11 @@ def _slurm(todo: list[tuple[Target, str]], reports: Path, stamp: str, jobs: int,
     pending: dict[str, tuple[Target, str, Path, Path]] = {}
     try:
         for t, d in todo:
-            job = write_job(t, reports, stamp)
+            try:
+                job = write_job(t, reports, stamp)
+            except (BenchbookError, OSError) as exc:  # this report's folder: the others go on
+                yield t, d, {"status": "failed", "error": str(exc), "executed": None}
+                continue
             folder = job.parent
             result = folder / f"{stamp}.result.json"
             output = folder / f"{stamp}.out"
@@ -281,7 +272,7 @@ def _slurm(todo: list[tuple[Target, str]], reports: Path, stamp: str, jobs: int,
             lines += [f"cd {shlex.quote(str(ROOT))}",
                       shlex.join([sys.executable, "-m", "benchbook.reports.publish", str(job)])]
             script = folder / f"{stamp}.sbatch"
-            script.write_text("\n".join(lines) + "\n", encoding="utf-8")
+            write_text(script, "\n".join(lines) + "\n")
             try:
                 pending[sl.submit(script, output)] = (t, d, result, output)
             except sl.SlurmError as exc:
@@ -318,9 +309,8 @@ EXECUTORS = {"local": _local, "slurm": _slurm}
 def write_job(target: Target, reports: str | Path, stamp: str) -> Path:
     """One notebook to execute elsewhere (a Slurm job): `reports/<name>/job/<stamp>.json`, which
     `run_job` (`python -m benchbook.reports.publish JOB.json`) executes, its result in `<stamp>.result.json`."""
-    out = (Path(reports) / target.name).resolve()
-    job = out / "job" / f"{stamp}.json"
-    job.parent.mkdir(parents=True, exist_ok=True)
+    out = real_folder(Path(reports).resolve(), target.name)
+    job = real_folder(out, "job") / f"{stamp}.json"
     records.write(job, {"target": asdict(target) | {"notebook": str(target.notebook)}, "out": str(out),
                         "stamp": stamp, "result": str(job.with_suffix(".result.json"))})
     return job
@@ -346,47 +336,86 @@ def publish(targets: list[Target], reports: str | Path = "reports", jobs: int = 
     """Execute and convert every target whose inputs changed, then rewrite the index; the entries.
 
     `executor`: `local` (a process pool of `jobs` workers) or `slurm` (one job per notebook;
-    `slurm` gives `partition`, `account` and `time` in seconds)."""
+    `slurm` gives `partition`, `account` and `time` in seconds). Every path reaches the notebooks
+    resolved, whatever the current folder; a report that cannot be published (a link planted in
+    the reports folder, a notebook that differs from its text source, any error of its own) is
+    refused or failed alone, the others go on."""
     if executor not in EXECUTORS:
         raise BenchbookError(f"unknown executor {executor!r}; known: {', '.join(EXECUTORS)}")
-    reports = Path(reports)
+    for key in ("partition", "account"):
+        value = (slurm or {}).get(key)
+        if value is not None and not SLURM_VALUE.fullmatch(value):
+            raise BenchbookError(f"--slurm-{key} {shown(repr(value))}: expected letters, digits, '_', '.', ',' "
+                                 "and '-' only (it is written into the job script)")
+    reports = Path(reports).resolve()
     reports.mkdir(parents=True, exist_ok=True)
     names = [check_name(t.name) for t in targets]
     if len(set(names)) != len(names):
         raise BenchbookError(f"two reports would have the same name: {sorted(n for n in names if names.count(n) > 1)}")
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     with contextlib.ExitStack() as locks:
-        todo, entries, busy, before = [], {}, {}, {}
+        todo, entries, refused, before = [], {}, {}, {}
         for t in targets:
-            out = reports / t.name
-            holder = locks.enter_context(_report_lock(out))
-            if holder:
-                busy[t.name] = {"name": t.name, "status": "busy", "summary": {},
-                                "error": f"being published by {holder}; publish it again when that one ends"}
-                continue
-            entry_path = out / "entry.json"
-            listing = input_files(t)
-            d = digest(t, listing)
             try:
-                old = records.read_json(entry_path) if entry_path.exists() else None
-            except records.RecordError:
-                old = None  # a corrupt entry: the report is published again over it
-            if old and old.get("digest") == d and not force and (out / "report.html").exists():
-                entries[t.name] = dict(old, skipped=True)
-                continue
-            todo.append((t, d))
-            before[t.name] = listing
+                prepared = _prepare(t, reports, stamp, force, locks)
+            except Exception as exc:  # noqa: BLE001 -- this report's own error; the others go on
+                why = str(exc) if isinstance(exc, BenchbookError | OSError) else f"{type(exc).__name__}: {exc}"
+                prepared = {"name": t.name, "status": "failed", "summary": {}, "error": shown(why)}
+            if isinstance(prepared, tuple):
+                todo.append(prepared[:2])
+                before[t.name] = prepared[2]
+            elif prepared.get("skipped"):
+                entries[t.name] = prepared
+            else:
+                refused[t.name] = prepared
         _execute_all(todo, entries, reports, stamp, jobs, executor, slurm, progress, before)
     for p in sorted(reports.glob("*/entry.json")):  # reports published earlier stay in the index
         name = p.parent.name
-        if name not in entries:
-            try:
-                entries[name] = records.read_json(p)
-            except records.RecordError as exc:  # shown, never dropped
-                entries[name] = {"name": name, "status": "unreadable", "summary": {},
-                                 "error": f"{exc}; publish it again (--force) to replace it"}
+        if name in entries:
+            continue
+        if p.parent.is_symlink() or p.is_symlink():
+            entries[name] = unreadable(name, f"{shown(str(p))}: a symbolic link, not followed")
+            continue
+        try:
+            entries[name] = read_entry(p)
+        except records.RecordError as exc:  # shown, never dropped
+            entries[name] = unreadable(name, f"{shown(str(exc))}; publish it again (--force) to replace it")
     write_index(reports, list(entries.values()))
-    return [busy.get(n) or entries[n] for n in names]
+    return [refused.get(n) or entries[n] for n in names]
+
+
+def _prepare(t: Target, reports: Path, stamp: str, force: bool, locks: contextlib.ExitStack):
+    """(target, digest, input listing) when `t` is to be executed (its folder locked and its entry
+    marked `publishing`), its old entry when unchanged, else the entry that says why not."""
+    out = real_folder(reports, t.name)
+    why = pair_difference(t.notebook)
+    if why:
+        return {"name": t.name, "status": "failed", "summary": {},
+                "error": f"{why}: run `jupytext --sync` on it (a reviewer reads the text source), then publish again"}
+    holder = locks.enter_context(_report_lock(out))
+    if holder:
+        return {"name": t.name, "status": "busy", "summary": {},
+                "error": f"being published by {holder}; publish it again when that one ends"}
+    entry_path = out / "entry.json"
+    listing = input_files(t)
+    d = digest(t, listing)
+    try:
+        old = read_entry(entry_path) if entry_path.exists() else None
+    except records.RecordError:
+        old = None  # a corrupt entry: the report is published again over it
+    was = ((old or {}).get("target") or {}).get("inputs")
+    if t.default_name and was and was != t.inputs:
+        return {"name": t.name, "status": "refused", "summary": {},
+                "error": f"{shown(str(out))} holds the report of {shown(', '.join(was))}, another folder of the same "
+                         "name: give --name NAME to publish this one beside it"}
+    if old and old.get("digest") == d and not force and all((out / f).exists() for f in ("report.html", "code.html")):
+        return dict(old, skipped=True)
+    # Until this publish ends, the entry says so: one that is killed is executed again by the next.
+    records.write(entry_path, {"name": t.name, "status": "publishing", "digest": None, "published_at": stamp,
+                               "summary": {}, "target": asdict(t) | {"notebook": str(t.notebook)},
+                               "error": f"a publish began at {stamp} and has not ended; if none runs, it was "
+                                        "interrupted: publish again"})
+    return t, d, listing
 
 
 def _execute_all(todo, entries, reports, stamp, jobs, executor, slurm, progress, before) -> None:
@@ -396,23 +425,32 @@ def _execute_all(todo, entries, reports, stamp, jobs, executor, slurm, progress,
     bar = tqdm(total=len(todo), unit="report", desc="publish", disable=not progress or not todo)
     if todo:
         for t, d, result in EXECUTORS[executor](todo, reports, stamp, jobs, slurm or {}):
-            out = reports / t.name
             try:
-                summary = records.read_json(out / "summary.json") if (out / "summary.json").exists() else {}
-            except records.RecordError as exc:
-                summary, result = {}, dict(result, status="failed", error=str(exc))
-            moved = None if t.parameters.get("launch") else changed_inputs(before[t.name], input_files(t))
-            if moved and result.get("status") == "ok":
-                result = dict(result, status="failed", error=f"the inputs changed while the notebook ran ({moved}); "
-                                                             "publish again")
-            entry = {"name": t.name, "digest": d, "published_at": stamp, "notebook": t.notebook.name,
-                     "parameters": t.parameters, "benchbook_version": __version__, **result, "summary": summary,
-                     "target": asdict(t) | {"notebook": str(t.notebook)}}
-            records.write(out / "entry.json", entry)
-            entries[t.name] = entry
+                entries[t.name] = _record(t, d, result, reports / t.name, stamp, before[t.name])
+            except Exception as exc:  # noqa: BLE001 -- a full disk, this report alone: the others go on
+                entries[t.name] = {"name": t.name, "status": "failed", "summary": {},
+                                   "error": shown(f"{type(exc).__name__}: {exc}")}
             bar.update(1)
-            bar.write(f"{t.name}: {result['status']}" + (f" ({result['error']})" if result.get("error") else ""))
+            e = entries[t.name]
+            bar.write(shown(f"{t.name}: {e['status']}" + (f" ({e['error']})" if e.get("error") else "")))
     bar.close()
+
+
+def _record(t: Target, d: str, result: dict, out: Path, stamp: str, before: dict) -> dict:
+    """The entry of a report whose notebook ran, written to its entry.json."""
+    try:
+        summary = records.read_json(out / "summary.json") if (out / "summary.json").exists() else {}
+    except records.RecordError as exc:
+        summary, result = {}, dict(result, status="failed", error=str(exc))
+    moved = None if t.parameters.get("launch") else changed_inputs(before, input_files(t))
+    if moved and result.get("status") == "ok":
+        result = dict(result, status="failed", error=f"the inputs changed while the notebook ran ({moved}); "
+                                                     "publish again")
+    entry = {"name": t.name, "digest": d, "published_at": stamp, "notebook": t.notebook.name,
+             "parameters": t.parameters, "benchbook_version": __version__, **result, "summary": summary,
+             "target": asdict(t) | {"notebook": str(t.notebook)}}
+    records.write(out / "entry.json", entry)
+    return entry
 
 
 def default_targets(params: Path = ROOT / "params", runs_dir: Path = Path("runs")) -> list[Target]:

@@ -9,7 +9,6 @@ starts `benchbook run --resume` as a separate process and follows its run record
 from __future__ import annotations
 
 import functools
-import json
 import os
 import platform
 import shutil
@@ -60,6 +59,7 @@ class Report:
             self.study.description or self.study.name if self.study else f"Logs in {self.log_dir}")
         self.target = target_accuracy if target_accuracy is not None else (
             self.study.target_accuracy if self.study else None)
+        self._unexamined: dict[str, str] = {}  # path -> why it cannot be examined, shown under problems
         self.reference  # noqa: B018 -- a bad reference name fails here, before anything is launched
 
     # --- where things are ------------------------------------------------------------------------------
@@ -67,6 +67,15 @@ class Report:
     @property
     def mode(self) -> str:
         return "analysis-only" if self.log_dir else "launch"
+
+    def _exists(self, path: Path) -> bool:
+        """Whether `path` exists; one that cannot be examined (a link into a folder without permission)
+        counts as absent and is a problem of the report, shown with the others: the rest goes on."""
+        try:
+            return path.exists()
+        except OSError as exc:
+            self._unexamined[str(path)] = f"cannot be examined ({exc.strerror or exc}); left out"
+            return False
 
     @property
     def source(self) -> Path:
@@ -129,7 +138,7 @@ class Report:
     def drift(self) -> pd.DataFrame:
         """Repeats of one configuration that ran on environments that differ (from the run records)."""
         cols = ["configuration", "runs", "field", "values"]
-        if not records.find(self.source) if self.source.exists() else True:
+        if not records.find(self.source) if self._exists(self.source) else True:
             return pd.DataFrame(columns=cols)
         from ..environment.diff import describe, load
         try:
@@ -170,7 +179,7 @@ class Report:
     def setup(self) -> pd.DataFrame:
         """What the study needs and whether it is there."""
         if self.study is None:
-            exists = self.source.exists()
+            exists = self._exists(self.source)
             return pd.DataFrame([{"need": "logs", "ready": exists, "how": str(self.source)}])
         s = self.study
         if s.runtime == "cpu":
@@ -231,14 +240,15 @@ class Report:
 
     def status(self) -> pd.DataFrame:
         """The study folder's run records: one row per run."""
-        return records.table(self.source) if self.source.exists() else records.table(Path("/nonexistent"))
+        return records.table(self.source) if self._exists(self.source) else records.table(Path("/nonexistent"))
 
     # --- 4. analysis -----------------------------------------------------------------------------------
 
     @functools.cached_property
     def analysis(self) -> Analysis:
-        if not self.source.exists():
-            raise BenchbookError(f"{self.source}: no such folder; run the study first or set log_dir")
+        if not self._exists(self.source):
+            why = self._unexamined.get(str(self.source), "no such folder; run the study first or set log_dir")
+            raise BenchbookError(f"{self.source}: {why}")
         return analyze(self.logs(), self.rule)
 
     def logs(self) -> list[Path]:
@@ -249,12 +259,14 @@ class Report:
             logs = [self.source / run_id / rec.get("log", f"{run_id}.log") for run_id, rec in found.items()]
             # a run whose record cannot be read still has its log: analyzed, and listed under problems
             logs += [self.source / run_id / f"{run_id}.log" for run_id, _ in wrong if run_id not in found]
-            return sorted({log for log in logs if log.exists()})
+            return sorted({log for log in logs if self._exists(log)})
         return [self.source]
 
     def record_problems(self) -> list[tuple[str, str]]:
-        """Run records that cannot be read and logs that are gone, in launch mode: never dropped."""
-        return records.problems(self.source) if not self.log_dir and self.source.exists() else []
+        """Run records that cannot be read and logs that are gone, in launch mode, and paths that cannot be
+        examined: never dropped."""
+        found = records.problems(self.source) if not self.log_dir and self._exists(self.source) else []
+        return found + sorted(self._unexamined.items())
 
     @functools.cached_property
     def stats(self) -> pd.DataFrame:
@@ -323,7 +335,7 @@ class Report:
         if self.reference is None:
             return pd.DataFrame(columns=["difference"])
         from . import references
-        first = next(iter(records.find(self.source).values()), None) if self.source.exists() else None
+        first = next(iter(records.find(self.source).values()), None) if self._exists(self.source) else None
         if self.log_dir is not None and not first:
             from . import views
             return views.log_differences(self)
@@ -340,7 +352,7 @@ class Report:
     def failures(self) -> pd.DataFrame:
         """Runs that did not complete: from run records when the project launched them, else from logs."""
         rows = []
-        for run_id, rec in (records.find(self.source).items() if self.source.exists() else []):
+        for run_id, rec in (records.find(self.source).items() if self._exists(self.source) else []):
             if rec.get("status") != "complete":
                 failure = rec.get("failure") or {}
                 rows.append({"run": run_id, "status": rec.get("status"), "cause": failure.get("cause"),
@@ -378,7 +390,7 @@ class Report:
         """Write the headline as JSON for `benchbook publish`'s index (no-op without a path)."""
         data = self.headline()
         if path is not None:
-            Path(path).write_text(json.dumps(records.clean(data), indent=2))
+            records.write(Path(path), data)  # whole or not at all
         return data
 
 

@@ -1,0 +1,211 @@
+"""What `benchbook publish` writes and reads back in a reports folder, checked.
+
+A reports folder may be shared: a link planted as `reports/<name>` or `reports/<name>/executed`
+would send the writes of the next publish elsewhere, so such links are refused, naming them. Each
+file is written whole or not at all (a temporary file, then `os.replace`, which replaces a planted
+link instead of following it). Another report's `entry.json` is validated before the index reads
+it: a wrong or hostile one is shown as unreadable, naming the file and the field, and blocks nothing
+else. The listing of a report's inputs (what decides whether it runs again) never stops at a path it
+cannot examine. File names are shown escaped: control characters, bidi controls and bytes that are not UTF-8
+never reach the terminal as they are.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import stat
+import tempfile
+import unicodedata
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from ..errors import BenchbookError
+from ..studies import records
+
+
+class ReportFolderError(BenchbookError):
+    """Raised when a report's folder (or a folder publish writes in it) is a symbolic link or no folder:
+    publish writes only inside the real reports folder."""
+
+
+def real_folder(reports: Path, *parts: str) -> Path:
+    """`reports/<parts...>`, created, each level a real folder (never a link, which could send the
+    writes anywhere); `reports` itself is the user's own choice and is taken as given (resolved)."""
+    reports.mkdir(parents=True, exist_ok=True)
+    folder = reports
+    for part in parts:
+        folder = folder / part
+        if folder.is_symlink():
+            raise ReportFolderError(f"{shown(str(folder))} is a symbolic link (to {shown(os.readlink(folder))}); "
+                                    "publish writes only inside the real reports folder: remove the link")
+        if folder.exists() and not folder.is_dir():
+            raise ReportFolderError(f"{shown(str(folder))} is not a folder; remove it or publish elsewhere")
+        folder.mkdir(exist_ok=True)
+    return folder
+
+
+def write_text(path: Path, text: str) -> None:
+    """Write `text` whole or not at all: a killed or disk-full publish leaves the old file, never half
+    of the new one (nor writes through a link planted at `path`)."""
+    tmp = None
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        os.fchmod(fd, 0o644)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+        tmp = None
+    finally:
+        if tmp:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+
+
+# --- what a report reads ----------------------------------------------------------------------------------
+
+def input_files(target) -> dict[str, tuple[int, int]]:
+    """Every file the report reads (study file, run folders, logs): path -> (size, mtime in ns); a path
+    that cannot be examined (a link into a folder without permission) is listed as (-1, -1): the
+    report shows it as a problem, the rest goes on."""
+    out = {}
+    for item in target.inputs:
+        p = Path(item)
+        try:
+            listed = sorted(p.rglob("*")) if p.is_dir() else [p]
+        except OSError:
+            listed = [p]
+        for q in listed:
+            try:
+                st = q.stat()
+            except FileNotFoundError:  # removed while listed, or never there
+                continue
+            except OSError:
+                out[str(q)] = (-1, -1)
+                continue
+            if stat.S_ISREG(st.st_mode):
+                out[str(q)] = (st.st_size, st.st_mtime_ns)
+    return out
+
+
+def changed_inputs(before: dict[str, tuple[int, int]], after: dict[str, tuple[int, int]]) -> str | None:
+    """What changed between two listings, in words (a few paths), or None."""
+    gone = [p for p in before if p not in after]
+    new = [p for p in after if p not in before]
+    modified = [p for p in before if p in after and before[p] != after[p]]
+    parts = [f"{what}: {', '.join(paths[:3])}{f' and {len(paths) - 3} more' if len(paths) > 3 else ''}"
+             for what, paths in (("removed", gone), ("added", new), ("modified", modified)) if paths]
+    return "; ".join(parts) or None
+
+
+# --- the notebook executed ------------------------------------------------------------------------------
+
+def pair_difference(notebook: Path) -> str | None:
+    """Why `notebook` (.ipynb) and its jupytext text source (the .py beside it, what a reviewer reads)
+    differ: the first cell whose type, source or tags differ; None when they agree or there is no .py."""
+    text = notebook.with_suffix(".py")
+    if not text.exists():
+        return None
+    import jupytext
+    import nbformat
+
+    a, b = jupytext.read(text).cells, nbformat.read(notebook, as_version=4).cells
+    for i, (x, y) in enumerate(zip(a, b, strict=False)):
+        if (x.cell_type, x.source, x.metadata.get("tags", [])) != (y.cell_type, y.source, y.metadata.get("tags", [])):
+            return (f"{notebook.name} differs from its text source {text.name} at cell {i + 1} "
+                    f"({shown(_short(x.source))} in the .py, {shown(_short(y.source))} in the .ipynb)")
+    if len(a) != len(b):
+        return f"{notebook.name} has {len(b)} cells, its text source {text.name} {len(a)}"
+    return None
+
+
+# --- entries of the index -------------------------------------------------------------------------------
+
+class _Best(BaseModel):
+    model_config = ConfigDict(extra="allow", strict=True)
+    label: str = "-"
+    median: float | str = "-"
+    unit: str | None = None
+
+
+class _Summary(BaseModel):
+    model_config = ConfigDict(extra="allow", strict=True)
+    title: str = ""
+    mode: str = "-"
+    runs: int | str = "-"
+    complete: int | str = "-"
+    verdict: str = "-"
+    best: _Best | None = None
+
+
+class _Target(BaseModel):
+    model_config = ConfigDict(extra="allow", strict=True)
+    inputs: list[str] = []
+
+
+class _Entry(BaseModel):
+    """The fields of `entry.json` that publish and the index read, with their types."""
+
+    model_config = ConfigDict(extra="allow", strict=True)
+    name: str
+    status: str = "?"
+    digest: str | None = None
+    published_at: str = ""
+    executed: str | None = None
+    error: str | None = None
+    summary: _Summary | None = None
+    target: _Target | None = None
+
+
+def read_entry(path: Path) -> dict:
+    """A report's `entry.json`, its fields checked; RecordError names the file and the wrong field."""
+    try:
+        data = records.read_json(path)
+    except RecursionError:
+        raise records.RecordError(f"{path}: nested too deeply to be an entry") from None
+    try:
+        _Entry.model_validate(data)
+    except ValidationError as exc:
+        e = exc.errors()[0]
+        field = ".".join(str(p) for p in e["loc"])
+        raise records.RecordError(f"{path}: field {field}: {e['msg'].lower()} "
+                                  f"(got {shown(_short(e.get('input')))})") from None
+    except RecursionError:
+        raise records.RecordError(f"{path}: nested too deeply to be an entry") from None
+    return data
+
+
+def _short(value) -> str:
+    """A wrong value, briefly: its JSON text cut to 60 characters."""
+    try:
+        text = json.dumps(value)
+    except (TypeError, ValueError, RecursionError):
+        text = type(value).__name__
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def unreadable(name: str, why: str) -> dict:
+    """The index row of a report whose entry cannot be used: shown, never dropped."""
+    return {"name": name, "status": "unreadable", "summary": {}, "error": why}
+
+
+# --- names on the terminal ------------------------------------------------------------------------------
+
+def shown(text: str) -> str:
+    """`text` safe to print: control and format characters (terminal escapes, bidi controls) as
+    `\\x1b`/`\\u202e`, a byte that is not UTF-8 (a surrogate escape of a file name) as `\\xff`;
+    newlines and tabs stay."""
+    out = []
+    for ch in text:
+        code = ord(ch)
+        if 0xDC80 <= code <= 0xDCFF:  # os.fsdecode's escape of a byte that is not UTF-8
+            out.append(f"\\x{code - 0xDC00:02x}")
+        elif ch in "\n\t" or unicodedata.category(ch) not in ("Cc", "Cf", "Cs"):
+            out.append(ch)
+        else:
+            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+    return "".join(out)

@@ -2,6 +2,7 @@
 
 import copy
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -148,3 +149,37 @@ def test_the_environment_of_a_cpu_study_is_captured_with_the_python_it_names(tmp
     assert Report(tmp_path / "named.yaml", runs_dir=tmp_path / "runs").capture == {"hostname": "h"}
     Report(tmp_path / "built.yaml", runs_dir=tmp_path / "runs").capture  # noqa: B018 -- no environment built yet
     assert asked == [sys.executable, None]
+
+
+def _unexaminable(monkeypatch, folder: Path):
+    """What a link into a `chmod 000` folder does for a user who is not root (the tests run as root):
+    `stat` of any path under `folder` raises PermissionError."""
+    real = Path.stat
+
+    def stat(self, *args, **kwargs):
+        target = Path(os.path.realpath(self))  # where a link leads
+        if target == folder or folder in target.parents:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "stat", stat)
+
+
+def test_a_log_that_cannot_be_examined_is_a_problem_and_the_report_goes_on(study_folder, monkeypatch):
+    """A failed run's log that is a link into a folder without permission: `exists()` raised PermissionError,
+    which aborted the whole report; now it is a problem row and the other run is analyzed."""
+    locked = study_folder / "locked"
+    locked.mkdir()
+    (locked / "elsewhere.log").write_text(log_text(30.0))
+    run = study_folder / "runs" / "s" / "cpu_fp32_bs8_syn_r2"
+    rec = records.read_json(run / "run.json")
+    records.write(run / "run.json", dict(rec, status="failed"))  # its log is read from the logs alone
+    (run / "cpu_fp32_bs8_syn_r2.log").unlink()
+    (run / "cpu_fp32_bs8_syn_r2.log").symlink_to(locked / "elsewhere.log")
+    _unexaminable(monkeypatch, locked)
+    r = Report(study_folder / "s.yaml", runs_dir=study_folder / "runs")
+    assert sorted(r.runs()["recomputed images/s"]) == [10.0]
+    problems = r.problems()
+    row = problems[problems["file"] == str(run / "cpu_fp32_bs8_syn_r2.log")]
+    assert len(row) == 1 and "cannot be examined (Permission denied)" in row["problem"].iloc[0]
+    assert r.headline()["problems"] >= 1 and r.headline()["runs"] == 1

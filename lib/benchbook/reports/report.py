@@ -292,7 +292,8 @@ class Report:
         return rate_unit(self.analysis.runs)
 
     def problems(self) -> pd.DataFrame:
-        rows = [{"file": p.source, "problem": p.reason} for p in self.analysis.problems]
+        from .publish_files import shown  # a file name as it is, escaped: no control character, no invalid byte
+        rows = [{"file": shown(str(p.source)), "problem": p.reason} for p in self.analysis.problems]
         rows += [{"file": run_id, "problem": problem} for run_id, problem in self.record_problems()]
         return pd.DataFrame(rows, columns=["file", "problem"])
 

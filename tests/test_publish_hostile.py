@@ -1,9 +1,13 @@
-"""Publishing with hostile names, corrupt entries and concurrent publishes (issue 21, 5, 8, 9) and
-without kernel chatter on the terminal (issue 20)."""
+"""Publishing with hostile names, corrupt entries and concurrent publishes (issue 21, 5, 8, 9), without
+kernel chatter on the terminal (issue 20), and with planted links, other folders, names that are not
+UTF-8, wrong entries, unsynced notebook pairs and interrupted writes (issue 26)."""
 
 import json
 import os
 import re
+import resource
+import shutil
+import signal
 import threading
 import time
 from pathlib import Path
@@ -145,3 +149,219 @@ def test_a_reference_outside_its_folder_is_refused_before_any_notebook_runs(tmp_
 def test_names_kept_for_the_index_page_are_refused(name):
     with pytest.raises(ReportNameError, match="kept for the index page"):
         publish.check_name(name)
+
+
+# --- issue 26 --------------------------------------------------------------------------------------------
+
+def summary_notebook(tmp_path):
+    """A notebook that writes its summary where publish says, as the model notebooks do."""
+    return tiny_notebook(tmp_path, "import json, pathlib\n"
+                                   "pathlib.Path(summary_path).write_text(json.dumps({'verdict': 'measured'}))")
+
+
+def test_publish_works_from_any_folder(tmp_path, monkeypatch):
+    """papermill runs the notebook in the repository: a relative reports folder reached it unresolved, and
+    the summary went to the repository's reports/<name>/ (or nowhere): every report failed or read '-'."""
+    work = tmp_path / "elsewhere"
+    (work / "logs").mkdir(parents=True)
+    monkeypatch.chdir(work)
+    target = publish.Target("here", summary_notebook(tmp_path), {}, ["logs"])
+    [entry] = publish.publish([target], "reports", jobs=1, progress=False)
+    assert entry["status"] == "ok", entry.get("error")
+    assert entry["summary"] == {"verdict": "measured"}
+    assert json.loads((work / "reports" / "here" / "summary.json").read_text()) == {"verdict": "measured"}
+    assert not (publish.ROOT / "reports" / "here").exists()
+
+
+def test_links_planted_in_the_reports_folder_are_refused_and_followed_by_no_write(tmp_path):
+    reports, elsewhere = tmp_path / "reports", tmp_path / "elsewhere"
+    (elsewhere / "executed").mkdir(parents=True)
+    reports.mkdir()
+    (reports / "linked").symlink_to(elsewhere)
+    (reports / "inner").mkdir()
+    (reports / "inner" / "executed").symlink_to(elsewhere / "executed")
+    (reports / "ok").mkdir()
+    (reports / "ok" / "entry.json").symlink_to(elsewhere / "victim.json")  # a file link is replaced, not followed
+    (elsewhere / "victim.json").write_text("untouched")
+    (elsewhere / "entry.json").write_text('{"name": "linked", "status": "ok", "summary": {"verdict": "FROM-THE-LINK"}}')
+    nb = tiny_notebook(tmp_path)
+    entries = publish.publish([publish.Target(n, nb, {}) for n in ("linked", "inner", "ok")], reports, jobs=1,
+                              progress=False)
+    status = {e["name"]: e for e in entries}
+    assert status["ok"]["status"] == "ok"
+    assert status["linked"]["status"] == "failed" and "linked is a symbolic link" in status["linked"]["error"]
+    assert status["inner"]["status"] == "failed" and "executed is a symbolic link" in status["inner"]["error"]
+    assert sorted(p.name for p in elsewhere.rglob("*")) == ["entry.json", "executed", "victim.json"]
+    assert (elsewhere / "victim.json").read_text() == "untouched"
+    assert not (reports / "ok" / "entry.json").is_symlink()
+    index = (reports / "index.html").read_text()
+    assert "a symbolic link, not followed" in index and "FROM-THE-LINK" not in index  # never read through the link
+
+
+def test_a_file_name_that_is_not_utf8_stops_no_publish(tmp_path, capsys):
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / os.fsdecode(b"bad\xff\x1b[31m.log")).write_text("not a log\n")
+    nb = tiny_notebook(tmp_path)
+    entries = publish.publish([publish.Target("a", nb, {}, [str(logs)]), publish.Target("b", nb, {})],
+                              tmp_path / "reports", jobs=1, progress=False)
+    assert [e["status"] for e in entries] == ["ok", "ok"]
+    assert publish.shown(os.fsdecode(b"bad\xff\x1b[31m.log")) == "bad\\xff\\x1b[31m.log"
+    assert publish.shown("a\u202eb\tc\n") == "a\\u202eb\tc\n"  # a bidi control too; tabs and newlines stay
+
+
+def test_one_reports_unexpected_error_never_stops_the_others(tmp_path):
+    nb = tiny_notebook(tmp_path)
+    gone = publish.Target("gone", tmp_path / "no_such.ipynb", {})  # its digest cannot be taken
+    entries = publish.publish([gone, publish.Target("fine", nb, {})], tmp_path / "reports", jobs=1, progress=False)
+    assert [e["status"] for e in entries] == ["failed", "ok"]
+    assert "no_such.ipynb" in entries[0]["error"]
+
+
+def test_unreadable_inputs_are_listed_and_the_publish_goes_on(tmp_path, monkeypatch):
+    """A link into a `chmod 000` folder among the logs (simulated: the tests run as root): `is_file()`
+    raised PermissionError and stopped every report of the command."""
+    logs, locked = tmp_path / "logs", tmp_path / "locked"
+    logs.mkdir()
+    locked.mkdir()
+    (logs / "a.log").write_text("x\n")
+    (logs / "link.log").symlink_to(locked / "x.log")
+    real = Path.stat
+
+    def stat(self, *args, **kwargs):
+        if locked in Path(os.path.realpath(self)).parents:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "stat", stat)
+    target = publish.Target("t", tiny_notebook(tmp_path), {}, [str(logs)])
+    listing = publish.input_files(target)
+    assert listing[str(logs / "link.log")] == (-1, -1) and listing[str(logs / "a.log")][0] == 2
+    [entry] = publish.publish([target], tmp_path / "reports", jobs=1, progress=False)
+    assert entry["status"] == "ok", entry.get("error")
+
+
+WRONG_ENTRIES = {
+    "number": ('{"name": 3}', "field name"),
+    "median": ('{"name": "x", "summary": {"best": {"median": [1]}}}', "field summary.best.median"),
+    "summary": ('{"name": "x", "summary": "a text"}', "field summary"),
+    "error": ('{"name": "x", "error": {"a": 1}}', "field error"),
+    "deep": ("[" * 100000 + "]" * 100000, "nested too deeply"),
+    "deeper": ('{"name": "x", "target": ' + "[" * 100000 + "]" * 100000 + "}", "nested too deeply"),
+}
+
+
+def test_wrong_entries_of_other_reports_are_shown_and_block_nothing(tmp_path):
+    reports = tmp_path / "reports"
+    for name, (text, _) in WRONG_ENTRIES.items():
+        (reports / name).mkdir(parents=True)
+        (reports / name / "entry.json").write_text(text)
+    [entry] = publish.publish([publish.Target("tiny", tiny_notebook(tmp_path), {})], reports, jobs=1, progress=False)
+    assert entry["status"] == "ok", entry
+    index = (reports / "index.html").read_text()
+    for name, (_, field) in WRONG_ENTRIES.items():
+        row = index[index.index(f'href="{name}/report.html">{name}<'):].split("</tr>")[1]
+        assert "unreadable" in index and f"{name}/entry.json" in row and field in row, (name, row)
+
+
+def test_a_notebook_that_differs_from_its_text_source_is_refused(tmp_path):
+    """A cell only in the .ipynb would run unseen by a reviewer who reads the .py."""
+    for suffix in (".py", ".ipynb"):
+        shutil.copy(publish.NOTEBOOKS / f"compare{suffix}", tmp_path / f"compare{suffix}")
+    nb = nbformat.read(tmp_path / "compare.ipynb", as_version=4)
+    nb.cells.insert(3, nbformat.v4.new_code_cell("import os; os.system('echo unseen')"))
+    nbformat.write(nb, tmp_path / "compare.ipynb")
+    target = publish.Target("c", tmp_path / "compare.ipynb", {"sources": ["a", "b"]})
+    [entry] = publish.publish([target], tmp_path / "reports", jobs=1, progress=False)
+    assert entry["status"] == "failed" and "compare.ipynb differs from its text source compare.py at cell 4" \
+        in entry["error"] and "unseen" in entry["error"] and "jupytext --sync" in entry["error"]
+    assert not (tmp_path / "reports" / "c" / "executed").exists()  # nothing ran
+    assert publish.pair_difference(publish.NOTEBOOKS / "compare.ipynb") is None
+
+
+def test_an_interrupted_publish_is_repaired_by_the_next(tmp_path, monkeypatch):
+    """Killed while its pages were being written: the next publish executes the report again instead of
+    keeping a truncated page under an entry that says the inputs did not change."""
+    reports, nb = tmp_path / "reports", tiny_notebook(tmp_path)
+    target = publish.Target("r", nb, {})
+    [first] = publish.publish([target], reports, jobs=1, progress=False)
+    full = (reports / "r" / "report.html").read_text()
+
+    def killed(todo, reports, *args):
+        (reports / "r" / "report.html").write_text(full[:100])  # what a kill during the write leaves
+        raise KeyboardInterrupt
+        yield
+
+    monkeypatch.setitem(publish.EXECUTORS, "local", killed)
+    with pytest.raises(KeyboardInterrupt):
+        publish.publish([target], reports, jobs=1, force=True, progress=False)
+    monkeypatch.undo()
+    assert json.loads((reports / "r" / "entry.json").read_text())["status"] == "publishing"
+    [again] = publish.publish([target], reports, jobs=1, progress=False)
+    assert again["status"] == "ok" and not again.get("skipped") and again["executed"] != first["executed"]
+    assert (reports / "r" / "report.html").read_text().endswith("</html>\n")
+
+
+def test_the_index_is_written_whole_or_not_at_all(tmp_path):
+    """A disk that fills while index.html is written (simulated by a file size limit) leaves the old page."""
+    entry = {"name": "r", "status": "ok", "summary": {}}
+    old = publish.write_index(tmp_path, [entry] * 50).read_text()
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    handler = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (len(old) // 2, hard))
+    try:
+        with pytest.raises(OSError):
+            publish.write_index(tmp_path, [dict(entry, name=f"r{i}") for i in range(100)])
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+        signal.signal(signal.SIGXFSZ, handler)
+    assert (tmp_path / "index.html").read_text() == old
+    assert [p.name for p in tmp_path.iterdir()] == ["index.html"]  # no temporary file left
+
+
+def test_two_folders_of_logs_with_the_same_name_never_replace_each_others_report(tmp_path):
+    reports, nb = tmp_path / "reports", tiny_notebook(tmp_path)
+    for side in ("a", "b"):
+        (tmp_path / side / "run1").mkdir(parents=True)
+    first = publish.Target("run1", nb, {}, [str(tmp_path / "a" / "run1")], default_name=True)
+    second = publish.Target("run1", nb, {}, [str(tmp_path / "b" / "run1")], default_name=True)
+    assert publish.publish([first], reports, jobs=1, progress=False)[0]["status"] == "ok"
+    [refused] = publish.publish([second], reports, jobs=1, progress=False)
+    assert refused["status"] == "refused" and "give --name NAME" in refused["error"]
+    assert str(tmp_path / "a" / "run1") in refused["error"]
+    assert json.loads((reports / "run1" / "entry.json").read_text())["target"]["inputs"] == first.inputs
+    named = publish.Target("run1", nb, {}, [str(tmp_path / "b" / "run1")])  # --name run1: replaces it on purpose
+    assert publish.publish([named], reports, jobs=1, progress=False)[0]["status"] == "ok"
+
+
+def test_compare_sources_with_commas_reach_the_notebook_whole(tmp_path):
+    a, b = tmp_path / "tf,1", tmp_path / "mx"
+    shutil.copytree(FIXTURES / "ngc_tf1", a)
+    shutil.copytree(FIXTURES / "ngc_mxnet", b)
+    target = publish.for_comparison([str(a), str(b)], ["t,f", "mx"])
+    assert target.parameters == {"sources": [str(a), str(b)], "labels": ["t,f", "mx"]} and target.name == "comparison"
+    [entry] = publish.publish([target], tmp_path / "reports", jobs=1, progress=False)
+    assert entry["status"] == "ok", entry.get("error")
+    assert entry["summary"]["title"] == "comparison: t,f vs mx"
+
+
+@pytest.mark.parametrize(("option", "value"), [("--slurm-partition", "gpu\n#SBATCH --uid=0"),
+                                               ("--slurm-account", "a;b"), ("--slurm-account", "a b")])
+def test_slurm_values_that_a_job_script_would_read_are_refused(tmp_path, capsys, option, value):
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    code = cli.main(["publish", "--logs", str(logs), "--model", "resnet50_tf", "--reports", str(tmp_path / "r"),
+                     "--executor", "slurm", option, value, "--quiet"])
+    err = re.sub(r"\s+", " ", capsys.readouterr().err)
+    assert code == 2 and option in err and "written into the job script" in err
+    assert not list(tmp_path.rglob("*.sbatch"))
+
+
+def test_names_printed_by_publish_carry_no_terminal_escapes(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(publish, "for_logs", lambda *a: publish.Target("r", tiny_notebook(tmp_path), {}))
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    code = cli.main(["publish", "--logs", str(logs), "--model", "resnet50_tf", "--reports",
+                     str(tmp_path / "rep\x1b]0;owned\x07"), "--quiet"])
+    out = capsys.readouterr().out
+    assert code == 0 and "\x1b" not in out and "\x07" not in out and "rep\\x1b]0;owned\\x07" in re.sub(r"\s+", "", out)

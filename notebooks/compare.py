@@ -27,11 +27,10 @@ baseline: int = 0  # index of the source the ratios are taken against
 summary_path: Optional[str] = None  # where to write the headline numbers as JSON (benchbook publish sets it)
 
 # %%
-from benchbook.reports import display
+from benchbook.reports import display, notebook_params
 from benchbook.reports.compare import Comparison
-from benchbook.reports.notebook_params import given
 
-given(globals(), ["sources", "labels", "baseline", "summary_path"])  # a name the parameters cell lacks is refused
+notebook_params.given(globals(), ["sources", "labels", "baseline", "summary_path"])  # refuses a name not among them
 comparison = Comparison(sources, labels, baseline)
 display.table(comparison.describe(), empty="no source")
 

@@ -119,7 +119,8 @@ def test_parameters_carry_types_for_help_notebook(name):
     assert "None" not in types.values(), types
     defaults = {k: p["default"] for k, p in inferred.items()}
     unset = {k for k, v in defaults.items() if v == "None"}  # unset is None, never -1 or ""
-    assert unset == {"log_dir", "reference", "skip_records", "method", "rule", "summary_path"}, defaults
+    assert unset == {"log_dir", "reference", "skip_records", "method", "rule", "interactive", "summary_path"}, defaults
+    assert defaults["launch"] == "False"  # a notebook launches nothing unless asked
     assert not [v for v in defaults.values() if v in ("-1", '""', "''")], defaults
 
 
@@ -137,6 +138,43 @@ def test_a_wrong_typed_parameter_stops_the_notebook_before_anything_launches(tmp
     assert err.value.ename == "NotebookParameterError"
     assert "launch = 'notabool'" in err.value.evalue and "True or False" in err.value.evalue
     assert not runs.exists()  # nothing ran
+
+
+@pytest.mark.parametrize(("name", "wrong", "known"), [("resnet50_tf", "logdir", "log_dir"),
+                                                    ("compare", "source", "sources")])
+def test_a_misspelled_papermill_parameter_is_refused_with_the_known_ones(tmp_path, name, wrong, known):
+    """`-p logdir DIR` was ignored: the notebook ran with its defaults and launched the default CPU study."""
+    with pytest.raises(papermill.PapermillExecutionError) as err:
+        papermill.execute_notebook(str(NOTEBOOKS / f"{name}.ipynb"), str(tmp_path / "out.ipynb"),
+                                   parameters={wrong: str(FIXTURES / "ngc_tf1")}, kernel_name="python3",
+                                   progress_bar=False, cwd=str(tmp_path))
+    assert err.value.ename == "NotebookParameterError"
+    assert f"notebook parameter '{wrong}' is not one of" in err.value.evalue and known in err.value.evalue
+    assert not (tmp_path / "runs").exists()
+
+
+def test_a_notebook_run_with_its_defaults_launches_nothing(tmp_path):
+    """papermill with no parameter: the default study is reported on, not run (its folder does not exist
+    here), and the cell says so instead of starting training that outlives papermill."""
+    with pytest.raises(papermill.PapermillExecutionError) as err:
+        papermill.execute_notebook(str(NOTEBOOKS / "resnet50_tf.ipynb"), str(tmp_path / "out.ipynb"),
+                                   kernel_name="python3", progress_bar=False, cwd=str(tmp_path),
+                                   execution_timeout=120)
+    assert "no such folder; run the study first" in err.value.evalue
+    assert not (tmp_path / "runs").exists()
+
+
+def test_interactive_is_on_only_in_a_live_notebook(monkeypatch):
+    from benchbook.reports.notebook_params import NotebookParameterError, check, given
+    monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
+    namespace = {"study": "params/resnet50_tf/cpu.yaml", "runs_dir": "runs", "In": [], "Out": {}, "_": None,
+                 "Report": object, "check": check}
+    assert check(**given(namespace)).interactive is False and check(**given(namespace)).launch is False
+    with pytest.raises(NotebookParameterError, match="'logdir' is not one of study, log_dir"):
+        given({**namespace, "logdir": "x"})
+    monkeypatch.setenv("JPY_SESSION_NAME", "/home/u/resnet50_tf.ipynb")  # what jupyter_server gives its kernels
+    assert check(**given(namespace)).interactive is True
+    assert given({**namespace, "report": None}) == {"study": "params/resnet50_tf/cpu.yaml", "runs_dir": "runs"}
 
 
 @pytest.mark.parametrize(("given", "expected"), [

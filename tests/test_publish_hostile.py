@@ -183,14 +183,17 @@ def test_links_planted_in_the_reports_folder_are_refused_and_followed_by_no_writ
     (reports / "ok").mkdir()
     (reports / "ok" / "entry.json").symlink_to(elsewhere / "victim.json")  # a file link is replaced, not followed
     (elsewhere / "victim.json").write_text("untouched")
+    (reports / "locked").mkdir()
+    (reports / "locked" / ".publish.lock").symlink_to(elsewhere / "victim.json")  # opened, it would be truncated
     (elsewhere / "entry.json").write_text('{"name": "linked", "status": "ok", "summary": {"verdict": "FROM-THE-LINK"}}')
     nb = tiny_notebook(tmp_path)
-    entries = publish.publish([publish.Target(n, nb, {}) for n in ("linked", "inner", "ok")], reports, jobs=1,
-                              progress=False)
+    entries = publish.publish([publish.Target(n, nb, {}) for n in ("linked", "inner", "ok", "locked")], reports,
+                              jobs=1, progress=False)
     status = {e["name"]: e for e in entries}
     assert status["ok"]["status"] == "ok"
     assert status["linked"]["status"] == "failed" and "linked is a symbolic link" in status["linked"]["error"]
     assert status["inner"]["status"] == "failed" and "executed is a symbolic link" in status["inner"]["error"]
+    assert status["locked"]["status"] == "failed" and ".publish.lock is a symbolic link" in status["locked"]["error"]
     assert sorted(p.name for p in elsewhere.rglob("*")) == ["entry.json", "executed", "victim.json"]
     assert (elsewhere / "victim.json").read_text() == "untouched"
     assert not (reports / "ok" / "entry.json").is_symlink()

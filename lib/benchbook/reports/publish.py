@@ -19,6 +19,7 @@ from __future__ import annotations
 import concurrent.futures as cf
 import contextlib
 import datetime as dt
+import errno
 import fcntl
 import hashlib
 import json
@@ -41,6 +42,7 @@ from ..studies import records
 from ..studies import study as studies
 from .index_page import write_index
 from .publish_files import (
+    ReportFolderError,
     changed_inputs,
     input_files,
     pair_difference,
@@ -83,7 +85,13 @@ def check_name(name: str) -> str:
 @contextlib.contextmanager
 def _report_lock(folder: Path):
     """One publish of a report at a time: None when this one may go on, else who holds it."""
-    handle = os.fdopen(os.open(folder / ".publish.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644), "r+")
+    try:
+        handle = os.fdopen(os.open(folder / ".publish.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644), "r+")
+    except OSError as exc:
+        if exc.errno != errno.ELOOP:
+            raise
+        raise ReportFolderError(f"{shown(str(folder / '.publish.lock'))} is a symbolic link; publish writes only "
+                                "inside the real reports folder: remove the link") from None
     try:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -113,7 +121,7 @@ def for_logs(log_dir: str | Path, model: str, name: str | None = None, reference
     models.get(model)  # UnknownNameError lists the known models
     folder = Path(log_dir).resolve()
     if not folder.exists():
-        raise BenchbookError(f"{log_dir}: no such folder of logs")
+        raise BenchbookError(f"{shown(str(log_dir))}: no such folder of logs")
     if reference:  # a bad name fails here, not later as a failed notebook
         from . import references
         references.load(reference)

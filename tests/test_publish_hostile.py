@@ -23,14 +23,14 @@ from benchbook.reports.report import Report
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
-def tiny_notebook(tmp_path, code="print('measured')"):
+def tiny_notebook(tmp_path, code="print('measured')", name="tiny"):
     """A notebook of two cells, `parameters` tagged as papermill wants it."""
     nb = nbformat.v4.new_notebook()
     params = nbformat.v4.new_code_cell("summary_path = ''\ninteractive = True")
     params.metadata["tags"] = ["parameters"]
     nb.cells = [params, nbformat.v4.new_code_cell(code)]
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    path = tmp_path / "tiny.ipynb"
+    path = tmp_path / f"{name}.ipynb"
     nbformat.write(nb, path)
     return path
 
@@ -204,11 +204,20 @@ def test_links_planted_in_the_reports_folder_are_refused_and_followed_by_no_writ
 def test_a_file_name_that_is_not_utf8_stops_no_publish(tmp_path, capsys):
     logs = tmp_path / "logs"
     logs.mkdir()
-    (logs / os.fsdecode(b"bad\xff\x1b[31m.log")).write_text("not a log\n")
-    nb = tiny_notebook(tmp_path)
-    entries = publish.publish([publish.Target("a", nb, {}, [str(logs)]), publish.Target("b", nb, {})],
-                              tmp_path / "reports", jobs=1, progress=False)
-    assert [e["status"] for e in entries] == ["ok", "ok"]
+    bad = logs / os.fsdecode(b"bad\xff\x1b[31m.log")
+    bad.write_text("not a log\n")
+    (logs / "good.log").write_text("a log\n")
+    removes = tiny_notebook(tmp_path, f"import os\nos.unlink({os.fsencode(logs / 'good.log')!r})", "removes")
+    entries = publish.publish([publish.Target("a", tiny_notebook(tmp_path), {}, [str(logs)]),
+                               publish.Target("b", removes, {}, [str(logs)])], tmp_path / "reports", jobs=1,
+                              progress=False)
+    assert [e["status"] for e in entries] == ["ok", "failed"]
+    removes_bad = tiny_notebook(tmp_path, f"import os\nos.unlink({os.fsencode(bad)!r})", "removes_bad")
+    [entry] = publish.publish([publish.Target("b", removes_bad, {}, [str(logs)])], tmp_path / "reports", jobs=1,
+                              progress=False)
+    assert entry["status"] == "failed" and entry["error"].startswith("the inputs changed") and not bad.exists()
+    index = (tmp_path / "reports" / "index.html").read_text()
+    assert "bad\\xff\\x1b[31m.log" in index and "\x1b" not in index
     assert publish.shown(os.fsdecode(b"bad\xff\x1b[31m.log")) == "bad\\xff\\x1b[31m.log"
     assert publish.shown("a\u202eb\tc\n") == "a\\u202eb\tc\n"  # a bidi control too; tabs and newlines stay
 

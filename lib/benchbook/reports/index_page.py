@@ -12,7 +12,7 @@ import html
 from pathlib import Path
 
 from .. import __version__
-from .publish_files import write_text
+from .publish_files import shown, write_text
 
 __all__ = ["write_index"]
 
@@ -42,7 +42,9 @@ def _when(stamp: str) -> str:
 
 def write_index(reports: Path, entries: list[dict]) -> Path:
     """`reports/index.html`: a row per report with its status, headline numbers and verdict."""
-    e = html.escape
+    def e(text: str) -> str:  # a file name in an error may hold control characters or bytes that are not UTF-8
+        return html.escape(shown(text))
+
     rows = []
     for entry in sorted(entries, key=lambda x: x["name"]):
         s = entry.get("summary") or {}

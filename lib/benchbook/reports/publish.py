@@ -352,7 +352,7 @@ def publish(targets: list[Target], reports: str | Path = "reports", jobs: int = 
         raise BenchbookError(f"unknown executor {executor!r}; known: {', '.join(EXECUTORS)}")
     for key in ("partition", "account"):
         value = (slurm or {}).get(key)
-        if value is not None and not SLURM_VALUE.fullmatch(value):
+        if value and not SLURM_VALUE.fullmatch(str(value)):
             raise BenchbookError(f"--slurm-{key} {shown(repr(value))}: expected letters, digits, '_', '.', ',' "
                                  "and '-' only (it is written into the job script)")
     reports = Path(reports).resolve()

@@ -36,7 +36,7 @@ class Folder:
     runs: int
     runs_failed: int
     runs_required: int | None
-    scaling_factor: float
+    scaling_factor: float | None
     accelerators: int | None
     accelerator: str | None
     framework: str | None
@@ -187,7 +187,7 @@ def score_folder(folder: Path, round_: str | None = None) -> Folder:
         folder=str(folder), round=f"v{key}" if key else None, benchmark=benchmark, submitter=submitter,
         system=system_name, score_minutes=result.minutes, valid=result.valid, reason=result.reason,
         runs=len(files), runs_failed=sum(not v.converged for v in verdicts), runs_required=result.runs_required,
-        scaling_factor=factor if factor is not None else float("nan"), accelerators=accelerators,
+        scaling_factor=factor, accelerators=accelerators,
         accelerator=system.get("accelerator_model_name"), framework=system.get("framework"),
         accelerator_minutes=result.minutes * accelerators if result.minutes is not None and accelerators else None,
         division=system.get("division") or logged.get("division"),

@@ -15,6 +15,13 @@ from benchbook.errors import LogError
 from benchbook.mlperf import mllog
 
 START_MS = 1_600_000_000_000
+# What mlperf-logging's training_0.7.0 and 1.0.0 closed rules ask of a ResNet run besides the common keys
+# (closed_resnet.yaml, closed_resnet_sgd.yaml), so that its own scorer accepts these files.
+HYPERPARAMETERS = {"resnet": (("opt_name", "sgd"), ("sgd_opt_base_learning_rate", 2.0),
+                              ("sgd_opt_end_learning_rate", 0.0001), ("sgd_opt_learning_rate_decay_poly_power", 2),
+                              ("sgd_opt_learning_rate_decay_steps", 100), ("sgd_opt_weight_decay", 0.0002),
+                              ("sgd_opt_momentum", 0.9), ("model_bn_span", 32),
+                              ("opt_learning_rate_warmup_epochs", 2), ("gradient_accumulation_steps", 1))}
 
 
 def mllog_line(time_ms: float, key: str, value=None, prefix: str = "", **metadata) -> str:
@@ -40,19 +47,28 @@ def result_text(minutes: float, *, benchmark: str = "resnet", status: str = "suc
            line(start - 60 * scale, "submission_org", org, prefix),
            line(start - 60 * scale, "submission_division", "closed", prefix),
            line(start - 60 * scale, "submission_platform", "1xWidget", prefix),
+           line(start - 60 * scale, "submission_status", "onprem", prefix),
+           line(start - 55 * scale, "cache_clear", True, prefix),
            line(start - 50 * scale, "init_start", None, prefix),
            line(start - 50 * scale + 1, "init_start", None, "[1] "),  # a second rank, a moment later
            line(start - 10 * scale, "global_batch_size", batch, prefix),
+           *(line(start - 10 * scale, key, value, prefix) for key, value in HYPERPARAMETERS.get(benchmark, ())),
            line(start - 5 * scale, "init_stop", None, prefix),
-           line(start, "run_start", None, prefix)]
+           line(start, "run_start", None, prefix),
+           line(start, "train_samples", 1281167, prefix),
+           line(start, "eval_samples", 50000, prefix)]
     end = start + minutes * 60 * scale
     for epoch, accuracy in enumerate(accuracies, 1):
-        when = start + (end - start) * epoch / len(accuracies)
+        began, when = [start + (end - start) * (epoch - done) / len(accuracies) for done in (1, 0)]
         if benchmark == "maskrcnn":
             value = {"BBOX": accuracy, "SEGM": accuracy * 0.9}
         else:
             value = accuracy
+        out.append(line(began, "epoch_start", None, prefix, epoch_num=epoch))
         out.append(f"epoch {epoch} loss 1.{epoch}\n")
+        out.append(line(when, "epoch_stop", None, prefix, epoch_num=epoch))
+        out.append(line(when, "eval_start", None, prefix, epoch_num=epoch))
+        out.append(line(when, "eval_stop", None, prefix, epoch_num=epoch))
         out.append(line(when, "eval_accuracy", value, prefix, epoch_num=epoch))
     if stop:
         out.append(line(end, "run_stop", None, prefix, status=status))
@@ -73,7 +89,8 @@ def test_v07_run(tmp_path):
     assert run.time_to_train == pytest.approx(30.5 * 60_000)
     assert run.init_seconds == pytest.approx(45.0)  # the first rank's init_start to init_stop
     assert run.global_batch_size == 256
-    assert run.submission == {"benchmark": "resnet", "org": "Acme", "division": "closed", "platform": "1xWidget"}
+    assert run.submission == {"benchmark": "resnet", "org": "Acme", "division": "closed", "platform": "1xWidget",
+                              "status": "onprem"}
     assert [(e.epoch, e.metric, e.value) for e in run.evaluations] == [(1, "accuracy", 0.5), (2, "accuracy", 0.76)]
     assert run.problems == []
 
@@ -133,9 +150,11 @@ def test_truncated_file_names_its_last_line(tmp_path):
 
 
 def test_run_without_run_stop_is_a_problem(tmp_path):
-    run = mllog.read(write(tmp_path / "r.txt", result_text(10, stop=False)))
+    text = result_text(10, stop=False)
+    run_start = next(line for line in text.splitlines() if '"run_start"' in line)
+    run = mllog.read(write(tmp_path / "r.txt", text))
     assert run.status is None and run.minutes is None
-    assert len(run.problems) == 1 and "no run_stop after run_start (line 11)" in run.problems[0]
+    assert len(run.problems) == 1 and f"no run_stop after run_start (line {text.splitlines().index(run_start) + 1})" in run.problems[0]
     assert "r.txt" in run.problems[0]
 
 

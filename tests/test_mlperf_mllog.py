@@ -154,7 +154,8 @@ def test_run_without_run_stop_is_a_problem(tmp_path):
     run_start = next(line for line in text.splitlines() if '"run_start"' in line)
     run = mllog.read(write(tmp_path / "r.txt", text))
     assert run.status is None and run.minutes is None
-    assert len(run.problems) == 1 and f"no run_stop after run_start (line {text.splitlines().index(run_start) + 1})" in run.problems[0]
+    line = text.splitlines().index(run_start) + 1
+    assert len(run.problems) == 1 and f"no run_stop after run_start (line {line})" in run.problems[0]
     assert "r.txt" in run.problems[0]
 
 
@@ -176,3 +177,24 @@ def test_mixed_versions_are_refused(tmp_path):
 def test_lines_with_an_mll_like_word_are_not_read(tmp_path):
     text = ":::MLLX not a record\n" + result_text(5)
     assert mllog.read(write(tmp_path / "r.txt", text)).minutes == pytest.approx(5)
+
+
+@pytest.mark.parametrize("chunk", [1, 5, 64, 1 << 20])
+@pytest.mark.parametrize("ending", ["\n", ""])
+def test_token_lines_number_the_lines_at_any_chunk_size(monkeypatch, chunk, ending):
+    import io
+
+    lines = ["text", "", ":::MLL 1.0 a: {}", "x :::MLLOG {} :::MLL", "y" * 70, "[0] :::MLLOG {}", "z", ":::MLL"]
+    text = "\n".join(lines) + ending
+    monkeypatch.setattr(mllog, "CHUNK", chunk)
+    found = list(mllog.token_lines(io.StringIO(text), ":::ML"))
+    want = [(i, line + ("\n" if i < len(lines) or ending else "")) for i, line in enumerate(lines, 1)
+            if ":::ML" in line]
+    assert found == [*want, (len(lines), None)]
+
+
+def test_token_lines_count_a_last_line_without_token(monkeypatch):
+    import io
+
+    assert list(mllog.token_lines(io.StringIO(":::MLL\nend"), ":::ML")) == [(1, ":::MLL\n"), (2, None)]
+    assert list(mllog.token_lines(io.StringIO(""), ":::ML")) == [(0, None)]

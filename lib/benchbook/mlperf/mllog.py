@@ -14,11 +14,15 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TextIO
 
 from ..errors import LogError
 
+TOKEN = ":::ML"  # what both line forms (and v0.5's) begin with
+CHUNK = 1 << 20
 TOKEN_V07 = ":::MLLOG "
 TOKEN_V06 = ":::MLL "
 TOKEN_V05 = ":::MLPv0.5.0"
@@ -155,6 +159,31 @@ def _fold(run: Run, number: int, time: float, key: str, value, metadata: dict) -
         run.submission.setdefault(key[len("submission_"):], value)
 
 
+def token_lines(f: TextIO, token: str) -> Iterator[tuple[int, str | None]]:
+    """(line number, line) of each line of the text file `f` that holds `token`, then (lines in all,
+    None). Reads CHUNK characters at a time, cut after their last newline, and jumps from one token
+    to the next with str.find: the lines between are counted, never split (most lines of a result
+    file are the launcher's and the framework's)."""
+    number, rest = 0, ""  # number: the lines before `pos`
+    while True:
+        block = f.read(CHUNK)
+        text, rest = rest + block, ""
+        if block:
+            cut = text.rfind("\n") + 1
+            text, rest = text[:cut], text[cut:]
+        pos, at = 0, text.find(token)
+        while at >= 0:
+            start = text.rfind("\n", 0, at) + 1
+            end = text.find("\n", at) + 1 or len(text)
+            number += text.count("\n", pos, start) + 1
+            yield number, text[start:end]
+            pos, at = end, text.find(token, end)
+        number += text.count("\n", pos)
+        if not block:
+            yield number + (pos < len(text)), None  # a last line without a newline counts too
+            return
+
+
 def read(path: str | Path) -> Run:
     """The run of one result file. Raises LogError (file and line) for a file that is no MLLOG result
     (missing, v0.5, no MLLOG line, JSON that does not parse); a run without run_start or run_stop is
@@ -165,10 +194,10 @@ def read(path: str | Path) -> Run:
     last_was_cut = False
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
-            for number, text in enumerate(f, 1):
-                at = text.find(":::ML")
-                if at < 0:
-                    continue
+            for number, text in token_lines(f, TOKEN):
+                if text is None:  # the end: `number` lines in all
+                    break
+                at = text.find(TOKEN)
                 if text.startswith(TOKEN_V07, at):
                     unit, parse, body = "ms", _line_v07, text[at + len(TOKEN_V07):]
                 elif text.startswith(TOKEN_V06, at):

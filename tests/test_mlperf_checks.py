@@ -63,3 +63,15 @@ def test_compliance_failure_names_the_file(tmp_path):
 def test_without_a_round_nothing_runs(tmp_path):
     folder = repository(tmp_path)
     assert checks.run(folder, None, "resnet") == {"checks": "not run: the round is unknown (give --round)"}
+
+
+def test_the_known_difference_a_run_logged_aborted(tmp_path):
+    """From v0.7 on, mlperf-logging's rules ask only that run_stop has a status (training_0.7.0/
+    common.yaml:95), so result_summarizer counts a run that reached the target but logged `aborted`;
+    benchbook counts it as a failed run (the slowest slot), as the MLPerf rule says of a run that
+    did not succeed. The README says so."""
+    folder = repository(tmp_path, (10, 11, 12, 13, 5), overrides={4: {"status": "aborted"}})
+    (ours,) = results.score([folder])
+    official = checks.official(folder, "v0.7", "resnet")
+    assert ours.score_minutes == pytest.approx(12.0)  # 11, 12, 13: the aborted 5 takes the slowest slot
+    assert official["summarizer"] == pytest.approx(11.0)  # 10, 11, 12: the aborted 5 counted as the fastest

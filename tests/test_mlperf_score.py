@@ -57,6 +57,8 @@ def test_score_is_the_olympic_mean(tmp_path):
     assert found.accelerators == 16 and found.accelerator == "Widget W1" and found.framework == "PyTorch 2.0"
     assert found.accelerator_minutes == pytest.approx(12.0 * 16)
     assert found.runs == 5 and found.runs_failed == 0 and found.problems == []
+    assert [r["role"] for r in found.run_details] == ["dropped: fastest", "dropped: slowest", "counted", "counted",
+                                                      "counted"]
 
 
 def test_v06_minutes_are_seconds_in_the_log(tmp_path):
@@ -70,6 +72,8 @@ def test_one_failed_run_takes_the_slowest_slot(tmp_path):
     assert found.valid and found.runs_failed == 1
     assert found.score_minutes == pytest.approx(12.0)  # 10 dropped as fastest; the aborted run as slowest
     assert "run_stop status 'aborted'" in found.run_details[4]["reason"]
+    assert [r["role"] for r in found.run_details] == ["dropped: fastest", "counted", "counted", "counted",
+                                                      "dropped: did not converge (a slowest slot)"]
 
 
 def test_target_not_reached_is_a_failed_run(tmp_path):
@@ -167,3 +171,13 @@ def test_judge_reports_epochs_to_converge(tmp_path):
     run = mllog.read(write(tmp_path / "r.txt", result_text(10, accuracies=(0.5, 0.76, 0.77))))
     verdict = rules.judge(run, "resnet", "v1.0")
     assert verdict.converged and verdict.epochs == 2
+
+
+def test_unet3d_drops_four_at_each_end():
+    verdicts = [rules.RunVerdict(f"result_{i}.txt", float(i), "success", True, "") for i in range(40)]
+    verdicts[0] = rules.RunVerdict("result_0.txt", None, "aborted", False, "aborted")
+    found = rules.score(verdicts, "unet3d")
+    assert found.valid and found.counted == [float(i) for i in range(5, 37)]  # 1..4 fastest, 37..39 + failed
+    roles = rules.roles(verdicts, "unet3d")
+    assert roles.count("counted") == 32 and roles[0].startswith("dropped: did not converge")
+    assert roles[1:5] == ["dropped: fastest"] * 4 and roles[37:] == ["dropped: slowest"] * 3

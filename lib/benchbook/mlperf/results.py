@@ -192,13 +192,14 @@ def score_folder(folder: Path, round_: str | None = None) -> Folder:
         accelerator_minutes=result.minutes * accelerators if result.minutes is not None and accelerators else None,
         division=system.get("division") or logged.get("division"),
         target=goal.describe() if goal else None, target_source=goal.source if goal else None,
-        problems=problems, run_details=[_detail(v, r) for v, r in zip(verdicts, runs, strict=True)])
+        problems=problems, run_details=[_detail(v, r, role) for v, r, role in
+                                        zip(verdicts, runs, rules.roles(verdicts, benchmark), strict=True)])
 
 
-def _detail(verdict: rules.RunVerdict, run) -> dict:
+def _detail(verdict: rules.RunVerdict, run, role: str) -> dict:
     read = isinstance(run, mllog.Run)
     return {"file": os.path.basename(verdict.path), "minutes": verdict.minutes, "status": verdict.status,
-            "converged": verdict.converged, "reason": verdict.reason, "epochs": verdict.epochs,
+            "converged": verdict.converged, "reason": verdict.reason, "role": role, "epochs": verdict.epochs,
             "samples": verdict.samples, "global_batch_size": run.global_batch_size if read else None,
             "init_seconds": run.init_seconds if read else None}
 

@@ -150,3 +150,16 @@ def score(verdicts: list[RunVerdict], benchmark: str, scaling_factor: float = 1.
         return Score(None, False, "no run left after dropping the fastest and the slowest", required, drop, [])
     minutes = math.fsum(counted) / len(counted) * scaling_factor
     return Score(minutes, True, "", required, drop, counted)
+
+
+def roles(verdicts: list[RunVerdict], benchmark: str) -> list[str]:
+    """What the score did with each run: counted, or dropped as the fastest, the slowest, or a run that
+    did not converge (in a slowest slot)."""
+    drop = DROPPED.get(benchmark, 1)
+    order = sorted((i for i, v in enumerate(verdicts) if v.converged), key=lambda i: verdicts[i].minutes)
+    slowest = max(drop - (len(verdicts) - len(order)), 0)
+    out = ["dropped: did not converge (a slowest slot)"] * len(verdicts)
+    for rank, i in enumerate(order):
+        out[i] = ("dropped: fastest" if rank < drop else
+                  "dropped: slowest" if rank >= len(order) - slowest else "counted")
+    return out

@@ -1,14 +1,21 @@
-"""mlperf.report: what the MLPerf notebook's cells call, on a results repository built here."""
+"""mlperf.report and notebooks/mlperf (jupytext pair, thin, parameters first), executed by papermill on a
+results repository built here."""
 
 from __future__ import annotations
 
+import ast
 import json
+from pathlib import Path
 
+import nbformat
+import papermill
 import pytest
 
 from benchbook.errors import BenchbookError
 from benchbook.mlperf.report import MLPerfReport
 from test_mlperf_score import repository
+
+NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "mlperf.ipynb"
 
 
 @pytest.fixture
@@ -44,3 +51,24 @@ def test_filters_and_summary(source, tmp_path):
     assert summary["verdict"] == "1 of 1 results valid" and summary["complete"] == 4
     with pytest.raises(BenchbookError, match="no result folder"):
         MLPerfReport(str(source), submitters="nobody")
+
+
+def test_notebook_is_thin_paired_and_stored_without_outputs():
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    assert nb.metadata["jupytext"]["formats"] == "ipynb,py:percent"
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert "parameters" in code[0].metadata.get("tags", []) and all(not c.outputs for c in code)
+    for c in code[1:]:
+        assert len([line for line in c.source.splitlines() if line.strip()]) <= 5, c.source
+        tree = ast.parse(c.source.rstrip(";"))
+        assert not [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.For, ast.comprehension))]
+    assert all(p["help"] for p in papermill.inspect_notebook(str(NOTEBOOK)).values())
+
+
+def test_notebook_executes(source, tmp_path):
+    out = tmp_path / "out.ipynb"
+    papermill.execute_notebook(str(NOTEBOOK), str(out), parameters={"results": str(source)},
+                               kernel_name="python3", progress_bar=False, cwd=str(tmp_path))
+    text = json.dumps(nbformat.read(out, as_version=4).cells)
+    assert "12.0000" in text and "Widget W1" in text and "dropped: did not converge" in text
+    assert "image/png" in text  # the convergence curves

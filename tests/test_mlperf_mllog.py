@@ -179,22 +179,8 @@ def test_lines_with_an_mll_like_word_are_not_read(tmp_path):
     assert mllog.read(write(tmp_path / "r.txt", text)).minutes == pytest.approx(5)
 
 
-@pytest.mark.parametrize("chunk", [1, 5, 64, 1 << 20])
-@pytest.mark.parametrize("ending", ["\n", ""])
-def test_token_lines_number_the_lines_at_any_chunk_size(monkeypatch, chunk, ending):
-    import io
-
-    lines = ["text", "", ":::MLL 1.0 a: {}", "x :::MLLOG {} :::MLL", "y" * 70, "[0] :::MLLOG {}", "z", ":::MLL"]
-    text = "\n".join(lines) + ending
-    monkeypatch.setattr(mllog, "CHUNK", chunk)
-    found = list(mllog.token_lines(io.StringIO(text), ":::ML"))
-    want = [(i, line + ("\n" if i < len(lines) or ending else "")) for i, line in enumerate(lines, 1)
-            if ":::ML" in line]
-    assert found == [*want, (len(lines), None)]
-
-
-def test_token_lines_count_a_last_line_without_token(monkeypatch):
-    import io
-
-    assert list(mllog.token_lines(io.StringIO(":::MLL\nend"), ":::ML")) == [(1, ":::MLL\n"), (2, None)]
-    assert list(mllog.token_lines(io.StringIO(""), ":::ML")) == [(0, None)]
+def test_line_numbers_count_every_line_crlf_too(tmp_path):
+    text = result_text(10).replace("\n", "\r\n")
+    run = mllog.read(write(tmp_path / "r.txt", text))
+    assert run.lines == text.count("\r\n")
+    assert run.run_stop_line == next(i for i, line in enumerate(text.splitlines(), 1) if '"run_stop"' in line)

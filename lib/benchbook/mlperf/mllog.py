@@ -14,18 +14,17 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TextIO
 
 from ..errors import LogError
 
 TOKEN = ":::ML"  # what both line forms (and v0.5's) begin with
-CHUNK = 1 << 20
 TOKEN_V07 = ":::MLLOG "
 TOKEN_V06 = ":::MLL "
 TOKEN_V05 = ":::MLPv0.5.0"
+KEPT = frozenset({"run_start", "run_stop", "eval_accuracy", "init_start", "init_stop", "global_batch_size",
+                  "train_samples"})  # with the submission_* keys, what a run keeps (_fold)
 UNIT_SECONDS = {"ms": 1000.0, "s": 1.0}  # the log's time unit, in units per second
 
 
@@ -86,7 +85,11 @@ class Run:
 
 
 def _line_v07(text: str, path: str, number: int) -> tuple[float, str, object, dict]:
-    record = _json(text, path, number)
+    try:
+        record = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise LogError(path, f"line {number}: the MLLOG JSON does not parse ({exc.msg} at column {exc.colno})"
+                       ) from None
     try:
         return float(record["time_ms"]), str(record["key"]), record.get("value"), record.get("metadata") or {}
     except (KeyError, TypeError, ValueError) as exc:
@@ -101,18 +104,14 @@ def _line_v06(text: str, path: str, number: int) -> tuple[float, str, object, di
         stamp = float(parts[0])
     except ValueError:
         raise LogError(path, f"line {number}: ':::MLL' time {parts[0]!r} is not a number of seconds") from None
-    record = _json(parts[2], path, number)
-    if not isinstance(record, dict):
-        raise LogError(path, f"line {number}: expected a JSON object after the key, got {parts[2][:80]!r}")
-    return stamp, parts[1][:-1], record.get("value"), record.get("metadata") or {}
-
-
-def _json(text: str, path: str, number: int):
     try:
-        return json.loads(text)
+        record = json.loads(parts[2])
     except json.JSONDecodeError as exc:
         raise LogError(path, f"line {number}: the MLLOG JSON does not parse ({exc.msg} at column {exc.colno})"
                        ) from None
+    if not isinstance(record, dict):
+        raise LogError(path, f"line {number}: expected a JSON object after the key, got {parts[2][:80]!r}")
+    return stamp, parts[1][:-1], record.get("value"), record.get("metadata") or {}
 
 
 def _number(value) -> float | None:
@@ -159,31 +158,6 @@ def _fold(run: Run, number: int, time: float, key: str, value, metadata: dict) -
         run.submission.setdefault(key[len("submission_"):], value)
 
 
-def token_lines(f: TextIO, token: str) -> Iterator[tuple[int, str | None]]:
-    """(line number, line) of each line of the text file `f` that holds `token`, then (lines in all,
-    None). Reads CHUNK characters at a time, cut after their last newline, and jumps from one token
-    to the next with str.find: the lines between are counted, never split (most lines of a result
-    file are the launcher's and the framework's)."""
-    number, rest = 0, ""  # number: the lines before `pos`
-    while True:
-        block = f.read(CHUNK)
-        text, rest = rest + block, ""
-        if block:
-            cut = text.rfind("\n") + 1
-            text, rest = text[:cut], text[cut:]
-        pos, at = 0, text.find(token)
-        while at >= 0:
-            start = text.rfind("\n", 0, at) + 1
-            end = text.find("\n", at) + 1 or len(text)
-            number += text.count("\n", pos, start) + 1
-            yield number, text[start:end]
-            pos, at = end, text.find(token, end)
-        number += text.count("\n", pos)
-        if not block:
-            yield number + (pos < len(text)), None  # a last line without a newline counts too
-            return
-
-
 def read(path: str | Path) -> Run:
     """The run of one result file. Raises LogError (file and line) for a file that is no MLLOG result
     (missing, v0.5, no MLLOG line, JSON that does not parse); a run without run_start or run_stop is
@@ -194,9 +168,9 @@ def read(path: str | Path) -> Run:
     last_was_cut = False
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
-            for number, text in token_lines(f, TOKEN):
-                if text is None:  # the end: `number` lines in all
-                    break
+            for number, text in enumerate(f, 1):
+                if TOKEN not in text:  # most lines: the launcher's and the framework's
+                    continue
                 at = text.find(TOKEN)
                 if text.startswith(TOKEN_V07, at):
                     unit, parse, body = "ms", _line_v07, text[at + len(TOKEN_V07):]
@@ -220,7 +194,8 @@ def read(path: str | Path) -> Run:
                         raise LogError(name, f"line {number}: the file is truncated: its last MLLOG line "
                                              "is cut short") from None
                     raise
-                _fold(run, number, *record)
+                if record[1] in KEPT or record[1].startswith("submission_"):
+                    _fold(run, number, *record)
     except OSError as exc:
         raise LogError(name, f"cannot read: {exc.strerror or exc}") from None
     if run is None:

@@ -58,6 +58,7 @@ reference: $(BIN)/.installed
 	$(BIN)/python tools/check_reference_logs.py ../shared/reference-logs-variants --group ngc-mxnet-resnet50-dllogger
 	$(BIN)/python tools/check_reference_logs.py ../shared/reference-logs-variants --group ngc-pytorch-resnet50 --rule perf
 	$(BIN)/python tools/check_reference_reports.py ../shared/reference-logs --reports reports-reference
+	$(BIN)/python tools/check_mlperf_results.py ../shared/mlperf-results
 
 bench: $(BIN)/.installed
 	$(BIN)/python bench/bench_analyze.py

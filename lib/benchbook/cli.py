@@ -37,10 +37,12 @@ if TYPE_CHECKING:
 
 # Commands whose arguments are declared beside their code, which costs an import (pydantic, the
 # study loader): their module is imported only when the command line names them.
-LAZY_COMMANDS = {"check": ("studies.checks", "add_check_parser"), "env": ("cli_env", "add_parsers")}
+LAZY_COMMANDS = {"check": ("studies.checks", "add_check_parser"), "env": ("cli_env", "add_parsers"),
+                 "mlperf": ("mlperf.cli", "add_parsers")}
 LAZY_HELP = {"check": "check what a study needs (docker, image, GPUs, ssh, code, data) and say how to fix what "
                       "is missing",
-             "env": "capture the environment: GPUs, driver, CUDA, framework, container, code"}
+             "env": "capture the environment: GPUs, driver, CUDA, framework, container, code",
+             "mlperf": "score MLPerf Training result folders (result_N.txt) by the MLPerf rule, read-only"}
 LIFT_CAPS_ENV = "BENCHBOOK_ALLOW_LARGE_STUDY"  # study.LIFT_CAPS_ENV (tests/test_cli.py keeps them the same)
 
 

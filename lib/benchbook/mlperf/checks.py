@@ -1,0 +1,113 @@
+"""The checks MLCommons runs, through mlperf-logging itself (`pip install benchbook[mlperf]`).
+
+Per result folder: the compliance checker on each result file, the RCP checker (the runs' epochs to
+converge against the reference convergence points at that batch size, which gives a normalisation
+factor), and result_summarizer's own score. Its tools write into the folder they read (the RCP
+checker deletes and rewrites scaling.json; both leave log files in the working folder), so they run
+in a separate process, in a temporary folder, on a copy of the result files.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from . import results, rules
+
+INSTALL = "pip install 'benchbook[mlperf]'"
+
+# Runs in a child process inside the temporary folder: argv = copy, ruleset (X.Y.0), benchmark.
+_SCRIPT = r"""
+import json, logging, sys
+logging.basicConfig(filename="mlperf_logging.log", level=logging.INFO)
+folder, ruleset, benchmark = sys.argv[1:4]
+out = {}
+from mlperf_logging.compliance_checker import mlp_compliance
+from mlperf_logging.result_summarizer import result_summarizer
+files = sorted(__import__("glob").glob(folder + "/result_*.txt"))
+verdicts = []
+for f in files:
+    try:
+        checker = mlp_compliance.make_checker("training", ruleset, True, False)
+        valid = mlp_compliance.main(f, f"training_{ruleset}/common.yaml", checker)[0]
+        verdicts.append([f.rsplit("/", 1)[1], bool(valid), ""])
+    except Exception as exc:
+        verdicts.append([f.rsplit("/", 1)[1], False, f"{type(exc).__name__}: {exc}"])
+out["compliance"] = verdicts
+# result_summarizer first: the RCP checker deletes scaling.json (and writes its own) where it runs
+try:
+    found = result_summarizer._compute_strong_score_standalone(benchmark, "system", False, folder, "training",
+                                                               ruleset)
+    out["summarizer"] = found[0]
+except Exception as exc:
+    out["summarizer_error"] = f"{type(exc).__name__}: {exc}"
+try:
+    from mlperf_logging.rcp_checker import rcp_checker
+    passed, message, norm = rcp_checker.check_directory(folder, "training", ruleset, False, False,
+                                                        rcp_pass="pruned_rcps", set_scaling=True)
+    out["rcp"] = [bool(passed), str(message), float(norm)]
+except Exception as exc:
+    out["rcp_error"] = f"{type(exc).__name__}: {exc}"
+print("BENCHBOOK-CHECKS " + json.dumps(out))
+"""
+
+
+def available() -> bool:
+    return importlib.util.find_spec("mlperf_logging") is not None
+
+
+def official(folder: str | Path, round_: str, benchmark: str, timeout: float = 600) -> dict:
+    """What mlperf-logging's tools say of a copy of `folder`: compliance per file, the RCP check
+    (pass, message, normalisation), result_summarizer's score (minutes, or its error)."""
+    ruleset = f"{rules.round_key(round_)}.0"
+    with tempfile.TemporaryDirectory(prefix="benchbook-mlperf-") as tmp:
+        copy = Path(tmp) / Path(folder).name
+        copy.mkdir()
+        for path in [*results.result_files(Path(folder)), Path(folder) / "scaling.json"]:
+            if path.is_file():
+                shutil.copyfile(path, copy / path.name)
+        done = subprocess.run([sys.executable, "-c", _SCRIPT, str(copy), ruleset, benchmark], cwd=tmp,
+                              capture_output=True, text=True, timeout=timeout, check=False)
+    line = next((x for x in reversed(done.stdout.splitlines()) if x.startswith("BENCHBOOK-CHECKS ")), None)
+    if line is None:
+        tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        return {"error": f"mlperf-logging failed (exit {done.returncode}): {tail}"}
+    return json.loads(line.split(" ", 1)[1])
+
+
+def run(folder: str | Path, round_: str | None, benchmark: str) -> dict[str, str]:
+    """The verdicts printed beside a folder's score."""
+    if not available():
+        return {"checks": f"not run: mlperf-logging is not installed ({INSTALL})"}
+    if round_ is None:
+        return {"checks": "not run: the round is unknown (give --round)"}
+    found = official(folder, round_, benchmark)
+    if "error" in found:
+        return {"checks": found["error"]}
+    failed = [f"{name}{' (' + why + ')' if why else ''}" for name, ok, why in found["compliance"] if not ok]
+    total = len(found["compliance"])
+    verdicts = {"compliance": f"pass ({total} of {total} files)" if not failed else
+                f"fail ({len(failed)} of {total} files: {', '.join(failed)})"}
+    committed = results._scaling(Path(folder), [])
+    committed_text = f"committed scaling.json {committed:.4f}" if (Path(folder) / "scaling.json").is_file() \
+        else "no committed scaling.json"
+    if float(rules.round_key(round_)) < 1.0:
+        verdicts["rcp"] = f"not applicable: mlperf-logging's RCP check begins with v1.0; {committed_text}"
+    elif "rcp" in found:
+        passed, message, norm = found["rcp"]
+        verdicts["rcp"] = (f"pass ({message}), normalisation {norm:.4f}; {committed_text}" if passed
+                           else f"fail ({message}); {committed_text}")
+    else:
+        verdicts["rcp"] = f"not run by mlperf-logging: {found['rcp_error']}"
+    if "summarizer" in found:
+        value = found["summarizer"]
+        note = " (it reads v0.6's seconds as milliseconds: 1000x too small)" if rules.round_key(round_) == "0.6" else ""
+        verdicts["result_summarizer"] = "no score" if value is None else f"{value:.4f} minutes{note}"
+    else:
+        verdicts["result_summarizer"] = f"failed: {found['summarizer_error']}"
+    return verdicts

@@ -1,0 +1,77 @@
+"""`benchbook mlperf score PATH...`: the MLPerf Training score of every result folder under PATH.
+
+A table, or with `--json` one object per result folder per line (`results.Folder`); `--check` adds
+the verdicts of mlperf-logging's own compliance and RCP checkers, run on a temporary copy. Nothing
+under PATH is written. Exit 0 when the folders could be read (an invalid result is an answer, with
+its reason), 2 through `benchbook.cli.main` when a PATH holds no result folder.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+HELP = "score MLPerf Training result folders (result_N.txt) by the MLPerf rule, read-only"
+
+
+def add_parsers(sub: argparse._SubParsersAction) -> None:
+    """Add `mlperf` (and its `score`) to the subcommands of `benchbook`."""
+    m = sub.add_parser("mlperf", help=HELP, description="MLPerf Training results: read, score and check them.")
+    msub = m.add_subparsers(dest="mlperf_command", metavar="{score}", required=True)
+    s = msub.add_parser("score", help="the score of every result folder under PATH (minutes)",
+                        description="Score MLPerf Training result folders: the runs the round requires, the "
+                                    "fastest and the slowest dropped, the mean of the rest, times the folder's "
+                                    "committed scaling.json. Nothing under PATH is written.")
+    s.add_argument("paths", nargs="+", metavar="PATH", help="a results repository clone, a submitter folder, a "
+                   "results/ folder or one <system>/<benchmark> folder")
+    s.add_argument("--json", action="store_true", help="one JSON object per result folder per line")
+    s.add_argument("--round", metavar="R", help="the round (v1.0) where the path does not say it "
+                   "(training_results_v1.0)")
+    s.add_argument("--check", action="store_true", help="also run mlperf-logging's compliance checker per "
+                   "result file and its RCP checker, on a temporary copy (pip install benchbook[mlperf])")
+    s.set_defaults(func=cmd_score)
+
+
+def _minutes(value) -> str:
+    return "-" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.4f}"
+
+
+def cmd_score(args, out: Console, err: Console) -> int:
+    from . import results
+
+    found = results.score(args.paths, args.round)
+    rows = [f.as_dict() for f in found]
+    if args.check:
+        from . import checks
+
+        for row in rows:
+            row["checks"] = checks.run(row["folder"], row["round"], row["benchmark"])
+    if args.json:
+        for row in rows:
+            print(json.dumps(row))
+        return 0
+    t = Table(title=Text(f"{len(rows)} MLPerf Training result folders (minutes: olympic mean x scaling.json)"))
+    for col in ("round", "submitter", "system", "benchmark", "accelerators", "accelerator", "framework", "minutes",
+                "valid", "runs", "scaling"):
+        t.add_column(col, overflow="fold")
+    for r in rows:
+        t.add_row(*(Text(str(c)) for c in (
+            r["round"] or "-", r["submitter"] or "-", r["system"], r["benchmark"], r["accelerators"] or "-",
+            r["accelerator"] or "-", r["framework"] or "-", _minutes(r["score_minutes"]),
+            "yes" if r["valid"] else "no", f"{r['runs'] - r['runs_failed']}/{r['runs']} converged",
+            r["scaling_factor"])))
+    out.print(t)
+    for r in rows:
+        where = f"{r['system']}/{r['benchmark']} ({r['round']})"
+        if not r["valid"]:
+            out.print(Text.assemble(("invalid", "red"), f": {where}: {r['reason']}"), highlight=False)
+        for name, verdict in (r.get("checks") or {}).items():
+            out.print(Text(f"{name}: {where}: {verdict}"), highlight=False)
+        for p in r["problems"]:
+            err.print(Text.assemble(("benchbook:", "bold red"), f" {p}"), highlight=False)
+    return 0

@@ -1,0 +1,124 @@
+"""What the MLPerf notebook's cells call (`notebooks/mlperf.py`): one method per section, frames and
+figures out. The scores come from `results.score`; the convergence curves read the result files again
+(`mllog.read`, a few milliseconds a file) for their evaluations.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from ..errors import BenchbookError
+from . import checks, mllog, results, rules
+
+
+def _names(text: str | None) -> list[str]:
+    return [t.strip() for t in (text or "").split(",") if t.strip()]
+
+
+class MLPerfReport:
+    """The result folders under `paths` (comma-separated), optionally one benchmark, one round and some
+    submitters only."""
+
+    def __init__(self, paths: str, benchmark: str | None = None, round_: str | None = None,
+                 submitters: str | None = None, check: bool = False):
+        found = results.score(_names(paths), round_)
+        wanted = {s.lower() for s in _names(submitters)}
+        self.folders = [f for f in found if (benchmark is None or f.benchmark == benchmark)
+                        and (not wanted or str(f.submitter).lower() in wanted)]
+        if not self.folders:
+            raise BenchbookError(f"no result folder under {paths} for benchmark={benchmark}, "
+                                 f"submitters={submitters or 'any'}")
+        self.paths, self.check = paths, check
+
+    @staticmethod
+    def _label(f: results.Folder) -> str:
+        return f"{f.submitter} {f.system} {f.benchmark} {f.round}"
+
+    def published(self) -> pd.DataFrame:
+        """The scores as MLCommons publishes them: one row per result, minutes."""
+        return pd.DataFrame([{"round": f.round, "submitter": f.submitter, "system": f.system,
+                              "benchmark": f.benchmark, "accelerators": f.accelerators,
+                              "accelerator": f.accelerator, "framework": f.framework, "minutes": f.score_minutes,
+                              "valid": "yes" if f.valid else f"no: {f.reason}"} for f in self.folders])
+
+    def per_accelerator(self) -> pd.DataFrame:
+        """Minutes times accelerators: what a result costs in accelerator time, fastest first."""
+        rows = [{"result": self._label(f), "accelerator": f.accelerator, "accelerators": f.accelerators,
+                 "minutes": f.score_minutes, "accelerator-minutes": f.accelerator_minutes}
+                for f in self.folders]
+        return pd.DataFrame(rows).sort_values("accelerator-minutes", na_position="last", kind="stable")
+
+    def spread(self) -> pd.DataFrame:
+        """Every run of every result: its minutes, and what the score did with it and why."""
+        return pd.DataFrame([{"result": self._label(f), "file": r["file"], "minutes": r["minutes"],
+                              "status": r["status"], "epochs": r["epochs"], "role": r["role"],
+                              "why not converged": r["reason"]} for f in self.folders for r in f.run_details])
+
+    def initialisation(self) -> pd.DataFrame:
+        """Each run's initialisation (init_start..init_stop), outside the time to train."""
+        return pd.DataFrame([{"result": self._label(f), "file": r["file"], "seconds": r["init_seconds"],
+                              "global batch": r["global_batch_size"]} for f in self.folders for r in f.run_details])
+
+    def evaluations(self) -> pd.DataFrame:
+        """Every evaluation of every run (epoch, metric, value), with the round's target for the metric."""
+        rows = []
+        for f in self.folders:
+            goal = rules.target(f.benchmark, f.round) if f.round else None
+            thresholds = dict(goal.thresholds) if goal else {}
+            for path in results.result_files(Path(f.folder)):
+                try:
+                    run = mllog.read(path)
+                except BenchbookError:
+                    continue  # the score's problems already name it
+                rows += [{"result": self._label(f), "file": path.name, "epoch": e.epoch, "metric": e.metric,
+                          "value": e.value, "target": thresholds.get(e.metric)} for e in run.evaluations]
+        return pd.DataFrame(rows, columns=["result", "file", "epoch", "metric", "value", "target"])
+
+    def curves(self):
+        """Accuracy against epoch, a line per run, the target as a dashed line; a panel per result and
+        metric. None when no run logged an evaluation."""
+        import matplotlib.pyplot as plt
+
+        evals = self.evaluations().dropna(subset=["epoch"])
+        if evals.empty:
+            return None
+        panels = list(evals.groupby(["result", "metric"], sort=False))
+        fig, axes = plt.subplots(len(panels), 1, figsize=(8, 3 * len(panels)), squeeze=False)
+        for ax, ((result, metric), group) in zip(axes[:, 0], panels, strict=True):
+            for name, run in group.groupby("file", sort=False):
+                ax.plot(run["epoch"], run["value"], marker=".", label=name)
+            if group["target"].notna().any():
+                ax.axhline(group["target"].iloc[0], color="black", linestyle="--", linewidth=1, label="target")
+            ax.set_title(f"{result}: {metric}", fontsize=10)
+            ax.set_xlabel("epoch")
+            ax.set_ylabel(metric)
+            ax.legend(fontsize=7, ncol=3)
+        fig.tight_layout()
+        plt.close(fig)
+        return fig
+
+    def verdicts(self) -> pd.DataFrame:
+        """mlperf-logging's compliance and RCP verdicts and its own score beside ours (check=True)."""
+        if not self.check:
+            return pd.DataFrame()
+        rows = []
+        for f in self.folders:
+            for name, verdict in checks.run(f.folder, f.round, f.benchmark).items():
+                rows.append({"result": self._label(f), "check": name, "verdict": verdict})
+        return pd.DataFrame(rows)
+
+    def save_summary(self, path: str | Path | None) -> dict:
+        """The headline `benchbook publish` puts in the index: results, valid ones, the fastest."""
+        valid = [f for f in self.folders if f.valid]
+        best = min(valid, key=lambda f: f.score_minutes, default=None)
+        data = {"title": "MLPerf Training results", "mode": "mlperf", "source": self.paths,
+                "runs": sum(f.runs for f in self.folders),
+                "complete": sum(f.runs - f.runs_failed for f in self.folders),
+                "verdict": f"{len(valid)} of {len(self.folders)} results valid",
+                "best": None if best is None else {"result": self._label(best), "minutes": best.score_minutes}}
+        if path:
+            Path(path).write_text(json.dumps(data, indent=2))
+        return data

@@ -1,0 +1,211 @@
+"""Result folders of an MLPerf Training results repository, found and scored without writing a byte.
+
+The layout of `mlcommons/training_results_v<X.Y>`: `<Submitter>/results/<system>/<benchmark>/result_N.txt`
+(+ `scaling.json`, committed by the review from v2.1 on) beside `<Submitter>/systems/<system>.json`.
+A path may be a clone, a submitter folder, a `results/` folder or one `<system>/<benchmark>` folder.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from ..errors import BenchbookError, LogError
+from . import mllog, rules
+
+RESULT_FILE = re.compile(r"result_(\d+)\.txt")
+ROUND_IN_PATH = re.compile(r"^training_results_v(\d+\.\d+)$")
+
+
+@dataclass
+class Folder:
+    """One scored result folder: the JSON line of `benchbook mlperf score --json`."""
+
+    folder: str
+    round: str | None
+    benchmark: str
+    submitter: str | None
+    system: str
+    score_minutes: float | None
+    valid: bool
+    reason: str
+    runs: int
+    runs_failed: int
+    runs_required: int | None
+    scaling_factor: float | None
+    accelerators: int | None
+    accelerator: str | None
+    framework: str | None
+    accelerator_minutes: float | None
+    division: str | None
+    target: str | None
+    target_source: str | None
+    problems: list[str] = field(default_factory=list)
+    run_details: list[dict] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def result_files(folder: Path) -> list[Path]:
+    found = [p for p in folder.iterdir() if RESULT_FILE.fullmatch(p.name) and p.is_file()]
+    return sorted(found, key=lambda p: int(RESULT_FILE.fullmatch(p.name).group(1)))
+
+
+def find(paths: list[str | Path]) -> list[Path]:
+    """Every folder holding result_N.txt files under `paths` (each a folder), in a stable order."""
+    found: dict[Path, None] = {}
+    for path in map(Path, paths):
+        if not path.is_dir():
+            raise BenchbookError(f"{path}: no such folder (give a results repository, a submitter folder, a "
+                                 "results/ folder or one <system>/<benchmark> folder)")
+        for root, dirs, files in os.walk(path):
+            dirs.sort()
+            if any(RESULT_FILE.fullmatch(f) for f in files):
+                found[Path(root)] = None
+    return list(found)
+
+
+def round_of(folder: Path, given: str | None) -> str | None:
+    """--round when given, else the path's `training_results_vX.Y` component."""
+    if given:
+        return rules.round_key(given)
+    for part in reversed(folder.resolve().parts):
+        m = ROUND_IN_PATH.match(part)
+        if m:
+            return m.group(1)
+    return None
+
+
+def _system(submitter_dir: Path | None, system: str, problems: list[str]) -> dict:
+    if submitter_dir is None:
+        problems.append(f"no systems/{system}.json: the folder is not under <Submitter>/results/")
+        return {}
+    path = submitter_dir / "systems" / f"{system}.json"
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        problems.append(f"{path}: missing (accelerators, accelerator and framework unknown)")
+        return {}
+    except (OSError, UnicodeDecodeError) as exc:
+        problems.append(f"{path}: cannot be read ({exc})")
+        return {}
+    try:
+        described = json.loads(text) if text.lstrip().startswith("{") else _system_v06(text)
+    except (ValueError, SyntaxError, TypeError, KeyError) as exc:
+        problems.append(f"{path}: neither a JSON object nor v0.6's 'key: {{json}}' lines ({exc!r})")
+        return {}
+    if not isinstance(described, dict):
+        problems.append(f"{path}: expected a JSON object")
+        return {}
+    return described
+
+
+def _system_v06(text: str) -> dict:
+    """v0.6's systems file: `key: {"value": ...}` lines, whose `entry` value is a Python literal (its
+    `nodes` another one) naming the framework, accelerator, accelerators per node and nodes."""
+    lines = dict(line.split(": ", 1) for line in text.splitlines() if line.strip())
+    entry = ast.literal_eval(json.loads(lines["entry"])["value"])
+    nodes = ast.literal_eval(entry["nodes"]) if isinstance(entry["nodes"], str) else entry["nodes"]
+    nodes = nodes[0] if isinstance(nodes, list) else nodes
+    return {"accelerators_per_node": nodes["num_accelerators"], "number_of_nodes": nodes["num_nodes"],
+            "accelerator_model_name": nodes["accelerator"], "framework": entry["framework"],
+            "division": json.loads(lines["division"])["value"] if "division" in lines else None}
+
+
+def _accelerators(system: dict, path: str, problems: list[str]) -> int | None:
+    if not system:
+        return None
+    try:
+        return int(system["accelerators_per_node"]) * int(system["number_of_nodes"])
+    except (KeyError, TypeError, ValueError) as exc:
+        problems.append(f"{path}: accelerators_per_node x number_of_nodes not readable ({exc!r})")
+        return None
+
+
+def _scaling(folder: Path, problems: list[str]) -> float | None:
+    """The committed scaling.json's factor (1.0 without one); None when it cannot be read."""
+    path = folder / "scaling.json"
+    if not path.is_file():
+        return 1.0
+    try:
+        with open(path, encoding="utf-8") as f:
+            factor = float(json.load(f)["scaling_factor"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        problems.append(f"{path}: expected {{\"scaling_factor\": <number>}} ({exc!r})")
+        return None
+    return factor
+
+
+def score_folder(folder: Path, round_: str | None = None) -> Folder:
+    """Read every result file of one folder and score it by the round's rule."""
+    problems: list[str] = []
+    files = result_files(folder)
+    runs: list[mllog.Run | LogError] = []
+    for path in files:
+        try:
+            run = mllog.read(path)
+            problems.extend(run.problems)
+        except LogError as exc:
+            run = exc
+            problems.append(str(exc))
+        runs.append(run)
+    read = [r for r in runs if isinstance(r, mllog.Run)]
+    logged = next((r.submission for r in read if r.submission), {})
+    benchmark = rules.BENCHMARK_ALIASES.get(folder.name, folder.name)
+    if benchmark not in rules.RUNS_REQUIRED and logged.get("benchmark"):  # a folder renamed: the logs say
+        benchmark = str(logged["benchmark"])
+    system_name = folder.parent.name
+    submitter_dir = folder.parent.parent.parent if folder.parent.parent.name == "results" else None
+    submitter = submitter_dir.name if submitter_dir else logged.get("org")
+    system = _system(submitter_dir, system_name, problems)
+    systems_path = str(submitter_dir / "systems" / f"{system_name}.json") if submitter_dir else ""
+    key = round_of(folder, round_)
+    factor = _scaling(folder, problems)
+    goal = rules.target(benchmark, key) if key else None
+    verdicts = []
+    for path, run in zip(files, runs, strict=True):
+        if isinstance(run, LogError):
+            verdicts.append(rules.RunVerdict(str(path), None, None, False, run.reason))
+        else:
+            verdicts.append(rules.judge(run, benchmark, key or "0.0"))
+    if key is None:
+        result = rules.Score(None, False, "round unknown: no training_results_vX.Y in the path (give --round)",
+                             rules.RUNS_REQUIRED.get(benchmark), 1, [])
+    elif factor is None:
+        result = rules.Score(None, False, "scaling.json cannot be read", rules.RUNS_REQUIRED.get(benchmark), 1, [])
+    else:
+        result = rules.score(verdicts, benchmark, factor)
+    if key and goal is None and benchmark in rules.RUNS_REQUIRED:
+        problems.append(f"no quality target known for {benchmark} in v{key}: run_stop's status alone decides")
+    accelerators = _accelerators(system, systems_path, problems)
+    return Folder(
+        folder=str(folder), round=f"v{key}" if key else None, benchmark=benchmark, submitter=submitter,
+        system=system_name, score_minutes=result.minutes, valid=result.valid, reason=result.reason,
+        runs=len(files), runs_failed=sum(not v.converged for v in verdicts), runs_required=result.runs_required,
+        scaling_factor=factor, accelerators=accelerators,
+        accelerator=system.get("accelerator_model_name"), framework=system.get("framework"),
+        accelerator_minutes=result.minutes * accelerators if result.minutes is not None and accelerators else None,
+        division=system.get("division") or logged.get("division"),
+        target=goal.describe() if goal else None, target_source=goal.source if goal else None,
+        problems=problems, run_details=[_detail(v, r, role) for v, r, role in
+                                        zip(verdicts, runs, rules.roles(verdicts, benchmark), strict=True)])
+
+
+def _detail(verdict: rules.RunVerdict, run, role: str) -> dict:
+    read = isinstance(run, mllog.Run)
+    return {"file": os.path.basename(verdict.path), "minutes": verdict.minutes, "status": verdict.status,
+            "converged": verdict.converged, "reason": verdict.reason, "role": role, "epochs": verdict.epochs,
+            "samples": verdict.samples, "global_batch_size": run.global_batch_size if read else None,
+            "init_seconds": run.init_seconds if read else None}
+
+
+def score(paths: list[str | Path], round_: str | None = None) -> list[Folder]:
+    folders = find(paths)
+    if not folders:
+        raise BenchbookError(f"no result_N.txt under {', '.join(map(str, paths))}")
+    return [score_folder(f, round_) for f in folders]

@@ -1,0 +1,79 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # MLPerf Training results
+# The published time-to-train results of MLPerf Training (`mlcommons/training_results_v<X.Y>`), scored by the
+# MLPerf rule from their own `result_N.txt` files: the runs the round requires, the fastest and the slowest
+# dropped, the mean of the rest, times the folder's committed `scaling.json`, in minutes. Nothing in the
+# results folder is written.
+
+# %% tags=["parameters"]
+from typing import Optional  # unset parameters are None (papermill -p NAME None)
+
+results: str = "../shared/mlperf-results"  # comma-separated results folders (a clone, a submitter, one result)
+benchmark: Optional[str] = None  # one benchmark (resnet, maskrcnn...); None: every benchmark found
+round: Optional[str] = None  # the round (v1.0) where the paths do not say it (training_results_v1.0)
+submitters: Optional[str] = None  # comma-separated submitters to show; None: all
+check: bool = False  # also run mlperf-logging's compliance and RCP checkers (pip install 'benchbook[mlperf]')
+summary_path: Optional[str] = None  # where to write the headline numbers as JSON (benchbook publish sets it)
+
+# %%
+from benchbook.mlperf.report import MLPerfReport
+from benchbook.reports import display
+
+report = MLPerfReport(results, benchmark, round, submitters, check)
+display.table(report.published(), empty="no result folder", formats={"minutes": 4})
+
+# %% [markdown]
+# ## Per accelerator
+# Minutes times accelerators: what a result costs in accelerator time, fastest first.
+
+# %%
+display.table(report.per_accelerator(), empty="no result folder",
+              formats={"minutes": 4, "accelerator-minutes": 1})
+
+# %% [markdown]
+# ## The spread of the runs
+# Every run of every result, and what the score did with it: counted, or dropped as the fastest, the slowest,
+# or a run that did not converge (which takes a slowest slot).
+
+# %%
+display.table(report.spread(), empty="no run", formats={"minutes": 4})
+
+# %% [markdown]
+# ## Convergence
+# Accuracy against epoch, a line per run; the round's quality target dashed.
+
+# %%
+report.curves() or display.note("no run logged an evaluation")
+
+# %% [markdown]
+# ## Initialisation
+# `init_start` to `init_stop` of each run, outside the time to train.
+
+# %%
+display.table(report.initialisation(), empty="no run logged init_start and init_stop", formats={"seconds": 1})
+
+# %% [markdown]
+# ## mlperf-logging's own checks
+# Compliance per result file, the RCP check and result_summarizer's score, run on a temporary copy
+# (`check=True`).
+
+# %%
+display.table(report.verdicts(), empty="not run (check=False)")
+
+# %%
+report.save_summary(summary_path);

@@ -1,0 +1,77 @@
+"""mlperf.checks: mlperf-logging's own tools (the `mlperf` extra, in the `test` extra) on copies of result
+folders built here: their score agrees with benchbook's to 4 decimals on rounds 0.7 and later, and
+the folders read stay byte-identical although the RCP checker rewrites scaling.json where it runs."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from benchbook.mlperf import checks, results
+from test_mlperf_score import digests, repository
+
+pytest.importorskip("mlperf_logging", reason="the mlperf extra (mlperf-logging) is not installed")
+
+CASES = {
+    "five converged runs": ("v0.7", (41.5, 39.25, 40.125, 38.0, 44.75), {}, None),
+    "one run short of the target": ("v0.7", (41.5, 39.25, 40.125, 38.0, 35.0),
+                                    {4: {"accuracies": (0.5, 0.75), "status": "aborted"}}, None),
+    "a committed scaling.json": ("v1.0", (60.5, 61.0, 59.75, 62.25, 58.0), {}, 1.0625),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_result_summarizer_agrees_to_four_decimals(tmp_path, case):
+    version, minutes, overrides, scaling = CASES[case]
+    folder = repository(tmp_path, minutes, version=version, scaling=scaling, overrides=overrides)
+    (ours,) = results.score([folder])
+    before = digests(tmp_path)
+    official = checks.official(folder, version, "resnet")
+    assert digests(tmp_path) == before  # the tools ran on a copy
+    assert ours.valid and official["summarizer"] is not None, official
+    assert round(official["summarizer"], 4) == round(ours.score_minutes, 4)
+
+
+def test_verdicts_beside_the_score(tmp_path):
+    # batch 1632 converging in 34 epochs: faster than the reference points' mean at that batch
+    # (rcps_resnet.json, resnet_ref_1632) but within their max speedup, so the RCP check normalises
+    folder = repository(tmp_path, (60.5, 61.0, 59.75, 62.25, 58.0), version="v1.0", scaling=1.0625, batch=1632,
+                        accuracies=(0.5,) * 33 + (0.76,))
+    found = checks.run(folder, "v1.0", "resnet")
+    assert found["compliance"] == "pass (5 of 5 files)"
+    verdict, norm, committed = re.fullmatch(r"pass \(RCP found\), normalisation (\d\.\d{4}); committed "
+                                            r"scaling.json (\d\.\d{4})", found["rcp"]).group(0, 1, 2)
+    assert 1.0 < float(norm) < 1.1 and committed == "1.0625"
+    assert found["result_summarizer"] == f"{results.score([folder])[0].score_minutes:.4f} minutes"
+
+
+def test_rcp_failure_gives_no_normalisation(tmp_path):
+    folder = repository(tmp_path, version="v1.0", batch=1632)  # 2 epochs: far faster than any reference run
+    found = checks.run(folder, "v1.0", "resnet")
+    assert found["rcp"].startswith("fail (") and "normalisation" not in found["rcp"]
+    assert found["rcp"].endswith("; no committed scaling.json")
+
+
+def test_compliance_failure_names_the_file(tmp_path):
+    folder = repository(tmp_path, overrides={2: {"accuracies": (0.5, 0.7)}})
+    found = checks.run(folder, "v0.7", "resnet")
+    assert found["compliance"] == "fail (1 of 5 files: result_2.txt)"
+    assert found["rcp"].startswith("not applicable: mlperf-logging's RCP check begins with v1.0")
+
+
+def test_without_a_round_nothing_runs(tmp_path):
+    folder = repository(tmp_path)
+    assert checks.run(folder, None, "resnet") == {"checks": "not run: the round is unknown (give --round)"}
+
+
+def test_the_known_difference_a_run_logged_aborted(tmp_path):
+    """From v0.7 on, mlperf-logging's rules ask only that run_stop has a status (training_0.7.0/
+    common.yaml:95), so result_summarizer counts a run that reached the target but logged `aborted`;
+    benchbook counts it as a failed run (the slowest slot), as the MLPerf rule says of a run that
+    did not succeed. The README says so."""
+    folder = repository(tmp_path, (10, 11, 12, 13, 5), overrides={4: {"status": "aborted"}})
+    (ours,) = results.score([folder])
+    official = checks.official(folder, "v0.7", "resnet")
+    assert ours.score_minutes == pytest.approx(12.0)  # 11, 12, 13: the aborted 5 takes the slowest slot
+    assert official["summarizer"] == pytest.approx(11.0)  # 10, 11, 12: the aborted 5 counted as the fastest

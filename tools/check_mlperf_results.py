@@ -1,0 +1,79 @@
+"""Check `benchbook mlperf score --json` against published MLPerf Training result folders and their
+expected.yaml, and that scoring left every file of the folder byte-identical.
+
+Usage: python tools/check_mlperf_results.py ../shared/mlperf-results
+
+expected.yaml maps each result folder (relative to the given folder) to its `score_minutes`, `round`,
+`benchmark`, `submitter`, `system` and `result_files`. Every folder listed must be found, valid, with
+these fields, and its score within 0.0001 minutes; no other folder may be found. Runs the CLI, as a
+user would, and exits 1 with one line per mismatch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+TOLERANCE_MINUTES = 0.0001
+
+
+def digests(folder: Path) -> dict[str, str]:
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def score(folder: Path) -> dict[str, dict]:
+    out = subprocess.run([sys.executable, "-m", "benchbook.cli", "mlperf", "score", "--json", str(folder)],
+                         capture_output=True, text=True, check=False)
+    if out.returncode != 0:
+        raise SystemExit(f"benchbook mlperf score failed ({out.returncode}):\n{out.stderr}")
+    rows = [json.loads(line) for line in out.stdout.splitlines() if line.strip()]
+    return {str(Path(r["folder"]).relative_to(folder)): r for r in rows}
+
+
+def check(folder: Path, expected: dict) -> list[str]:
+    """Mismatches of the folders scored against `expected`, and any file that changed."""
+    before = digests(folder)
+    found = score(folder)
+    errors = [f"{name}: {'changed' if name in before else 'written'} by scoring"
+              for name, digest in digests(folder).items() if before.get(name) != digest]
+    errors += [f"{name}: found, not in expected.yaml" for name in sorted(set(found) - set(expected))]
+    for name, want in expected.items():
+        got = found.get(name)
+        if got is None:
+            errors.append(f"{name}: not found")
+            continue
+        for key in ("round", "benchmark", "submitter", "system"):
+            if got[key] != want[key]:
+                errors.append(f"{name}: {key} {got[key]!r}, expected {want[key]!r}")
+        if got["runs"] != want["result_files"]:
+            errors.append(f"{name}: {got['runs']} result files, expected {want['result_files']}")
+        if not got["valid"] or got["score_minutes"] is None:
+            errors.append(f"{name}: invalid ({got['reason']}), expected {want['score_minutes']} minutes")
+        elif abs(got["score_minutes"] - want["score_minutes"]) > TOLERANCE_MINUTES:
+            errors.append(f"{name}: {got['score_minutes']:.6f} minutes, expected {want['score_minutes']} "
+                          f"(within {TOLERANCE_MINUTES})")
+    return errors
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("folder", type=Path, help="folder of result repositories with an expected.yaml")
+    args = p.parse_args(argv)
+    expected = yaml.safe_load((args.folder / "expected.yaml").read_text(encoding="utf-8"))
+    errors = check(args.folder, expected)
+    for e in errors:
+        print(e)
+    print(f"{len(expected) - len({e.split(':')[0] for e in errors} & set(expected))} of {len(expected)} "
+          f"result folders as expected")
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -46,7 +46,7 @@ def test_every_notebook_is_a_text_source_paired_with_its_ipynb():
     """The .py is what people edit; the .ipynb papermill runs must hold the same cells
     (`jupytext --sync notebooks/NAME.py` after an edit)."""
     assert sorted(p.stem for p in NOTEBOOKS.glob("*.py")) == sorted(p.stem for p in NOTEBOOKS.glob("*.ipynb"))
-    assert sorted(p.stem for p in NOTEBOOKS.glob("*.py")) == sorted([*MODELS, "compare"])
+    assert sorted(p.stem for p in NOTEBOOKS.glob("*.py")) == sorted([*MODELS, "compare", "mlperf"])
     assert not (ROOT / "tools" / "make_notebooks.py").exists()  # no generator: the notebooks are the sources
     for py in NOTEBOOKS.glob("*.py"):
         assert not _out_of_sync(py), f"{_out_of_sync(py)}: run `jupytext --sync {py.relative_to(ROOT)}`"

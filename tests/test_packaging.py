@@ -28,6 +28,8 @@ def _pyproject(root) -> dict[str, str]:
 def _conda(root) -> dict[str, str]:
     env = yaml.safe_load((root / "environment.yml").read_text(encoding="utf-8"))
     deps = [d for d in env["dependencies"] if isinstance(d, str)]
+    # what conda-forge lacks is installed by pip from the environment's pip section
+    deps += [d for s in env["dependencies"] if isinstance(s, dict) for d in s.get("pip", []) if d != "-e ."]
     # conda writes `pkg>=1.0` or `pkg >=1.0` or `pkg=1.0` (conda's own `=` means a version prefix)
     out = dict(_requirement(d) for d in deps)
     return {name: bounds for name, bounds in out.items() if name not in ("python", "pip")}

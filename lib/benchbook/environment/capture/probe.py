@@ -7,11 +7,48 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 COMMAND_TIMEOUT = 10.0  # seconds; nvidia-smi on a busy 16-GPU node answers in about one
+#: Bytes kept of a command's standard output, and of its standard error: `nvidia-smi -q` of a 16-GPU
+#: node prints about 200 kB, `ldconfig -p` of a large image a few hundred; what is past it is read
+#: (the command runs to its end) and dropped, and the text ends with CUT_MARKER.
+OUTPUT_LIMIT = 4 * 2**20
+CUT_MARKER = "\n[benchbook: output cut here, after {limit} bytes; the rest was read and dropped]\n"
+
+
+def _keep_head(stream, limit: int, into: list) -> None:
+    """Read `stream` to its end, keeping its first `limit` bytes (and whether there was more) in `into`."""
+    head, more = bytearray(), False
+    try:
+        while True:
+            block = stream.read1(1 << 16)
+            if not block:
+                break
+            room = limit - len(head)
+            head += block[:max(room, 0)]
+            more = more or len(block) > room
+    except (OSError, ValueError):  # the pipe closed under us (the command was killed)
+        pass
+    into[:] = [bytes(head) + (CUT_MARKER.format(limit=limit).encode() if more else b"")]
+
+
+def communicate_bounded(proc: subprocess.Popen, timeout: float, limit: int = OUTPUT_LIMIT) -> tuple[bytes, bytes]:
+    """`proc.communicate(timeout)` that holds at most `limit` bytes of each stream (then CUT_MARKER):
+    a command that prints hundreds of megabytes costs the time to read them, not their memory nor
+    the time to parse them. TimeoutExpired as communicate raises it (the caller ends the command)."""
+    results: list[list] = [[b""], [b""]]
+    readers = [threading.Thread(target=_keep_head, args=(stream, limit, into), daemon=True)
+               for stream, into in ((proc.stdout, results[0]), (proc.stderr, results[1])) if stream is not None]
+    for r in readers:
+        r.start()
+    proc.wait(timeout=timeout)
+    for r in readers:  # a child that left the session may hold the pipes open: do not wait for it
+        r.join(timeout=5)
+    return results[0][0], results[1][0]
 
 
 class Absent(Exception):
@@ -65,7 +102,7 @@ class Probe:
         proc = subprocess.Popen([exe, *args[1:]], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, env=self.env, start_new_session=hasattr(os, "killpg"))
         try:
-            out, err = proc.communicate(timeout=timeout)
+            out, err = communicate_bounded(proc, timeout)
         except subprocess.TimeoutExpired:
             if hasattr(os, "killpg"):
                 try:
@@ -74,8 +111,8 @@ class Probe:
                     pass
             proc.kill()
             try:
-                proc.communicate(timeout=5)
-            except subprocess.TimeoutExpired:  # a child that left the session still holds the pipes
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
                 pass
             raise
         return proc.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")

@@ -15,7 +15,7 @@ from typing import Any
 COMMAND_TIMEOUT = 10.0  # seconds; nvidia-smi on a busy 16-GPU node answers in about one
 #: Bytes kept of a command's standard output, and of its standard error: `nvidia-smi -q` of a 16-GPU
 #: node prints about 200 kB, `ldconfig -p` of a large image a few hundred; what is past it is read
-#: (the command runs to its end) and dropped, and the text ends with CUT_MARKER.
+#: (the command runs to its end) and dropped, and the text ends, after its last whole line, with CUT_MARKER.
 OUTPUT_LIMIT = 4 * 2**20
 CUT_MARKER = "\n[benchbook: output cut here, after {limit} bytes; the rest was read and dropped]\n"
 
@@ -33,6 +33,8 @@ def _keep_head(stream, limit: int, into: list) -> None:
             more = more or len(block) > room
     except (OSError, ValueError):  # the pipe closed under us (the command was killed)
         pass
+    if more and b"\n" in head:  # whole lines, then the marker on a line of its own
+        del head[head.rfind(b"\n") + 1:]
     into[:] = [bytes(head) + (CUT_MARKER.format(limit=limit).encode() if more else b"")]
 
 

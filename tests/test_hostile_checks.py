@@ -76,7 +76,8 @@ def machine(tmp_path, monkeypatch):
     def calls() -> list[list[str]]:
         if not log.exists():
             return []
-        return [[json.loads(line)[0].rsplit("/", 1)[-1], *json.loads(line)[1:]] for line in log.read_text().splitlines()]
+        argvs = [json.loads(line) for line in log.read_text().splitlines()]
+        return [[argv[0].rsplit("/", 1)[-1], *argv[1:]] for argv in argvs]
 
     calls.bin = bin_dir
     return calls

@@ -162,7 +162,9 @@ def add_check_parser(sub: argparse._SubParsersAction) -> None:
                        "to fix what is missing",
                        description="Check a study's set-up: docker and the NVIDIA runtime, the image or container, "
                        "GPUs per node, MPI and passwordless ssh to every host, the code, and the data layout. "
-                       "Exit status 1 when something is missing.")
+                       "It only looks (docker info, docker image inspect, nvidia-smi -L, which, the files): what "
+                       "runs something the study names (its container, ssh to its hosts, its python) is shown as "
+                       "not checked unless --probe. Exit status 1 when something is missing.")
     c.add_argument("study", help="study file, e.g. params/MODEL/ngc.yaml")
     c.add_argument("--data-prep", action="store_true", help="also print the published data preparation commands")
     c.add_argument("--json", action="store_true", help="the checks as one JSON object")

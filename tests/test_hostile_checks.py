@@ -5,6 +5,7 @@ The commands are stand-ins on PATH that write their arguments to calls.jsonl, so
 `benchbook check` would have run on a real machine, through the real runner.
 """
 
+import hashlib
 import json
 import subprocess
 import sys
@@ -13,7 +14,7 @@ import time
 import pytest
 
 from benchbook import cli
-from benchbook.environment.capture.probe import CUT_MARKER, OUTPUT_LIMIT, Probe
+from benchbook.environment.capture.probe import CUT, OUTPUT_LIMIT, Probe
 from benchbook.studies import checks, study
 from benchbook.studies.study import StudyError
 
@@ -201,13 +202,17 @@ FLOOD = "import sys\nline = b'GPU 0: Tesla V100 (UUID: GPU-0)' * 64 + b'\\n'\nfo
 
 def test_a_check_probe_keeps_the_head_of_a_flood(tmp_path):
     """Issue 26 (13): a probe held a command's whole output (an nvidia-smi printing 200 MB took 62 s)."""
-    n = 40 * 2**20 // 1985  # 40 MB
+    n = 40 * 2**20 // 1985  # 40 MB of 1985-byte lines
     t0 = time.monotonic()
     done = checks.bounded_run([sys.executable, "-c", FLOOD.format(n=n)], timeout=60)
     elapsed = time.monotonic() - t0
-    assert done.returncode == 0 and done.stdout.endswith(CUT_MARKER.format(limit=OUTPUT_LIMIT))
-    kept = done.stdout.removesuffix(CUT_MARKER.format(limit=OUTPUT_LIMIT))
-    assert OUTPUT_LIMIT - 1985 < len(kept) <= OUTPUT_LIMIT and kept.endswith("\n")  # whole lines
+    cut = CUT.search(done.stdout)
+    assert done.returncode == 0 and cut and int(cut.group("size")) == n * 1985
+    kept = done.stdout[:cut.start()]
+    assert len(kept) == int(cut.group("kept")) and OUTPUT_LIMIT - 1985 < len(kept) <= OUTPUT_LIMIT
+    assert kept.endswith("\n")  # whole lines
+    line = b"GPU 0: Tesla V100 (UUID: GPU-0)" * 64 + b"\n"
+    assert cut.group("sha256") == hashlib.sha256(line * n).hexdigest()
     assert elapsed < 20, elapsed
 
 
@@ -216,8 +221,32 @@ def test_a_capture_probe_keeps_the_head_of_a_flood(tmp_path):
     smi.write_text(f"#!{sys.executable}\n" + FLOOD.format(n=40 * 2**20 // 1985))
     smi.chmod(0o755)
     out = Probe(env={"PATH": str(tmp_path)}).run(["nvidia-smi", "-L"])
-    assert out.startswith("GPU 0: Tesla V100") and out.endswith(CUT_MARKER.format(limit=OUTPUT_LIMIT))
-    assert len(out) <= OUTPUT_LIMIT + len(CUT_MARKER.format(limit=OUTPUT_LIMIT))
+    cut = CUT.search(out)
+    assert out.startswith("GPU 0: Tesla V100") and cut and int(cut.group("kept")) <= OUTPUT_LIMIT
+    assert len(out) < OUTPUT_LIMIT + 300
+
+
+def test_a_large_local_patch_is_hashed_whole(tmp_path):
+    """The capture keeps no patch past its limit, but its hash covers all of it, past the probe's cut too."""
+    from benchbook.environment.capture.model_code import read_code
+
+    repo = tmp_path / "code"
+    repo.mkdir()
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(repo)]
+    subprocess.run([*git, "init", "-q"], check=True)
+    (repo / "big.txt").write_text("a\n")
+    subprocess.run([*git, "add", "big.txt"], check=True)
+    subprocess.run([*git, "commit", "-qm", "x"], check=True)
+    hashes = set()
+    for tail in ("x", "y"):  # two patches alike in their first 5 MB
+        (repo / "big.txt").write_text("line of the patch\n" * 300000 + tail + "\n")
+        full = subprocess.run([*git, "diff", "HEAD", "--binary", "--no-color", "--no-ext-diff"], check=True,
+                              capture_output=True).stdout
+        code = read_code(Probe(), repo)
+        assert len(full) > OUTPUT_LIMIT and code["patch"] is None and code["patch_truncated"] is True
+        assert code["patch_sha256"] == hashlib.sha256(full).hexdigest()
+        hashes.add(code["patch_sha256"])
+    assert len(hashes) == 2
 
 
 def test_a_probe_that_prints_little_is_read_whole_and_its_status_kept(tmp_path):

@@ -4,7 +4,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
+import re
 import shutil
 import subprocess
 import threading
@@ -15,31 +17,42 @@ from typing import Any
 COMMAND_TIMEOUT = 10.0  # seconds; nvidia-smi on a busy 16-GPU node answers in about one
 #: Bytes kept of a command's standard output, and of its standard error: `nvidia-smi -q` of a 16-GPU
 #: node prints about 200 kB, `ldconfig -p` of a large image a few hundred; what is past it is read
-#: (the command runs to its end) and dropped, and the text ends, after its last whole line, with CUT_MARKER.
+#: (the command runs to its end) and dropped, and the text ends, after its last whole line, with the
+#: marker `cut_marker` writes: the size and SHA-256 of the whole output (a local patch's hash covers
+#: all of it, `model_code`).
 OUTPUT_LIMIT = 4 * 2**20
-CUT_MARKER = "\n[benchbook: output cut here, after {limit} bytes; the rest was read and dropped]\n"
+CUT = re.compile(r"\n\[benchbook: output cut after (?P<kept>\d+) of (?P<size>\d+) bytes \(sha256 of all of it: "
+                 r"(?P<sha256>[0-9a-f]{64})\); the rest was read and dropped\]\n\Z")
+
+
+def cut_marker(kept: int, size: int, sha256: str) -> str:
+    """The line that ends an output cut after `kept` bytes: the whole output's size and hash (CUT reads it)."""
+    return (f"\n[benchbook: output cut after {kept} of {size} bytes (sha256 of all of it: {sha256}); the rest was "
+            "read and dropped]\n")
 
 
 def _keep_head(stream, limit: int, into: list) -> None:
-    """Read `stream` to its end, keeping its first `limit` bytes (and whether there was more) in `into`."""
-    head, more = bytearray(), False
+    """Read `stream` to its end, keeping its first `limit` bytes (then, if there was more, the marker)."""
+    head, size, digest = bytearray(), 0, hashlib.sha256()
     try:
         while True:
             block = stream.read1(1 << 16)
             if not block:
                 break
-            room = limit - len(head)
-            head += block[:max(room, 0)]
-            more = more or len(block) > room
+            size += len(block)
+            digest.update(block)
+            head += block[:max(limit - len(head), 0)]
     except (OSError, ValueError):  # the pipe closed under us (the command was killed)
         pass
-    if more and b"\n" in head:  # whole lines, then the marker on a line of its own
-        del head[head.rfind(b"\n") + 1:]
-    into[:] = [bytes(head) + (CUT_MARKER.format(limit=limit).encode() if more else b"")]
+    if size > len(head):
+        if b"\n" in head:  # whole lines, then the marker on a line of its own
+            del head[head.rfind(b"\n") + 1:]
+        head += cut_marker(len(head), size, digest.hexdigest()).encode()
+    into[:] = [bytes(head)]
 
 
 def communicate_bounded(proc: subprocess.Popen, timeout: float, limit: int = OUTPUT_LIMIT) -> tuple[bytes, bytes]:
-    """`proc.communicate(timeout)` that holds at most `limit` bytes of each stream (then CUT_MARKER):
+    """`proc.communicate(timeout)` that holds at most `limit` bytes of each stream (then `cut_marker`):
     a command that prints hundreds of megabytes costs the time to read them, not their memory nor
     the time to parse them. TimeoutExpired as communicate raises it (the caller ends the command)."""
     results: list[list] = [[b""], [b""]]

@@ -10,6 +10,7 @@ leaves them out unless `--probe`; `benchbook run`, which runs all of it anyway, 
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shlex
 import subprocess
@@ -17,7 +18,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from ...environment.capture.probe import CUT_MARKER, OUTPUT_LIMIT, communicate_bounded
+from ...environment.capture.probe import CUT, OUTPUT_LIMIT, communicate_bounded, cut_marker
 
 Which = Callable[[str], "str | None"]
 Runner = Callable[..., "subprocess.CompletedProcess"]
@@ -47,7 +48,7 @@ def failed(checks: Iterable[Check]) -> list[Check]:
 def bounded_run(argv: list[str], *, timeout: float, capture_output: bool = True, text: bool = True,
                 check: bool = False) -> subprocess.CompletedProcess:
     """`subprocess.run(argv, capture_output=True, timeout=...)` holding at most OUTPUT_LIMIT bytes of each
-    stream (then CUT_MARKER); the command and what it started end at the time limit."""
+    stream (then `cut_marker`); the command and what it started end at the time limit."""
     proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             start_new_session=True)
     try:
@@ -86,16 +87,17 @@ class Probes:
         return p.returncode, _text(p.stdout), _text(p.stderr)
 
 
-_CUT = CUT_MARKER.format(limit=OUTPUT_LIMIT)
-
-
 def _text(value) -> str:
-    """What a command printed as text, at most about OUTPUT_LIMIT of it whatever runner gave it (one that
+    """What a command printed as text, at most OUTPUT_LIMIT bytes of it whatever runner gave it (one that
     `bounded_run` cut already is kept as it is, its marker with it)."""
     if value is None:
         return ""
-    text = value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
-    return text if len(text) <= OUTPUT_LIMIT + len(_CUT) else text[:OUTPUT_LIMIT] + _CUT
+    data = value if isinstance(value, bytes) else str(value).encode("utf-8", "replace")
+    if len(data) > OUTPUT_LIMIT and not CUT.search(data[-200:].decode("ascii", "replace")):
+        head = data[:OUTPUT_LIMIT]
+        head = head[:head.rfind(b"\n") + 1] or head
+        data = head + cut_marker(len(head), len(data), hashlib.sha256(data).hexdigest()).encode()
+    return data.decode("utf-8", "replace")
 
 
 def first_line(*texts: str) -> str:

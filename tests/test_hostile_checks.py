@@ -254,3 +254,11 @@ def test_a_probe_that_prints_little_is_read_whole_and_its_status_kept(tmp_path):
     assert (done.returncode, done.stdout) == (3, "x" * 10 + "\n")
     with pytest.raises(subprocess.TimeoutExpired):
         checks.bounded_run([sys.executable, "-c", "import time; time.sleep(30)"], timeout=0.5)
+
+
+def test_a_probe_whose_child_holds_the_pipe_ends_at_its_time_limit(tmp_path):
+    """As communicate did: the output is read until the pipes close, within the time limit."""
+    t0 = time.monotonic()
+    with pytest.raises(subprocess.TimeoutExpired):
+        checks.bounded_run(["sh", "-c", "echo x; sleep 30 & exit 0"], timeout=1)
+    assert time.monotonic() - t0 < 10

@@ -10,6 +10,7 @@ import re
 import shutil
 import subprocess
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -58,11 +59,14 @@ def communicate_bounded(proc: subprocess.Popen, timeout: float, limit: int = OUT
     results: list[list] = [[b""], [b""]]
     readers = [threading.Thread(target=_keep_head, args=(stream, limit, into), daemon=True)
                for stream, into in ((proc.stdout, results[0]), (proc.stderr, results[1])) if stream is not None]
+    deadline = time.monotonic() + timeout
     for r in readers:
         r.start()
     proc.wait(timeout=timeout)
-    for r in readers:  # a child that left the session may hold the pipes open: do not wait for it
-        r.join(timeout=5)
+    for r in readers:  # as communicate: until the pipes close (a child of the command may hold them)
+        r.join(timeout=max(deadline - time.monotonic(), 0))
+        if r.is_alive():
+            raise subprocess.TimeoutExpired(proc.args, timeout)
     return results[0][0], results[1][0]
 
 

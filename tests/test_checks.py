@@ -130,7 +130,7 @@ def test_complete_tf1_layout_passes(tmp_path):
     assert got["code"].ok is None and f"git checkout {COMMIT_TF}" in got["code"].fix
     # the launcher runs in the exec container: ssh is tried from there, on the containers' sshd port
     ssh = [c for c in m.calls if "ssh" in c]
-    assert ssh[0][:3] == ["docker", "exec", "tf_resnet"]
+    assert ssh[0][:4] == ["docker", "exec", "--", "tf_resnet"]
     assert ["-p", "10000"] == ssh[0][ssh[0].index("-p"):ssh[0].index("-p") + 2]
     assert {c[-2] for c in ssh} == {"10.11.0.2", "10.11.0.3", "10.11.0.4", "10.11.0.5"}
 
@@ -165,7 +165,8 @@ def test_missing_dali_index_files_are_named(tmp_path):
 
 def test_missing_dali_index_folder_says_where_it_looked(tmp_path):
     spec = dlperf(tmp_path, index=False)
-    m = Machine().set("ls -1A /data/dali_idx", 2, "", "ls: cannot access '/data/dali_idx': No such file or directory")
+    m = Machine().set("ls -1A -- /data/dali_idx", 2, "",
+                      "ls: cannot access '/data/dali_idx': No such file or directory")
     dali = by_name(m.check(spec))["DALI index"]
     assert dali.ok is False and "/data/dali_idx" in dali.detail and "No such file" in dali.detail
 
@@ -174,11 +175,11 @@ def test_dali_index_inside_the_exec_container_is_listed_there(tmp_path):
     spec = dlperf(tmp_path, index=False)
     names = "\n".join([f"train-{i:05d}-of-01024" for i in range(1024)] +
                       [f"validation-{i:05d}-of-00128" for i in range(127)])
-    m = Machine().set("ls -1A /data/dali_idx", 0, names + "\n")
+    m = Machine().set("ls -1A -- /data/dali_idx", 0, names + "\n")
     dali = by_name(m.check(spec))["DALI index"]
     assert dali.ok is False and "(in container tf_resnet)" in dali.detail
     assert "missing validation-00127-of-00128" in dali.detail
-    assert ["docker", "exec", "tf_resnet", "ls", "-1A", "/data/dali_idx"] in m.calls
+    assert ["docker", "exec", "--", "tf_resnet", "ls", "-1A", "--", "/data/dali_idx"] in m.calls
 
 
 def test_dali_index_not_mounted_in_mode_run_fails_with_the_mount_to_add(tmp_path):
@@ -462,7 +463,7 @@ def test_mpi_probed_in_a_fresh_container_in_mode_run(tmp_path):
     m = Machine()
     got = by_name(m.check(spec))
     assert got["mpiexec"].ok
-    assert ["docker", "run", "--rm", "nvidia_rn50_tf", "sh", "-c", "command -v mpiexec"] in m.calls
+    assert ["docker", "run", "--rm", "--", "nvidia_rn50_tf", "sh", "-c", "command -v mpiexec"] in m.calls
     m.set("command -v mpiexec", 1)
     assert by_name(m.check(spec))["mpiexec"].ok is False
 

@@ -92,7 +92,7 @@ def test_tf1_time_to_train_command_is_the_published_one():
 
 def test_dlperf_commands():
     t = inner("resnet50_tf/dlperf_scaling", "1n8g_fp32_bs128_dali_r1")
-    assert t[:7] == ["docker", "exec", "-w", "/workspace/rn50v15", "-e", "NCCL_DEBUG=INFO", "tf_resnet"]
+    assert t[:8] == ["docker", "exec", "-w", "/workspace/rn50v15", "-e", "NCCL_DEBUG=INFO", "--", "tf_resnet"]
     for flag in (["--warmup_steps", "20"], ["--num_iter", "120"], ["--display_every", "1"], ["--use_dali"],
                  ["--data_idx_dir", "/data/dali_idx"], ["--batch_size", "128"]):
         assert " ".join(flag) in " ".join(t)
@@ -130,7 +130,7 @@ def test_docker_run_wraps_with_gpus_ipc_mounts_and_workdir():
     assert cmd.argv[:6] == ["docker", "run", "--rm", "--gpus", "all", "--ipc=host"]
     line = shlex.join(cmd.argv)
     assert f"-v /data/imagenet/tfrecords:/data/tfrecords -v {run_dir}:/results" in line
-    assert "-w /workspace/rn50v15_tf nvidia_rn50_tf python3 main.py" in line
+    assert "-w /workspace/rn50v15_tf -- nvidia_rn50_tf python3 main.py" in line
 
 
 def test_inside_the_container_commands_run_directly(tmp_path):

@@ -190,3 +190,22 @@ def test_main_env_diff_exits_0_when_environments_differ(two_captures, capsys):
 
     assert main(["env", "diff", *map(str, two_captures), "--json"]) == 0
     assert len(json.loads(capsys.readouterr().out)["differences"]) == 2
+
+
+def test_main_env_diff_of_a_wrongly_typed_or_deep_capture_exits_2_naming_file_and_field(tmp_path, two_captures,
+                                                                                         capsys):
+    """Issue 26 (9): these were internal errors (AttributeError, RecursionError)."""
+    from benchbook.cli import main
+
+    capture = json.loads(two_captures[0].read_text(encoding="utf-8"))
+    capture["system"]["cpu"] = ["AMD EPYC"]
+    typed = tmp_path / "typed.json"
+    typed.write_text(json.dumps(capture), encoding="utf-8")
+    assert main(["env", "diff", str(two_captures[0]), str(typed)]) == 2
+    err = capsys.readouterr().err
+    assert "typed.json: system.cpu: expected an object, found a list" in err and "internal error" not in err
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100000 + "]" * 100000, encoding="utf-8")
+    assert main(["env", "diff", str(deep), str(two_captures[0])]) == 2
+    err = capsys.readouterr().err
+    assert "deep.json: JSON nested too deeply" in err and "internal error" not in err

@@ -265,3 +265,69 @@ def test_a_study_reads_its_records_as_run_records(study, dgx1):
     assert [e.label for e in loaded.entries] == ["b128_r1", "b128_r2", "b256_r1", "b256_r2"]
     [half] = [p for p in loaded.problems if "half/run.json" in p]
     assert "not a run record (expected a JSON object with `config` and `status`)" in half
+
+
+# ---------------------------------------------------------------- issue 26 (9): wrongly typed or deeply nested JSON
+
+
+def _set(root: dict, dotted: str, value) -> dict:
+    """`root` with the field at `dotted` set to `value`."""
+    *parents, last = dotted.split(".")
+    obj = root
+    for part in parents:
+        obj = obj[part]
+    obj[last] = value
+    return root
+
+
+@pytest.mark.parametrize("field, value, message", [
+    ("gpus.devices", "abc", "gpus.devices: expected a list, found text"),
+    ("gpus.devices", [1, 2], "gpus.devices[0]: expected an object, found a number"),
+    ("system.cpu", [1], "system.cpu: expected an object, found a list"),
+    ("system.memory", "lots", "system.memory: expected an object, found text"),
+    ("variables", "x", "variables: expected an object, found text"),
+    ("variables", {"NCCL_DEBUG": [1, 2]}, "variables.NCCL_DEBUG: expected one value"),
+    ("python.packages", ["numpy"], "python.packages: expected an object, found a list"),
+    ("container.env", {"A": {"b": 1}}, "container.env.A: expected one value (text, number, true/false or null), "
+                                       "found an object"),
+    ("infiniband", {"available": True, "devices": {"mlx5_0": {"ports": {"1": "up"}}}},
+     "infiniband.devices.mlx5_0.ports.1: expected an object, found text"),
+    ("hostname", ["a"], "hostname: expected one value"),
+    ("gpus", "8 x V100", "gpus: expected an object, found text"),
+])
+def test_a_wrongly_typed_capture_names_the_file_and_field(tmp_path, dgx1, field, value, message):
+    """These were AttributeError / TypeError (unhashable) from deep inside `view`."""
+    bad = _write(tmp_path / "bad.json", _set(copy.deepcopy(dgx1), field, value))
+    with pytest.raises(BenchbookError) as e:
+        diff(load(bad), dgx1)
+    assert str(e.value) == f"{bad}: {message}" or str(e.value).startswith(f"{bad}: {message}"), str(e.value)
+    run = _write(tmp_path / "run" / "run.json", {"status": "complete", "config": {}, "environment": [
+        dgx1, _set(copy.deepcopy(dgx1), field, value)]})
+    with pytest.raises(BenchbookError, match=r"run\.json: environment\[1\]\." + message.split(":")[0].split(".")[0]):
+        load(run.parent)
+
+
+def test_deep_nesting_is_a_clear_error(tmp_path, dgx1):
+    deep = tmp_path / "deep.json"
+    deep.write_text('{"schema_version": 1, "system": ' + "[" * 100000 + "]" * 100000 + "}", encoding="utf-8")
+    with pytest.raises(BenchbookError, match=r"deep\.json: JSON nested too deeply"):
+        load(deep)
+    nested = copy.deepcopy(dgx1)
+    nested["frameworks"]["tensorflow"] = json.loads('{"a": ' * 200 + "1" + "}" * 200)
+    with pytest.raises(BenchbookError, match=r"frameworks\.tensorflow(\.a){31}: nested more than 32 levels"):
+        load(_write(tmp_path / "nested.json", nested))
+    record = {"status": "complete", "config": {"batch_size": json.loads("[" * 100 + "]" * 100)}, "environment": dgx1}
+    with pytest.raises(BenchbookError, match=r"config\.batch_size(\[0\]){32}: nested more than 32"):
+        load(_write(tmp_path / "r" / "run.json", record))
+
+
+def test_one_bad_record_of_a_study_is_skipped_and_named(study, dgx1, tmp_path):
+    (study / "deep").mkdir()
+    (study / "deep" / "run.json").write_text("[" * 100000 + "]" * 100000, encoding="utf-8")
+    _write(study / "typed" / "run.json", {"status": "complete", "config": {},
+                                          "environment": _set(copy.deepcopy(dgx1), "gpus.devices", 5)})
+    loaded = load(study)
+    assert len(loaded.entries) == 4
+    assert any("deep/run.json: JSON nested too deeply" in p for p in loaded.problems)
+    assert any("typed/run.json: environment.gpus.devices: expected a list, found a number" in p
+               for p in loaded.problems)

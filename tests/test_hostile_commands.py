@@ -27,7 +27,7 @@ model: resnet50_tf
 runtime: ngc
 code: {{repository: https://github.com/NVIDIA/DeepLearningExamples, commit: 99b1c898cead5603c945721162270c2fe077b4a2,
        workdir: "/workspace/rn50 $(touch MARK)"}}
-container: {{image: "nvidia_rn50_tf;touch MARK"}}
+container: {{image: nvidia_rn50_tf}}
 data: {{path: "/data/it's `touch MARK`"}}
 launcher:
   name: {launcher}

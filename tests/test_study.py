@@ -226,3 +226,78 @@ def test_cpu_mask_rcnn_trains_on_generated_data(tmp_path):
     assert study.load(write(tmp_path, ok)).model == "maskrcnn_tf2"
     with pytest.raises(StudyError, match="generated images with boxes and masks"):
         study.load(write(tmp_path, ok.replace("data: synthetic", "data: real")))
+
+
+# ---------------------------------------------------------------- issue 26: cross-field errors at their field
+
+
+def _lines(message: str, path) -> list[str]:
+    return [line.removeprefix(f"{path}:") for line in message.splitlines()]
+
+
+@pytest.mark.parametrize("change, at", [
+    # (line numbers of the CPU study above, after the change)
+    (("warmup_steps: 4", "warmup_steps: 12"), "9: warmup_steps: warmup_steps (12) must be below iterations (12)"),
+    (("runtime: cpu", "runtime: cpu\nmode: train_and_evaluate"), "4: mode: mode train_and_evaluate on the CPU "
+                                                                 "needs target_accuracy"),
+    (("runtime: cpu", "runtime: cpu\ncpu:\n  device: cuda"), "5: cpu.device: cpu.device cuda: only "),
+    (("runtime: cpu", "runtime: cpu\npython: /usr/bin/python3\nlauncher: slurm\nclean: [a, ../b]"),
+     "6: clean.1: clean: '../b' leaves the run folder"),
+    (("runtime: cpu", "runtime: ngc"), "3: runtime: runtime ngc needs `code`"),
+])
+def test_cross_field_errors_point_at_the_field_concerned(tmp_path, change, at):
+    """Issue 26 (13): these errors pointed at line 1, `(top level)`."""
+    p = write(tmp_path, CPU.replace(*change))
+    with pytest.raises(StudyError) as e:
+        study.load(p)
+    assert any(line.startswith(at) for line in _lines(str(e.value), p)), str(e.value)
+
+
+def test_a_container_error_points_at_its_key_and_every_problem_is_told(tmp_path):
+    text = NGC.replace("container: {image: nvidia_rn50_tf}", "container:\n  image: nvidia_rn50_tf\n  mode: exec")
+    p = write(tmp_path, text)
+    with pytest.raises(StudyError) as e:
+        study.load(p)
+    assert _lines(str(e.value), p) == ["7: container.mode: container.mode exec needs container.name (the running "
+                                       "container to exec into)"]
+    p = write(tmp_path, NGC + "clean: [/data, ../x]\n")
+    with pytest.raises(StudyError) as e:
+        study.load(p)
+    assert [line.split(": ")[:2] for line in _lines(str(e.value), p)] == [["12", "clean.0"], ["12", "clean.1"]]
+
+
+def test_the_caps_point_at_the_sweep(tmp_path):
+    p = write(tmp_path, CPU.replace("repeats: 2", "repeats: 1000"))
+    with pytest.raises(StudyError) as e:
+        study.load(p)
+    assert str(e.value).startswith(f"{p}:4: the sweep plans 4000 runs")
+    p = write(tmp_path, CPU.replace("batch_size: [8, 16]", "batch_size: [8, 16]\n  processes: 2000"))
+    with pytest.raises(StudyError) as e:
+        study.load(p)
+    assert str(e.value).startswith(f"{p}:6: processes: 2000 starts 2000 processes")
+
+
+# ---------------------------------------------------------------- issue 26: the reference, checked at load
+
+
+def test_a_reference_that_does_not_exist_is_refused_at_load_with_its_line(tmp_path):
+    p = write(tmp_path, NGC + "reference: ngc_tf1_resnet5O\n")
+    with pytest.raises(StudyError) as e:
+        study.load(p)
+    assert str(e.value).startswith(f"{p}:12: reference = 'ngc_tf1_resnet5O': unknown reference")
+    assert "ngc_tf1_resnet50" in str(e.value)  # the known names are listed
+    p = write(tmp_path, NGC + "reference: ../resnet50_tf/ngc_throughput\n")
+    with pytest.raises(StudyError, match=r"study.yaml:12: reference = '../resnet50_tf/ngc_throughput': "):
+        study.load(p)
+    assert study.load(write(tmp_path, NGC + "reference: ngc_tf1_resnet50\n")).reference == "ngc_tf1_resnet50"
+
+
+def test_a_reference_file_that_does_not_load_is_refused_at_load(tmp_path, monkeypatch):
+    refs = tmp_path / "refs"
+    refs.mkdir()
+    (refs / "broken.yaml").write_text("schema_version: 1\ntitle: [not, a, title\n")
+    monkeypatch.setenv("BENCHBOOK_REFERENCES", str(refs))
+    p = write(tmp_path, NGC + "reference: broken\n")
+    with pytest.raises(StudyError) as e:
+        study.load(p)
+    assert str(e.value).startswith(f"{p}:12: reference = 'broken': ") and "broken.yaml" in str(e.value)

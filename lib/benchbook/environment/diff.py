@@ -31,6 +31,7 @@ from typing import Any
 
 from ..errors import BenchbookError
 from ..studies import records
+from . import capture_shape
 
 # Categories in order of significance, each with the keys it covers (regular expressions matched at
 # the start of a key). GPU settings (clocks, power limit, topology) come right after model and count:
@@ -303,6 +304,9 @@ def _read(path: Path, *, run_record: bool) -> dict[str, Any]:
         return records.read(path) if run_record else records.read_json(path)
     except records.RecordError as exc:
         raise records.RecordError(f"{exc}; {_EXPECTED}") from None
+    except RecursionError:  # json's decoder recurses once per level
+        raise capture_shape.CaptureError(f"{path}: JSON nested too deeply to be a capture or a run record "
+                                         f"(more than {capture_shape.MAX_DEPTH} levels); {_EXPECTED}") from None
 
 
 def _is_capture(obj: Any) -> bool:
@@ -310,15 +314,22 @@ def _is_capture(obj: Any) -> bool:
 
 
 def entries(record: Any, label: str, source: Path | str) -> list[Entry]:
-    """The captures in a capture or run record (one per host); BenchbookError naming `source` if none."""
+    """The captures in a capture or run record (one per host); BenchbookError naming `source` if none, and
+    CaptureError naming it and the field when one holds what `view` cannot compare (`capture_shape`)."""
     if _is_capture(record):
+        capture_shape.check(record, str(source))
         return [Entry(label, record)]
     if isinstance(record, dict) and "environment" in record:
         env, config = record["environment"], record.get("config")
         config = config if isinstance(config, dict) else None
+        if config is not None:
+            capture_shape.check(config, str(source), "config", capture_shape.ANY)
         if _is_capture(env):
+            capture_shape.check(env, str(source), "environment")
             return [Entry(label, env, config)]
         if isinstance(env, list) and env and all(_is_capture(e) for e in env):
+            for i, e in enumerate(env):
+                capture_shape.check(e, str(source), f"environment[{i}]")
             return [Entry(f"{label} [{e.get('hostname') or i}]", e, config) for i, e in enumerate(env)]
         error = env.get("capture_error") if isinstance(env, dict) else None
         raise BenchbookError(f"{source}: its `environment` is not a capture nor a list of captures"

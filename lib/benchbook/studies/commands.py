@@ -73,14 +73,16 @@ def command(study: Study, cfg: dict, run_dir: Path, python: str | None = None) -
     payload = ["bash", "-c", line] if pre else inner
     env_flags = [a for k, v in study.env.items() for a in ("-e", f"{k}={v}")]
     if c.mode == "exec":
-        cmd = Command(["docker", "exec", "-w", workdir(study), *env_flags, c.name, *payload], launcher=launcher.name)
+        cmd = Command(["docker", "exec", "-w", workdir(study), *env_flags, "--", c.name, *payload],
+                      launcher=launcher.name)
         return launcher.finish(study, cfg, run_dir, cmd)
     mounts = [f"{run_dir}:{RESULTS}"]
     if study.data.path:
         mounts.insert(0, f"{study.data.path}:{study.data.mount}")
     mounts += [f"{h}:{m}" for h, m in c.mounts.items()]
     argv = ["docker", "run", "--rm", "--gpus", "all", "--ipc=host", *c.options]
-    argv += [a for m in mounts for a in ("-v", m)] + ["-w", workdir(study), *env_flags, c.image, *payload]
+    # `--`: the image is never read as an option, whatever it is (the study's loader also refuses one with `-`)
+    argv += [a for m in mounts for a in ("-v", m)] + ["-w", workdir(study), *env_flags, "--", c.image, *payload]
     return launcher.finish(study, cfg, run_dir, Command(argv, launcher=launcher.name))
 
 

@@ -30,18 +30,22 @@ from .. import models
 from ..errors import BenchbookError
 from . import yamlfile
 from .study_limits import (  # noqa: F401
+    IMAGE,
     LIFT_CAPS_ENV,
     MAX_PROCESSES,
     MAX_RUNS,
     MAX_YAML_NODES,
+    ContainerName,
     Count,
     EnvName,
     Host,
+    Image,
     Line,
     cap_errors,
     caps_lifted,
     clean_problem,
 )
+from .sweep_points import CUDA_PRECISIONS, PRECISIONS, parse_gpus, point_errors  # noqa: F401
 
 SCHEMA_VERSION = 1
 # Renamed keys: old -> (new, what it holds). Issue 18: `warmup` also named the records the analysis skips.
@@ -49,8 +53,6 @@ RENAMED = {"warmup": ("warmup_steps", "iterations the training script skips, its
 # Read from the model registry (benchbook.models): model -> framework, and the models with a CPU workload.
 MODELS = {spec.name: spec.framework for spec in models.specs()}
 RUNTIMES = ("ngc", "cpu")
-PRECISIONS = {"ngc": ("fp32", "amp", "tf32"), "cpu": ("fp32", "bf16")}
-CUDA_PRECISIONS = ("fp32", "tf32", "amp", "bf16")  # the PyTorch workload on a GPU (cpu.device: cuda)
 CUDA_MODELS = tuple(spec.name for spec in models.specs() if spec.cuda_workload)
 CPU_MODELS = tuple(spec.name for spec in models.specs() if spec.cpu_script)
 ModelName = Literal[models.names()]  # a Literal, so that a wrong name lists the known ones
@@ -60,6 +62,18 @@ class StudyError(BenchbookError, ValueError):
     """A study file that cannot be run as written; the message says where and what is allowed."""
 
 
+class _Problems(ValueError):
+    """What is wrong across fields, each at the field (`loc`, below the model that raises it) whose line
+    the message points at: a cross-field error would otherwise point at the top of the file."""
+
+    def __init__(self, problems: list[tuple[tuple, str]]):
+        self.problems = problems
+        super().__init__("; ".join(msg for _, msg in problems))
+
+
+def _raise(problems: list[tuple[tuple, str]]) -> None:
+    if problems:
+        raise _Problems(problems)
 
 
 class _Strict(BaseModel):
@@ -96,16 +110,16 @@ class Code(_Strict):
 class Container(_Strict):
     """How commands reach the NGC container: `run` a new one, `exec` into a running one, or `inside` it."""
 
-    image: Line
+    image: Image
     mode: Literal["run", "exec", "inside"] = "run"
-    name: Line | None = Field(None, description="container name for mode exec")
+    name: ContainerName | None = Field(None, description="container name for mode exec")
     options: list[Line] = ["--shm-size=16g", "--ulimit", "memlock=-1", "--ulimit", "stack=67108864"]
     mounts: dict[Line, Line] = Field({}, description="extra host path -> container path mounts")
 
     @model_validator(mode="after")
     def _exec_needs_name(self):
         if self.mode == "exec" and not self.name:
-            raise ValueError("container.mode exec needs container.name (the running container to exec into)")
+            _raise([(("mode",), "container.mode exec needs container.name (the running container to exec into)")])
         return self
 
 
@@ -134,7 +148,7 @@ class Slurm(_Strict):
     exclusive: bool = Field(True, description="whole nodes for each run (--exclusive): no neighbours in a benchmark")
     time: float | None = Field(None, description="job time limit (seconds or 30m, 2h); default: the run timeout")
     mpi: Line | None = Field(None, description="srun --mpi plugin (pmix on NGC clusters); default: Slurm's")
-    container_image: Line | None = Field(None, description="pyxis image; default: container.image on ngc")
+    container_image: Image | None = Field(None, description="pyxis image; default: container.image on ngc")
     container_mounts: dict[Line, Line] = Field({}, description="extra host path -> container path mounts")
     sbatch: list[Line] = Field([], description="extra sbatch options, e.g. --exclusive, --qos=high")
     srun: list[Line] = Field([], description="extra srun options")
@@ -240,33 +254,42 @@ class Study(_Strict):
 
     @model_validator(mode="after")
     def _coherent(self):
+        _raise(self._cross_field_problems())
+        return self
+
+    def _cross_field_problems(self) -> list[tuple[tuple, str]]:
+        """What the fields say together that cannot run, each at the field to change."""
         if self.runtime == "ngc":
             if self.code is None or self.container is None:
-                raise ValueError("runtime ngc needs `code` (repository, commit) and `container` (image)")
+                return [(("runtime",), "runtime ngc needs `code` (repository, commit) and `container` (image)")]
             if self.python:
-                raise ValueError("python names the Python of the project's workloads (runtime cpu); NGC runs "
-                                 "use the container's")
+                return [(("python",), "python names the Python of the project's workloads (runtime cpu); NGC runs "
+                                      "use the container's")]
         elif self.model not in CPU_MODELS:
-            raise ValueError(f"runtime cpu has workloads for {', '.join(CPU_MODELS)}, not {self.model}")
+            return [(("runtime",), f"runtime cpu has workloads for {', '.join(CPU_MODELS)}, not {self.model}")]
+        out: list[tuple[tuple, str]] = []
         if self.runtime == "cpu" and self.cpu.device == "cuda" and self.model not in CUDA_MODELS:
-            raise ValueError(f"cpu.device cuda: only {', '.join(CUDA_MODELS)} has a GPU workload, not {self.model}")
+            out.append((("cpu", "device"), f"cpu.device cuda: only {', '.join(CUDA_MODELS)} has a GPU workload, "
+                                           f"not {self.model}"))
         if self.runtime == "cpu" and self.mode not in self.spec.cpu_modes:
-            raise ValueError(f"the CPU {self.spec.title} workload measures throughput only: mode "
-                             f"{' or '.join(self.spec.cpu_modes)}")
+            out.append((("mode",), f"the CPU {self.spec.title} workload measures throughput only: mode "
+                                   f"{' or '.join(self.spec.cpu_modes)}"))
         if self.mode == "train_and_evaluate" and self.target_accuracy is None and self.runtime == "cpu":
-            raise ValueError("mode train_and_evaluate on the CPU needs target_accuracy (top-1 %, e.g. 90)")
+            out.append((("mode",), "mode train_and_evaluate on the CPU needs target_accuracy (top-1 %, e.g. 90)"))
         if self.launcher.name == "slurm" and self.container and self.container.mode != "run":
-            raise ValueError(f"launcher slurm starts its own containers (pyxis); container.mode "
-                             f"{self.container.mode!r} is for runs started on this machine: write mode: run")
+            out.append((("container", "mode"), f"launcher slurm starts its own containers (pyxis); container.mode "
+                        f"{self.container.mode!r} is for runs started on this machine: write mode: run"))
+        if self.launcher.name != "slurm" and self.container and not IMAGE.fullmatch(self.container.image):
+            out.append((("container", "image"), f"{self.container.image!r} is pyxis's form (launcher slurm); "
+                        "docker needs [registry[:port]/]name[:tag]"))
         if self.warmup_steps >= self.iterations and self.mode == "training_benchmark":
-            raise ValueError(f"warmup_steps ({self.warmup_steps}) must be below iterations ({self.iterations})")
-        return self
+            out.append((("warmup_steps",), f"warmup_steps ({self.warmup_steps}) must be below iterations "
+                                           f"({self.iterations})"))
+        return out
 
     @model_validator(mode="after")
     def _clean_stays_inside(self):
-        problems = [p for path in self.clean if (p := clean_problem(self, path))]
-        if problems:
-            raise ValueError("; ".join(problems))
+        _raise([(("clean", i), p) for i, path in enumerate(self.clean) if (p := clean_problem(self, path))])
         return self
 
     @property
@@ -286,82 +309,6 @@ class RunSpec(BaseModel):
 
     run_id: str
     config: dict[str, Any]
-
-
-def parse_gpus(spec: GpuSpec, gpus_per_node: int) -> tuple[int, int]:
-    """`8` or `"8"` (one node) or `"2x8"` (nodes x GPUs per node) as (nodes, GPUs per node)."""
-    if isinstance(spec, bool):
-        raise ValueError(f"{spec!r} is not a GPU count")
-    if isinstance(spec, int):
-        return 1, spec
-    m = re.fullmatch(r"\s*(\d+)\s*(?:[xX*]\s*(\d+))?\s*", str(spec))
-    if not m:
-        raise ValueError(f"{spec!r} is not a GPU count; write 8 (one node) or 2x8 (nodes x GPUs per node)")
-    return (int(m.group(1)), int(m.group(2))) if m.group(2) else (1, int(m.group(1)))
-
-
-def _point_errors(study: Study, point: dict) -> list[str]:
-    """What is impossible about one sweep point, in words."""
-    errors = []
-    try:
-        nodes, per_node = parse_gpus(point["gpus"], study.gpus_per_node)
-    except ValueError as exc:
-        return [f"gpus: {exc}"]
-    precision, rt = point["precision"], study.runtime
-    cuda = rt == "cpu" and study.cpu.device == "cuda"
-    allowed = CUDA_PRECISIONS if cuda else PRECISIONS[rt]
-    if precision not in allowed:
-        where = "cpu.device cuda" if cuda else f"runtime {rt}"
-        errors.append(f"precision: {precision!r} is not available on {where}; allowed: {', '.join(allowed)}")
-    if point["batch_size"] < 1:
-        errors.append(f"batch_size: {point['batch_size']} must be at least 1")
-    launcher = study.launcher.name
-    if point["processes"] < 1:
-        errors.append(f"processes: {point['processes']} must be at least 1")
-    spec = study.spec
-    if rt == "cpu":
-        if point["processes"] > 1 and not spec.cpu_processes:
-            errors.append(f"processes: the {study.model} CPU workload trains in one process; write processes: 1")
-        if cuda and (nodes, per_node) != (1, 1):
-            errors.append(f"gpus: {point['gpus']!r}; cpu.device cuda runs the workload on one GPU: write gpus: 1")
-        elif not cuda and (nodes, per_node) != (1, 0):
-            errors.append(f"gpus: {point['gpus']!r} on runtime cpu; CPU runs use no GPU: write gpus: 0")
-        if point["dali"]:
-            errors.append("dali: the CPU workloads have no DALI pipeline; write dali: false")
-        if point["xla"] and not spec.cpu_xla:
-            errors.append(f"xla: {study.model} has no XLA on the CPU; write xla: false")
-        if spec.cpu_generated_data and point["data"] == "real":
-            errors.append(f"data: {spec.cpu_generated_data}; write data: synthetic")
-        return errors
-    if nodes < 1 or per_node < 1:
-        errors.append(f"gpus: {point['gpus']!r}; runtime ngc needs at least one GPU")
-    if point["processes"] != 1:
-        errors.append("processes: NGC runs start one process per GPU; set gpus instead")
-    if nodes > 1 and launcher == "local":
-        errors.append(f"gpus: {point['gpus']!r} spans {nodes} nodes but launcher local runs on this node; "
-                      "choose launcher mpirun, horovodrun or slurm")
-    if per_node > study.gpus_per_node:
-        errors.append(
-            f"gpus: {point['gpus']!r} puts {per_node} GPUs on one node but gpus_per_node is {study.gpus_per_node}; "
-            f"write it as nodes x GPUs per node, e.g. {max(1, -(-per_node // study.gpus_per_node))}x"
-            f"{min(per_node, study.gpus_per_node)}")
-    if nodes > 1 and len(study.hosts) < nodes and launcher in ("mpirun", "horovodrun"):
-        errors.append(f"gpus: {point['gpus']!r} needs {nodes} hosts but `hosts` lists {len(study.hosts)}")
-    if point["xla"] and spec.ngc_xla == "never":
-        errors.append(f"xla: {study.framework} {spec.title} has no XLA; write xla: false")
-    if not point["xla"] and spec.ngc_xla == "always":
-        errors.append(f"xla: {spec.ngc_script} always enables XLA; write xla: true")
-    if point["dali"] and not spec.ngc_dali:
-        errors.append(f"dali: the {spec.title} pipeline does not use DALI; write dali: false")
-    if point["dali"] and point["data"] == "synthetic":
-        errors.append("dali: DALI reads real data; synthetic data runs with dali: false")
-    if point["data"] == "real" and not study.data.path and study.container and study.container.mode == "run":
-        errors.append("data: real data needs data.path (the host folder to mount)")
-    if not spec.ngc_synthetic and point["data"] == "synthetic":
-        errors.append(f"data: {spec.title} trains on {spec.dataset}; synthetic data is not available")
-    if point["dali"] and spec.dali_index and not study.data.dali_index:
-        errors.append("dali: DALI with TFRecords needs data.dali_index (the index folder)")
-    return errors
 
 
 def _run_id(study: Study, cfg: dict) -> str:
@@ -464,12 +411,12 @@ def load(path: str | Path, limits: bool | None = None) -> Study:
     except ValidationError as exc:
         raise StudyError("\n".join(yamlfile.describe(e, doc, path, Study) for e in exc.errors())) from None
     if (caps_lifted() is False) if limits is None else limits:
-        if too_large := cap_errors(study, path):
-            raise StudyError("\n".join(too_large))
+        if too_large := cap_errors(study):
+            raise StudyError("\n".join(f"{path}:{yamlfile.line_of(doc, loc)}: {msg}" for loc, msg in too_large))
     problems = []
     for b, block in enumerate(study.sweep):
         for point in block.points(study.runtime):
-            for problem in _point_errors(study, point):
+            for problem in point_errors(study, point):
                 field = problem.split(":", 1)[0]
                 line = yamlfile.line_of(doc, ("sweep", b, field)) if isinstance(doc.get("sweep"), list) else \
                     yamlfile.line_of(doc, ("sweep", field))
@@ -477,7 +424,21 @@ def load(path: str | Path, limits: bool | None = None) -> Study:
                 problems.append(f"{path}:{line}: sweep[{b}].{problem} (in the point {shown})")
     if problems:
         raise StudyError("\n".join(dict.fromkeys(problems)))
+    if study.reference:
+        _check_reference(study, doc, path)
     return study
+
+
+def _check_reference(study: Study, doc, path: Path) -> None:
+    """The study's `reference:` names a file of the references folder that loads, as its report will read
+    it (reports.references); found here, not when the report is published. Imported here: the
+    references read the study schema, and only a study that names one needs them (and pandas)."""
+    from ..reports import references
+
+    try:
+        references.load(study.reference)
+    except BenchbookError as exc:
+        raise StudyError(f"{path}:{doc.lines.get('reference')}: reference = {study.reference!r}: {exc}") from None
 
 
 def default_name(path: Path) -> str:

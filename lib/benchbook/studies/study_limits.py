@@ -12,12 +12,12 @@ import math
 import os
 import posixpath
 import re
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 from pydantic import AfterValidator, StrictInt
 
 from .launchers.command import CONTROL, ENV_NAME, RESULTS
+from .sweep_points import parse_gpus
 
 if TYPE_CHECKING:
     from .study import Study
@@ -35,6 +35,17 @@ LIFT_CAPS_ENV = "BENCHBOOK_ALLOW_LARGE_STUDY"
 #: expands to gigabytes (the "billion laughs"); the shipped studies build fewer than 200.
 MAX_YAML_NODES = 20000
 HOST = re.compile(r"[A-Za-z0-9_\[][A-Za-z0-9_.:%\[\]-]*")
+# A docker image reference, as the distribution/reference grammar writes it (docker's own parser):
+# [domain[:port]/]path[:tag][@digest]; path components lowercase, separated by `.`, `_`, `__` or dashes.
+_DOMAIN = r"(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*" \
+          r"|\[[a-fA-F0-9:]+\])(?::[0-9]+)?"
+_PATH = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*"
+_TAG_DIGEST = r"(?::[\w][\w.-]{0,127})?(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,})?"
+IMAGE = re.compile(rf"(?:{_DOMAIN}/)?{_PATH}{_TAG_DIGEST}")
+#: What pyxis (`srun --container-image`) also reads: `[user@][registry#]image` or a squashfs file.
+PYXIS_IMAGE = re.compile(rf"(?:[A-Za-z0-9_.-]+@)?(?:{_DOMAIN}#)?{_PATH}{_TAG_DIGEST}|\.{{0,2}}/[A-Za-z0-9_./+-]+")
+#: A container name as docker allows it.
+CONTAINER_NAME = re.compile(r"[a-zA-Z0-9][a-zA-Z0-9_.-]+")
 
 
 def _one_line(value: str) -> str:
@@ -59,7 +70,26 @@ def _host(value: str) -> str:
     return value
 
 
+def _image(value: str) -> str:
+    """A docker image (`docker run ... IMAGE`), or what pyxis reads under launcher slurm."""
+    if len(value) > 255 or not (IMAGE.fullmatch(value) or PYXIS_IMAGE.fullmatch(value)):
+        raise ValueError(f"{value!r} is not a docker image reference ([registry[:port]/]name[:tag][@digest], "
+                         "name in lowercase letters, digits and . _ -; under launcher slurm also pyxis's "
+                         "registry#name[:tag] or a squashfs file path); a name starting with '-' would be read "
+                         "as a docker option")
+    return value
+
+
+def _container_name(value: str) -> str:
+    if not CONTAINER_NAME.fullmatch(value):
+        raise ValueError(f"{value!r} is not a docker container name (letters, digits, '_', '.', '-', starting "
+                         "with a letter or digit; not starting with '-', which docker would read as an option)")
+    return value
+
+
 Line = Annotated[str, AfterValidator(_one_line)]
+Image = Annotated[str, AfterValidator(_image)]
+ContainerName = Annotated[str, AfterValidator(_container_name)]
 Host = Annotated[str, AfterValidator(_host)]
 EnvName = Annotated[str, AfterValidator(_env_name)]
 Count = StrictInt  # a count: 8, never true or "8"
@@ -121,16 +151,15 @@ def _planned_runs(study: Study) -> int:
     return total * study.repeats
 
 
-def cap_errors(study: Study, path: Path) -> list[str]:
+def cap_errors(study: Study) -> list[tuple[tuple, str]]:
+    """Where the study asks past the caps: (the field to point at, what is too large)."""
     lift = f"; if you mean it, run with --allow-large-study (or {LIFT_CAPS_ENV}=1)"
     runs = _planned_runs(study)
     if runs > MAX_RUNS:
-        return [f"{path}: the sweep plans {runs} runs (sweep points x repeats: {study.repeats}), more than the "
-                f"{MAX_RUNS} a study may hold{lift}"]
-    from .study import parse_gpus
-
+        return [(("sweep",), f"the sweep plans {runs} runs (sweep points x repeats: {study.repeats}), more than "
+                             f"the {MAX_RUNS} a study may hold{lift}")]
     errors = []
-    for block in study.sweep:
+    for b, block in enumerate(study.sweep):
         for point in block.points(study.runtime):
             try:
                 nodes, per_node = parse_gpus(point["gpus"], study.gpus_per_node)
@@ -139,6 +168,6 @@ def cap_errors(study: Study, path: Path) -> list[str]:
             n = point["processes"] if study.runtime == "cpu" else nodes * per_node
             if n > MAX_PROCESSES:
                 what = "processes" if study.runtime == "cpu" else "gpus"
-                errors.append(f"{path}: {what}: {point[what]!r} starts {n} processes in one run, more than the "
-                              f"{MAX_PROCESSES} a run may start{lift}")
+                errors.append((("sweep", b, what), f"{what}: {point[what]!r} starts {n} processes in one run, "
+                                                   f"more than the {MAX_PROCESSES} a run may start{lift}"))
     return list(dict.fromkeys(errors))

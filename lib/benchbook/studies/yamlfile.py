@@ -132,8 +132,14 @@ def _fields(model: type[BaseModel], loc: tuple) -> list[str]:
 
 
 def describe(error: dict, doc, path: Path, schema: type[BaseModel]) -> str:
-    """One pydantic error as `file:line: field = value: what is allowed`."""
+    """One pydantic error as `file:line: field = value: what is allowed`. A validator that names the
+    fields concerned (an exception with `problems`: (loc below the model, message) pairs) gets a line
+    per problem at that field's line, not the line of the model that holds them (the top of the file)."""
     loc = tuple(p for p in error["loc"] if not (isinstance(p, str) and ("[" in p or p in _UNION_TAGS)))
+    problems = getattr((error.get("ctx") or {}).get("error"), "problems", None)
+    if problems:
+        return "\n".join(f"{path}:{line_of(doc, loc + sub)}: {'.'.join(map(str, loc + sub))}: {msg}"
+                         for sub, msg in problems)
     where = ".".join(str(p) for p in loc) or "(top level)"
     line = line_of(doc, loc)
     prefix = f"{path}:{line}: " if line else f"{path}: "

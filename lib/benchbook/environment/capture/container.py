@@ -47,7 +47,7 @@ def read_container(p: Probe, image: str | None, digest: str | None) -> dict[str,
 def _docker_digest(p: Probe, image: str) -> tuple[str | None, str | None]:
     """The repository digest and image id of an image the local docker engine holds (host side)."""
     try:
-        text = p.run(["docker", "image", "inspect", "--format", "{{json .RepoDigests}} {{.Id}}", image])
+        text = p.run(["docker", "image", "inspect", "--format", "{{json .RepoDigests}} {{.Id}}", "--", image])
     except Absent:
         return None, None
     m = re.search(r"@(sha256:[0-9a-f]{64})", text)

@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 try:
-    from .probe import Absent, Probe
+    from .probe import CUT, Absent, Probe
 except ImportError:  # run as plain files (python3 capture/): siblings are top-level modules
-    from probe import Absent, Probe
+    from probe import CUT, Absent, Probe
 
 
 def _sanitize_url(url: str) -> str:
@@ -57,16 +57,21 @@ def read_code(p: Probe, code_dir: Path | None) -> dict[str, Any]:
     changed = [line[3:] for line in status.splitlines() if not line.startswith("??")]
     untracked = [line[3:] for line in status.splitlines() if line.startswith("??")]
     commit = maybe("rev-parse", "HEAD")
-    patch = ""
+    patch, patch_sha256 = "", None
     if commit and changed:
         try:
             patch = git("diff", "HEAD", "--binary", "--no-color", "--no-ext-diff")
         except Absent:
             pass
+    cut = CUT.search(patch)  # past the probe's OUTPUT_LIMIT: the marker holds the whole patch's size and hash
+    size = int(cut.group("size")) if cut else len(patch.encode("utf-8"))
+    if cut:
+        patch_sha256 = cut.group("sha256")
+    elif patch:
+        patch_sha256 = hashlib.sha256(patch.encode("utf-8")).hexdigest()
     return {"path": str(folder), "root": top, "repository": _sanitize_url(url) if url else None,
             "commit": commit, "branch": maybe("rev-parse", "--abbrev-ref", "HEAD"),
             "describe": maybe("describe", "--tags", "--always"), "dirty": bool(changed), "changed_files": changed,
             "untracked_files": len(untracked),
-            "patch_sha256": hashlib.sha256(patch.encode("utf-8")).hexdigest() if patch else None,
-            "patch": patch if len(patch.encode("utf-8")) <= PATCH_LIMIT else None,
-            "patch_truncated": len(patch.encode("utf-8")) > PATCH_LIMIT}
+            "patch_sha256": patch_sha256, "patch": patch if size <= PATCH_LIMIT else None,
+            "patch_truncated": size > PATCH_LIMIT}

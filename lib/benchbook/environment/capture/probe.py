@@ -4,14 +4,70 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
+import re
 import shutil
 import subprocess
+import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 COMMAND_TIMEOUT = 10.0  # seconds; nvidia-smi on a busy 16-GPU node answers in about one
+#: Bytes kept of a command's standard output, and of its standard error: `nvidia-smi -q` of a 16-GPU
+#: node prints about 200 kB, `ldconfig -p` of a large image a few hundred; what is past it is read
+#: (the command runs to its end) and dropped, and the text ends, after its last whole line, with the
+#: marker `cut_marker` writes: the size and SHA-256 of the whole output (a local patch's hash covers
+#: all of it, `model_code`).
+OUTPUT_LIMIT = 4 * 2**20
+CUT = re.compile(r"\n\[benchbook: output cut after (?P<kept>\d+) of (?P<size>\d+) bytes \(sha256 of all of it: "
+                 r"(?P<sha256>[0-9a-f]{64})\); the rest was read and dropped\]\n\Z")
+
+
+def cut_marker(kept: int, size: int, sha256: str) -> str:
+    """The line that ends an output cut after `kept` bytes: the whole output's size and hash (CUT reads it)."""
+    return (f"\n[benchbook: output cut after {kept} of {size} bytes (sha256 of all of it: {sha256}); the rest was "
+            "read and dropped]\n")
+
+
+def _keep_head(stream, limit: int, into: list) -> None:
+    """Read `stream` to its end, keeping its first `limit` bytes (then, if there was more, the marker)."""
+    head, size, digest = bytearray(), 0, hashlib.sha256()
+    try:
+        while True:
+            block = stream.read1(1 << 16)
+            if not block:
+                break
+            size += len(block)
+            digest.update(block)
+            head += block[:max(limit - len(head), 0)]
+    except (OSError, ValueError):  # the pipe closed under us (the command was killed)
+        pass
+    if size > len(head):
+        if b"\n" in head:  # whole lines, then the marker on a line of its own
+            del head[head.rfind(b"\n") + 1:]
+        head += cut_marker(len(head), size, digest.hexdigest()).encode()
+    into[:] = [bytes(head)]
+
+
+def communicate_bounded(proc: subprocess.Popen, timeout: float, limit: int = OUTPUT_LIMIT) -> tuple[bytes, bytes]:
+    """`proc.communicate(timeout)` that holds at most `limit` bytes of each stream (then `cut_marker`):
+    a command that prints hundreds of megabytes costs the time to read them, not their memory nor
+    the time to parse them. TimeoutExpired as communicate raises it (the caller ends the command)."""
+    results: list[list] = [[b""], [b""]]
+    readers = [threading.Thread(target=_keep_head, args=(stream, limit, into), daemon=True)
+               for stream, into in ((proc.stdout, results[0]), (proc.stderr, results[1])) if stream is not None]
+    deadline = time.monotonic() + timeout
+    for r in readers:
+        r.start()
+    proc.wait(timeout=timeout)
+    for r in readers:  # as communicate: until the pipes close (a child of the command may hold them)
+        r.join(timeout=max(deadline - time.monotonic(), 0))
+        if r.is_alive():
+            raise subprocess.TimeoutExpired(proc.args, timeout)
+    return results[0][0], results[1][0]
 
 
 class Absent(Exception):
@@ -65,7 +121,7 @@ class Probe:
         proc = subprocess.Popen([exe, *args[1:]], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, env=self.env, start_new_session=hasattr(os, "killpg"))
         try:
-            out, err = proc.communicate(timeout=timeout)
+            out, err = communicate_bounded(proc, timeout)
         except subprocess.TimeoutExpired:
             if hasattr(os, "killpg"):
                 try:
@@ -74,8 +130,8 @@ class Probe:
                     pass
             proc.kill()
             try:
-                proc.communicate(timeout=5)
-            except subprocess.TimeoutExpired:  # a child that left the session still holds the pipes
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
                 pass
             raise
         return proc.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")

@@ -4,6 +4,11 @@
 fail; `fix` is the command or step that provides it) or None (could not tell, or nothing to do).
 Nothing is installed or changed; every probe is a read-only command with a short time limit, run
 through the injectable `which` and `run` so that tests can fake docker, ssh, mpirun and nvidia-smi.
+A study may come from someone else: `benchbook check STUDY` only looks (`docker info`, `docker image
+inspect`, `docker inspect`, `nvidia-smi -L`, `sinfo`, `which`, the files); what runs something the
+study names (a command in its container with `docker run`/`docker exec`, ssh to its hosts, the Python
+it names) is left out, shown as not checked, unless `--probe`. `benchbook run`, which runs the study
+anyway, checks in full (`check(probe=True)`, the default).
 
 What is checked, by runtime and container mode:
 
@@ -55,7 +60,6 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -69,24 +73,25 @@ from . import containers, data, environments, launcher_tools, model_code
 from .data_preparation import data_preparation
 from .gpus import gpu_count
 from .needs import sweep_needs
-from .probes import CONTAINER_TIMEOUT, TIMEOUT, Check, Probes, Runner, Which, failed
+from .probes import CONTAINER_TIMEOUT, TIMEOUT, Check, Probes, Runner, Which, bounded_run, failed
 
-__all__ = ["CONTAINER_TIMEOUT", "TIMEOUT", "Check", "Runner", "Which", "add_check_parser", "check", "cmd_check",
-           "data_preparation", "failed", "render"]
+__all__ = ["CONTAINER_TIMEOUT", "TIMEOUT", "Check", "Runner", "Which", "add_check_parser", "bounded_run", "check",
+           "cmd_check", "data_preparation", "failed", "render"]
 
 
-def check(study: Study, *, which: Which = shutil.which, run: Runner = subprocess.run, gpus: int | None = None,
+def check(study: Study, *, which: Which = shutil.which, run: Runner = bounded_run, gpus: int | None = None,
           code_dir: str | Path | None = None, runs: list[RunSpec] | None = None,
-          env: Mapping[str, str] | None = None, root: str | Path = "/") -> list[Check]:
+          env: Mapping[str, str] | None = None, root: str | Path = "/", probe: bool = True) -> list[Check]:
     """Everything `study` needs, each as a Check, in the order a set-up would provide them.
 
     `which`/`run`: how commands are found and run (`shutil.which`, `subprocess.run` signatures).
     `gpus`: GPUs of this node, when known (else `nvidia-smi -L`). `code_dir`: a clone of the model
     code to compare with the study's commit. `runs`: the runs to check for (default: the whole
     study, `study.expand`); pass the selected ones when only some will be launched. `env`/`root`:
-    the environment variables and file-system root the container detection reads (tests).
+    the environment variables and file-system root the container detection reads (tests). `probe`:
+    also run what the study names (in its container, ssh to its hosts, its Python); False only looks.
     """
-    p = Probes(which, run, os.environ if env is None else env, Path(root))
+    p = Probes(which, run, os.environ if env is None else env, Path(root), probe)
     runs = expand(study) if runs is None else runs
     needs = sweep_needs(study, runs)
     if study.runtime == "cpu":
@@ -157,22 +162,28 @@ def add_check_parser(sub: argparse._SubParsersAction) -> None:
                        "to fix what is missing",
                        description="Check a study's set-up: docker and the NVIDIA runtime, the image or container, "
                        "GPUs per node, MPI and passwordless ssh to every host, the code, and the data layout. "
-                       "Exit status 1 when something is missing.")
+                       "It only looks (docker info, docker image inspect, nvidia-smi -L, which, the files): what "
+                       "runs something the study names (its container, ssh to its hosts, its python) is shown as "
+                       "not checked unless --probe. Exit status 1 when something is missing.")
     c.add_argument("study", help="study file, e.g. params/MODEL/ngc.yaml")
     c.add_argument("--data-prep", action="store_true", help="also print the published data preparation commands")
     c.add_argument("--json", action="store_true", help="the checks as one JSON object")
     c.add_argument("--code", metavar="DIR", help="a clone of the model code, compared with the study's commit")
     c.add_argument("--gpus", type=int, metavar="N", help="GPUs of this node (default: count them with nvidia-smi -L)")
+    c.add_argument("--probe", action="store_true",
+                   help="also run what the study names: look for mpirun in its container (docker run/exec), ssh to "
+                   "its hosts, import the framework with its python (default: only look, nothing the study names "
+                   "is run)")
     c.set_defaults(func=cmd_check)
 
 
 def cmd_check(args, out: Console, err: Console) -> int:
     spec = load(args.study)
-    results = check(spec, gpus=args.gpus, code_dir=args.code)
+    results = check(spec, gpus=args.gpus, code_dir=args.code, probe=args.probe)
     bad = failed(results)
     prep = data_preparation(spec) if args.data_prep else None
     if args.json:
-        doc = {"study": spec.name, "path": str(spec.path), "ready": not bad,
+        doc = {"study": spec.name, "path": str(spec.path), "ready": not bad, "probed": args.probe,
                "checks": [c.to_json() for c in results]}
         if prep is not None:
             doc["data_preparation"] = prep

@@ -63,7 +63,7 @@ def build_fix(study: Study) -> str:
 
 def image(p: Probes, study: Study) -> Check:
     image = study.container.image
-    code, out, err = p.call(["docker", "image", "inspect", "--format", "{{.Id}}", image])
+    code, out, err = p.call(["docker", "image", "inspect", "--format", "{{.Id}}", "--", image])
     if code == 0:
         return Check("image", True, f"{image} ({out.strip()[:19] or 'present'})")
     reason = first_line(err, out) or "not found"
@@ -81,7 +81,7 @@ def _container_run_line(study: Study) -> str:
 
 def container(p: Probes, study: Study) -> Check:
     name = study.container.name
-    code, out, err = p.call(["docker", "inspect", "-f", "{{.State.Running}}", name])
+    code, out, err = p.call(["docker", "inspect", "-f", "{{.State.Running}}", "--", name])
     state = out.strip().lower()
     if code == 0 and state == "true":
         return Check("container", True, f"{name} is running")

@@ -70,10 +70,16 @@ def _place(study: Study, container_path: str, container_ready: bool) -> _Place |
     return None
 
 
+def _unlisted(name: str, place: _Place, fix: str) -> Check:
+    """A folder only the study's container sees, not listed: that runs `ls` in it (`--probe` does)."""
+    return Check(name, None, f"{place.label()}: not listed, that runs a command in the study's container; "
+                 "benchbook check --probe does (benchbook run always does)", fix)
+
+
 def _list(p: Probes, place: _Place) -> tuple[set[str] | None, str]:
     """The names in a folder, or None and why not."""
     if place.in_container:
-        code, out, err = p.call(["docker", "exec", place.in_container, "ls", "-1A", place.path])
+        code, out, err = p.call(["docker", "exec", "--", place.in_container, "ls", "-1A", "--", place.path])
         if code != 0:
             return None, first_line(err, out) or f"ls exited with {code}"
         return {line.strip() for line in out.splitlines() if line.strip()}, ""
@@ -117,6 +123,8 @@ def data_checks(p: Probes, study: Study, needs: Needs, container_ready: bool) ->
     if place is None:
         why = "data.path is not set" if not study.data.path else "the container is not running"
         out = [Check(data_name, None, f"{mount}: not checked, {why}", prep)]
+    elif place.in_container and not p.probe:
+        out = [_unlisted(data_name, place, prep)]
     else:
         names, why = _list(p, place)
         if names is None:
@@ -184,6 +192,8 @@ def _dali_index(p: Probes, study: Study, container_ready: bool) -> Check:
             base = posixpath.basename(posixpath.normpath(idx))
             looked = f"; looked on the host at {Path(study.data.path) / base} and {Path(study.data.path).parent / base}"
         return Check(name, False, f"DALI index folder {idx} not found{looked}", fix)
+    if place.in_container and not p.probe:
+        return _unlisted(name, place, fix)
     names, why = _list(p, place)
     if names is None:
         return Check(name, False, f"DALI index folder {place.label()}{note} {why}", fix)
@@ -208,6 +218,8 @@ def _checkpoint(p: Probes, study: Study, container_ready: bool) -> Check:
     if place is None:
         return Check(name, False, f"no folder is mounted at {WEIGHTS_MOUNT} (container.mounts host: {WEIGHTS_MOUNT}); "
                      f"benchmark_training.py reads {target}/{CHECKPOINT}", fix)
+    if place.in_container and not p.probe:
+        return _unlisted(name, place, fix)
     names, why = _list(p, place)
     if names is None:
         return Check(name, False, f"{place.label()} {why}", fix)

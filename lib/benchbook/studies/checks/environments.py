@@ -17,16 +17,24 @@ from .probes import Check, Probes
 
 def named_python(p: Probes, study: Study, python: str) -> list[Check]:
     """The Python a study or BENCHBOOK_PYTHON_<FRAMEWORK> names: it imports the framework (its
-    version), and for `cpu.device: cuda` PyTorch sees a GPU (how many, the first one's name)."""
+    version), and for `cpu.device: cuda` PyTorch sees a GPU (how many, the first one's name). One that
+    the study names is only looked up unless `p.probe`: running it runs what the study chose."""
     fw, module = study.framework, envs.IMPORTS[study.framework]
     setting = "the study's `python`" if study.python else envs.variable(fw)
     cuda = study.cpu.device == "cuda"
     code = f"import {module}; print({module}.__version__)"
     if cuda:
         code += "; n = torch.cuda.device_count(); print(n, torch.cuda.get_device_name(0) if n else '')"
-    status, out, err = p.call([python, "-c", code], timeout=120)
     name = f"{fw} (named Python)"
     fix = f"name a Python that has {module} in {setting}, or unset it to build the pinned environment"
+    if study.python and not p.probe:  # a program the study names: looked up, not run
+        found = p.which(python)
+        if not found:
+            return [Check(name, False, f"{python} (from {setting}) is not a program on PATH nor an executable file",
+                          fix)]
+        return [Check(name, None, f"{found} (from {setting}): not run; benchbook check --probe imports {module} "
+                      "with it (benchbook run always does)")]
+    status, out, err = p.call([python, "-c", code], timeout=120)
     if status != 0:
         why = (err.strip().splitlines() or [out.strip() or f"exit status {status}"])[-1]
         return [Check(name, False, f"{python} (from {setting}) cannot import {module}: {why}", fix)]

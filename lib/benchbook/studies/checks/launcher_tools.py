@@ -2,7 +2,9 @@
 of a multi-node point, and for launcher `slurm` the controller (`sbatch`, `sinfo`) and pyxis.
 
 The programs and ssh are probed where the launcher runs: in the container (`docker exec NAME ...`,
-or a throw-away `docker run --rm IMAGE ...`), or here in mode `inside` and on the CPU.
+or a throw-away `docker run --rm IMAGE ...`), or here in mode `inside` and on the CPU. Both run what
+the study names (its image, its hosts): only with `Probes.probe` (`benchbook check --probe`, `run`);
+otherwise a program is looked up only where `which` finds it (here), and ssh is not tried.
 """
 
 from __future__ import annotations
@@ -66,8 +68,8 @@ def _in_launcher(study: Study, argv: list[str]) -> list[str]:
     if c.mode == "inside":
         return argv
     if c.mode == "exec":
-        return ["docker", "exec", c.name, *argv]
-    return ["docker", "run", "--rm", c.image, *argv]  # as the runs start: the same image, network and keys
+        return ["docker", "exec", "--", c.name, *argv]
+    return ["docker", "run", "--rm", "--", c.image, *argv]  # as the runs start: the same image, network and keys
 
 
 def _ssh_fix(study: Study, host: str) -> str:
@@ -93,6 +95,9 @@ def mpi_and_ssh(p: Probes, study: Study, needs: Needs, runs: list[RunSpec], read
         name = launcher
         if not ready:
             out.append(Check(name, None, f"not checked {where}: the container is not available (see above)"))
+        elif study.container.mode != "inside" and not p.probe:
+            out.append(Check(name, None, f"not looked for {where}: that runs a command in the study's container; "
+                             "benchbook check --probe does (benchbook run always does)"))
         elif study.container.mode == "inside":
             found = p.which(launcher)
             out.append(Check(name, True, found) if found else
@@ -116,8 +121,12 @@ def mpi_and_ssh(p: Probes, study: Study, needs: Needs, runs: list[RunSpec], read
             if not ready:
                 out.append(Check(name, None, f"not checked {where}: the container is not available (see above)"))
                 continue
+            if not p.probe:
+                out.append(Check(name, None, f"not tried: ssh to {host} is a connection to a host the study names; "
+                                 "benchbook check --probe tries it (benchbook run always does)"))
+                continue
             argv = ["ssh", "-o", "BatchMode=yes", "-o", "ConnectTimeout=5", *(["-p", str(port)] if port else []),
-                    host, "true"]
+                    "--", host, "true"]
             code, o, e = p.call(_in_launcher(study, argv), CONTAINER_TIMEOUT)
             if code == 0:
                 out.append(Check(name, True, f"passwordless ssh to {host}" + (f" port {port}" if port else "")

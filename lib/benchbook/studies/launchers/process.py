@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import secrets
 import signal
 import subprocess
 import sys
@@ -65,21 +66,28 @@ def _die_with_parent() -> None:
         pass
 
 
+def no_follow(path, flags: int) -> int:
+    """An `opener` for `open` that never follows a link: a run's files are written where they are named."""
+    return os.open(path, flags | os.O_NOFOLLOW, 0o644)
+
+
 def execute(cmd: Command, log: Path, timeout: float | None = None, no_progress: float | None = None,
             echo: Callable[[str], None] | None = None, started: Callable[[dict], None] | None = None) -> Ending:
     """Run one command, teeing its output (stdout and stderr, as it comes) to `log`."""
-    env = {**os.environ, "PYTHONUNBUFFERED": "1", **cmd.env}
+    token = secrets.token_hex(16)  # in the child's environment and its record: how resume knows it as this run's
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", **cmd.env, liveness.TOKEN_ENV: token}
     for pre in cmd.pre:
         subprocess.run(pre, cwd=cmd.cwd, env=env, check=False, capture_output=True)
     tail = lines.Tail()
     last_output = [time.monotonic()]
-    with open(log, "ab", buffering=0) as sink:  # unbuffered: a failed write is seen at once, never at close
+    # unbuffered: a failed write is seen at once, never at close
+    with open(log, "ab", buffering=0, opener=no_follow) as sink:
         proc = subprocess.Popen(cmd.argv, cwd=cmd.cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, start_new_session=True,
                                 preexec_fn=_die_with_parent if sys.platform == "linux" else None)
         shown = lines.Echo(echo) if echo else None
         if started:
-            started({"child_pid": proc.pid, "child": liveness.identity(proc.pid)})
+            started({"child_pid": proc.pid, "child": {**liveness.identity(proc.pid), "token": token}})
         write_error: list[OSError] = []
 
         def pump():

@@ -34,6 +34,7 @@ from ..failures import Ending
 from . import lines
 from .base import Launcher
 from .command import RESULTS, safe_env, safe_line
+from .process import no_follow
 from .registry import register
 
 POLL_S = 0.5
@@ -276,7 +277,8 @@ class Slurm(Launcher):
     def execute(self, cmd, log, timeout=None, no_progress=None, echo=None, started=None) -> Ending:
         log = Path(log)
         script = log.with_suffix(".sbatch")
-        script.write_text(cmd.script or "", encoding="utf-8")
+        with open(script, "w", encoding="utf-8", opener=no_follow) as f:  # never through a planted link
+            f.write(cmd.script or "")
         note = echo or (lambda line: None)
         reader = _LogReader(log, echo)
         tail = reader.tail.lines
@@ -382,8 +384,8 @@ class Slurm(Launcher):
 
     def abandon(self, record: dict) -> str:
         """A run left `running` by a killed benchbook: cancel its job if Slurm still has it and it is
-        that run's job (its name is `<study>.<run id>`), and wait for it to leave the node before the
-        run's folder is moved aside; what was done, in words."""
+        that run's job (its name is `<study>.<run id>`, and it is this user's: root could cancel anyone's),
+        and wait for it to leave the node before the run's folder is moved aside; what was done, in words."""
         job = record.get("slurm_job_id")
         if not job:
             return "no job was submitted"
@@ -397,6 +399,10 @@ class Slurm(Launcher):
         expected = f"{record.get('study')}.{record.get('run_id')}"
         if info.get("JobName") != expected:
             return f"slurm job {job} is now {info.get('JobName')!r}, not this run's {expected!r}: left alone"
+        owner = re.fullmatch(r"[^()]*\((\d+)\)", info.get("UserId", ""))
+        if not owner or int(owner.group(1)) != os.getuid():
+            return (f"slurm job {job} belongs to {info.get('UserId')!r}, not to this user (uid {os.getuid()}): "
+                    "left alone")
         self._cancel(str(job), _LogReader(Path(os.devnull), None))
         return f"slurm job {job} cancelled"
 

@@ -201,7 +201,7 @@ _FIELDS = {
     "analysis": (lambda v: isinstance(v, list) and all(isinstance(r, dict) for r in v), "a list of objects"),
     "launcher": (_optional(lambda v: isinstance(v, dict)), "an object"),
     "child": (_optional(lambda v: isinstance(v, dict)), "an object"),
-    "failure.cause": (_TEXT, "a cause"),
+    "failure.cause": (lambda v: v is None or v in FAILURE_CAUSES, f"one of {', '.join(FAILURE_CAUSES)}"),
     "launcher.pid": (_optional(_count), "a PID"), "launcher.hostname": (_TEXT, "a host name"),
     "launcher.identity": (_optional(lambda v: isinstance(v, dict)), "an object"),
     **{f"child.{k}": check for k, check in _IDENTITY.items()},

@@ -25,7 +25,7 @@ TOKEN = "0123456789abcdef"  # what the runner puts in a run's environment and re
 def _group_left_by_its_leader(**popen) -> tuple[dict, int]:
     """(the leader's identity, taken while it ran, with the run's token; the PID of the member it left behind)."""
     leader = subprocess.Popen([sys.executable, "-c", LEADER], stdout=subprocess.PIPE, text=True,
-                              env={**os.environ, liveness.TOKEN_ENV: TOKEN}, **popen)
+                              env={**os.environ, "BENCHBOOK_RUN_TOKEN": TOKEN}, **popen)
     ident = {**liveness.identity(leader.pid), "token": TOKEN}
     member = int(leader.stdout.readline())
     leader.wait()

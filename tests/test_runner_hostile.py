@@ -32,7 +32,7 @@ TOKEN = "5eed" * 8  # a run's token, as the runner puts it in the child's enviro
 
 def stranger(token: str | None = None) -> subprocess.Popen:
     """Someone else's job: `setsid sleep`, its own process group (with a run's token: the run's own child)."""
-    env = {**os.environ, liveness.TOKEN_ENV: token} if token else None
+    env = {**os.environ, "BENCHBOOK_RUN_TOKEN": token} if token else None
     return subprocess.Popen(["sleep", "60"], start_new_session=True, env=env)
 
 
@@ -202,7 +202,7 @@ def test_slurm_abandon_cancels_only_the_runs_own_job(monkeypatch, job_name, uid,
 
 def test_the_run_s_child_carries_the_token_its_record_holds(tmp_path):
     seen = {}
-    end = process.execute(Command([sys.executable, "-c", f"import os; print(os.environ['{liveness.TOKEN_ENV}'])"]),
+    end = process.execute(Command([sys.executable, "-c", "import os; print(os.environ['BENCHBOOK_RUN_TOKEN'])"]),
                           tmp_path / "x.log", started=seen.update)
     assert end.exit_code == 0 and len(seen["child"]["token"]) == 32 and end.tail == [seen["child"]["token"]]
     again = {}

@@ -60,7 +60,7 @@ def _folder(path: Path) -> bool:
     (one planted in a shared runs/ would send the study's writes anywhere), anything else, or unreadable."""
     try:
         mode = os.lstat(path).st_mode
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # making it says what is in the way
         return False
     except OSError as exc:
         raise StudyError(f"{path}: cannot be read ({exc.strerror or exc})") from None

@@ -11,13 +11,16 @@ benchbook as into `cat`; the target is at least 0.95. A flood takes tenths of a 
 shared machine the ratio of one pair scatters widely with the other work: the ratio checked is
 that of each side's fastest time over the pairs (what the writing costs when nothing else
 interferes); the median of the pairs' ratios is printed too. It also prints the size of the run's
-record (its last lines are cut at 4 KiB each, whatever the flood).
+record (its last lines are cut at 4 KiB each, whatever the flood), and a measure that the machine's
+other work does not move: the CPU time benchbook's reader spends copying the flood (the launcher's
+`execute`, as `benchbook run` calls it, echo on, in this process) against the CPU time of `cat`.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -26,6 +29,8 @@ import time
 from pathlib import Path
 
 from benchbook.studies import records
+from benchbook.studies.commands import Command
+from benchbook.studies.launchers import process
 
 STUDY = """\
 schema_version: 1
@@ -92,6 +97,28 @@ def through_benchbook(megabytes: int, tmp: Path, i: int) -> tuple[float, int]:
     return float(seconds.read_text()), record.stat().st_size
 
 
+def cpu(who: int) -> float:
+    r = resource.getrusage(who)
+    return r.ru_utime + r.ru_stime
+
+
+def copy_cpu(megabytes: int, tmp: Path) -> tuple[float, float]:
+    """(CPU seconds of benchbook's reader, of `cat`) to copy the flood into a file."""
+    writer = [sys.executable, __file__, "--flood_megabytes", str(megabytes), "--flood_seconds", str(tmp / "cpu.s")]
+    before = cpu(resource.RUSAGE_SELF)  # the writer is a child: not counted here
+    process.execute(Command(writer), tmp / "cpu.log", echo=lambda line: None)
+    reader = cpu(resource.RUSAGE_SELF) - before
+    (tmp / "cpu.log").unlink()
+    with open(tmp / "cpu.cat", "wb") as out:
+        flood_proc = subprocess.Popen(writer, stdout=subprocess.PIPE)
+        cat = subprocess.Popen(["cat"], stdin=flood_proc.stdout, stdout=out)
+        flood_proc.stdout.close()
+        flood_proc.wait()
+        before = cpu(resource.RUSAGE_CHILDREN)  # the writer's counted; cat's is once it is waited for
+        cat.wait()
+    return reader, cpu(resource.RUSAGE_CHILDREN) - before
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--megabytes", type=int, default=64)
@@ -103,9 +130,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.flood_seconds:
         flood(args.flood_megabytes, args.flood_seconds)
         return 0
-    ratios, cats, runs = [], [], []
+    ratios, cats, runs, cpus = [], [], [], []
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
+        for _ in range(args.pairs):
+            cpus.append(copy_cpu(args.megabytes, tmp))
         for i in range(args.pairs):
             if i % 2 == 0:
                 cat = piped(args.megabytes, tmp)
@@ -119,6 +148,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"pair {i + 1} ({'piped' if i % 2 == 0 else 'benchbook'} first): {args.megabytes} MB of \\r "
                   f"updates written in {cat:.3f} s piped to cat, {run:.3f} s under benchbook run, ratio "
                   f"{ratios[-1]:.3f}; run.json {size / 1024:.0f} kB", flush=True)
+    reader, cat = min(c[0] for c in cpus), min(c[1] for c in cpus)
+    print(f"CPU time to copy {args.megabytes} MB (least of {len(cpus)}): benchbook's reader {reader:.3f} s, "
+          f"cat {cat:.3f} s")
     ratio = min(cats) / min(runs)
     print(f"median of the pairs' ratios {statistics.median(ratios):.3f} (range {min(ratios):.3f}-{max(ratios):.3f})")
     print(f"fastest of {len(ratios)}: {min(cats):.3f} s piped to cat, {min(runs):.3f} s under benchbook run: "

@@ -104,5 +104,6 @@ def test_the_flood_bench_measures_both_sides(capsys):
     out = capsys.readouterr().out
     assert re.search(r"^pair 1 \(piped first\): 2 MB of \\r updates written in [0-9.]+ s piped to cat, [0-9.]+ s "
                      r"under benchbook run, ratio [0-9.]+; run.json \d+ kB$", out, re.M), out
+    assert re.search(r"^CPU time to copy 2 MB \(least of 1\): benchbook's reader [0-9.]+ s, cat [0-9.]+ s$", out, re.M)
     assert re.search(r"^fastest of 1: [0-9.]+ s piped to cat, [0-9.]+ s under benchbook run: piped/benchbook ratio "
                      r"[0-9.]+: ", out, re.M), out

@@ -19,10 +19,14 @@ LEADER = ("import subprocess, sys\n"
           "print(member.pid, flush=True)\n")
 
 
+TOKEN = "0123456789abcdef"  # what the runner puts in a run's environment and record
+
+
 def _group_left_by_its_leader(**popen) -> tuple[dict, int]:
-    """(the leader's identity, taken while it ran; the PID of the member it left behind)."""
-    leader = subprocess.Popen([sys.executable, "-c", LEADER], stdout=subprocess.PIPE, text=True, **popen)
-    ident = liveness.identity(leader.pid)
+    """(the leader's identity, taken while it ran, with the run's token; the PID of the member it left behind)."""
+    leader = subprocess.Popen([sys.executable, "-c", LEADER], stdout=subprocess.PIPE, text=True,
+                              env={**os.environ, "BENCHBOOK_RUN_TOKEN": TOKEN}, **popen)
+    ident = {**liveness.identity(leader.pid), "token": TOKEN}
     member = int(leader.stdout.readline())
     leader.wait()
     leader.stdout.close()
@@ -104,3 +108,23 @@ def test_a_record_from_before_sessions_counts_its_leader_as_the_session(members)
     members.append(member)
     assert liveness.stop_group({k: v for k, v in ident.items() if k != "session"}).endswith("stopped")
     assert _ended(member)
+
+
+def test_a_group_without_the_runs_token_is_left_alone(members):
+    """Host, boot, PID, start time and session can all be read from /proc by anyone: a record naming them
+    names any process. Only the token in the process's own environment proves it is the run's."""
+    ident, member = _group_left_by_its_leader(start_new_session=True)
+    members.append(member)
+    said = liveness.stop_group(dict(ident, token="forged"))
+    time.sleep(0.2)
+    assert _runs(member) and said == f"process group {ident['pid']} does not carry this run's token in its " \
+                                     "environment: not this run's, left alone"
+    assert "without its run token" in liveness.stop_group({k: v for k, v in ident.items() if k != "token"})
+    assert _runs(member)
+    live = subprocess.Popen(["sleep", "30"], start_new_session=True)  # alive, the identity exact, no token
+    try:
+        said = liveness.stop_group({**liveness.identity(live.pid), "token": TOKEN})
+        assert "does not carry this run's token" in said and live.poll() is None
+    finally:
+        live.kill()
+        live.wait()

@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -26,9 +27,13 @@ def dead_process() -> dict:
     return ident
 
 
-def stranger() -> subprocess.Popen:
-    """Someone else's job: `setsid sleep`, its own process group."""
-    return subprocess.Popen(["sleep", "60"], start_new_session=True)
+TOKEN = "5eed" * 8  # a run's token, as the runner puts it in the child's environment and record
+
+
+def stranger(token: str | None = None) -> subprocess.Popen:
+    """Someone else's job: `setsid sleep`, its own process group (with a run's token: the run's own child)."""
+    env = {**os.environ, "BENCHBOOK_RUN_TOKEN": token} if token else None
+    return subprocess.Popen(["sleep", "60"], start_new_session=True, env=env)
 
 
 def left_running(tmp_path, launcher: dict, child: dict | None, child_pid: int | None):
@@ -79,11 +84,11 @@ def test_resume_leaves_a_run_of_another_host_alone(tmp_path, fake):
 
 
 def test_resume_stops_what_is_left_of_its_own_run(tmp_path, fake):
-    orphan = stranger()  # stands for the run's training, its launcher killed
+    orphan = stranger(TOKEN)  # stands for the run's training, its launcher killed
     try:
         s, out, run_dir = left_running(tmp_path, {"hostname": socket.gethostname(), "pid": 1,
                                                   "identity": dead_process()},
-                                       liveness.identity(orphan.pid), orphan.pid)
+                                       {**liveness.identity(orphan.pid), "token": TOKEN}, orphan.pid)
         results = runner.run_study(s, out, resume=True, progress=False, say=lambda m: None)
         assert orphan.wait(timeout=10) == -signal.SIGKILL
         assert results[run_dir.name]["status"] == "complete"
@@ -120,8 +125,7 @@ def test_unreadable_records_and_missing_logs_are_problems_not_dropped(tmp_path, 
 
 
 def test_a_full_disk_stops_the_run_and_says_so(tmp_path):
-    log = tmp_path / "x.log"
-    log.symlink_to("/dev/full")  # every write: ENOSPC
+    log = Path("/dev/full")  # every write: ENOSPC (a log is never opened through a link: this device itself)
     t0 = time.monotonic()
     end = process.execute(Command([sys.executable, "-c", "import time\nwhile True: print('x' * 1000, flush=True)"]),
                           log, no_progress=120)
@@ -178,15 +182,74 @@ def test_hangup_and_repeated_ctrl_c_record_interrupted(tmp_path, signals):
     assert not alive(running["child_pid"])
 
 
-@pytest.mark.parametrize("job_name, cancels", [("s.cpu_r1", True), ("someone-else", False)])
-def test_slurm_abandon_cancels_only_the_runs_own_job(monkeypatch, job_name, cancels):
+@pytest.mark.parametrize("job_name, uid, said", [
+    ("s.cpu_r1", os.getuid(), "slurm job 77 cancelled"),
+    ("someone-else", os.getuid(), "slurm job 77 is now 'someone-else', not this run's 's.cpu_r1': left alone"),
+    ("s.cpu_r1", os.getuid() + 1, f"slurm job 77 belongs to 'other({os.getuid() + 1})', not to this user "
+                                  f"(uid {os.getuid()}): left alone"),
+], ids=["its-own", "another-name", "another-user"])
+def test_slurm_abandon_cancels_only_the_runs_own_job(monkeypatch, job_name, uid, said):
+    """The job's name is the run's, and the job is the user's: root's scancel would cancel anyone's."""
     from benchbook.studies.launchers import slurm
 
-    line = f"JobId=77 JobName={job_name} JobState=RUNNING ExitCode=0:0 NodeList=n1"
+    line = f"JobId=77 JobName={job_name} UserId=other({uid}) JobState=RUNNING ExitCode=0:0 NodeList=n1"
     monkeypatch.setattr(slurm, "_call", lambda argv, **kw: subprocess.CompletedProcess(argv, 0, line, ""))
     cancelled = []
     monkeypatch.setattr(slurm.Slurm, "_cancel", lambda self, job, reader: cancelled.append(job))
-    said = slurm.Slurm().abandon({"slurm_job_id": "77", "study": "s", "run_id": "cpu_r1"})
-    assert cancelled == (["77"] if cancels else [])
-    assert said == ("slurm job 77 cancelled" if cancels else
-                    "slurm job 77 is now 'someone-else', not this run's 's.cpu_r1': left alone")
+    assert slurm.Slurm().abandon({"slurm_job_id": "77", "study": "s", "run_id": "cpu_r1"}) == said
+    assert cancelled == (["77"] if said.endswith("cancelled") else [])
+
+
+def test_the_run_s_child_carries_the_token_its_record_holds(tmp_path):
+    seen = {}
+    end = process.execute(Command([sys.executable, "-c", "import os; print(os.environ['BENCHBOOK_RUN_TOKEN'])"]),
+                          tmp_path / "x.log", started=seen.update)
+    assert end.exit_code == 0 and len(seen["child"]["token"]) == 32 and end.tail == [seen["child"]["token"]]
+    again = {}
+    process.execute(Command(["true"]), tmp_path / "y.log", started=again.update)
+    assert again["child"]["token"] != seen["child"]["token"]  # one for each run
+
+
+@pytest.mark.parametrize("forge", ["no-token", "another-token", "writable-record", "writable-folder"])
+def test_a_crafted_record_never_gets_a_process_killed(tmp_path, fake, forge):
+    """A record that names a live process of the user exactly (host, boot, PID, start time, session: all
+    readable from /proc by anyone) kills nothing unless the process carries the record's token, and only
+    when no other user could have written the record."""
+    victim = stranger(TOKEN)
+    try:
+        child = {**liveness.identity(victim.pid), "token": TOKEN}
+        if forge == "no-token":
+            del child["token"]
+        elif forge == "another-token":
+            child["token"] = "f" * 32
+        s, out, run_dir = left_running(tmp_path, {"hostname": socket.gethostname(), "pid": 1,
+                                                  "identity": dead_process()}, child, victim.pid)
+        if forge == "writable-record":
+            (run_dir / records.RECORD).chmod(0o666)
+        elif forge == "writable-folder":
+            run_dir.chmod(0o777)
+        said = []
+        results = runner.run_study(s, out, resume=True, progress=False, say=said.append)
+        time.sleep(0.3)
+        assert victim.poll() is None and alive(victim.pid)
+        old = records.read(run_dir / "attempts" / "1" / records.RECORD)
+        expected = {"no-token": "recorded without its run token", "another-token": "does not carry this run's token",
+                    "writable-record": "run.json is writable by other users",
+                    "writable-folder": f"{run_dir} is writable by other users"}[forge]
+        assert expected in old["failure"]["detail"], old["failure"]["detail"]
+        assert results[run_dir.name]["status"] == "complete"
+    finally:
+        victim.kill()
+        victim.wait()
+
+
+def test_a_run_folder_of_another_user_is_left_alone(tmp_path, fake, monkeypatch, capsys):
+    s, out, run_dir = left_running(tmp_path, {"hostname": socket.gethostname(), "pid": 1,
+                                              "identity": dead_process()}, dead_process(), None)
+    before = sorted(p.name for p in run_dir.iterdir())
+    monkeypatch.setattr(os, "geteuid", lambda: os.getuid() + 1)  # the files are someone else's
+    capsys.readouterr()
+    results = runner.run_study(s, out, resume=True, progress=False, say=lambda line: None)
+    assert sorted(p.name for p in run_dir.iterdir()) == before and results[run_dir.name]["status"] == "running"
+    assert capsys.readouterr().out == f"{run_dir.name}: {run_dir} belongs to another user (uid {os.getuid()}): " \
+                                      "left alone\n"

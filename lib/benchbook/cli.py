@@ -238,9 +238,10 @@ def _print_runs(out: Console, folder) -> None:
     t = Table(title=Text(f"{folder}: {len(frame)} runs"))
     for col in ("run_id", "status", "cause", "duration_s", "throughput", "problem"):
         t.add_column(col, overflow="fold")
-    for _, r in frame.iterrows():
-        t.add_row(*(Text(str(v)) for v in (r["run_id"], r["status"], r["cause"] or "-", _fmt(r["duration_s"]),
-                                            _fmt(r["throughput"]), r["problem"] or "")))
+    for _, r in frame.iterrows():  # a value a row lacks is NaN in the frame when another row has it: "-"
+        t.add_row(*(Text(str(v)) for v in (r["run_id"], r["status"], _fmt(r["cause"]), _fmt(r["duration_s"]),
+                                            _fmt(r["throughput"]), r["problem"] if isinstance(r["problem"], str)
+                                            else "")))
     out.print(t)
 
 
@@ -249,8 +250,14 @@ def cmd_status(args, out: Console, err: Console) -> int:
 
     troubled = 0
     for folder in args.folders:
-        if not folder.is_dir():
-            _error(err, f"{folder}: no such study folder")
+        try:
+            problem = None if folder.is_dir() else "no such study folder"
+            if folder.is_symlink():
+                problem = f"a link (to {os.readlink(folder)}), not a study folder: give the folder itself"
+        except OSError as exc:  # a folder inside one that cannot be read: said, the other folders go on
+            problem = f"cannot be read ({exc.strerror or exc})"
+        if problem:
+            _error(err, f"{folder}: {problem}")
             troubled += 1
             continue
         _print_runs(out, folder)

@@ -6,6 +6,11 @@ processes are gone, and must never act on a PID that the system has since given 
 (PIDs are reused) or that belongs to another machine of a shared file system. So a record holds,
 beside each PID, the host and boot it was started on and the process's start time (`/proc/PID/stat`
 field 22, clock ticks since boot): the same PID with another start time is a stranger.
+
+Anyone can read those fields from /proc, so a crafted record could name any process. Before a signal,
+the process must prove it is the run's own child: the runner puts a random token in the child's
+environment (BENCHBOOK_RUN_TOKEN) and in the record, and `/proc/PID/environ` (readable by the
+process's owner alone) must hold it.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import socket
 from pathlib import Path
 
 PROC = Path("/proc")
+TOKEN_ENV = "BENCHBOOK_RUN_TOKEN"
 
 
 def boot_id() -> str | None:
@@ -88,10 +94,20 @@ def group_members(pgid: int, since_ticks: int, sid: int | None = None) -> list[i
     return out
 
 
+def carries(pid: int, token: str) -> bool:
+    """Whether process `pid` has the run's token in its environment (False when it cannot be read:
+    another user's process, or one that has ended)."""
+    try:
+        environ = (PROC / str(pid) / "environ").read_bytes()
+    except OSError:
+        return False
+    return f"{TOKEN_ENV}={token}".encode() in environ.split(b"\0")
+
+
 def stop_group(ident: dict) -> str:
     """SIGKILL the process group a run's child led, only if it is that run's: the same host and
-    boot, and the leader (or, when it has ended, members of its group and of its recorded session
-    started after it) still there. What was done, in words."""
+    boot, the leader (or, when it has ended, members of its group and of its recorded session
+    started after it) still there, and carrying the run's token. What was done, in words."""
     where = state(ident)
     pid = int(ident["pid"]) if ident and ident.get("pid") else None
     if where == "elsewhere":
@@ -110,10 +126,18 @@ def stop_group(ident: dict) -> str:
         # before sessions were recorded has session = PID): a shell job or a daemon of another
         # session may have been given the group's number after the run's group was gone.
         sid = ident.get("session") or pid
-        if not group_members(pid, ident["start_ticks"], sid):
+        members = group_members(pid, ident["start_ticks"], sid)
+        if not members:
             strangers = group_members(pid, ident["start_ticks"])
             return f"process {pid} has ended" + (f"; process group {pid} is now another session's, left alone"
                                                  if strangers else "")
+    else:
+        members = [pid]
+    if not ident.get("token"):
+        return f"process {pid} was recorded without its run token (an older benchbook): left alone (stop it " \
+               "yourself if it is yours)"
+    if not any(carries(member, ident["token"]) for member in members):
+        return f"process group {pid} does not carry this run's token in its environment: not this run's, left alone"
     try:
         os.killpg(pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError) as exc:

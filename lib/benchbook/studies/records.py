@@ -13,7 +13,9 @@ import contextlib
 import json
 import math
 import os
+import stat
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -94,7 +96,9 @@ def write(path: Path, record: dict[str, Any]) -> None:
     tmp = None
     try:
         fd, tmp = tempfile.mkstemp(prefix=".run.", suffix=".tmp", dir=path.parent)
-        os.fchmod(fd, 0o666 & ~_UMASK)  # readable as the logs beside it are (mkstemp makes 0600)
+        # readable as the logs beside it are (mkstemp makes 0600), writable by its owner alone: --resume
+        # acts on a record only when no one else could have written it
+        os.fchmod(fd, 0o644 & ~_UMASK)
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             json.dump(clean(record), f, indent=2, sort_keys=False)
             f.write("\n")
@@ -124,33 +128,140 @@ def write_in_place(path: Path, record: dict[str, Any]) -> None:
         raise StorageError(exc.errno, f"cannot write {path}: {exc.strerror or exc}", str(path)) from None
 
 
+MAX_DEPTH = 64  # levels of nesting a record may hold (benchbook writes under 10)
+
+
+class _Unreadable(Exception):
+    """Why a file holds no JSON that benchbook reads (the callers name the file)."""
+
+
+def _load(path: Path) -> Any:
+    """The JSON value of a file that is a regular file, not a link (a FIFO or a device would hang or
+    never end; a link in a received folder may point anywhere), nested at most MAX_DEPTH deep."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        raise _Unreadable("a link, not a file benchbook wrote" if os.path.islink(path)
+                          else f"not readable ({exc.strerror or exc})") from None
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise _Unreadable("not a regular file")
+        data = f.read()
+    try:
+        value = json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise _Unreadable("not a text file (expected JSON in UTF-8)") from None
+    except json.JSONDecodeError as exc:
+        raise _Unreadable(f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    except RecursionError:
+        raise _Unreadable(f"nested too deeply (at most {MAX_DEPTH} levels)") from None
+    stack = [(value, 1)]
+    while stack:  # iterative: a deep value must not exhaust the stack of what reads it next
+        v, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise _Unreadable(f"nested too deeply (at most {MAX_DEPTH} levels)")
+        if isinstance(v, dict | list):
+            stack.extend((item, depth + 1) for item in (v.values() if isinstance(v, dict) else v))
+    return value
+
+
+def _number(v) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _count(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+
+def _name(v) -> bool:
+    """A plain file or folder name: never a path out of the run's folder."""
+    return isinstance(v, str) and v not in ("", ".", "..") and "/" not in v and "\0" not in v
+
+
+def _optional(check: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    return lambda v: v is None or check(v)
+
+
+_TEXT = _optional(lambda v: isinstance(v, str))
+# host, boot, PID, start time, session, and the token in the run's environment (liveness, runner)
+_IDENTITY = {"host": (_TEXT, "a host name"), "boot_id": (_TEXT, "text"), "pid": (_optional(_count), "a PID"),
+             "start_ticks": (_optional(_count), "clock ticks"), "session": (_optional(_count), "a session id"),
+             "token": (_TEXT, "text")}
+# What status and resume read of a record, and the type each must have (missing is allowed).
+_FIELDS = {
+    "run_id": (_name, "a run id (a folder name)"), "study": (_TEXT, "a study name"),
+    "log": (_name, "a file name in the run's folder"), "config": (lambda v: isinstance(v, dict), "an object"),
+    "started_at": (_TEXT, "a time"), "ended_at": (_TEXT, "a time"), "duration_s": (_optional(_number), "seconds"),
+    "exit_code": (_optional(lambda v: isinstance(v, int) and not isinstance(v, bool)), "an exit code"),
+    "command_launcher": (_TEXT, "a launcher's name"), "child_pid": (_optional(_count), "a PID"),
+    "slurm_job_id": (_optional(lambda v: _count(v) or isinstance(v, str) and v.isdigit()), "a job id"),
+    "failure": (_optional(lambda v: isinstance(v, dict)), "an object"),
+    "analysis": (lambda v: isinstance(v, list) and all(isinstance(r, dict) for r in v), "a list of objects"),
+    "launcher": (_optional(lambda v: isinstance(v, dict)), "an object"),
+    "child": (_optional(lambda v: isinstance(v, dict)), "an object"),
+    "failure.cause": (lambda v: v is None or v in FAILURE_CAUSES, f"one of {', '.join(FAILURE_CAUSES)}"),
+    "launcher.pid": (_optional(_count), "a PID"), "launcher.hostname": (_TEXT, "a host name"),
+    "launcher.identity": (_optional(lambda v: isinstance(v, dict)), "an object"),
+    **{f"child.{k}": check for k, check in _IDENTITY.items()},
+    **{f"launcher.identity.{k}": check for k, check in _IDENTITY.items()},
+}
+
+
+def _check(record: dict, path: Path) -> None:
+    """RecordError naming the file and the field when a field status or resume reads has the wrong type."""
+    status = record.get("status")
+    if status not in STATUSES:
+        raise RecordError(f"{path}: `status` is {_shown(status)}, expected one of {', '.join(STATUSES)}")
+    for field, (ok, what) in _FIELDS.items():
+        value, found = record, True
+        for key in field.split("."):
+            if not isinstance(value, dict) or key not in value:
+                found = False
+                break
+            value = value[key]
+        if found and not ok(value):
+            raise RecordError(f"{path}: `{field}` is {_shown(value)}, expected {what}")
+    for n, run in enumerate(record.get("analysis") or []):
+        if not _optional(_number)(run.get("recomputed_throughput")):
+            raise RecordError(f"{path}: `analysis[{n}].recomputed_throughput` is "
+                              f"{_shown(run.get('recomputed_throughput'))}, expected a number")
+
+
+def _shown(value) -> str:
+    text = json.dumps(value, default=str)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 def read(path: Path) -> dict:
-    """A run record; RecordError names the file when it is not a readable record."""
+    """A run record; RecordError names the file (and the field) when it is not a readable record."""
     path = Path(path)
     try:
-        record = json.loads(path.read_text(encoding="utf-8"))
+        record = _load(path)
     except FileNotFoundError:
         raise RecordError(f"{path}: no run record") from None
-    except (OSError, ValueError) as exc:
-        raise RecordError(f"{path}: not a readable run record ({exc})") from None
+    except (_Unreadable, OSError) as exc:
+        raise RecordError(f"{path}: not a readable run record: {_reason(exc)}") from None
     if not isinstance(record, dict) or "status" not in record or "config" not in record:
         raise RecordError(f"{path}: not a run record (expected a JSON object with `config` and `status`)")
+    _check(record, path)
     return record
 
 
 def read_json(path: Path) -> dict:
     """Any JSON object benchbook wrote (study.json); RecordError names the file if unreadable."""
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except UnicodeDecodeError:
-        raise RecordError(f"{path}: not a text file (expected JSON in UTF-8)") from None
-    except json.JSONDecodeError as exc:
-        raise RecordError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
-    except OSError as exc:
-        raise RecordError(f"{path}: not readable ({exc.strerror or exc})") from None
+        data = _load(Path(path))
+    except (_Unreadable, OSError) as exc:
+        raise RecordError(f"{path}: {_reason(exc)}") from None
     if not isinstance(data, dict):
         raise RecordError(f"{path}: expected a JSON object")
     return data
+
+
+def _reason(exc: Exception) -> str:
+    return str(exc) if isinstance(exc, _Unreadable) else f"not readable ({getattr(exc, 'strerror', None) or exc})"
 
 
 def config_beside(log: str | Path) -> dict:
@@ -163,16 +274,17 @@ def config_beside(log: str | Path) -> dict:
     """
     p = Path(log)
     for candidate in (p.with_name(p.name + ".run.json"), p.with_name(RECORD)):
-        if candidate.is_file():
-            try:
-                record = read_json(candidate)
-            except RecordError:
-                return {}
-            config = record.get("config")
-            if not isinstance(config, dict):
-                return {}
-            typed = {k: _typed(_CONFIG_KEYS[k], v) for k, v in config.items() if k in _CONFIG_KEYS}
-            return {k: v for k, v in typed.items() if v is not None}
+        try:
+            record = _load(candidate)
+        except FileNotFoundError:
+            continue
+        except (_Unreadable, OSError):  # unreadable, a link, too deep: no metadata
+            return {}
+        config = record.get("config") if isinstance(record, dict) else None
+        if not isinstance(config, dict):
+            return {}
+        typed = {k: _typed(_CONFIG_KEYS[k], v) for k, v in config.items() if k in _CONFIG_KEYS}
+        return {k: v for k, v in typed.items() if v is not None}
     return {}
 
 
@@ -197,29 +309,61 @@ def find(study_dir: Path) -> dict[str, dict]:
 
 def scan(study_dir: Path) -> tuple[dict[str, dict], list[tuple[str, str]]]:
     """(readable records by run id, problems as (run folder, what is wrong)): a record that cannot be
-    read, a run folder without a record, a finished run whose log is gone. Nothing is dropped silently."""
+    read or is not this folder's, a run folder that is a link or cannot be read, a run folder without
+    a record, a finished run whose log is gone. Nothing is dropped silently; one bad folder never
+    hides the others."""
     out, problems = {}, []
     study_dir = Path(study_dir)
-    folders = sorted(p for p in study_dir.iterdir() if p.is_dir() and not p.name.startswith(".")) \
-        if study_dir.is_dir() else []
+    try:
+        folders = sorted(p for p in study_dir.iterdir() if not p.name.startswith(".")) \
+            if study_dir.is_dir() else []
+    except OSError as exc:
+        return {}, [(".", f"{study_dir}: cannot be read ({exc.strerror or exc})")]
+    study = _study_name(study_dir)
     for folder in folders:
-        p = folder / RECORD
-        if not p.exists():
-            if any(q.suffix == ".log" for q in folder.iterdir()):  # a run folder, not some other folder
-                problems.append((folder.name, f"{p}: no run record beside the log"))
-            continue
         try:
-            rec = read(p)
-        except RecordError as exc:
-            problems.append((folder.name, str(exc)))
-            continue
-        run_id = rec.get("run_id", folder.name)
-        out[run_id] = rec
-        log = folder / str(rec.get("log") or f"{run_id}.log")
-        had_log = rec.get("status") == "complete" or bool(rec.get("analysis"))  # a refused job may have none
-        if had_log and not log.exists():
-            problems.append((run_id, f"{log}: the run's log is missing (the record says {rec.get('status')})"))
+            problem = _scan_run(folder, study, out)
+        except OSError as exc:  # a folder or record that cannot be read (permissions, a lost file system)
+            problem = f"{exc.filename or folder}: cannot be read ({exc.strerror or exc})"
+        if problem:
+            problems.append((folder.name, problem))
     return out, problems
+
+
+def _study_name(study_dir: Path) -> str | None:
+    """The study a folder holds, as its study.json says (None when it says nothing readable)."""
+    try:
+        name = read_json(study_dir / "study.json").get("study")
+    except RecordError:
+        return None
+    return name if isinstance(name, str) else None
+
+
+def _scan_run(folder: Path, study: str | None, out: dict[str, dict]) -> str | None:
+    """The record of one run folder into `out`; what is wrong with it, if anything."""
+    mode = os.lstat(folder).st_mode
+    if stat.S_ISLNK(mode):
+        return f"{folder}: a link (to {os.readlink(folder)}), not a run folder: left out, and left alone by --resume"
+    if not stat.S_ISDIR(mode):
+        return None  # a file beside the run folders (study.json)
+    p = folder / RECORD
+    if not os.path.lexists(p):
+        if any(q.suffix == ".log" for q in folder.iterdir()):  # a run folder, not some other folder
+            return f"{p}: no run record beside the log"
+        return None
+    try:
+        rec = read(p)
+    except RecordError as exc:
+        return str(exc)
+    if rec.get("run_id", folder.name) != folder.name or study and rec.get("study", study) != study:
+        return (f"{p}: the record of run {rec.get('run_id')!r} of study {rec.get('study')!r}, not of this folder "
+                f"({folder.name!r} of {study!r}): left out")
+    out[folder.name] = rec
+    log = folder / str(rec.get("log") or f"{folder.name}.log")
+    had_log = rec.get("status") == "complete" or bool(rec.get("analysis"))  # a refused job may have none
+    if had_log and not os.path.lexists(log):
+        return f"{log}: the run's log is missing (the record says {rec.get('status')})"
+    return None
 
 
 def problems(study_dir: Path) -> list[tuple[str, str]]:
@@ -268,7 +412,7 @@ def table(study_dir: Path) -> pd.DataFrame:
             "gpus": cfg.get("gpus"), "batch_size": cfg.get("batch_size"), "precision": cfg.get("precision"),
             "xla": cfg.get("xla"), "repeat": cfg.get("repeat"), "started_at": rec.get("started_at"),
             "duration_s": rec.get("duration_s"), "exit_code": rec.get("exit_code"),
-            "throughput": (analysis[0].get("recomputed_throughput") if len(analysis) == 1 else None),
+            "throughput": analysis[0].get("recomputed_throughput") if len(analysis) == 1 else None,
             "problem": "; ".join(notes.pop(run_id, [])) or None,
         })
     for run_id, problem in notes.items():  # unreadable records: a row each, never dropped

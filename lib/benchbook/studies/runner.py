@@ -15,9 +15,9 @@ import datetime as dt
 import fcntl
 import os
 import platform
-import shutil
 import signal
 import socket
+import stat
 import sys
 import threading
 import time
@@ -33,6 +33,7 @@ from . import commands, launchers, liveness, records
 from .commands import Command
 from .failures import classify, storage_cause
 from .launchers import process
+from .launchers.process import no_follow
 from .study import Study, StudyError, digest, expand
 
 execute = process.execute  # one command as a child process, teed to its log (local launchers)
@@ -54,17 +55,65 @@ def study_dir(study: Study, out: Path) -> Path:
     return Path(out) / study.name
 
 
-def _take_over(run_dir: Path, say: Callable[[str], None]) -> bool:
-    """Whether an unfinished earlier attempt may be redone here. A record still `running` whose
-    launcher is gone is marked `abandoned`, what is left of its processes stopped when they are
-    provably its own (host, boot, PID, start time; the job's name under Slurm); a run whose launcher
-    lives, here or on another host, is left alone with a message."""
+def _folder(path: Path) -> bool:
+    """Whether `path` is a folder itself (False when it does not exist); StudyError when it is a link
+    (one planted in a shared runs/ would send the study's writes anywhere), anything else, or unreadable."""
     try:
+        mode = os.lstat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):  # making it says what is in the way
+        return False
+    except OSError as exc:
+        raise StudyError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    if stat.S_ISLNK(mode):
+        raise StudyError(f"{path} is a link (to {os.readlink(path)}): benchbook writes a study into a folder of its "
+                         "own, never through a link; remove the link, or use --out DIR")
+    if not stat.S_ISDIR(mode):
+        raise StudyError(f"{path} is not a folder")
+    return True
+
+
+def _may_run(study: Study, run_id: str, run_dir: Path, say: Callable[[str], None]) -> bool:
+    """Whether the run may be (re)done in `run_dir`: there is none yet, or an empty folder, or a folder
+    of the user's own (not a link) holding an earlier attempt of this very run that is not complete and
+    whose launcher is gone. Anything else is left alone, with a message."""
+    if not os.path.lexists(run_dir):
+        return True
+    try:
+        mode = os.lstat(run_dir).st_mode
+        if stat.S_ISLNK(mode) or not stat.S_ISDIR(mode):
+            what = f"a link (to {os.readlink(run_dir)})" if stat.S_ISLNK(mode) else "not a folder"
+            say(f"{run_id}: {run_dir} is {what}, not a run folder: left alone (remove it to run {run_id})")
+            return False
+        attempts = run_dir / "attempts"
+        if os.path.lexists(attempts) and not stat.S_ISDIR(os.lstat(attempts).st_mode):
+            say(f"{run_id}: {attempts} is not a folder: left alone (remove it to run {run_id})")
+            return False
+        if not [p for p in run_dir.iterdir() if p.name != "attempts"]:
+            return True
         old = records.read(run_dir / records.RECORD)
-    except records.RecordError:
-        return True
-    if old.get("status") != "running":
-        return True
+        owner = next((p for p in (run_dir, run_dir / records.RECORD) if os.lstat(p).st_uid != os.geteuid()), None)
+    except OSError as exc:
+        say(f"{run_id}: {exc.filename or run_dir} cannot be read ({exc.strerror or exc}): left alone")
+        return False
+    except records.RecordError as exc:
+        say(f"{run_id}: {exc}: left alone (remove {run_dir} to run {run_id})")
+        return False
+    if (old.get("study"), old.get("run_id")) != (study.name, run_id):
+        say(f"{run_id}: {run_dir / records.RECORD} is the record of run {old.get('run_id')!r} of study "
+            f"{old.get('study')!r}, not of this run: left alone")
+        return False
+    if owner:
+        say(f"{run_id}: {owner} belongs to another user (uid {os.lstat(owner).st_uid}): left alone")
+        return False
+    return old.get("status") != "running" or _take_over(run_dir, old, say)
+
+
+def _take_over(run_dir: Path, old: dict, say: Callable[[str], None]) -> bool:
+    """An attempt whose record still says `running`: a launcher that lives, here or on another host, is
+    left alone with a message; when it is gone, the record is marked `abandoned` and what is left of its
+    processes stopped when they are provably its own (liveness: host, boot, PID, start time, and the
+    run's token in their environment; the job's name and owner under Slurm), and only when no other
+    user could have written the record."""
     status, note = records.live_status(old)
     if status == "running" and note is None:
         say(f"{run_dir.name}: still run by pid {old['launcher'].get('pid')}; left alone")
@@ -72,7 +121,14 @@ def _take_over(run_dir: Path, say: Callable[[str], None]) -> bool:
     if note and note.startswith("launched on"):
         say(f"{run_dir.name}: {note}; left alone (resume it on that host, or remove {run_dir} if it is dead)")
         return False
-    done = launchers.get(old.get("command_launcher") or "local").abandon(old)
+    writable = next((p for p in (run_dir, run_dir / records.RECORD) if os.lstat(p).st_mode & 0o022), None)
+    name = old.get("command_launcher") or "local"
+    if writable:
+        done = f"nothing stopped: {writable} is writable by other users (stop its processes yourself if they run)"
+    elif name not in launchers.REGISTRY:
+        done = f"nothing stopped: launcher {name!r} is unknown here"
+    else:
+        done = launchers.get(name).abandon(old)
     say(f"{run_dir.name}: abandoned by its launcher; {done}")
     old.update(status="abandoned", ended_at=old.get("ended_at") or now(),
                failure={"cause": "abandoned", "detail": f"its launcher was killed; {done}", "last_lines": []})
@@ -86,11 +142,13 @@ def _archive(run_dir: Path) -> Path | None:
     if not items:
         return None
     attempts = run_dir / "attempts"
-    n = 1 + sum(1 for _ in attempts.glob("*")) if attempts.exists() else 1
+    attempts.mkdir(mode=0o755, exist_ok=True)
+    _folder(attempts)  # never a link (_may_run checked; this is the last look before writing into it)
+    n = 1 + max((int(p.name) for p in attempts.iterdir() if p.name.isdigit()), default=0)
     target = attempts / str(n)
-    target.mkdir(parents=True)
+    target.mkdir(mode=0o755)
     for p in items:
-        shutil.move(str(p), target / p.name)
+        os.rename(p, target / p.name)  # the entry itself, a link as a link: never what it points to
     return target
 
 
@@ -122,12 +180,17 @@ def run_study(study: Study, out: Path, *, resume: bool = False, only: Callable[[
               say: Callable[[str], None] = print) -> dict[str, dict]:
     """Run every run of the study that is not complete yet; return the records by run id."""
     sdir = study_dir(study, out)
-    existing = records.find(sdir) if sdir.exists() else {}
+    existing = {}
+    if _folder(sdir):
+        existing, wrong = records.scan(sdir)
+        if wrong and wrong[0][0] == ".":  # the study folder itself cannot be read
+            raise StudyError(wrong[0][1])
     if existing and not resume:
         done = sum(r.get("status") == "complete" for r in existing.values())
         raise StudyError(f"{sdir} already holds {len(existing)} runs ({done} complete) of study {study.name}; "
                          "use --resume to finish it (complete runs are kept), or --out DIR for a fresh study folder")
     sdir.mkdir(parents=True, exist_ok=True)
+    _folder(sdir)  # still a folder, not a link put there meanwhile
     with _study_lock(sdir):
         return _run_locked(study, out, sdir, existing, only, echo, progress, say)
 
@@ -135,7 +198,15 @@ def run_study(study: Study, out: Path, *, resume: bool = False, only: Callable[[
 @contextlib.contextmanager
 def _study_lock(sdir: Path):
     """One launcher per study folder: a second `run` (or a notebook's launch) fails instead of racing."""
-    handle = open(sdir.parent / f".{sdir.name}.lock", "a+")  # beside the folder: not a log to analyze
+    path = sdir.parent / f".{sdir.name}.lock"  # beside the folder: not a log to analyze
+    try:  # never through a link (a planted one would have the lock's text written over its target)
+        handle = open(path, "a+", opener=no_follow)
+    except OSError as exc:
+        what = "a link: remove it" if os.path.islink(path) else exc.strerror or str(exc)
+        raise StudyError(f"{path}: cannot be opened ({what})") from None
+    if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+        handle.close()
+        raise StudyError(f"{path} is not a regular file: remove it")
     try:
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
@@ -158,7 +229,7 @@ def _study_lock(sdir: Path):
 def busy(study: Study, out: Path) -> str | None:
     """Who runs the study folder now ("pid N on host"), or None when no launcher holds it."""
     sdir = study_dir(study, out)
-    if not sdir.exists():
+    if not _folder(sdir):
         return None
     try:
         with _study_lock(sdir):
@@ -173,7 +244,9 @@ def _run_locked(study, out, sdir, existing, only, echo, progress, say) -> dict[s
     if only:
         runs = [r for r in runs if only(r[0])]
     meta_path = sdir / "study.json"
-    meta = records.read_json(meta_path) if meta_path.exists() else {"attempts": []}
+    meta = records.read_json(meta_path) if os.path.lexists(meta_path) else {"attempts": []}
+    if not isinstance(meta.get("attempts", []), list):
+        raise records.RecordError(f"{meta_path}: `attempts` is not a list: not a study.json benchbook wrote")
     if meta.get("study_digest") and meta["study_digest"] != digest(study.path):
         say(f"warning: {study.path} changed since this study folder was started; "
             "each run's record holds the configuration it ran with")
@@ -199,7 +272,7 @@ def _run_locked(study, out, sdir, existing, only, echo, progress, say) -> dict[s
     try:
         for run_id, run_dir, cfg, cmd in todo:
             bar.set_postfix_str(run_id)
-            if run_dir.exists() and not _take_over(run_dir, bar.write):
+            if not _may_run(study, run_id, run_dir, bar.write):
                 continue
             results[run_id] = _one(study, run_id, run_dir, cfg, cmd, environment, write)
             bar.update(1)
@@ -223,9 +296,9 @@ def _term_as_interrupt(signum, frame):
 
 def _one(study: Study, run_id: str, run_dir: Path, cfg: dict, cmd: Command, environment: dict,
          echo: Callable[[str], None] | None) -> dict:
-    if run_dir.exists():
+    if _folder(run_dir):
         _archive(run_dir)
-    run_dir.mkdir(parents=True, exist_ok=True)
+    run_dir.mkdir(mode=0o755, exist_ok=True)  # writable by the user alone, as its record is
     log = run_dir / f"{run_id}.log"
     record = {
         "schema_version": records.SCHEMA_VERSION, "run_id": run_id, "study": study.name,

@@ -6,9 +6,10 @@ and dies with benchbook (PR_SET_PDEATHSIG), so a killed study leaves no orphan t
 
 from __future__ import annotations
 
-import collections
 import contextlib
+import fcntl
 import os
+import secrets
 import signal
 import subprocess
 import sys
@@ -20,12 +21,14 @@ from typing import TYPE_CHECKING
 
 from .. import liveness
 from ..failures import Ending
+from . import lines
 
 if TYPE_CHECKING:
     from .command import Command
 
 STOP_GRACE_S = 10.0  # between SIGINT to a run and SIGKILL
 POLL_S = 0.2
+PIPE_SIZE = 1 << 20  # the largest pipe an unprivileged process may ask for (fs.pipe-max-size)
 
 
 def _stop(proc: subprocess.Popen, first: int = signal.SIGINT) -> None:
@@ -63,31 +66,41 @@ def _die_with_parent() -> None:
         pass
 
 
+def no_follow(path, flags: int) -> int:
+    """An `opener` for `open` that never follows a link: a run's files are written where they are named."""
+    return os.open(path, flags | os.O_NOFOLLOW, 0o644)
+
+
 def execute(cmd: Command, log: Path, timeout: float | None = None, no_progress: float | None = None,
             echo: Callable[[str], None] | None = None, started: Callable[[dict], None] | None = None) -> Ending:
     """Run one command, teeing its output (stdout and stderr, as it comes) to `log`."""
-    env = {**os.environ, "PYTHONUNBUFFERED": "1", **cmd.env}
+    token = secrets.token_hex(16)  # in the child's environment and its record: how resume knows it as this run's
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", **cmd.env, liveness.TOKEN_ENV: token}
     for pre in cmd.pre:
         subprocess.run(pre, cwd=cmd.cwd, env=env, check=False, capture_output=True)
-    tail: collections.deque[str] = collections.deque(maxlen=50)
+    tail = lines.Tail()
     last_output = [time.monotonic()]
-    with open(log, "ab", buffering=0) as sink:  # unbuffered: a failed write is seen at once, never at close
+    # unbuffered: a failed write is seen at once, never at close
+    with open(log, "ab", buffering=0, opener=no_follow) as sink:
         proc = subprocess.Popen(cmd.argv, cwd=cmd.cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, start_new_session=True,
                                 preexec_fn=_die_with_parent if sys.platform == "linux" else None)
+        shown = lines.Echo(echo) if echo else None
         if started:
-            started({"child_pid": proc.pid, "child": liveness.identity(proc.pid)})
+            started({"child_pid": proc.pid, "child": {**liveness.identity(proc.pid), "token": token}})
         write_error: list[OSError] = []
 
         def pump():
-            partial = b""
             fd = proc.stdout.fileno()
-            while chunk := os.read(fd, 1 << 16):
+            with contextlib.suppress(OSError):  # a larger pipe: fewer reads, the run waits less on them
+                fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, PIPE_SIZE)
+            buffer = bytearray(PIPE_SIZE)  # one buffer for every read: no allocation per read
+            while size := os.readv(fd, [buffer]):
                 last_output[0] = time.monotonic()
                 if write_error:
                     continue  # the log cannot be written: drain the pipe so the run is not blocked
                 try:
-                    view = memoryview(chunk)
+                    view = memoryview(buffer)[:size]
                     while view:
                         view = view[sink.write(view):]
                 except OSError as exc:  # disk full, quota: the run stops, its record says why
@@ -95,15 +108,9 @@ def execute(cmd: Command, log: Path, timeout: float | None = None, no_progress: 
                     with contextlib.suppress(ProcessLookupError, PermissionError):
                         os.killpg(proc.pid, signal.SIGTERM)
                     continue
-                lines = (partial + chunk).split(b"\n")
-                partial = lines.pop()
-                for raw in lines:
-                    line = raw.decode("utf-8", "replace").rstrip("\r")
-                    tail.append(line)
-                    if echo:
-                        echo(line)
-            if partial:
-                tail.append(partial.decode("utf-8", "replace"))
+                tail.feed(buffer, size)
+                if shown:
+                    shown.offer(buffer, size)
 
         reader = threading.Thread(target=pump, daemon=True)
         reader.start()
@@ -132,8 +139,10 @@ def execute(cmd: Command, log: Path, timeout: float | None = None, no_progress: 
             if proc.poll() is None:
                 _stop(proc, signal.SIGKILL)
             reader.join(timeout=10)
+            if shown:
+                shown.close()
         ending.exit_code = proc.returncode
-        ending.tail = list(tail)
+        ending.tail = tail.finish()
         if write_error:
             exc = write_error[0]
             ending.write_error = {"errno": exc.errno, "path": str(log), "message": exc.strerror or str(exc)}

@@ -18,7 +18,6 @@ is read from the exit status file its script writes, else from those lines of it
 
 from __future__ import annotations
 
-import collections
 import dataclasses
 import json
 import os
@@ -32,13 +31,16 @@ from pathlib import Path
 
 from ...errors import BenchbookError
 from ..failures import Ending
+from . import lines
 from .base import Launcher
 from .command import RESULTS, safe_env, safe_line
+from .process import no_follow
 from .registry import register
 
 POLL_S = 0.5
 STATE_EVERY_S = 1.0
 CANCEL_WAIT_S = 60.0
+READ_BLOCK = 1 << 20  # the job's log is read this much at a time
 UNREACHABLE_GIVE_UP_S = 600.0  # the controller not answering for this long ends the follow
 TERMINAL = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL", "PREEMPTED",
             "BOOT_FAIL", "DEADLINE", "SPECIAL_EXIT", "REVOKED"}
@@ -274,11 +276,12 @@ class Slurm(Launcher):
 
     def execute(self, cmd, log, timeout=None, no_progress=None, echo=None, started=None) -> Ending:
         log = Path(log)
-        tail: collections.deque[str] = collections.deque(maxlen=50)
         script = log.with_suffix(".sbatch")
-        script.write_text(cmd.script or "", encoding="utf-8")
+        with open(script, "w", encoding="utf-8", opener=no_follow) as f:  # never through a planted link
+            f.write(cmd.script or "")
         note = echo or (lambda line: None)
-        reader = _LogReader(log, tail, echo)
+        reader = _LogReader(log, echo)
+        tail = reader.tail.lines
         ending = Ending(exit_code=None)
         job_id = refused = None
         state, code, sig = "PENDING", None, None
@@ -336,8 +339,8 @@ class Slurm(Launcher):
                 except SlurmError as exc:  # the controller restarts, the network hiccups: keep following
                     unreachable_since = unreachable_since or now
                     if now - unreachable_since > UNREACHABLE_GIVE_UP_S:
-                        reader.tail.append(f"error: {exc} (for {UNREACHABLE_GIVE_UP_S:g} s; job {job_id} may still "
-                                           f"run: scancel {job_id})")
+                        reader.tail.lines.append(f"error: {exc} (for {UNREACHABLE_GIVE_UP_S:g} s; job {job_id} may "
+                                                 f"still run: scancel {job_id})")
                         return "UNKNOWN", None, None
                     info = {"JobState": "UNREACHABLE", "Reason": str(exc)}
                 state, code, sig = _state(info)
@@ -381,8 +384,8 @@ class Slurm(Launcher):
 
     def abandon(self, record: dict) -> str:
         """A run left `running` by a killed benchbook: cancel its job if Slurm still has it and it is
-        that run's job (its name is `<study>.<run id>`), and wait for it to leave the node before the
-        run's folder is moved aside; what was done, in words."""
+        that run's job (its name is `<study>.<run id>`, and it is this user's: root could cancel anyone's),
+        and wait for it to leave the node before the run's folder is moved aside; what was done, in words."""
         job = record.get("slurm_job_id")
         if not job:
             return "no job was submitted"
@@ -396,40 +399,43 @@ class Slurm(Launcher):
         expected = f"{record.get('study')}.{record.get('run_id')}"
         if info.get("JobName") != expected:
             return f"slurm job {job} is now {info.get('JobName')!r}, not this run's {expected!r}: left alone"
-        self._cancel(str(job), _LogReader(Path(os.devnull), collections.deque(maxlen=1), None))
+        owner = re.fullmatch(r"[^()]*\((\d+)\)", info.get("UserId", ""))
+        if not owner or int(owner.group(1)) != os.getuid():
+            return (f"slurm job {job} belongs to {info.get('UserId')!r}, not to this user (uid {os.getuid()}): "
+                    "left alone")
+        self._cancel(str(job), _LogReader(Path(os.devnull), None))
         return f"slurm job {job} cancelled"
 
 
 class _LogReader:
-    """The job's output file read as it grows: complete lines to the echo and the tail."""
+    """The job's output file read as it grows, a block at a time: its last lines (`\r` ends one too) to
+    the tail, its lines as a terminal shows them to the echo."""
 
-    def __init__(self, path: Path, tail: collections.deque, echo):
-        self.path, self.tail, self.echo = path, tail, echo
-        self.offset, self.partial = 0, b""
+    def __init__(self, path: Path, echo):
+        self.path, self.echo = path, echo
+        self.tail = lines.Tail()
+        self.shown = lines.Lines()
+        self.offset = 0
 
     def read(self) -> bool:
+        """Whether the log grew since the last read."""
         try:
             with open(self.path, "rb") as f:
                 f.seek(self.offset)
-                chunk = f.read()
+                grew = False
+                while block := f.read(READ_BLOCK):
+                    grew = True
+                    self.offset += len(block)
+                    self.tail.feed(block)
+                    if self.echo:
+                        for line in self.shown.feed(block):
+                            self.echo(line)
         except FileNotFoundError:
             return False
-        if not chunk:
-            return False
-        self.offset += len(chunk)
-        lines = (self.partial + chunk).split(b"\n")
-        self.partial = lines.pop()
-        for raw in lines:
-            self._line(raw)
-        return True
+        return grew
 
     def finish(self) -> None:
-        if self.partial:
-            self._line(self.partial)
-            self.partial = b""
-
-    def _line(self, raw: bytes) -> None:
-        line = raw.decode("utf-8", "replace").rstrip("\r")
-        self.tail.append(line)
+        self.tail.finish()
         if self.echo:
-            self.echo(line)
+            for line in self.shown.finish():
+                self.echo(line)

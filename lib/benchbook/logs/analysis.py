@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from ..errors import BenchbookError, LogError
 from ..studies import records
 from . import filenames
+from .logfiles import Problem, log_files
 
 # numpy, pandas, the formats and the rules are imported by the functions that use them: importing
 # benchbook (as every command of the CLI does) costs none of them.
@@ -88,14 +89,6 @@ EVAL_COLUMNS = {
 
 
 @dataclass
-class Problem:
-    """A file that could not be analyzed, and why."""
-
-    source: str
-    reason: str
-
-
-@dataclass
 class Analysis:
     """The tidy result of analyzing logs: DataFrames with the documented columns, and problems."""
 
@@ -116,33 +109,6 @@ def _rules():
     from . import rules
 
     return rules
-
-
-_NOT_LOGS = (".run.json", ".json", ".yaml", ".yml", ".ipynb", ".html", ".sbatch")  # .sbatch: Slurm job scripts
-
-
-def log_files(paths: Iterable[str | os.PathLike]) -> tuple[list[Path], list[Problem]]:
-    """Files named and files found under folders (recursively, sorted), and paths that do not exist.
-
-    In folders, hidden files and folders, earlier attempts of a run (`attempts/`, kept by the
-    runner) and files that are not logs (records, studies, notebooks, reports) are passed over;
-    a file named explicitly is always analyzed.
-    """
-    files: list[Path] = []
-    problems: list[Problem] = []
-    for raw in paths:
-        p = Path(raw)
-        if p.is_dir():
-            found = []
-            for root, folders, names in os.walk(p):
-                folders[:] = [f for f in folders if not f.startswith(".") and f != "attempts"]
-                found += [Path(root, n) for n in names if not n.startswith(".") and not n.endswith(_NOT_LOGS)]
-            files.extend(sorted(q for q in found if q.is_file()))
-        elif p.is_file():
-            files.append(p)
-        else:
-            problems.append(Problem(str(p), "no such file or folder"))
-    return files, problems
 
 
 def _pct(value: float | None) -> float | None:
@@ -208,6 +174,7 @@ def _runs(drafts: list[RunDraft], path: Path, fmt: LogFormat, rule: Rule, stats:
     if n:
         cols["steps"] = fill_steps(cols, run, bounds)
     rank, rate, stamps = cols["rank"], cols["throughput"], cols["timestamp"]
+    refused = _refused_rates(rate, cols["line"], run, runs)
     filled = np.flatnonzero(sizes)
     lowest = np.full(runs, -1, dtype=np.int64)
     first_stamp = np.full(runs, np.nan)
@@ -276,6 +243,11 @@ def _runs(drafts: list[RunDraft], path: Path, fmt: LogFormat, rule: Rule, stats:
         t0 = None if math.isnan(t0s[i]) else float(t0s[i])
         got, wall = _value(recomputed[i]), _value(elapsed[i])
         reported = draft.reported.get("throughput")
+        if reported is not None and not (isinstance(reported, (int, float)) and 0 <= reported < math.inf):
+            warnings.append(f"the reported throughput {reported!r} is no rate (negative, infinite or NaN): "
+                            "refused, the run reports none")
+            draft.reported["throughput"] = reported = None
+        warnings.extend(refused.get(i, ()))
         failed_cause = draft.failures[0][1] if draft.failures else None
         if draft.ended or reported is not None or draft.reported:  # an end-of-run summary, whatever it says
             status = "complete"
@@ -335,6 +307,23 @@ def _runs(drafts: list[RunDraft], path: Path, fmt: LogFormat, rule: Rule, stats:
     return rows, cols, evals
 
 
+def _refused_rates(rate: np.ndarray, line: np.ndarray, run: np.ndarray, runs: int) -> dict[int, list[str]]:
+    """Records whose logged rate is negative or infinite get none (NaN: neither warm-up nor
+    measured); the warning of each run that had some, with their lines."""
+    import numpy as np
+
+    bad = np.flatnonzero(np.isinf(rate) | (rate < 0))
+    if not len(bad):
+        return {}
+    rate[bad] = np.nan
+    out = {}
+    for r in np.unique(run[bad]).tolist():
+        at = bad[run[bad] == r]
+        shown = ", ".join(map(str, line[at[:5]].tolist())) + (", ..." if len(at) > 5 else "")
+        out[r] = [f"{len(at)} records log a throughput that is negative or infinite: refused (line {shown})"]
+    return out
+
+
 def _value(x: float) -> float | None:
     return None if math.isnan(x) else float(x)
 
@@ -344,14 +333,14 @@ def _rank_warnings(rank: np.ndarray, rate: np.ndarray, low: int, tolerance: floa
     import numpy as np
 
     rated = ~np.isnan(rate)
-    codes = rank[rated] - low  # ranks from 0 (the lowest), in one bincount
+    present, codes = np.unique(rank[rated], return_inverse=True)  # one code per rank logged, lowest first
     counts = np.bincount(codes)
     means = np.bincount(codes, weights=rate[rated]) / np.maximum(counts, 1)
-    if not (counts[1:].any() and counts[0]):
+    if not (len(counts) > 1 and present[0] == low):
         return []
-    far = (counts > 0) & (np.abs(means - means[0]) > tolerance * means[0])
+    far = np.abs(means - means[0]) > tolerance * means[0]
     far[0] = False
-    off = (np.flatnonzero(far) + low).tolist()
+    off = present[far].tolist()
     if not off:
         return []
     return [f"ranks {', '.join(map(str, off))} logged rates more than "
@@ -372,7 +361,7 @@ def _table_values(tables: list[tuple[dict, dict]]) -> dict[tuple, dict]:
 
 
 def _read_warnings(stats: textio.ReadStats) -> list[str]:
-    from . import textio
+    from . import ranks, textio
 
     out = []
     if stats.invalid_utf8:
@@ -383,7 +372,17 @@ def _read_warnings(stats: textio.ReadStats) -> list[str]:
         more = ", ..." if len(stats.nul_lines) >= textio.NUL_LINES_KEPT else ""
         out.append(f"{stats.nul_bytes} NUL bytes were left out of the text (line "
                    f"{', '.join(map(str, stats.nul_lines))}{more}): the records around them are read without them")
+    if stats.long_count:
+        out.append(f"{stats.long_count} lines of {textio.LINE_BYTES >> 20} MiB or more were left out unread "
+                   f"(line {_lines(stats.long_lines, stats.long_count)})")
+    if stats.wild_rank_count:
+        out.append(f"{stats.wild_rank_count} rank tags name a rank above {ranks.MAX_RANK}, no rank of a real run: "
+                   f"their lines are read as untagged (line {_lines(stats.wild_rank_lines, stats.wild_rank_count)})")
     return out
+
+
+def _lines(kept: list[int], count: int) -> str:
+    return ", ".join(map(str, kept)) + (", ..." if count > len(kept) else "")
 
 
 def analyze_file(path: str | os.PathLike, rule: Rule | None = None, log_format: str | None = None):
@@ -402,7 +401,8 @@ def analyze_file(path: str | os.PathLike, rule: Rule | None = None, log_format: 
             parsers.detect(first.text[: textio.SNIFF_BYTES] if first is not None else "")
         if fmt is None:
             raise LogError(str(path), "no known log format in its first 64 KiB "
-                                      f"(known: {', '.join(sorted(parsers.FORMATS))})")
+                                      f"(known: {', '.join(sorted(parsers.FORMATS))})"
+                                      + "".join(f"; {w}" for w in _read_warnings(stats) if "left out unread" in w))
         read = itertools.chain([first] if first is not None else [], chunks)
         del first  # held by the chain until it is scanned, and no longer
         drafts, tables, losses = fold(itertools.chain.from_iterable(fmt.scan(c) for c in read))
@@ -466,6 +466,10 @@ def analyze(paths: Iterable[str | os.PathLike], rule: Rule | None = None, log_fo
             continue
         except (OSError, UnicodeError, ValueError) as exc:  # a log that breaks a parser is a problem, not a crash
             problems.append(Problem(str(path), f"could not be parsed: {type(exc).__name__}: {exc}"))
+            continue
+        except Exception as exc:  # noqa: BLE001 - whatever one file does, the others' results stand
+            problems.append(Problem(str(path), f"could not be analyzed (an internal error, please report it with "
+                                               f"the file): {type(exc).__name__}: {exc}"))
             continue
         rows += r
         iters.append((str(path), i))

@@ -64,6 +64,7 @@ RUN_COLUMNS = {
     "start_time": "first timestamp of the run, seconds since the epoch",
     "warnings": "what looked wrong, as sentences",
 }
+ROW_COLUMNS = [*RUN_COLUMNS, "reported", "meta"]  # a row of `runs`: reported values and metadata as logged
 ITERATION_COLUMNS = {
     "source": "path of the log file",
     "run": "run index in the file",
@@ -130,7 +131,7 @@ def _records(drafts: list[RunDraft]) -> tuple[dict[str, np.ndarray], np.ndarray]
 
 def _meta(draft: RunDraft, path: Path, fmt: LogFormat, record: dict, tables: dict[tuple, dict]):
     """A run's metadata from the log, its file name and run record; the warnings that gives."""
-    meta = dict(draft.meta)
+    meta = draft.meta  # the draft's own: a file may hold 10**6 runs, each copy costs
     warnings: list[str] = []
     for key, value in fmt.finish(meta, draft.ranks).items():
         meta.setdefault(key, value)
@@ -153,7 +154,7 @@ def _meta(draft: RunDraft, path: Path, fmt: LogFormat, record: dict, tables: dic
 
 
 def _runs(drafts: list[RunDraft], path: Path, fmt: LogFormat, rule: Rule, stats: textio.ReadStats,
-          tables: dict[tuple, dict], record: dict) -> tuple[list[dict], dict[str, np.ndarray], list[dict]]:
+          tables: dict[tuple, dict], record: dict) -> tuple[list[tuple], dict[str, np.ndarray], list[dict]]:
     """The rows of a file's runs, all its records as columns (with run, elapsed, warmup and
     measured) and its evaluations. The warm-up rule and the throughputs are computed for all runs
     of the file at once; what is left per run is its metadata, warnings and row."""
@@ -235,8 +236,9 @@ def _runs(drafts: list[RunDraft], path: Path, fmt: LogFormat, rule: Rule, stats:
     counts, single = own_counts.tolist(), (own_counts == sizes).tolist()
     iterations = per_run_sum(measured, bounds, np.int64).tolist()
     warm_counts = per_run_sum(warmup, bounds, np.int64).tolist()
-    rows: list[dict] = []
+    rows: list[tuple] = []
     evals: list[dict] = []
+    source = str(path)  # one string for all the file's rows
     edges, lows = bounds.tolist(), lowest.tolist()
     for i, draft in enumerate(drafts):
         meta, warnings = metas[i], warnings_of[i]
@@ -264,7 +266,7 @@ def _runs(drafts: list[RunDraft], path: Path, fmt: LogFormat, rule: Rule, stats:
         warnings.extend(f"conflicting {c}" for c in draft.conflicts)
         for key in ("gpus", "batch_size", "precision"):
             if meta.get(key) is None:
-                warnings.append(f"{key} unknown: neither the log, the file name nor a run record gives it")
+                warnings.append(_UNKNOWN[key])
         if counts[i] and got is None:
             warnings.append("no record left after the warm-up to recompute the throughput from")
         if got and reported and abs(got - reported) / reported > rule.tolerance:
@@ -280,14 +282,14 @@ def _runs(drafts: list[RunDraft], path: Path, fmt: LogFormat, rule: Rule, stats:
         top1 = None
         for e in draft.evals:
             stamp = seconds(e.get("timestamp"))
-            evals.append({"source": str(path), "run": draft.index, "line": e.get("line"), "epoch": e.get("epoch"),
+            evals.append({"source": source, "run": draft.index, "line": e.get("line"), "epoch": e.get("epoch"),
                           "top1": _pct(e.get("top1")), "top5": _pct(e.get("top5")),
                           "eval_throughput": e.get("eval_throughput"), "timestamp": stamp,
                           "elapsed": stamp - t0 if t0 is not None else np.nan})
             top1 = evals[-1]["top1"] if evals[-1]["top1"] is not None else top1
 
-        rows.append({
-            "source": str(path), "run": draft.index, "format": fmt.name,
+        rows.append(tuple({  # a row's values in ROW_COLUMNS order: a tuple costs a third of the dict
+            "source": source, "run": draft.index, "format": fmt.name,
             "framework": meta.get("framework") or fmt.framework, "model": meta.get("model") or fmt.model,
             "gpus": meta.get("gpus"), "nodes": meta.get("nodes"), "processes": processes_of[i],
             "batch_size": meta.get("batch_size"), "global_batch_size": global_batch_of[i],
@@ -298,13 +300,17 @@ def _runs(drafts: list[RunDraft], path: Path, fmt: LogFormat, rule: Rule, stats:
             "rule": described, "iterations": iterations[i], "warmup_records": warm_counts[i],
             "ranks": len(draft.ranks), "status": status, "failure": failed_cause if status == "failed" else None,
             "final_top1": float(top1) if top1 is not None else None,
-            "start_time": t0, "warnings": warnings, "reported": dict(draft.reported), "meta": meta,
-        })
+            "start_time": t0, "warnings": warnings, "reported": draft.reported, "meta": meta,
+        }.values()))
     cols["run"] = run  # drafts are numbered in file order from 0 (assemble.fold)
     cols["elapsed"] = stamps - t0s[run]
     cols["warmup"] = warmup
     cols["measured"] = measured
     return rows, cols, evals
+
+
+_UNKNOWN = {key: f"{key} unknown: neither the log, the file name nor a run record gives it"
+            for key in ("gpus", "batch_size", "precision")}  # one string each, however many runs
 
 
 def _refused_rates(rate: np.ndarray, line: np.ndarray, run: np.ndarray, runs: int) -> dict[int, list[str]]:
@@ -376,8 +382,9 @@ def _read_warnings(stats: textio.ReadStats) -> list[str]:
         out.append(f"{stats.long_count} lines of {textio.LINE_BYTES >> 20} MiB or more were left out unread "
                    f"(line {_lines(stats.long_lines, stats.long_count)})")
     if stats.wild_rank_count:
-        out.append(f"{stats.wild_rank_count} rank tags name a rank above {ranks.MAX_RANK}, no rank of a real run: "
-                   f"their lines are read as untagged (line {_lines(stats.wild_rank_lines, stats.wild_rank_count)})")
+        shown = _lines(stats.wild_rank_lines, stats.wild_rank_count)
+        out.append(f"{stats.wild_rank_count} lines were left out: their rank tag names a rank above "
+                   f"{ranks.MAX_RANK}, no rank of a real run (line {shown})")
     return out
 
 
@@ -475,7 +482,7 @@ def analyze(paths: Iterable[str | os.PathLike], rule: Rule | None = None, log_fo
         iters.append((str(path), i))
         evals += e
         losses.append((str(path), lo))
-    runs = pd.DataFrame(rows, columns=[*RUN_COLUMNS, "reported", "meta"])
+    runs = pd.DataFrame(rows, columns=ROW_COLUMNS)
     for col in ("gpus", "nodes", "processes", "batch_size", "global_batch_size", "repeat"):
         runs[col] = pd.to_numeric(runs[col], errors="coerce").astype("Int64")
     iterations = _iterations(iters)

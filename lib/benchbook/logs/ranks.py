@@ -11,8 +11,8 @@ import numpy as np
 
 # The largest rank read from a tag: 2**20 - 1, above the process count of any training job (the
 # largest MPI jobs run a few hundred thousand ranks). A larger number is no rank a log of ours holds
-# (a corrupted or crafted line), and ranks index per-rank arrays: such a tag is taken out and its
-# line read as untagged (-1), and `untag` names its lines.
+# (a corrupted or crafted line), and ranks index per-rank arrays: such a line is left out (read as an
+# empty line, so that line numbers hold), and `untag` says which.
 MAX_RANK = (1 << 20) - 1
 
 # OpenMPI's `--timestamp-output` (ctime) and/or `--tag-output` `[job,rank]` (`[host:pid]` after it if detailed),
@@ -29,14 +29,13 @@ _MULTI = re.compile(r"<std(?:out|err|diag)>:[^\n<]*+(?:<(?!std(?:out|err|diag)>:
 
 def untag(text: str) -> tuple[str, np.ndarray, np.ndarray, np.ndarray]:
     """The text without the tags that open its lines, where those lines begin in it, their ranks,
-    and which of those tags held a rank above MAX_RANK (read as -1). One split finds every tag:
-    [text before, rank, line after, rank, line after...]."""
+    and which of those tags held a rank above MAX_RANK (their lines emptied, rank -1). One split
+    finds every tag: [text before, rank, line after, rank, line after...]."""
     if "<std" not in text:
         none = np.zeros(0, dtype=np.int64)
         return text, none, none, none.astype(bool)
     pieces = _LINE_TAG.split("\n" + text)  # (a newline before the first line, for its tag)
     lines, tagged = pieces[0::2], pieces[1::2]
-    starts = np.cumsum(np.fromiter(map(len, lines), dtype=np.int64, count=len(lines)) + 1)[:-1] - 1
     tags = [r or -1 for r in tagged] if None in tagged else tagged  # -1: a timestamp alone
     try:
         ranks = np.array(tags, dtype=np.int64)
@@ -45,6 +44,10 @@ def untag(text: str) -> tuple[str, np.ndarray, np.ndarray, np.ndarray]:
     wild = ranks > MAX_RANK
     if wild.any():
         ranks[wild] = -1
+        for k in np.flatnonzero(wild).tolist():  # the tagged line (up to its newline) left out
+            after = lines[k + 1]
+            lines[k + 1] = after[after.find("\n"):] if "\n" in after else ""
+    starts = np.cumsum(np.fromiter(map(len, lines), dtype=np.int64, count=len(lines)) + 1)[:-1] - 1
     return "\n".join(lines)[1:], starts, ranks, wild
 
 

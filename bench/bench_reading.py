@@ -95,9 +95,10 @@ def main(argv: list[str] | None = None) -> int:
         line = folder / "one_line.log"
         with open(line, "wb") as f:
             f.write(PARAMETER.format(stamp=_stamp(0)).encode().rstrip(b"\n"))  # a log, then no line end
-            chunk = b"#" * (1 << 20)
-            for _ in range(int(args.line_megabytes * 1e6) >> 20):
-                f.write(chunk)
+            left = int(args.line_megabytes * 1e6) - f.tell()
+            while left > 0:
+                f.write(b"#" * min(left, 1 << 20))
+                left -= 1 << 20
         _, _, mb, s = peak(line)
         print(f"reading: one {line.stat().st_size / 1e6:.0f} MB line, no newline: peak {mb:.0f} MB resident "
               f"(limit {args.line_limit:.0f} MB), {s:.1f} s")

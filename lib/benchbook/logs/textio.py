@@ -17,7 +17,7 @@ from ..errors import LogError
 from . import ranks
 
 CHUNK_BYTES = 8 << 20
-LINE_BYTES = 8 << 20  # a longer line is left out (a binary blob, a progress bar that never ends its line)
+LINE_BYTES = 8 << 20  # a line read this far without its end is left out (a binary blob, a progress bar)
 SNIFF_BYTES = 64 << 10  # of a file's first chunk, read to tell its format
 CARRY_CLEAN_BYTES = 64 << 10  # an unfinished line longer than this loses its NULs before it is carried
 NUL_LINES_KEPT = 5  # the lines of a file's first NULs noted
@@ -119,8 +119,8 @@ def chunks(path: str | os.PathLike, stats: ReadStats | None = None, size: int = 
            longest: int = LINE_BYTES) -> Iterator[Chunk]:
     """Yield the file as chunks of whole, normalised lines, and fill `stats` on the way. What is
     not a text log (missing, unreadable, empty, binary) raises LogError at the first chunk. A line
-    of `longest` bytes or more is left out, noted in `stats`, and read as an empty line: what is
-    held stays about `size` + `longest`, whatever the file."""
+    is left out (noted in `stats`, read as an empty line) once `longest` bytes of it are read
+    without its end: what is held stays under 2 * `size` + `longest`, whatever the file."""
     stats = stats if stats is not None else ReadStats()
     line, carry, open_lines = 1, b"", {}  # the unfinished last line read, ranks' partial lines left open
     skipping = False  # in a line longer than `size`, until its end

@@ -51,3 +51,25 @@ def test_bench_fails_when_analyzing_one_log_takes_more_memory_than_the_limit(cap
     assert len(peaks) >= 3 and all(int(mb) > 1 for _, mb in peaks)  # a folder of logs each
     failed = re.findall(r"^FAIL: analyzing the 1 MB log of (\S+) took \d+ MB, above the limit of 1 MB$", out, re.M)
     assert sorted(failed) == sorted(name for name, _ in peaks)
+
+
+def _reading():
+    spec = importlib.util.spec_from_file_location("bench_reading", ROOT / "bench" / "bench_reading.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_reading_bench_measures_its_three_cases_and_fails_past_a_limit(capsys):
+    # Small cases; limits no analysis meets (a peak under 1 MB, a run that costs nothing) must fail.
+    assert _reading().main(["--line-megabytes", "9", "--line-limit", "1", "--megabytes", "2",
+                            "--ratio-limit", "0.5", "--runs", "500", "--run-bytes=-1e9"]) == 1
+    out = capsys.readouterr().out
+    assert re.search(r"^reading: one 9 MB line, no newline: peak \d+ MB resident \(limit 1 MB\), [0-9.]+ s$", out, re.M)
+    ratio = re.search(r"^reading: one 2 MB log, CR line ends: peak (\d+) MB resident, LF: (\d+) MB, ratio ([0-9.]+) "
+                      r"\(limit 0.50\)$", out, re.M)
+    assert ratio and 0.8 < float(ratio.group(3)) < 1.3, out  # CR line ends cost what LF ones do
+    assert re.search(r"^reading: 500 pasted runs of two lines \(0.1 MB\): peak \d+ MB resident, the same records as "
+                     r"one run: \d+ MB, ratio [0-9.]+; -?\d+ bytes a run above its records \(limit -1000000000\), "
+                     r"[0-9.]+ s$", out, re.M), out
+    assert re.findall(r"^FAIL: (.+)$", out, re.M) == ["one line", "CR line ends", "pasted runs"]

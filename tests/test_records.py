@@ -74,3 +74,17 @@ def test_a_fifo_named_run_json_is_a_problem_not_a_hang(tmp_path):
     assert r.returncode == 1, r.stdout + r.stderr
     (problem,) = records.table(tmp_path / "s")["problem"]  # it returned: in this process too
     assert problem == f"{run / records.RECORD}: not a readable run record: not a regular file"
+
+
+def test_clean_writes_strict_json_for_every_non_finite_number():
+    """A run record is strict JSON: NaN and both infinities become null, nested or not."""
+    import json
+    import math
+
+    import numpy as np
+
+    from benchbook.studies.records import clean
+
+    value = clean({"a": math.inf, "b": [-math.inf, np.float64("nan"), 1.5], "c": np.float32(2.0)})
+    assert value == {"a": None, "b": [None, None, 1.5], "c": 2.0}
+    json.dumps(value, allow_nan=False)  # raises on Infinity or NaN

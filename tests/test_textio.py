@@ -19,7 +19,7 @@ def _check_whole_lines(parts, expected_text):
     assert "".join(p.text for p in parts) == expected_text
 
 
-@pytest.mark.parametrize("size", [8, 33, 100, 1 << 20])
+@pytest.mark.parametrize("size", [16, 33, 100, 1 << 20])
 def test_chunks_are_whole_lines_numbered_from_1(tmp_path, size):
     text = "\n".join(LINES) + "\n"
     path = tmp_path / "plain.log"

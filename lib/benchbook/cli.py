@@ -15,6 +15,7 @@ import importlib
 import json
 import math
 import os
+import re
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -47,10 +48,35 @@ LIFT_CAPS_ENV = "BENCHBOOK_ALLOW_LARGE_STUDY"  # study.LIFT_CAPS_ENV (tests/test
 
 
 def run_lines(runs: pd.DataFrame) -> list[str]:
-    """The runs as the JSON lines of the CLI contract, one object per run."""
+    """The runs as the JSON lines of the CLI contract, one object per run: strict JSON, a value
+    that is no finite number (a log's `inf`) is null, never `Infinity` or `NaN`."""
     from .studies import records
 
-    return [json.dumps(run, sort_keys=False) for run in records.run_dicts(runs)]
+    return [json.dumps(_finite(run), sort_keys=False, allow_nan=False) for run in records.run_dicts(runs)]
+
+
+def _finite(value):
+    """The JSON value with every float that is not finite as None."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    return value
+
+
+# What must not reach a terminal from a file name or a log's text: control characters (escape
+# sequences, carriage returns) but tab and newline, bidirectional overrides and isolates (text shown
+# in another order than it is), and lone surrogates (a file name that is not UTF-8).
+_UNSHOWN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+                      "\ud800-\udfff]")
+
+
+def _shown(text: str) -> str:
+    """Text from a file name or a log as it may be printed: each character of _UNSHOWN as its
+    Python escape (`\\x1b`, `\\u202e`)."""
+    return _UNSHOWN.sub(lambda m: ascii(m.group())[1:-1], text)
 
 
 def _rule_args(p: argparse.ArgumentParser) -> None:
@@ -91,7 +117,7 @@ def _analysis(args) -> Analysis:
 
 def _report_problems(result: Analysis, err: Console) -> None:
     for p in result.problems:
-        _error(err, f"{p.source}: {p.reason}")
+        _error(err, _shown(f"{p.source}: {p.reason}"))
 
 
 def _error(err: Console, message: str) -> None:
@@ -121,12 +147,12 @@ def cmd_analyze(args, out: Console, err: Console) -> int:
             cells = (short[r["source"]], r["run"], r["format"], _fmt(r["gpus"]), _fmt(r["batch_size"]),
                      r["precision"], r["xla"], _fmt(r["reported_throughput"]), _fmt(r["recomputed_throughput"]),
                      r["iterations"], r["status"])
-            t.add_row(*(Text(str(c)) for c in cells))  # text from logs and paths is never rich markup
+            t.add_row(*(Text(_shown(str(c))) for c in cells))  # text from logs and paths is never rich markup
         out.print(t)
         for _, r in result.runs.iterrows():
             for w in r["warnings"]:
-                out.print(Text.assemble(("warning", "yellow"), f": {r['source']} run {r['run']} "
-                                        f"(lines {r['line_start']}-{r['line_end']}): {w}"), highlight=False)
+                out.print(Text.assemble(("warning", "yellow"), _shown(f": {r['source']} run {r['run']} "
+                                        f"(lines {r['line_start']}-{r['line_end']}): {w}")), highlight=False)
     _report_problems(result, err)
     return _exit_code(result, args.strict)
 
@@ -157,14 +183,14 @@ def cmd_summarize(args, out: Console, err: Console) -> int:
     else:
         for (framework, model), group in stats.groupby(["framework", "model"], sort=True):
             table = tables.published_layout(group)
-            out.print(Text.assemble((f"{model} ({framework})", "bold"),
+            out.print(Text.assemble((_shown(f"{model} ({framework})"), "bold"),
                                     f", {args.value.replace('_', ' ')} in images/s over repeats"))
-            print(table.round(2).to_string(na_rep="-"))
+            print(_shown(table.round(2).to_string(na_rep="-")))
             cut = group[group["incomplete"] > 0]
             for _, row in cut.iterrows():
-                print(f"  incomplete: {row['incomplete']} of the {row['runs']} runs of {row['gpus']} GPUs, "
-                      f"{str(row['precision']).upper()} bs{row['batch_size']} have no end-of-run summary "
-                      "(their number comes from their logged records)")
+                print(_shown(f"  incomplete: {row['incomplete']} of the {row['runs']} runs of {row['gpus']} GPUs, "
+                             f"{str(row['precision']).upper()} bs{row['batch_size']} have no end-of-run summary "
+                             "(their number comes from their logged records)"))
             print()
     _report_problems(result, err)
     return _exit_code(result, args.strict)

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from ..errors import BenchbookError, LogError
 from ..studies import records
 from . import filenames
+from .logfiles import Problem, log_files
 
 # numpy, pandas, the formats and the rules are imported by the functions that use them: importing
 # benchbook (as every command of the CLI does) costs none of them.
@@ -63,6 +64,7 @@ RUN_COLUMNS = {
     "start_time": "first timestamp of the run, seconds since the epoch",
     "warnings": "what looked wrong, as sentences",
 }
+ROW_COLUMNS = [*RUN_COLUMNS, "reported", "meta"]  # a row of `runs`: reported values and metadata as logged
 ITERATION_COLUMNS = {
     "source": "path of the log file",
     "run": "run index in the file",
@@ -88,14 +90,6 @@ EVAL_COLUMNS = {
 
 
 @dataclass
-class Problem:
-    """A file that could not be analyzed, and why."""
-
-    source: str
-    reason: str
-
-
-@dataclass
 class Analysis:
     """The tidy result of analyzing logs: DataFrames with the documented columns, and problems."""
 
@@ -118,33 +112,6 @@ def _rules():
     return rules
 
 
-_NOT_LOGS = (".run.json", ".json", ".yaml", ".yml", ".ipynb", ".html", ".sbatch")  # .sbatch: Slurm job scripts
-
-
-def log_files(paths: Iterable[str | os.PathLike]) -> tuple[list[Path], list[Problem]]:
-    """Files named and files found under folders (recursively, sorted), and paths that do not exist.
-
-    In folders, hidden files and folders, earlier attempts of a run (`attempts/`, kept by the
-    runner) and files that are not logs (records, studies, notebooks, reports) are passed over;
-    a file named explicitly is always analyzed.
-    """
-    files: list[Path] = []
-    problems: list[Problem] = []
-    for raw in paths:
-        p = Path(raw)
-        if p.is_dir():
-            found = []
-            for root, folders, names in os.walk(p):
-                folders[:] = [f for f in folders if not f.startswith(".") and f != "attempts"]
-                found += [Path(root, n) for n in names if not n.startswith(".") and not n.endswith(_NOT_LOGS)]
-            files.extend(sorted(q for q in found if q.is_file()))
-        elif p.is_file():
-            files.append(p)
-        else:
-            problems.append(Problem(str(p), "no such file or folder"))
-    return files, problems
-
-
 def _pct(value: float | None) -> float | None:
     import numpy as np
 
@@ -164,7 +131,7 @@ def _records(drafts: list[RunDraft]) -> tuple[dict[str, np.ndarray], np.ndarray]
 
 def _meta(draft: RunDraft, path: Path, fmt: LogFormat, record: dict, tables: dict[tuple, dict]):
     """A run's metadata from the log, its file name and run record; the warnings that gives."""
-    meta = dict(draft.meta)
+    meta = draft.meta  # the draft's own: a file may hold 10**6 runs, each copy costs
     warnings: list[str] = []
     for key, value in fmt.finish(meta, draft.ranks).items():
         meta.setdefault(key, value)
@@ -187,7 +154,7 @@ def _meta(draft: RunDraft, path: Path, fmt: LogFormat, record: dict, tables: dic
 
 
 def _runs(drafts: list[RunDraft], path: Path, fmt: LogFormat, rule: Rule, stats: textio.ReadStats,
-          tables: dict[tuple, dict], record: dict) -> tuple[list[dict], dict[str, np.ndarray], list[dict]]:
+          tables: dict[tuple, dict], record: dict) -> tuple[list[tuple], dict[str, np.ndarray], list[dict]]:
     """The rows of a file's runs, all its records as columns (with run, elapsed, warmup and
     measured) and its evaluations. The warm-up rule and the throughputs are computed for all runs
     of the file at once; what is left per run is its metadata, warnings and row."""
@@ -208,6 +175,7 @@ def _runs(drafts: list[RunDraft], path: Path, fmt: LogFormat, rule: Rule, stats:
     if n:
         cols["steps"] = fill_steps(cols, run, bounds)
     rank, rate, stamps = cols["rank"], cols["throughput"], cols["timestamp"]
+    refused = _refused_rates(rate, cols["line"], run, runs)
     filled = np.flatnonzero(sizes)
     lowest = np.full(runs, -1, dtype=np.int64)
     first_stamp = np.full(runs, np.nan)
@@ -268,14 +236,20 @@ def _runs(drafts: list[RunDraft], path: Path, fmt: LogFormat, rule: Rule, stats:
     counts, single = own_counts.tolist(), (own_counts == sizes).tolist()
     iterations = per_run_sum(measured, bounds, np.int64).tolist()
     warm_counts = per_run_sum(warmup, bounds, np.int64).tolist()
-    rows: list[dict] = []
+    rows: list[tuple] = []
     evals: list[dict] = []
+    source = str(path)  # one string for all the file's rows
     edges, lows = bounds.tolist(), lowest.tolist()
     for i, draft in enumerate(drafts):
         meta, warnings = metas[i], warnings_of[i]
         t0 = None if math.isnan(t0s[i]) else float(t0s[i])
         got, wall = _value(recomputed[i]), _value(elapsed[i])
         reported = draft.reported.get("throughput")
+        if reported is not None and not (isinstance(reported, (int, float)) and 0 <= reported < math.inf):
+            warnings.append(f"the reported throughput {reported!r} is no rate (negative, infinite or NaN): "
+                            "refused, the run reports none")
+            draft.reported["throughput"] = reported = None
+        warnings.extend(refused.get(i, ()))
         failed_cause = draft.failures[0][1] if draft.failures else None
         if draft.ended or reported is not None or draft.reported:  # an end-of-run summary, whatever it says
             status = "complete"
@@ -292,7 +266,7 @@ def _runs(drafts: list[RunDraft], path: Path, fmt: LogFormat, rule: Rule, stats:
         warnings.extend(f"conflicting {c}" for c in draft.conflicts)
         for key in ("gpus", "batch_size", "precision"):
             if meta.get(key) is None:
-                warnings.append(f"{key} unknown: neither the log, the file name nor a run record gives it")
+                warnings.append(_UNKNOWN[key])
         if counts[i] and got is None:
             warnings.append("no record left after the warm-up to recompute the throughput from")
         if got and reported and abs(got - reported) / reported > rule.tolerance:
@@ -308,14 +282,14 @@ def _runs(drafts: list[RunDraft], path: Path, fmt: LogFormat, rule: Rule, stats:
         top1 = None
         for e in draft.evals:
             stamp = seconds(e.get("timestamp"))
-            evals.append({"source": str(path), "run": draft.index, "line": e.get("line"), "epoch": e.get("epoch"),
+            evals.append({"source": source, "run": draft.index, "line": e.get("line"), "epoch": e.get("epoch"),
                           "top1": _pct(e.get("top1")), "top5": _pct(e.get("top5")),
                           "eval_throughput": e.get("eval_throughput"), "timestamp": stamp,
                           "elapsed": stamp - t0 if t0 is not None else np.nan})
             top1 = evals[-1]["top1"] if evals[-1]["top1"] is not None else top1
 
-        rows.append({
-            "source": str(path), "run": draft.index, "format": fmt.name,
+        rows.append(tuple({  # a row's values in ROW_COLUMNS order: a tuple costs a third of the dict
+            "source": source, "run": draft.index, "format": fmt.name,
             "framework": meta.get("framework") or fmt.framework, "model": meta.get("model") or fmt.model,
             "gpus": meta.get("gpus"), "nodes": meta.get("nodes"), "processes": processes_of[i],
             "batch_size": meta.get("batch_size"), "global_batch_size": global_batch_of[i],
@@ -326,13 +300,34 @@ def _runs(drafts: list[RunDraft], path: Path, fmt: LogFormat, rule: Rule, stats:
             "rule": described, "iterations": iterations[i], "warmup_records": warm_counts[i],
             "ranks": len(draft.ranks), "status": status, "failure": failed_cause if status == "failed" else None,
             "final_top1": float(top1) if top1 is not None else None,
-            "start_time": t0, "warnings": warnings, "reported": dict(draft.reported), "meta": meta,
-        })
+            "start_time": t0, "warnings": warnings, "reported": draft.reported, "meta": meta,
+        }.values()))
     cols["run"] = run  # drafts are numbered in file order from 0 (assemble.fold)
     cols["elapsed"] = stamps - t0s[run]
     cols["warmup"] = warmup
     cols["measured"] = measured
     return rows, cols, evals
+
+
+_UNKNOWN = {key: f"{key} unknown: neither the log, the file name nor a run record gives it"
+            for key in ("gpus", "batch_size", "precision")}  # one string each, however many runs
+
+
+def _refused_rates(rate: np.ndarray, line: np.ndarray, run: np.ndarray, runs: int) -> dict[int, list[str]]:
+    """Records whose logged rate is negative or infinite get none (NaN: neither warm-up nor
+    measured); the warning of each run that had some, with their lines."""
+    import numpy as np
+
+    bad = np.flatnonzero(np.isinf(rate) | (rate < 0))
+    if not len(bad):
+        return {}
+    rate[bad] = np.nan
+    out = {}
+    for r in np.unique(run[bad]).tolist():
+        at = bad[run[bad] == r]
+        shown = ", ".join(map(str, line[at[:5]].tolist())) + (", ..." if len(at) > 5 else "")
+        out[r] = [f"{len(at)} records log a throughput that is negative or infinite: refused (line {shown})"]
+    return out
 
 
 def _value(x: float) -> float | None:
@@ -344,14 +339,14 @@ def _rank_warnings(rank: np.ndarray, rate: np.ndarray, low: int, tolerance: floa
     import numpy as np
 
     rated = ~np.isnan(rate)
-    codes = rank[rated] - low  # ranks from 0 (the lowest), in one bincount
+    present, codes = np.unique(rank[rated], return_inverse=True)  # one code per rank logged, lowest first
     counts = np.bincount(codes)
     means = np.bincount(codes, weights=rate[rated]) / np.maximum(counts, 1)
-    if not (counts[1:].any() and counts[0]):
+    if not (len(counts) > 1 and present[0] == low):
         return []
-    far = (counts > 0) & (np.abs(means - means[0]) > tolerance * means[0])
+    far = np.abs(means - means[0]) > tolerance * means[0]
     far[0] = False
-    off = (np.flatnonzero(far) + low).tolist()
+    off = present[far].tolist()
     if not off:
         return []
     return [f"ranks {', '.join(map(str, off))} logged rates more than "
@@ -372,7 +367,7 @@ def _table_values(tables: list[tuple[dict, dict]]) -> dict[tuple, dict]:
 
 
 def _read_warnings(stats: textio.ReadStats) -> list[str]:
-    from . import textio
+    from . import ranks, textio
 
     out = []
     if stats.invalid_utf8:
@@ -383,7 +378,18 @@ def _read_warnings(stats: textio.ReadStats) -> list[str]:
         more = ", ..." if len(stats.nul_lines) >= textio.NUL_LINES_KEPT else ""
         out.append(f"{stats.nul_bytes} NUL bytes were left out of the text (line "
                    f"{', '.join(map(str, stats.nul_lines))}{more}): the records around them are read without them")
+    if stats.long_count:
+        out.append(f"{stats.long_count} lines of {textio.LINE_BYTES >> 20} MiB or more were left out unread "
+                   f"(line {_lines(stats.long_lines, stats.long_count)})")
+    if stats.wild_rank_count:
+        shown = _lines(stats.wild_rank_lines, stats.wild_rank_count)
+        out.append(f"{stats.wild_rank_count} lines were left out: their rank tag names a rank above "
+                   f"{ranks.MAX_RANK}, no rank of a real run (line {shown})")
     return out
+
+
+def _lines(kept: list[int], count: int) -> str:
+    return ", ".join(map(str, kept)) + (", ..." if count > len(kept) else "")
 
 
 def analyze_file(path: str | os.PathLike, rule: Rule | None = None, log_format: str | None = None):
@@ -402,7 +408,8 @@ def analyze_file(path: str | os.PathLike, rule: Rule | None = None, log_format: 
             parsers.detect(first.text[: textio.SNIFF_BYTES] if first is not None else "")
         if fmt is None:
             raise LogError(str(path), "no known log format in its first 64 KiB "
-                                      f"(known: {', '.join(sorted(parsers.FORMATS))})")
+                                      f"(known: {', '.join(sorted(parsers.FORMATS))})"
+                                      + "".join(f"; {w}" for w in _read_warnings(stats) if "left out unread" in w))
         read = itertools.chain([first] if first is not None else [], chunks)
         del first  # held by the chain until it is scanned, and no longer
         drafts, tables, losses = fold(itertools.chain.from_iterable(fmt.scan(c) for c in read))
@@ -467,11 +474,15 @@ def analyze(paths: Iterable[str | os.PathLike], rule: Rule | None = None, log_fo
         except (OSError, UnicodeError, ValueError) as exc:  # a log that breaks a parser is a problem, not a crash
             problems.append(Problem(str(path), f"could not be parsed: {type(exc).__name__}: {exc}"))
             continue
+        except Exception as exc:  # noqa: BLE001 - whatever one file does, the others' results stand
+            problems.append(Problem(str(path), f"could not be analyzed (an internal error, please report it with "
+                                               f"the file): {type(exc).__name__}: {exc}"))
+            continue
         rows += r
         iters.append((str(path), i))
         evals += e
         losses.append((str(path), lo))
-    runs = pd.DataFrame(rows, columns=[*RUN_COLUMNS, "reported", "meta"])
+    runs = pd.DataFrame(rows, columns=ROW_COLUMNS)
     for col in ("gpus", "nodes", "processes", "batch_size", "global_batch_size", "repeat"):
         runs[col] = pd.to_numeric(runs[col], errors="coerce").astype("Int64")
     iterations = _iterations(iters)

@@ -88,7 +88,7 @@ class Records:
         return cols
 
 
-@dataclass
+@dataclass(slots=True)
 class RunDraft:
     """What the events of one run said, before any number is derived from it. Its records are the
     `count` records of `store`, which the runs of a file share, after those of the runs before it."""

@@ -9,6 +9,12 @@ import re
 
 import numpy as np
 
+# The largest rank read from a tag: 2**20 - 1, above the process count of any training job (the
+# largest MPI jobs run a few hundred thousand ranks). A larger number is no rank a log of ours holds
+# (a corrupted or crafted line), and ranks index per-rank arrays: such a line is left out (read as an
+# empty line, so that line numbers hold), and `untag` says which.
+MAX_RANK = (1 << 20) - 1
+
 # OpenMPI's `--timestamp-output` (ctime) and/or `--tag-output` `[job,rank]` (`[host:pid]` after it if detailed),
 # then the stream (open-mpi/ompi orte/mca/iof/base/iof_base_output.c@34d089db: "%s<%s>:" with timestamps alone).
 TAG = re.compile(
@@ -21,16 +27,28 @@ _LINE_TAG = re.compile(r"\n" + TAG.pattern)  # one that opens a line (its newlin
 _MULTI = re.compile(r"<std(?:out|err|diag)>:[^\n<]*+(?:<(?!std(?:out|err|diag)>:)[^\n<]*+)*+<std(?:out|err|diag)>:")
 
 
-def untag(text: str) -> tuple[str, np.ndarray, np.ndarray]:
-    """The text without the tags that open its lines, where those lines begin in it, and their
-    ranks. One split finds every tag: [text before, rank, line after, rank, line after...]."""
+def untag(text: str) -> tuple[str, np.ndarray, np.ndarray, np.ndarray]:
+    """The text without the tags that open its lines, where those lines begin in it, their ranks,
+    and which of those tags held a rank above MAX_RANK (their lines emptied, rank -1). One split
+    finds every tag: [text before, rank, line after, rank, line after...]."""
     if "<std" not in text:
-        return text, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        none = np.zeros(0, dtype=np.int64)
+        return text, none, none, none.astype(bool)
     pieces = _LINE_TAG.split("\n" + text)  # (a newline before the first line, for its tag)
     lines, tagged = pieces[0::2], pieces[1::2]
+    tags = [r or -1 for r in tagged] if None in tagged else tagged  # -1: a timestamp alone
+    try:
+        ranks = np.array(tags, dtype=np.int64)
+    except OverflowError:  # a number past int64: out of range as any above MAX_RANK
+        ranks = np.array([r if len(str(r)) < 8 else MAX_RANK + 1 for r in tags], dtype=np.int64)
+    wild = ranks > MAX_RANK
+    if wild.any():
+        ranks[wild] = -1
+        for k in np.flatnonzero(wild).tolist():  # the tagged line (up to its newline) left out
+            after = lines[k + 1]
+            lines[k + 1] = after[after.find("\n"):] if "\n" in after else ""
     starts = np.cumsum(np.fromiter(map(len, lines), dtype=np.int64, count=len(lines)) + 1)[:-1] - 1
-    ranks = [r or -1 for r in tagged] if None in tagged else tagged  # -1: a timestamp alone
-    return "\n".join(lines)[1:], starts, np.array(ranks, dtype=np.int64)
+    return "\n".join(lines)[1:], starts, ranks, wild
 
 
 def demux(text: str, carry: dict | None = None) -> tuple[str, dict]:

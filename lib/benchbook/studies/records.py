@@ -68,10 +68,11 @@ _UMASK = _read_umask()
 
 
 def clean(value):
-    """A value as plain JSON: NaN and pandas' NA become null, numpy scalars Python numbers."""
+    """A value as plain JSON: NaN, infinities and pandas' NA become null, numpy scalars Python numbers
+    (strict JSON: `Infinity` is no JSON, and no reader of a run record should meet it)."""
     if value is pd.NA or value is None:
         return None
-    if isinstance(value, float) and math.isnan(value):
+    if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, dict):
         return {k: clean(v) for k, v in value.items()}

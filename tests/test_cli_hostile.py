@@ -78,3 +78,19 @@ def test_the_caps_are_lifted_by_a_named_flag(tmp_path, capsys, monkeypatch):
     assert "--allow-large-study" in flat(capsys.readouterr().err)
     assert cli.main(["run", str(path), "--dry-run", "--allow-large-study"]) == 0
     assert "-np 2000" in capsys.readouterr().out
+
+
+def test_status_and_errors_never_send_a_folder_names_terminal_escapes(tmp_path, capsys):
+    """A study folder or run folder named with an escape sequence or a bidi control (a received
+    `runs/`) is shown escaped by `status`, in its table and in its errors, like every other command."""
+    study_dir = tmp_path / "st\x1b]0;owned\x07udy"
+    run = study_dir / "run\u202e1"
+    run.mkdir(parents=True)
+    (run / "run.json").write_text("{not json")
+    missing = tmp_path / "gone\x1b[2J"
+    assert cli.main(["status", str(study_dir), str(missing)]) == 1
+    captured = capsys.readouterr()
+    for stream in (captured.out, captured.err):
+        assert "\x1b" not in stream and "\u202e" not in stream and "\x07" not in stream
+    assert "st\\x1b]0;owned\\x07udy" in flat(captured.out).replace(" ", "")
+    assert "gone\\x1b[2J" in captured.err

@@ -15,7 +15,6 @@ import importlib
 import json
 import math
 import os
-import re
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -27,7 +26,7 @@ from rich.text import Text
 # What every command needs to parse its arguments; each command imports the rest (pydantic, pandas,
 # the analysis, the runner...) itself, so that `benchbook --help` and `formats` start fast.
 from . import __version__
-from .errors import BenchbookError, UnknownNameError
+from .errors import BenchbookError, UnknownNameError, shown
 from .logs.presets import METHODS  # no pydantic, no numpy: the Rule that checks them comes with the analysis
 
 if TYPE_CHECKING:
@@ -64,19 +63,6 @@ def _finite(value):
     if isinstance(value, list):
         return [_finite(v) for v in value]
     return value
-
-
-# What must not reach a terminal from a file name or a log's text: control characters (escape
-# sequences, carriage returns) but tab and newline, bidirectional overrides and isolates (text shown
-# in another order than it is), and lone surrogates (a file name that is not UTF-8).
-_UNSHOWN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
-                      "\ud800-\udfff]")
-
-
-def _shown(text: str) -> str:
-    """Text from a file name or a log as it may be printed: each character of _UNSHOWN as its
-    Python escape (`\\x1b`, `\\u202e`)."""
-    return _UNSHOWN.sub(lambda m: ascii(m.group())[1:-1], text)
 
 
 def _rule_args(p: argparse.ArgumentParser) -> None:
@@ -117,13 +103,13 @@ def _analysis(args) -> Analysis:
 
 def _report_problems(result: Analysis, err: Console) -> None:
     for p in result.problems:
-        _error(err, _shown(f"{p.source}: {p.reason}"))
+        _error(err, shown(f"{p.source}: {p.reason}"))
 
 
 def _error(err: Console, message: str) -> None:
     """`benchbook: <message>` in red, the message printed as it is: a path like `runs/[/x]` is text,
-    never rich markup."""
-    err.print(Text.assemble(("benchbook:", "bold red"), " ", message), highlight=False)
+    never rich markup, and a name's terminal escapes are shown, never sent (`errors.shown`)."""
+    err.print(Text.assemble(("benchbook:", "bold red"), " ", shown(message)), highlight=False)
 
 
 def _exit_code(result: Analysis, strict: bool) -> int:
@@ -147,11 +133,11 @@ def cmd_analyze(args, out: Console, err: Console) -> int:
             cells = (short[r["source"]], r["run"], r["format"], _fmt(r["gpus"]), _fmt(r["batch_size"]),
                      r["precision"], r["xla"], _fmt(r["reported_throughput"]), _fmt(r["recomputed_throughput"]),
                      r["iterations"], r["status"])
-            t.add_row(*(Text(_shown(str(c))) for c in cells))  # text from logs and paths is never rich markup
+            t.add_row(*(Text(shown(str(c))) for c in cells))  # text from logs and paths is never rich markup
         out.print(t)
         for _, r in result.runs.iterrows():
             for w in r["warnings"]:
-                out.print(Text.assemble(("warning", "yellow"), _shown(f": {r['source']} run {r['run']} "
+                out.print(Text.assemble(("warning", "yellow"), shown(f": {r['source']} run {r['run']} "
                                         f"(lines {r['line_start']}-{r['line_end']}): {w}")), highlight=False)
     _report_problems(result, err)
     return _exit_code(result, args.strict)
@@ -183,12 +169,12 @@ def cmd_summarize(args, out: Console, err: Console) -> int:
     else:
         for (framework, model), group in stats.groupby(["framework", "model"], sort=True):
             table = tables.published_layout(group)
-            out.print(Text.assemble((_shown(f"{model} ({framework})"), "bold"),
+            out.print(Text.assemble((shown(f"{model} ({framework})"), "bold"),
                                     f", {args.value.replace('_', ' ')} in images/s over repeats"))
-            print(_shown(table.round(2).to_string(na_rep="-")))
+            print(shown(table.round(2).to_string(na_rep="-")))
             cut = group[group["incomplete"] > 0]
             for _, row in cut.iterrows():
-                print(_shown(f"  incomplete: {row['incomplete']} of the {row['runs']} runs of {row['gpus']} GPUs, "
+                print(shown(f"  incomplete: {row['incomplete']} of the {row['runs']} runs of {row['gpus']} GPUs, "
                              f"{str(row['precision']).upper()} bs{row['batch_size']} have no end-of-run summary "
                              "(their number comes from their logged records)"))
             print()
@@ -261,11 +247,11 @@ def _print_runs(out: Console, folder) -> None:
     from .studies import records
 
     frame = records.table(folder)
-    t = Table(title=Text(f"{folder}: {len(frame)} runs"))
+    t = Table(title=Text(shown(f"{folder}: {len(frame)} runs")))
     for col in ("run_id", "status", "cause", "duration_s", "throughput", "problem"):
         t.add_column(col, overflow="fold")
     for _, r in frame.iterrows():  # a value a row lacks is NaN in the frame when another row has it: "-"
-        t.add_row(*(Text(str(v)) for v in (r["run_id"], r["status"], _fmt(r["cause"]), _fmt(r["duration_s"]),
+        t.add_row(*(Text(shown(str(v))) for v in (r["run_id"], r["status"], _fmt(r["cause"]), _fmt(r["duration_s"]),
                                             _fmt(r["throughput"]), r["problem"] if isinstance(r["problem"], str)
                                             else "")))
     out.print(t)
@@ -313,7 +299,6 @@ def cmd_publish(args, out: Console, err: Console) -> int:
     slurm = {"partition": args.slurm_partition, "account": args.slurm_account, "time": args.slurm_time}
     entries = publish.publish(targets, args.reports, jobs=args.jobs, force=args.force, progress=not args.quiet,
                               executor=args.executor, slurm=slurm)
-    shown = publish.shown  # file names in errors: no terminal escapes, no bytes that are not UTF-8
     t = Table(title=Text(shown(f"{args.reports}/index.html")))
     for col in ("report", "status", "verdict", "runs", "note"):
         t.add_column(col, overflow="fold")

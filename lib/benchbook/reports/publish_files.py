@@ -17,12 +17,11 @@ import json
 import os
 import stat
 import tempfile
-import unicodedata
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from ..errors import BenchbookError
+from ..errors import BenchbookError, shown
 from ..studies import records
 
 
@@ -194,18 +193,3 @@ def unreadable(name: str, why: str) -> dict:
 
 
 # --- names on the terminal ------------------------------------------------------------------------------
-
-def shown(text: str) -> str:
-    """`text` safe to print: control and format characters (terminal escapes, bidi controls) as
-    `\\x1b`/`\\u202e`, a byte that is not UTF-8 (a surrogate escape of a file name) as `\\xff`;
-    newlines and tabs stay."""
-    out = []
-    for ch in text:
-        code = ord(ch)
-        if 0xDC80 <= code <= 0xDCFF:  # os.fsdecode's escape of a byte that is not UTF-8
-            out.append(f"\\x{code - 0xDC00:02x}")
-        elif ch in "\n\t" or unicodedata.category(ch) not in ("Cc", "Cf", "Cs"):
-            out.append(ch)
-        else:
-            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
-    return "".join(out)

@@ -304,9 +304,6 @@ def _read(path: Path, *, run_record: bool) -> dict[str, Any]:
         return records.read(path) if run_record else records.read_json(path)
     except records.RecordError as exc:
         raise records.RecordError(f"{exc}; {_EXPECTED}") from None
-    except RecursionError:  # json's decoder recurses once per level
-        raise capture_shape.CaptureError(f"{path}: JSON nested too deeply to be a capture or a run record "
-                                         f"(more than {capture_shape.MAX_DEPTH} levels); {_EXPECTED}") from None
 
 
 def _is_capture(obj: Any) -> bool:

@@ -313,7 +313,8 @@ def test_deep_nesting_is_a_clear_error(tmp_path, dgx1):
     with pytest.raises(BenchbookError, match=r"deep\.json: nested too deeply"):
         load(deep)
     nested = copy.deepcopy(dgx1)
-    nested["frameworks"]["tensorflow"] = json.loads('{"a": ' * 40 + "1" + "}" * 40)  # past the capture's 32, within JSON's 64
+    # past the capture's 32 levels, within the 64 a JSON record may have
+    nested["frameworks"]["tensorflow"] = json.loads('{"a": ' * 40 + "1" + "}" * 40)
     with pytest.raises(BenchbookError, match=r"frameworks\.tensorflow(\.a){31}: nested more than 32 levels"):
         load(_write(tmp_path / "nested.json", nested))
     record = {"status": "complete", "config": {"batch_size": json.loads("[" * 40 + "]" * 40)}, "environment": dgx1}

@@ -211,7 +211,7 @@ def test_papermill_p_reaches_the_typed_check_and_none_stays_unset(given, expecte
     ({"method": "average"}, "method = 'average'"),
     ({"log_dir": 3}, "log_dir = 3: expected text or None"),
     ({"runs_dir": None}, "runs_dir = None: expected text ("),
-    ({"rule": "dlpref"}, "rule = 'dlpref': expected text or None (named throughput rule"),
+    ({"rule": "dlpref"}, "rule = 'dlpref': expected a format's named rule (benchbook formats)"),
 ])
 def test_notebook_parameters_are_checked_on_entry(change, expected):
     from benchbook.errors import BenchbookError

@@ -20,8 +20,9 @@ from ..errors import BenchbookError, LogError
 from ..studies import records
 from . import filenames
 from .logfiles import Problem, log_files
+from .rules import Rule
 
-# numpy, pandas, the formats and the rules are imported by the functions that use them: importing
+# numpy, pandas, the formats and the rules' arithmetic are imported by the functions that use them: importing
 # benchbook (as every command of the CLI does) costs none of them.
 if TYPE_CHECKING:
     import numpy as np
@@ -30,7 +31,6 @@ if TYPE_CHECKING:
     from . import textio
     from .assemble import RunDraft
     from .parsers import LogFormat
-    from .rules import Rule
 
 RUN_COLUMNS = {
     "source": "path of the log file",
@@ -97,19 +97,13 @@ class Analysis:
     iterations: pd.DataFrame
     evaluations: pd.DataFrame
     problems: list[Problem] = field(default_factory=list)
-    rule: Rule = field(default_factory=lambda: _rules().Rule())
+    rule: Rule = field(default_factory=Rule)
     losses: pd.DataFrame = field(default_factory=lambda: _losses().frame([]))  # columns LOSS_COLUMNS
 
 
 def _losses():
     from . import losses
     return losses
-
-
-def _rules():
-    from . import rules
-
-    return rules
 
 
 def _pct(value: float | None) -> float | None:
@@ -160,14 +154,13 @@ def _runs(drafts: list[RunDraft], path: Path, fmt: LogFormat, rule: Rule, stats:
     of the file at once; what is left per run is its metadata, warnings and row."""
     import numpy as np
 
-    from . import rules
+    from . import throughput
     from .assemble import seconds
     from .parsers import RunRecords
-    from .rules import fill_steps, per_run_sum
+    from .throughput import fill_steps, per_run_sum
 
-    preset = fmt.rule(rule.name)
-    described = preset.describe(rule)
-    method = rule.method or preset.method
+    applied = rule.resolve(fmt)  # the format's named rule with the user's parts: one frozen object
+    described, method = applied.describe(), applied.method
     cols, bounds = _records(drafts)
     runs, n = len(drafts), len(cols["line"])
     sizes = np.diff(bounds)
@@ -206,19 +199,16 @@ def _runs(drafts: list[RunDraft], path: Path, fmt: LogFormat, rule: Rule, stats:
                              for g in global_batch_of], dtype=float)
     own_records = RunRecords(cols, own_rows, own_run, metas)
     has_rate = ~np.isnan(rate[own_rows])  # records without a rate are neither warm-up nor measured
-    if preset.select is not None:  # nor are those the rule does not read
-        has_rate &= np.asarray(preset.select(own_records), dtype=bool)
-    skip = rule.skip_records
-    if skip is None and preset.mark_warmup is None:
-        skip = preset.skip
-    if skip is not None:  # the first records of each run (of those the rule reads, if it chooses)
-        at = np.arange(len(own_run)) if preset.select is None else np.cumsum(has_rate) - 1
-        warm = at - np.concatenate(([0], at + 1))[own_start][own_run] < skip
+    if applied.select is not None:  # nor are those the rule does not read
+        has_rate &= np.asarray(applied.select(own_records), dtype=bool)
+    if applied.mark_warmup is None:  # the first records of each run (of those the rule reads, if it chooses)
+        at = np.arange(len(own_run)) if applied.select is None else np.cumsum(has_rate) - 1
+        warm = at - np.concatenate(([0], at + 1))[own_start][own_run] < (applied.skip or 0)
     else:
-        warm = np.asarray(preset.mark_warmup(own_records), dtype=bool)
+        warm = np.asarray(applied.mark_warmup(own_records), dtype=bool)
     warm = warm & has_rate  # a new array: the format may have answered with one of its columns
     use = ~warm & has_rate
-    window = rule.window or preset.window
+    window = applied.window
     if window:  # at most `window` records of each run after its warm-up
         taken = np.cumsum(use)
         before = np.concatenate(([0], taken))[own_start]  # used records of the runs before
@@ -229,10 +219,11 @@ def _runs(drafts: list[RunDraft], path: Path, fmt: LogFormat, rule: Rule, stats:
         warmup, measured = np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
         warmup[own_rows[warm]] = True
         measured[own_rows[use]] = True
-    recomputed = rules.throughputs(rules.rates_read(cols, preset, run), measured, bounds, method, global_batch)
-    if preset.decimals is not None:  # and numpy's, as they round np.mean()'s float64
-        recomputed = np.round(recomputed, preset.decimals)
-    elapsed = rules.throughputs(cols, measured, bounds, "elapsed", global_batch)
+    recomputed = throughput.throughputs(throughput.rates_read(cols, applied, run), measured, bounds, method,
+                                        global_batch)
+    if applied.decimals is not None:  # and numpy's, as they round np.mean()'s float64
+        recomputed = np.round(recomputed, applied.decimals)
+    elapsed = throughput.throughputs(cols, measured, bounds, "elapsed", global_batch)
     counts, single = own_counts.tolist(), (own_counts == sizes).tolist()
     iterations = per_run_sum(measured, bounds, np.int64).tolist()
     warm_counts = per_run_sum(warmup, bounds, np.int64).tolist()
@@ -398,7 +389,7 @@ def analyze_file(path: str | os.PathLike, rule: Rule | None = None, log_format: 
     from . import parsers, textio
     from .assemble import fold
 
-    rule = rule or _rules().Rule()
+    rule = rule or Rule()
     path = Path(path)
     stats = textio.ReadStats()
     chunks = textio.chunks(path, stats)
@@ -462,7 +453,7 @@ def analyze(paths: Iterable[str | os.PathLike], rule: Rule | None = None, log_fo
     """Analyze logs and folders of logs; bad files become problems, good ones results."""
     import pandas as pd
 
-    rule = rule or _rules().Rule()
+    rule = rule or Rule()
     files, problems = log_files(paths)
     rows, iters, evals, losses = [], [], [], []
     for path in files:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 
 from .. import events as ev
+from ..rules import NamedRule
 from ..textio import Chunk
 from . import scanning
 from .registry import LogFormat, register
@@ -112,6 +113,11 @@ def finish(meta: dict, ranks: set) -> dict:
     return {"precision": meta.get("precision") or "fp32", "xla": bool(meta.get("xla"))}
 
 
+NVIDIA = NamedRule(
+    "nvidia", "last", f"records at or before step {WARMUP_STEPS} (the hook's warmup_steps: one step's rate each)",
+    _SOURCE, mark_warmup=warmup)
+
+
 FORMAT = register(
     LogFormat(
         name="ngc_tf2_maskrcnn",
@@ -119,12 +125,9 @@ FORMAT = register(
         model="maskrcnn",
         sniff=sniff,
         scan=scan,
-        method="last",
-        warmup=f"records at or before step {WARMUP_STEPS} (the hook's warmup_steps: one step's rate each)",
-        mark_warmup=warmup,
+        rules=(NVIDIA,),
         finish=finish,
         warn=warn,
         priority=30,
-        source=_SOURCE,
     )
 )

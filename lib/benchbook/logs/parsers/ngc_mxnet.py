@@ -24,7 +24,7 @@ import re
 import numpy as np
 
 from .. import events as ev
-from ..presets import Preset
+from ..rules import NamedRule
 from ..textio import Chunk
 from . import scanning
 from .dllogger import LINE, parameters, step_of, values
@@ -251,9 +251,15 @@ def _dlperf_records(records: RunRecords):
     return (records["epoch"] == 0) & (records["iteration"] >= 0)
 
 
-DLPERF = Preset(
+DLPERF = NamedRule(
     "dlperf", "mean", "the first 20 of epoch 0's records (speeds[20:120])", _SOURCE_DLPERF,
     select=_dlperf_records, skip=20, window=100, decimals=2, across_ranks=True)
+
+
+NVIDIA = NamedRule(
+    "nvidia", "epochs", "the first epoch's record (benchmark.py -w 1), else, where no epoch logs its own rate "
+    "(19.07), iterations 0-19 of the first epoch (fit.py: durations[20:]) and the method drops the first epoch",
+    _SOURCE_NVIDIA, mark_warmup=warmup, select=select)
 
 
 FORMAT = register(
@@ -263,14 +269,8 @@ FORMAT = register(
         model="resnet50",
         sniff=sniff,
         scan=scan,
-        method="epochs",
-        warmup="the first epoch's record (benchmark.py -w 1), else, where no epoch logs its own rate (19.07), "
-               "iterations 0-19 of the first epoch (fit.py: durations[20:]) and the method drops the first epoch",
-        mark_warmup=warmup,
+        rules=(NVIDIA, DLPERF),
         finish=finish,
         priority=20,
-        source=_SOURCE_NVIDIA,
-        select=select,
-        presets=(DLPERF,),
     )
 )

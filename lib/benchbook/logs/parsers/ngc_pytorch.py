@@ -23,7 +23,7 @@ import re
 import numpy as np
 
 from .. import events as ev
-from ..presets import Preset
+from ..rules import NamedRule
 from ..textio import Chunk
 from . import scanning
 from .dllogger import LINE, parameters, step_of, truthy, values
@@ -182,8 +182,12 @@ def _before_iteration_10(records: RunRecords):
     return records["iteration"] < PERF_FIRST_ITERATION
 
 
-PERF = Preset("perf", "mean", f"records before iteration {PERF_FIRST_ITERATION}", _SOURCE_PERF,
-              mark_warmup=_before_iteration_10)
+PERF = NamedRule("perf", "mean", f"records before iteration {PERF_FIRST_ITERATION}", _SOURCE_PERF,
+                 mark_warmup=_before_iteration_10)
+
+
+NVIDIA = NamedRule("nvidia", "mean", "no records (main.py's meters average every iteration)", _SOURCE_NVIDIA,
+                   mark_warmup=every_record)
 
 
 FORMAT = register(
@@ -193,14 +197,10 @@ FORMAT = register(
         model="resnet50",
         sniff=sniff,
         scan=scan,
-        method="mean",
-        warmup="no records (main.py's meters average every iteration)",
-        mark_warmup=every_record,
+        rules=(NVIDIA, PERF),
         finish=finish,
         # above ngc_tf1 (10: both print `PARAMETER arch : `), below ngc_mxnet (20: its DLLogger logs may
         # print train.total_ips too)
         priority=15,
-        source=_SOURCE_NVIDIA,
-        presets=(PERF,),
     )
 )

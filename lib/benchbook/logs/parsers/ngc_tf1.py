@@ -20,7 +20,7 @@ import numpy as np
 
 from .. import events as ev
 from ..assemble import seconds
-from ..presets import Preset
+from ..rules import NamedRule
 from ..textio import Chunk
 from . import scanning
 from .dllogger import LINE, before_warmup_steps, parameters, step_of, truthy, values
@@ -149,8 +149,8 @@ def _dlperf_warmup(records: RunRecords):
     return records["iteration"] < DLPERF_WARMUP_STEPS
 
 
-DLPERF = Preset("dlperf", "mean", f"records before step {DLPERF_WARMUP_STEPS}", _SOURCE_DLPERF,
-                mark_warmup=_dlperf_warmup, window=100, decimals=2)
+DLPERF = NamedRule("dlperf", "mean", f"records before step {DLPERF_WARMUP_STEPS}", _SOURCE_DLPERF,
+                   mark_warmup=_dlperf_warmup, window=100, decimals=2)
 
 
 def warn(meta: dict) -> list[str]:
@@ -163,6 +163,12 @@ def warn(meta: dict) -> list[str]:
             "the recomputed throughput is the mean of a sample"]
 
 
+NVIDIA = NamedRule(
+    "nvidia", "mean", "records before the run's warmup_steps (PARAMETER line), none in the train modes (train, "
+    "train_and_evaluate); records after the training summary (evaluation steps) are not read", _SOURCE_NVIDIA,
+    mark_warmup=warmup, select=training)
+
+
 FORMAT = register(
     LogFormat(
         name="ngc_tf1_convnets",
@@ -170,14 +176,8 @@ FORMAT = register(
         model="resnet50",
         sniff=sniff,
         scan=scan,
-        method="mean",
-        warmup="records before the run's warmup_steps (PARAMETER line), none in the train modes (train, "
-               "train_and_evaluate); records after the training summary (evaluation steps) are not read",
-        mark_warmup=warmup,
+        rules=(NVIDIA, DLPERF),
         priority=10,
-        source=_SOURCE_NVIDIA,
-        select=training,
-        presets=(DLPERF,),
         warn=warn,
     )
 )

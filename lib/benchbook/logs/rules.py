@@ -42,8 +42,8 @@ class NamedRule:
     """A named rule of a format: which records it reads, which are warm-up, how it averages, and the
     script whose arithmetic it is (repository, path, commit).
 
-    mark_warmup : (RunRecords) -> boolean array of the warm-up records; or None and `skip`.
-    select : (RunRecords) -> boolean array of the records the rule reads (None: every record); the
+    mark_warmup : (run.Run: one run) -> boolean array over its records (`run[name]`): the warm-up; or None.
+    select : (run.Run) -> boolean array of the records the rule reads (None: every record); the
         others are neither warm-up nor measured.
     skip : the first N records it reads are warm-up (where mark_warmup is None).
     window : at most this many records after the warm-up.

@@ -7,8 +7,7 @@ this file; nothing else changes.
 from __future__ import annotations
 
 from .registry import FORMATS, LogFormat, choose, detect, get, register
-from .runrecords import RunRecords
 
-__all__ = ["FORMATS", "LogFormat", "RunRecords", "choose", "detect", "get", "register"]
+__all__ = ["FORMATS", "LogFormat", "choose", "detect", "get", "register"]
 
 from . import benchbook_cpu, ngc_maskrcnn, ngc_mxnet, ngc_pytorch, ngc_tf1  # noqa: E402,F401  (fill the registry)

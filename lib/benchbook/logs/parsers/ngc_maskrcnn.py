@@ -16,10 +16,10 @@ import re
 
 from .. import events as ev
 from ..rules import NamedRule
+from ..run import Run
 from ..textio import Chunk
 from . import scanning
 from .registry import LogFormat, register
-from .runrecords import RunRecords
 
 # Every line begins with `[MaskRCNN] INFO    : `. A logged block is `name: number` lines: its
 # `timestamp:` line opens a record, the others add to it (whatever lines come in between), and the
@@ -94,9 +94,9 @@ _SOURCE = ("NVIDIA/DeepLearningExamples TensorFlow2/Segmentation/MaskRCNN/mask_r
            "(MovingAverageMeter after warmup_steps) and mask_rcnn/distributed_executer.py@93578b88 (warmup_steps=100)")
 
 
-def warmup(records: RunRecords):
+def warmup(run: Run):
     """Records at or before step 100: rates of one step, before the hook's running mean starts."""
-    return records["iteration"] <= WARMUP_STEPS
+    return run["iteration"] <= WARMUP_STEPS
 
 
 def warn(meta: dict) -> list[str]:

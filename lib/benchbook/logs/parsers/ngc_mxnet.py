@@ -25,11 +25,11 @@ import numpy as np
 
 from .. import events as ev
 from ..rules import NamedRule
+from ..run import Run
 from ..textio import Chunk
 from . import scanning
 from .dllogger import LINE, parameters, step_of, values
 from .registry import LogFormat, register
-from .runrecords import RunRecords
 
 _ARGS = re.compile(r":INFO: Start with arguments Namespace\(([^\n]*)\)")
 # A batch line: `2020-12-11 03:13:49,587:INFO: Epoch[0] Batch [0-19]\tSpeed: 633.1 samples/sec\tLR: 0.0019`,
@@ -192,25 +192,25 @@ def sniff(head: str) -> bool:
         ":INFO: Epoch[" in head and "Speed:" in head) or "train.ips : " in head
 
 
-def _epoch_records(records: RunRecords):
+def _epoch_records(run: Run):
     """Records of a whole epoch (DLLogger `Epoch: E  train.ips`): no iteration, an epoch."""
-    return (records["iteration"] < 0) & (records["epoch"] >= 0)
+    return (run["iteration"] < 0) & (run["epoch"] >= 0)
 
 
-def select(records: RunRecords):
+def select(run: Run):
     """benchmark.py's records: a run's per-epoch records where it logged any, else every record."""
-    whole = _epoch_records(records)
-    return whole | (records.least("iteration") >= 0)
+    whole = _epoch_records(run)
+    return whole | (len(run) > 0 and run["iteration"].min() >= 0)
 
 
-def warmup(records: RunRecords):
+def warmup(run: Run):
     """The first epoch's record where the run logs one per epoch and has several (benchmark.py
     -w 1); else iterations 0-19 of the first epoch, which fit.py (19.07) leaves out of its
     durations (`durations[20:]`): the rest of that epoch still counts towards the next ones'."""
-    first = records["epoch"] == records.least("epoch")
-    several = records.most("epoch") != records.least("epoch")
-    whole = _epoch_records(records)
-    return np.where(whole, first & several, first & (records["iteration"] <= 20))
+    epoch = run["epoch"]
+    first = epoch == epoch.min()
+    several = epoch.max() != epoch.min()
+    return np.where(_epoch_records(run), first & several, first & (run["iteration"] <= 20))
 
 
 def finish(meta: dict, ranks: set) -> dict:
@@ -246,9 +246,9 @@ _SOURCE_DLPERF = (
     "Oneflow-Inc/DLPerf NVIDIADeepLearningExamples/MxNet/Classification/RN50v1.5/extract_mxnet_logs.py@0b0f0881")
 
 
-def _dlperf_records(records: RunRecords):
+def _dlperf_records(run: Run):
     """DLPerf reads the ` Epoch[0] Batch ` lines: the first epoch's 20-iteration records."""
-    return (records["epoch"] == 0) & (records["iteration"] >= 0)
+    return (run["epoch"] == 0) & (run["iteration"] >= 0)
 
 
 DLPERF = NamedRule(

@@ -24,11 +24,11 @@ import numpy as np
 
 from .. import events as ev
 from ..rules import NamedRule
+from ..run import Run
 from ..textio import Chunk
 from . import scanning
 from .dllogger import LINE, parameters, step_of, truthy, values
 from .registry import LogFormat, register
-from .runrecords import RunRecords
 
 # `DLL <time> - Epoch: E Iteration: I  train.loss : ...`: the per-iteration lines, as columns. The
 # two spaces then `train.` keep validation iterations (`Iteration: I Validation Iteration: V`) out.
@@ -162,9 +162,9 @@ def finish(meta: dict, ranks: set) -> dict:
     return {"gpus": int(meta.get("world_size") or max(len(tagged), spawned, 1)), "dali": False, "synthetic": False}
 
 
-def every_record(records: RunRecords):
+def every_record(run: Run):
     """No warm-up: main.py's meters average every iteration of the run."""
-    return np.zeros(len(records["iteration"]), dtype=bool)
+    return np.zeros(len(run), dtype=bool)
 
 
 _SOURCE_NVIDIA = (
@@ -178,8 +178,8 @@ _SOURCE_PERF = ("PaddlePaddle/Perf ResNet50V1.5/OtherReports/PyTorch README.md@e
                 "pytorch_gpu1_amp_bs256.txt to the last digit (the mean of all: 782.00)")
 
 
-def _before_iteration_10(records: RunRecords):
-    return records["iteration"] < PERF_FIRST_ITERATION
+def _before_iteration_10(run: Run):
+    return run["iteration"] < PERF_FIRST_ITERATION
 
 
 PERF = NamedRule("perf", "mean", f"records before iteration {PERF_FIRST_ITERATION}", _SOURCE_PERF,

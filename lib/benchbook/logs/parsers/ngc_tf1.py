@@ -21,11 +21,11 @@ import numpy as np
 from .. import events as ev
 from ..assemble import seconds
 from ..rules import NamedRule
+from ..run import Run
 from ..textio import Chunk
 from . import scanning
 from .dllogger import LINE, before_warmup_steps, parameters, step_of, truthy, values
 from .registry import LogFormat, register
-from .runrecords import RunRecords
 
 # The one-metric step lines that make up most of a benchmark log get their own pattern.
 _BULK = scanning.BulkRule(
@@ -124,18 +124,18 @@ _SOURCE_NVIDIA = ("NVIDIA/DeepLearningExamples TensorFlow/Classification/ConvNet
 _TRAIN_MODES = ("train", "train_and_evaluate")  # runner.train() logs through TrainingLoggingHook
 
 
-def warmup(records: RunRecords):
+def warmup(run: Run):
     """training_benchmark (BenchmarkLoggingHook, and logs without a mode): records before the
     PARAMETER warmup_steps; train modes: none, TrainingLoggingHook logs only the steps it averages
     (from its own warmup_steps, which runner.py may leave at the hook's default 20)."""
-    return before_warmup_steps(records) & ~records.meta("mode", lambda mode: mode in _TRAIN_MODES)
+    return before_warmup_steps(run) & (run.meta.get("mode") not in _TRAIN_MODES)
 
 
-def training(records: RunRecords):
+def training(run: Run):
     """Records logged before the run's `() train_throughput` line: the evaluation that
     train_and_evaluate runs after training logs its own steps after it."""
-    end = records.meta("training_end", lambda stamp: seconds(stamp) if stamp else np.inf)
-    return ~(records["timestamp"] > end)
+    stamp = run.meta.get("training_end")
+    return ~(run["timestamp"] > (seconds(stamp) if stamp else np.inf))
 
 
 _SOURCE_DLPERF = ("Oneflow-Inc/DLPerf NVIDIADeepLearningExamples/TensorFlow/Classification/ConvNets/resnet50v1.5/"
@@ -143,10 +143,10 @@ _SOURCE_DLPERF = ("Oneflow-Inc/DLPerf NVIDIADeepLearningExamples/TensorFlow/Clas
 DLPERF_WARMUP_STEPS = 20  # extract_tensorflow_logs.py --warmup_batches 20 (its logs start after them)
 
 
-def _dlperf_warmup(records: RunRecords):
+def _dlperf_warmup(run: Run):
     """Steps before the 20th: the logs DLPerf read had none (the hook logged from warmup_steps=20
     on), so its `avg_speed_list[warmup_batches - 20 : train_batches - 20]` is [0:100]."""
-    return records["iteration"] < DLPERF_WARMUP_STEPS
+    return run["iteration"] < DLPERF_WARMUP_STEPS
 
 
 DLPERF = NamedRule("dlperf", "mean", f"records before step {DLPERF_WARMUP_STEPS}", _SOURCE_DLPERF,

@@ -66,8 +66,8 @@ def test_a_name_registers_once():
 def test_each_spec_points_at_what_exists(spec):
     assert (ROOT / "params" / spec.name).is_dir()
     assert spec.framework in workloads.FRAMEWORKS
-    assert workloads.script(spec.framework, spec.name) == workloads.HERE / spec.cpu_script
-    assert workloads.script(spec.framework, spec.name).is_file()
+    assert models.workload_script(spec.framework, spec.name) == workloads.HERE / spec.cpu_script
+    assert models.workload_script(spec.framework, spec.name).is_file()
     for report in spec.reference_reports:
         assert references.load(report.reference).model == spec.name
     assert callable(spec.ngc_command)

@@ -16,7 +16,7 @@ import pytest
 
 from benchbook.errors import BenchbookError
 from benchbook.reports import publish
-from benchbook.studies import records
+from benchbook.runfolder import records
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"

@@ -24,7 +24,8 @@ from pathlib import Path
 import pytest
 
 from benchbook import cli
-from benchbook.studies import commands, failures, records, runner, study
+from benchbook.runfolder import records
+from benchbook.studies import commands, failures, runner, study
 from benchbook.studies.launchers import slurm
 from benchbook.studies.launchers.base import Command
 

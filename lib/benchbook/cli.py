@@ -49,7 +49,7 @@ LIFT_CAPS_ENV = "BENCHBOOK_ALLOW_LARGE_STUDY"  # study.LIFT_CAPS_ENV (tests/test
 def run_lines(runs: pd.DataFrame) -> list[str]:
     """The runs as the JSON lines of the CLI contract, one object per run: strict JSON, a value
     that is no finite number (a log's `inf`) is null, never `Infinity` or `NaN`."""
-    from .studies import records
+    from .runfolder import records
 
     return [json.dumps(_finite(run), sort_keys=False, allow_nan=False) for run in records.run_dicts(runs)]
 
@@ -236,7 +236,7 @@ def cmd_run(args, out: Console, err: Console) -> int:
 
 
 def _print_runs(out: Console, folder) -> None:
-    from .studies import records
+    from .runfolder import records
 
     frame = records.table(folder)
     t = Table(title=Text(shown(f"{folder}: {len(frame)} runs")))
@@ -250,7 +250,7 @@ def _print_runs(out: Console, folder) -> None:
 
 
 def cmd_status(args, out: Console, err: Console) -> int:
-    from .studies import records
+    from .runfolder import records
 
     troubled = 0
     for folder in args.folders:

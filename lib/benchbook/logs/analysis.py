@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import BenchbookError, LogError
-from ..studies import records
 from . import filenames
 from .logfiles import Problem, log_files
 from .rules import Rule
@@ -340,6 +339,7 @@ def _lines(kept: list[int], count: int) -> str:
 def analyze_file(path: str | os.PathLike, rule: Rule | None = None, log_format: str | None = None):
     """Analyze one log: (run rows, its records as columns, evaluation rows, loss components as
     columns). Raises LogError if it cannot."""
+    from ..runfolder import records
     from . import parsers, textio
     from .assemble import fold
 

@@ -5,12 +5,8 @@ project's `workloads/maskrcnn_tf.py` (generated images, throughput only) on the 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from .spec import ModelSpec, ReferenceReport, flags, register
-
-if TYPE_CHECKING:
-    from ..studies.study import Study
+from .spec import ModelSpec, ReferenceReport, Study, flags, register
 
 
 def ngc_command(study: Study, cfg: dict, run_dir: Path) -> list[str]:

@@ -4,12 +4,8 @@ one invocation for several GPU counts) on NGC, the project's `workloads/resnet50
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from .spec import ModelSpec, ReferenceReport, flags, register
-
-if TYPE_CHECKING:
-    from ..studies.study import Study
+from .spec import ModelSpec, ReferenceReport, Study, flags, register
 
 
 def ngc_command(study: Study, cfg: dict, run_dir: Path) -> list[str]:

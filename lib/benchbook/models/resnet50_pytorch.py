@@ -6,13 +6,9 @@ from __future__ import annotations
 
 import shlex
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from ..studies.launchers.command import RESULTS
-from .spec import ModelSpec, flags, register
-
-if TYPE_CHECKING:
-    from ..studies.study import Study
+from ..runfolder import RESULTS
+from .spec import ModelSpec, Study, flags, register
 
 # launch.py's --precision and the platform whose configs.yml entry it reads (TF32 runs on A100s only,
 # FP32 on V100s only, as the README's benchmark commands say); `--platform` in options wins.

@@ -4,13 +4,9 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from ..studies.launchers.command import RESULTS
-from .spec import ModelSpec, ReferenceReport, flags, register
-
-if TYPE_CHECKING:
-    from ..studies.study import Study
+from ..runfolder import RESULTS
+from .spec import ModelSpec, ReferenceReport, Study, flags, register
 
 
 def ngc_command(study: Study, cfg: dict, run_dir: Path) -> list[str]:

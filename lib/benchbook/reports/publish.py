@@ -38,7 +38,7 @@ from tqdm.auto import tqdm
 
 from .. import __version__, models
 from ..errors import BenchbookError, ReportNameError
-from ..studies import records
+from ..runfolder import records
 from ..studies import study as studies
 from .index_page import write_index
 from .publish_files import (

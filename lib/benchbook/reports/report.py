@@ -25,7 +25,8 @@ from ..errors import BenchbookError, RuleError
 from ..logs import parsers
 from ..logs.analysis import Analysis, analyze
 from ..logs.rules import Rule
-from ..studies import commands, records
+from ..runfolder import records
+from ..studies import commands
 from ..studies import study as studies
 from . import metrics, tables
 

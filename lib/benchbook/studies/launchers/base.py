@@ -6,7 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .. import liveness
+from ...runfolder import liveness
 from ..failures import Ending
 from . import process
 from .command import CONTROL, ENV_NAME, RESULTS, Command, UnsafeCommandError, safe_env, safe_line

@@ -15,6 +15,7 @@ from .spec import (
     framework_workload,
     get,
     names,
+    of_logs,
     register,
     specs,
     workload_script,
@@ -24,4 +25,4 @@ from .spec import (
 from . import resnet50_tf, resnet50_mxnet, maskrcnn_tf2, resnet50_pytorch  # noqa: E402,F401,I001  isort:skip
 
 __all__ = ["CommandBuilder", "DataLayout", "ModelSpec", "ReferenceReport", "flags", "framework_workload", "get",
-           "names", "register", "specs", "workload_script"]
+           "names", "of_logs", "register", "specs", "workload_script"]

@@ -43,6 +43,7 @@ def ngc_command(study: Study, cfg: dict, run_dir: Path) -> list[str]:
 
 SPEC = register(ModelSpec(
     name="resnet50_pytorch", framework="pytorch", title="ResNet-50", log_names=("pytorch", "resnet50"),
+    notebook="resnet50_pytorch",
     ngc_command=ngc_command, ngc_script="launch.py", dataset="ImageNet",
     data_layout="imagenet_folders", data_name="ImageNet folders",
     spawns_own_workers=True, ngc_xla="never",

@@ -34,6 +34,7 @@ def ngc_command(study: Study, cfg: dict, run_dir: Path) -> list[str]:
 
 SPEC = register(ModelSpec(
     name="resnet50_tf", framework="tensorflow", title="ResNet-50", log_names=("tensorflow", "resnet50"),
+    notebook="resnet50_tf",
     ngc_command=ngc_command, ngc_script="main.py", dataset="ImageNet",
     data_layout="imagenet_tfrecords", data_name="ImageNet TFRecords", dali_index=True,
     cpu_script="resnet50_tf.py", framework_workload=True, cpu_processes=True, cpu_xla=True,

@@ -45,6 +45,7 @@ class ModelSpec:
     framework: str  # the CPU workload's environment (benchbook.environment.envs) and the study's `framework`
     title: str  # in messages: "ResNet-50", "Mask R-CNN"
     log_names: tuple[str, str]  # the `framework` and `model` columns the parsers give its logs
+    notebook: str  # its report's notebook: notebooks/<notebook>.py, paired with its .ipynb
     ngc_command: CommandBuilder  # the NGC script's argv (DeepLearningExamples), golden-tested
     ngc_script: str  # the script that command runs, named in messages
     dataset: str  # what the NGC script trains on: "ImageNet", "COCO"
@@ -65,6 +66,7 @@ class ModelSpec:
     cpu_modes: tuple[str, ...] = ("training_benchmark", "train_and_evaluate")
     cpu_generated_data: str | None = None  # why the workload always trains on generated data, if it does
     reference_reports: tuple[ReferenceReport, ...] = ()
+    unit: str = "images/s"  # the throughput unit its logs and published tables use
 
 
 _REGISTRY: dict[str, ModelSpec] = {}
@@ -112,6 +114,11 @@ def workload_script(framework: str, model: str | None = None) -> Path:
     if not spec.cpu_script:
         raise ValueError(f"model {spec.name!r} has no CPU workload")
     return workloads.HERE / spec.cpu_script
+
+
+def of_logs(model: str) -> ModelSpec | None:
+    """The spec whose logs carry `model` in the analysis's `model` column (the first registered), or None."""
+    return next((spec for spec in _REGISTRY.values() if spec.log_names[1] == model), None)
 
 
 def flags(options: dict) -> list[str]:

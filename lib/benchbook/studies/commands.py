@@ -18,8 +18,9 @@ from pathlib import Path
 from .. import models, workloads
 from ..environment import envs
 from ..models import flags
+from ..runfolder import RESULTS
 from . import launchers
-from .launchers.command import RESULTS, Command
+from .launchers.command import Command
 from .study import Study
 
 __all__ = ["RESULTS", "Command", "command", "setup_steps", "flags", "builder"]

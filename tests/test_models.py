@@ -47,8 +47,8 @@ def test_the_scan_sees_the_library_and_would_catch_a_name(tmp_path):
     assert pattern.search('if study.model == "maskrcnn_tf2":')
 
 
-def test_the_registry_holds_the_four_models_in_order():
-    assert models.names() == ("resnet50_tf", "resnet50_mxnet", "maskrcnn_tf2", "resnet50_pytorch")
+def test_the_registry_holds_the_models_in_order():
+    assert models.names()[:4] == ("resnet50_tf", "resnet50_mxnet", "maskrcnn_tf2", "resnet50_pytorch")  # then new ones
     assert study.MODELS == {s.name: s.framework for s in models.specs()}
     assert set(LOG_NAMES) == set(models.names())
 

@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import re
 import sys
+from typing import TYPE_CHECKING
 
-from ..run import Run
+if TYPE_CHECKING:  # a rule reads one run; the analysis imports run.py, listing the formats does not
+    from ..run import Run
+
 
 # `DLL` then the timestamp, then the step, then the key-values. A literal start keeps it fast.
 LINE = re.compile(

@@ -13,13 +13,16 @@ So the default (`nvidia`) rule is the last logged rate after step 100: the meter
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from .. import events as ev
 from ..rules import NamedRule
-from ..run import Run
 from ..textio import Chunk
 from . import scanning
 from .registry import LogFormat, register
+
+if TYPE_CHECKING:  # a rule reads one run; the analysis imports run.py, listing the formats does not
+    from ..run import Run
 
 # Every line begins with `[MaskRCNN] INFO    : `. A logged block is `name: number` lines: its
 # `timestamp:` line opens a record, the others add to it (whatever lines come in between), and the

@@ -20,16 +20,19 @@ from __future__ import annotations
 import ast
 import functools
 import re
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .. import events as ev
 from ..rules import NamedRule
-from ..run import Run
 from ..textio import Chunk
 from . import scanning
 from .dllogger import LINE, parameters, step_of, values
 from .registry import LogFormat, register
+
+if TYPE_CHECKING:  # a rule reads one run; the analysis imports run.py, listing the formats does not
+    from ..run import Run
 
 _ARGS = re.compile(r":INFO: Start with arguments Namespace\(([^\n]*)\)")
 # A batch line: `2020-12-11 03:13:49,587:INFO: Epoch[0] Batch [0-19]\tSpeed: 633.1 samples/sec\tLR: 0.0019`,

@@ -19,16 +19,19 @@ from __future__ import annotations
 
 import ast
 import re
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .. import events as ev
 from ..rules import NamedRule
-from ..run import Run
 from ..textio import Chunk
 from . import scanning
 from .dllogger import LINE, parameters, step_of, truthy, values
 from .registry import LogFormat, register
+
+if TYPE_CHECKING:  # a rule reads one run; the analysis imports run.py, listing the formats does not
+    from ..run import Run
 
 # `DLL <time> - Epoch: E Iteration: I  train.loss : ...`: the per-iteration lines, as columns. The
 # two spaces then `train.` keep validation iterations (`Iteration: I Validation Iteration: V`) out.

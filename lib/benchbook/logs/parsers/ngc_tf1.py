@@ -15,17 +15,20 @@ steps it averages, so its summary is the mean of every logged training record. A
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .. import events as ev
 from ..assemble import seconds
 from ..rules import NamedRule
-from ..run import Run
 from ..textio import Chunk
 from . import scanning
 from .dllogger import LINE, before_warmup_steps, parameters, step_of, truthy, values
 from .registry import LogFormat, register
+
+if TYPE_CHECKING:  # a rule reads one run; the analysis imports run.py, listing the formats does not
+    from ..run import Run
 
 # The one-metric step lines that make up most of a benchmark log get their own pattern.
 _BULK = scanning.BulkRule(

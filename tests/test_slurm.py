@@ -333,7 +333,7 @@ def test_a_failing_job_is_recorded_as_the_same_failure_as_locally(tmp_path, fake
     if behave == "segv":
         script = tmp_path / "segv.py"
         script.write_text(SEGV)
-        monkeypatch.setattr(commands.workloads, "script", lambda framework, model=None: script, raising=False)
+        monkeypatch.setattr(commands.models, "workload_script", lambda framework, model=None: script)
     failed = {}
     only = None if behave == "crash" else (lambda rid: "bs8" in rid)  # one study that goes on is enough
     for launcher in ("local", "slurm"):

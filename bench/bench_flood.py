@@ -28,7 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchbook.studies import records
+from benchbook.runfolder import records
 from benchbook.studies.commands import Command
 from benchbook.studies.launchers import process
 
@@ -51,7 +51,7 @@ from pathlib import Path
 from benchbook import cli
 from benchbook.environment import envs
 from benchbook.studies import commands
-commands.workloads.script = lambda framework, model=None: Path({script!r})
+commands.models.workload_script = lambda framework, model=None: Path({script!r})
 envs.ensure = lambda framework, say=print, study_python=None: Path(sys.executable)
 sys.exit(cli.main(["run", *sys.argv[1:]]))
 """

@@ -39,7 +39,7 @@ p = check(**given(globals()))  # each parameter typed and checked; a name the pa
 
 # %%
 report = Report(p.study, p.log_dir, p.runs_dir, reference=p.reference,
-                skip_records=p.skip_records, method=p.method, rule=p.rule)
+                rule=p.throughput_rule())
 launched = report.launch(quiet=True) if p.launch and report.mode == "launch" else None
 views.opening(report)
 

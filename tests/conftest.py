@@ -93,7 +93,7 @@ def fake(monkeypatch) -> Path:
     from benchbook.studies import commands
 
     script = FIXTURES / "runner" / "fake_workload.py"
-    monkeypatch.setattr(commands.workloads, "script", lambda framework, model=None: script, raising=False)
+    monkeypatch.setattr(commands.models, "workload_script", lambda framework, model=None: script)
     monkeypatch.setattr(envs, "ensure", lambda framework, say=print, study_python=None: Path(sys.executable))
     return script
 

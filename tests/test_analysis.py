@@ -249,7 +249,7 @@ def _steps_by_definition(steps, iteration, rank, run):
 def test_steps_are_gaps_to_the_same_rank_s_previous_record_else_the_run_s_median_gap():
     import numpy as np
 
-    from benchbook.logs.rules import fill_steps
+    from benchbook.logs.run import fill_steps
 
     rng = np.random.default_rng(5)
     for _ in range(300):
@@ -259,20 +259,22 @@ def test_steps_are_gaps_to_the_same_rank_s_previous_record_else_the_run_s_median
         rank = rng.integers(-1, 3, n) if rng.random() < 0.5 else np.zeros(n, dtype=np.int64)  # one rank, mostly
         iteration = np.where(rng.random(n) < 0.1, -1, np.cumsum(rng.integers(0, 4, n)))
         steps = np.where(rng.random(n) < 0.3, rng.integers(1, 9, n).astype(float), np.nan)
-        got = fill_steps({"steps": steps, "iteration": iteration, "rank": rank}, run,
-                         np.concatenate(([0], np.cumsum(sizes))))
+        cols = {"steps": steps, "iteration": iteration, "rank": rank, "epoch": np.full(n, -1)}
+        bounds = np.concatenate(([0], np.cumsum(sizes))).tolist()
+        runs = zip(bounds, bounds[1:], strict=False)
+        got = np.concatenate([fill_steps({k: v[a:b] for k, v in cols.items()}) for a, b in runs])
         assert np.array_equal(got, _steps_by_definition(steps, iteration, rank, run), equal_nan=True)
 
 
 def test_a_whole_epoch_s_record_keeps_its_iterations_unknown():
     import numpy as np
 
-    from benchbook.logs.rules import fill_steps
+    from benchbook.logs.run import fill_steps
 
     # 20-iteration records of epoch 0, then the epoch's own record (DLLogger `Epoch: 0  train.ips`).
     cols = {"steps": np.full(4, np.nan), "iteration": np.array([19, 39, 59, -1]), "rank": np.zeros(4, dtype=np.int64),
             "epoch": np.array([0, 0, 0, 0])}
-    got = fill_steps(cols, np.zeros(4, dtype=np.int64), np.array([0, 4]))
+    got = fill_steps(cols)
     assert got[:3].tolist() == [20.0, 20.0, 20.0] and np.isnan(got[3])
 
 

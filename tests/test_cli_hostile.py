@@ -5,7 +5,8 @@ import re
 from pathlib import Path
 
 from benchbook import cli
-from benchbook.studies import records, study
+from benchbook.runfolder import records
+from benchbook.studies import study
 
 CPU = """\
 schema_version: 1

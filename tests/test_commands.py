@@ -179,7 +179,7 @@ def cpu_commands(tmp_path, launcher: str) -> dict[str, commands.Command]:
 def test_cpu_ranks_through_each_launcher(tmp_path, monkeypatch):
     monkeypatch.setenv("NCCL_DEBUG", "WARN")
     monkeypatch.setenv("LD_LIBRARY_PATH", "/opt/lib")
-    workload = str(commands.workloads.script("tensorflow", "resnet50_tf"))
+    workload = str(commands.models.workload_script("tensorflow", "resnet50_tf"))
     for launcher in ("local", "mpirun", "horovodrun"):
         cmds = cpu_commands(tmp_path, launcher)
         assert list(cmds) == ["cpu_fp32_bs8_syn_r1", "cpu_np2_fp32_bs8_syn_r1"]

@@ -9,7 +9,7 @@ import pytest
 
 from benchbook import analyze
 from benchbook.logs.filenames import from_path
-from benchbook.studies import records
+from benchbook.runfolder import records
 
 
 @pytest.mark.parametrize("path, expected", [

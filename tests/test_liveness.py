@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from benchbook.studies import liveness
+from benchbook.runfolder import liveness
 
 # The leader starts one member of its group, prints the member's PID and ends: what mpirun leaves when it
 # dies before its ranks, and what a shell job leaves when its first process ends before the others.

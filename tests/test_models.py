@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from benchbook import models, workloads
@@ -46,8 +47,8 @@ def test_the_scan_sees_the_library_and_would_catch_a_name(tmp_path):
     assert pattern.search('if study.model == "maskrcnn_tf2":')
 
 
-def test_the_registry_holds_the_four_models_in_order():
-    assert models.names() == ("resnet50_tf", "resnet50_mxnet", "maskrcnn_tf2", "resnet50_pytorch")
+def test_the_registry_holds_the_models_in_order():
+    assert models.names()[:4] == ("resnet50_tf", "resnet50_mxnet", "maskrcnn_tf2", "resnet50_pytorch")  # then new ones
     assert study.MODELS == {s.name: s.framework for s in models.specs()}
     assert set(LOG_NAMES) == set(models.names())
 
@@ -66,11 +67,28 @@ def test_a_name_registers_once():
 def test_each_spec_points_at_what_exists(spec):
     assert (ROOT / "params" / spec.name).is_dir()
     assert spec.framework in workloads.FRAMEWORKS
-    assert workloads.script(spec.framework, spec.name) == workloads.HERE / spec.cpu_script
-    assert workloads.script(spec.framework, spec.name).is_file()
+    assert models.workload_script(spec.framework, spec.name) == workloads.HERE / spec.cpu_script
+    assert models.workload_script(spec.framework, spec.name).is_file()
     for report in spec.reference_reports:
         assert references.load(report.reference).model == spec.name
     assert callable(spec.ngc_command)
+    assert all((ROOT / "notebooks" / f"{spec.notebook}{ext}").is_file() for ext in (".py", ".ipynb"))
+    from benchbook.logs import parsers  # the log names a spec gives are those a log format gives its runs
+    assert spec.log_names in {(f.framework, f.model) for f in parsers.FORMATS.values()}
+    assert models.of_logs(spec.log_names[1]).unit == spec.unit  # one unit for the logs of one model name
+
+
+def test_a_model_s_unit_notebook_and_log_names_live_in_its_spec():
+    from benchbook.reports.plot_base import rate_unit
+    from benchbook.reports.publish import for_logs
+
+    maskrcnn = models.get("maskrcnn_tf2")
+    assert (maskrcnn.unit, maskrcnn.notebook) == ("samples/s", "maskrcnn_tf2")
+    assert maskrcnn.log_names == ("tensorflow2", "maskrcnn")
+    assert models.of_logs("maskrcnn") is maskrcnn and models.of_logs("bert") is None
+    assert rate_unit(pd.DataFrame({"model": ["maskrcnn", "maskrcnn"]})) == "samples/s"
+    assert rate_unit(pd.DataFrame({"model": ["maskrcnn", "resnet50"]})) == "images/s"
+    assert for_logs(ROOT / "tests" / "fixtures" / "ngc_maskrcnn", "maskrcnn_tf2").notebook.name == "maskrcnn_tf2.ipynb"
 
 
 def test_each_framework_has_one_own_workload():

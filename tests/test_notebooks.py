@@ -14,14 +14,15 @@ import nbformat
 import papermill
 import pytest
 
+from benchbook import models
 from benchbook.errors import BenchbookError
 from benchbook.reports import publish
-from benchbook.studies import records
+from benchbook.runfolder import records
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
 FIXTURES = Path(__file__).parent / "fixtures"
-MODELS = ["resnet50_tf", "resnet50_mxnet", "resnet50_pytorch", "maskrcnn_tf2"]
+MODELS = [spec.notebook for spec in models.specs()]  # a model's notebook is named by its spec
 
 
 def _cells(nb) -> list[tuple[str, str, list]]:
@@ -68,7 +69,7 @@ def test_a_pair_edited_on_one_side_only_is_out_of_sync(tmp_path):
     assert "expected 'ipynb,py:percent'" in _out_of_sync(py)
 
 
-@pytest.mark.parametrize("name", ["resnet50_tf", "resnet50_mxnet", "resnet50_pytorch", "maskrcnn_tf2", "compare"])
+@pytest.mark.parametrize("name", [*MODELS, "compare"])
 def test_notebooks_are_thin_and_stored_without_outputs(name):
     nb = nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)
     code = [c for c in nb.cells if c.cell_type == "code"]
@@ -211,7 +212,7 @@ def test_papermill_p_reaches_the_typed_check_and_none_stays_unset(given, expecte
     ({"method": "average"}, "method = 'average'"),
     ({"log_dir": 3}, "log_dir = 3: expected text or None"),
     ({"runs_dir": None}, "runs_dir = None: expected text ("),
-    ({"rule": "dlpref"}, "rule = 'dlpref': expected text or None (named throughput rule"),
+    ({"rule": "dlpref"}, "rule = 'dlpref': expected a format's named rule (benchbook formats)"),
 ])
 def test_notebook_parameters_are_checked_on_entry(change, expected):
     from benchbook.errors import BenchbookError

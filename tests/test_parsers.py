@@ -6,7 +6,7 @@ import pytest
 
 from benchbook.errors import BenchbookError
 from benchbook.logs import parsers
-from benchbook.logs.presets import METHODS
+from benchbook.logs.rules import METHODS, Rule
 
 NAMES = {"ngc_tf1_convnets", "ngc_mxnet_resnet50", "ngc_tf2_maskrcnn", "ngc_pytorch_convnets", "benchbook_cpu"}
 
@@ -15,10 +15,9 @@ def test_the_formats_are_registered():
     assert set(parsers.FORMATS) == NAMES
     for name, fmt in parsers.FORMATS.items():
         assert fmt.name == name
-        assert fmt.method in METHODS
-        assert fmt.warmup  # the default warm-up, in words, for `benchbook formats`
-        for preset in fmt.rules().values():  # every named rule says whose arithmetic it is
+        for preset in fmt.rules:  # every named rule says whose arithmetic it is
             assert preset.method in METHODS
+            assert preset.warmup  # the warm-up, in words, for `benchbook formats`
             assert "/" in preset.source, (name, preset.name)
             if name.startswith("ngc_"):  # a public script: repository, path and commit
                 assert "@" in preset.source, (name, preset.name)
@@ -26,10 +25,10 @@ def test_the_formats_are_registered():
 
 def test_every_format_has_the_nvidia_rule_first_and_unknown_rules_are_refused():
     for fmt in parsers.FORMATS.values():
-        assert next(iter(fmt.rules())) == "nvidia"
-        assert fmt.rule(None).name == "nvidia"
-    assert set(parsers.get("ngc_tf1_convnets").rules()) == {"nvidia", "dlperf"}
-    assert set(parsers.get("ngc_mxnet_resnet50").rules()) == {"nvidia", "dlperf"}
+        assert fmt.rules[0].name == "nvidia"
+        assert Rule().resolve(fmt) is fmt.rules[0]  # no part chosen: the format's default as it declares it
+    assert [r.name for r in parsers.get("ngc_tf1_convnets").rules] == ["nvidia", "dlperf"]
+    assert [r.name for r in parsers.get("ngc_mxnet_resnet50").rules] == ["nvidia", "dlperf"]
     with pytest.raises(BenchbookError, match="'dlperf'.*known: nvidia"):
         parsers.get("ngc_tf2_maskrcnn").rule("dlperf")
 

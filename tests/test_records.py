@@ -2,7 +2,7 @@
 
 import json
 
-from benchbook.studies import records
+from benchbook.runfolder import records
 
 
 def test_config_beside_reads_the_config_alone(tmp_path):
@@ -83,7 +83,7 @@ def test_clean_writes_strict_json_for_every_non_finite_number():
 
     import numpy as np
 
-    from benchbook.studies.records import clean
+    from benchbook.runfolder.records import clean
 
     value = clean({"a": math.inf, "b": [-math.inf, np.float64("nan"), 1.5], "c": np.float32(2.0)})
     assert value == {"a": None, "b": [None, None, 1.5], "c": 2.0}

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from benchbook.logs import analysis
-from benchbook.studies import records, runner, study
+from benchbook.runfolder import records
+from benchbook.studies import runner, study
 from benchbook.studies.commands import Command
 from benchbook.studies.study import StudyError
 

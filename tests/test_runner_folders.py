@@ -9,7 +9,8 @@ import os
 import pytest
 
 from benchbook import cli
-from benchbook.studies import records, runner
+from benchbook.runfolder import records
+from benchbook.studies import runner
 from benchbook.studies.study import StudyError
 from test_runner import make
 

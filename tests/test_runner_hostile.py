@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from benchbook.studies import failures, liveness, records, runner
+from benchbook.runfolder import liveness, records
+from benchbook.studies import failures, runner
 from benchbook.studies.commands import Command
 from benchbook.studies.launchers import process
 from test_runner import alive, drive, make, wait_for_running

@@ -24,7 +24,8 @@ from pathlib import Path
 import pytest
 
 from benchbook import cli
-from benchbook.studies import commands, failures, records, runner, study
+from benchbook.runfolder import records
+from benchbook.studies import commands, failures, runner, study
 from benchbook.studies.launchers import slurm
 from benchbook.studies.launchers.base import Command
 
@@ -332,7 +333,7 @@ def test_a_failing_job_is_recorded_as_the_same_failure_as_locally(tmp_path, fake
     if behave == "segv":
         script = tmp_path / "segv.py"
         script.write_text(SEGV)
-        monkeypatch.setattr(commands.workloads, "script", lambda framework, model=None: script, raising=False)
+        monkeypatch.setattr(commands.models, "workload_script", lambda framework, model=None: script)
     failed = {}
     only = None if behave == "crash" else (lambda rid: "bs8" in rid)  # one study that goes on is enough
     for launcher in ("local", "slurm"):

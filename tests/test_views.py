@@ -11,7 +11,7 @@ import pytest
 
 from benchbook.reports import display, views
 from benchbook.reports.report import Report
-from benchbook.studies import records
+from benchbook.runfolder import records
 from conftest import CPU_STUDY as STUDY
 from conftest import cpu_log_text as log_text
 

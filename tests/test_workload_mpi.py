@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from benchbook import analyze, workloads
+from benchbook import analyze, models, workloads
 from benchbook.environment import envs
 from benchbook.logs.parsers import dllogger
 from benchbook.studies import runner, study
@@ -35,7 +35,7 @@ from benchbook.workloads import _common_loop as common_loop
 from conftest import framework_python
 
 TF_ENV = "BENCHBOOK_TEST_TF_PYTHON"
-SCRIPT = workloads.script("tensorflow")
+SCRIPT = models.workload_script("tensorflow")
 TS = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{6}"
 STEP_RE = re.compile(
     rf"^DLL {TS} - Epoch: (\d+) Iteration: (\d+)  train\.loss : (\S+)  train\.ips : (\S+) images/s  "

@@ -8,12 +8,12 @@ import subprocess
 
 import pytest
 
-from benchbook import analyze, workloads
+from benchbook import analyze, models
 from conftest import framework_python
 from test_workloads import TINY, _check_log
 
 VAR = "BENCHBOOK_TEST_PYTORCH_PYTHON"
-SCRIPT = workloads.script("pytorch")
+SCRIPT = models.workload_script("pytorch")
 
 
 def _run(python, code_or_argv, tmp_path, script=True):

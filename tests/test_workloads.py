@@ -23,7 +23,7 @@ from datetime import datetime, timedelta
 import numpy as np
 import pytest
 
-from benchbook import workloads
+from benchbook import models, workloads
 from benchbook.logs.parsers import dllogger
 from benchbook.workloads import _common as common
 from conftest import framework_python
@@ -58,15 +58,15 @@ def _stamp(text: str) -> datetime:
 
 def test_scripts_and_requirements_exist():
     assert workloads.FRAMEWORKS == ("tensorflow", "mxnet", "pytorch")
-    assert workloads.script("tensorflow").name == "resnet50_tf.py"
-    assert workloads.script("mxnet").name == "resnet50_mxnet.py"
-    assert workloads.script("pytorch").name == "resnet50_pytorch.py"
+    assert models.workload_script("tensorflow").name == "resnet50_tf.py"
+    assert models.workload_script("mxnet").name == "resnet50_mxnet.py"
+    assert models.workload_script("pytorch").name == "resnet50_pytorch.py"
     for fw in workloads.FRAMEWORKS:
-        assert workloads.script(fw).is_file()
+        assert models.workload_script(fw).is_file()
         assert workloads.requirements(fw).is_file()
-        assert (workloads.script(fw).parent / "_common.py").is_file()
+        assert (models.workload_script(fw).parent / "_common.py").is_file()
     with pytest.raises(ValueError, match="unknown framework"):
-        workloads.script("torch")
+        models.workload_script("torch")
     with pytest.raises(ValueError, match="unknown framework"):
         workloads.requirements("tf")
 
@@ -282,7 +282,7 @@ def test_scripts_parse_their_command_line_before_importing_the_framework(name, t
 
 def test_mxnet_script_rejects_xla_with_exit_2(tmp_path):
     done = subprocess.run(
-        [sys.executable, str(workloads.script("mxnet")), "--xla"], capture_output=True, text=True, cwd=tmp_path
+        [sys.executable, str(models.workload_script("mxnet")), "--xla"], capture_output=True, text=True, cwd=tmp_path
     )
     assert done.returncode == 2
     assert "--xla" in done.stderr and "no XLA" in done.stderr
@@ -527,7 +527,7 @@ def _run_script(framework, argv, tmp_path):
     python = _python(FRAMEWORK_ENV[framework])
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
     return subprocess.run(
-        [python, str(workloads.script(framework)), *argv],
+        [python, str(models.workload_script(framework)), *argv],
         capture_output=True,
         text=True,
         cwd=tmp_path,

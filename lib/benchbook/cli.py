@@ -26,8 +26,8 @@ from rich.text import Text
 # What every command needs to parse its arguments; each command imports the rest (pydantic, pandas,
 # the analysis, the runner...) itself, so that `benchbook --help` and `formats` start fast.
 from . import __version__
-from .errors import BenchbookError, UnknownNameError, shown
-from .logs.presets import METHODS  # no pydantic, no numpy: the Rule that checks them comes with the analysis
+from .errors import BenchbookError, RuleError, UnknownNameError, shown
+from .logs.rules import DEFAULT_TOLERANCE, METHODS  # standard library only: no pydantic, no numpy
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -49,7 +49,7 @@ LIFT_CAPS_ENV = "BENCHBOOK_ALLOW_LARGE_STUDY"  # study.LIFT_CAPS_ENV (tests/test
 def run_lines(runs: pd.DataFrame) -> list[str]:
     """The runs as the JSON lines of the CLI contract, one object per run: strict JSON, a value
     that is no finite number (a log's `inf`) is null, never `Infinity` or `NaN`."""
-    from .studies import records
+    from .runfolder import records
 
     return [json.dumps(_finite(run), sort_keys=False, allow_nan=False) for run in records.run_dicts(runs)]
 
@@ -74,30 +74,22 @@ def _rule_args(p: argparse.ArgumentParser) -> None:
                    help="skip the first N records of each run as warm-up (--warmup is the same option)")
     g.add_argument("--window", type=int, metavar="N", help="use at most N records after the warm-up")
     g.add_argument("--method", choices=sorted(METHODS), help="how to average the measured records")
-    g.add_argument("--tolerance", type=float, default=0.03, help="relative gap to the reported value that warns")
+    g.add_argument("--tolerance", type=float, default=DEFAULT_TOLERANCE,
+                   help="relative gap to the reported value that warns")
     p.add_argument("--format", dest="log_format", metavar="NAME", help="force a log format instead of detecting it")
     p.add_argument("--strict", action="store_true", help="exit non-zero if any file could not be analyzed")
 
 
 def _analysis(args) -> Analysis:
-    from pydantic import ValidationError
-
     from .logs import parsers
     from .logs.analysis import analyze
-    from .logs.rules import Rule
 
-    try:
-        rule = Rule(name=args.rule, skip_records=args.skip_records, window=args.window, method=args.method,
-                    tolerance=args.tolerance)
-    except ValidationError as exc:
-        fields = "; ".join(f"--{str(e['loc'][0]).replace('_', '-')}: {e['msg']}" for e in exc.errors())
-        raise BenchbookError(f"invalid throughput rule: {fields}") from None
-    if args.log_format:
-        parsers.get(args.log_format).rule(args.rule)
-    elif args.rule is not None:  # a name no format knows is a typo, not a problem per file
-        known = {name for f in parsers.FORMATS.values() for name in f.rules()}
-        if args.rule not in known:
-            raise UnknownNameError("rule", args.rule, sorted(known))
+    try:  # the one validation of a rule (logs/rules.py), the name checked against the formats' rules
+        rule = parsers.choose(args.log_format, name=args.rule, skip_records=args.skip_records, window=args.window,
+                              method=args.method, tolerance=args.tolerance)
+    except RuleError as exc:
+        option = "rule" if exc.field == "name" else exc.field.replace("_", "-")
+        raise BenchbookError(f"invalid throughput rule: --{option}: {exc}") from None
     return analyze(args.paths, rule, args.log_format)
 
 
@@ -190,7 +182,7 @@ def cmd_formats(args, out: Console, err: Console) -> int:
         t.add_column(col, overflow="fold")
     sources = []
     for f in sorted(parsers.FORMATS.values(), key=lambda f: f.name):
-        for i, preset in enumerate(f.rules().values()):
+        for i, preset in enumerate(f.rules):
             warmup = preset.warmup + (f"; then at most {preset.window} records" if preset.window else "")
             t.add_row(f.name if i == 0 else "", f.framework if i == 0 else "", f.model if i == 0 else "",
                       preset.name, preset.method, warmup)
@@ -244,7 +236,7 @@ def cmd_run(args, out: Console, err: Console) -> int:
 
 
 def _print_runs(out: Console, folder) -> None:
-    from .studies import records
+    from .runfolder import records
 
     frame = records.table(folder)
     t = Table(title=Text(shown(f"{folder}: {len(frame)} runs")))
@@ -258,7 +250,7 @@ def _print_runs(out: Console, folder) -> None:
 
 
 def cmd_status(args, out: Console, err: Console) -> int:
-    from .studies import records
+    from .runfolder import records
 
     troubled = 0
     for folder in args.folders:

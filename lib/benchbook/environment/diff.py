@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import BenchbookError
-from ..studies import records
+from ..runfolder import records
 from . import capture_shape
 
 # Categories in order of significance, each with the keys it covers (regular expressions matched at

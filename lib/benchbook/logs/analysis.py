@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import BenchbookError, LogError
-from ..studies import records
 from . import filenames
 from .logfiles import Problem, log_files
+from .rules import Rule
 
-# numpy, pandas, the formats and the rules are imported by the functions that use them: importing
+# numpy, pandas, the formats and the rules' arithmetic are imported by the functions that use them: importing
 # benchbook (as every command of the CLI does) costs none of them.
 if TYPE_CHECKING:
     import numpy as np
@@ -30,7 +30,6 @@ if TYPE_CHECKING:
     from . import textio
     from .assemble import RunDraft
     from .parsers import LogFormat
-    from .rules import Rule
 
 RUN_COLUMNS = {
     "source": "path of the log file",
@@ -97,19 +96,13 @@ class Analysis:
     iterations: pd.DataFrame
     evaluations: pd.DataFrame
     problems: list[Problem] = field(default_factory=list)
-    rule: Rule = field(default_factory=lambda: _rules().Rule())
+    rule: Rule = field(default_factory=Rule)
     losses: pd.DataFrame = field(default_factory=lambda: _losses().frame([]))  # columns LOSS_COLUMNS
 
 
 def _losses():
     from . import losses
     return losses
-
-
-def _rules():
-    from . import rules
-
-    return rules
 
 
 def _pct(value: float | None) -> float | None:
@@ -156,94 +149,45 @@ def _meta(draft: RunDraft, path: Path, fmt: LogFormat, record: dict, tables: dic
 def _runs(drafts: list[RunDraft], path: Path, fmt: LogFormat, rule: Rule, stats: textio.ReadStats,
           tables: dict[tuple, dict], record: dict) -> tuple[list[tuple], dict[str, np.ndarray], list[dict]]:
     """The rows of a file's runs, all its records as columns (with run, elapsed, warmup and
-    measured) and its evaluations. The warm-up rule and the throughputs are computed for all runs
-    of the file at once; what is left per run is its metadata, warnings and row."""
+    measured) and its evaluations: the rule is applied to one run at a time (`run.py`)."""
     import numpy as np
 
-    from . import rules
     from .assemble import seconds
-    from .parsers import RunRecords
-    from .rules import fill_steps, per_run_sum
+    from .run import Run, fill_steps, marks, rates_read, value
 
-    preset = fmt.rule(rule.name)
-    described = preset.describe(rule)
-    method = rule.method or preset.method
+    applied = rule.resolve(fmt)  # the format's named rule with the user's parts: one frozen object
+    described, method = applied.describe(), applied.method
     cols, bounds = _records(drafts)
-    runs, n = len(drafts), len(cols["line"])
-    sizes = np.diff(bounds)
-    run = np.repeat(np.arange(runs), sizes)
-    if n:
-        cols["steps"] = fill_steps(cols, run, bounds)
-    rank, rate, stamps = cols["rank"], cols["throughput"], cols["timestamp"]
-    refused = _refused_rates(rate, cols["line"], run, runs)
-    filled = np.flatnonzero(sizes)
-    lowest = np.full(runs, -1, dtype=np.int64)
-    first_stamp = np.full(runs, np.nan)
-    if n:
-        lowest[filled] = np.minimum.reduceat(rank, bounds[filled])
-        first_stamp[filled] = np.fmin.reduceat(stamps, bounds[filled])
-    # The rule reads each run's lowest rank's records: all records where every run has one rank.
-    own = rank == lowest[run]
-    own_rows: slice | np.ndarray = slice(None) if own.all() else np.flatnonzero(own)
-    own_run = run[own_rows]
-    own_counts = per_run_sum(own, bounds, np.int64)
-    own_start = np.cumsum(own_counts) - own_counts  # where each run's own records begin among them
-    metas, warnings_of, processes_of, global_batch_of, starts = [], [], [], [], []
-    for draft, first in zip(drafts, first_stamp.tolist(), strict=True):
-        meta, warnings = _meta(draft, path, fmt, record, tables)
-        metas.append(meta)
-        warnings_of.append(warnings)
-        gpus, batch = meta.get("gpus"), meta.get("batch_size")
-        processes = meta.get("processes") or gpus  # NGC runs: one process per GPU
-        processes_of.append(processes)
-        global_batch_of.append(meta.get("global_batch_size") or (processes * batch if processes and batch else None))
-        start = meta.get("start_time")
-        t0 = seconds(start) if start is not None else math.nan
-        starts.append(first if math.isnan(t0) else t0)
-    t0s = np.array(starts, dtype=float)
-    # Images a step (all GPUs) for the elapsed throughput; NaN where unknown or not a number.
-    global_batch = np.array([g if isinstance(g, (int, float)) and not isinstance(g, bool) and g > 0 else np.nan
-                             for g in global_batch_of], dtype=float)
-    own_records = RunRecords(cols, own_rows, own_run, metas)
-    has_rate = ~np.isnan(rate[own_rows])  # records without a rate are neither warm-up nor measured
-    if preset.select is not None:  # nor are those the rule does not read
-        has_rate &= np.asarray(preset.select(own_records), dtype=bool)
-    skip = rule.skip_records
-    if skip is None and preset.mark_warmup is None:
-        skip = preset.skip
-    if skip is not None:  # the first records of each run (of those the rule reads, if it chooses)
-        at = np.arange(len(own_run)) if preset.select is None else np.cumsum(has_rate) - 1
-        warm = at - np.concatenate(([0], at + 1))[own_start][own_run] < skip
-    else:
-        warm = np.asarray(preset.mark_warmup(own_records), dtype=bool)
-    warm = warm & has_rate  # a new array: the format may have answered with one of its columns
-    use = ~warm & has_rate
-    window = rule.window or preset.window
-    if window:  # at most `window` records of each run after its warm-up
-        taken = np.cumsum(use)
-        before = np.concatenate(([0], taken))[own_start]  # used records of the runs before
-        use &= taken - before[own_run] <= window
-    if isinstance(own_rows, slice):  # every record is its run's lowest rank's
-        warmup, measured = warm, use
-    else:
-        warmup, measured = np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
-        warmup[own_rows[warm]] = True
-        measured[own_rows[use]] = True
-    recomputed = rules.throughputs(rules.rates_read(cols, preset, run), measured, bounds, method, global_batch)
-    if preset.decimals is not None:  # and numpy's, as they round np.mean()'s float64
-        recomputed = np.round(recomputed, preset.decimals)
-    elapsed = rules.throughputs(cols, measured, bounds, "elapsed", global_batch)
-    counts, single = own_counts.tolist(), (own_counts == sizes).tolist()
-    iterations = per_run_sum(measured, bounds, np.int64).tolist()
-    warm_counts = per_run_sum(warmup, bounds, np.int64).tolist()
+    n, edges = len(cols["line"]), bounds.tolist()
+    run_of = np.repeat(np.arange(len(drafts)), np.diff(bounds))
+    refused = _refused_rates(cols["throughput"], cols["line"], run_of, len(drafts))
+    warmup, measured, t0s = np.zeros(n, dtype=bool), np.zeros(n, dtype=bool), np.full(len(drafts), np.nan)
     rows: list[tuple] = []
     evals: list[dict] = []
     source = str(path)  # one string for all the file's rows
-    edges, lows = bounds.tolist(), lowest.tolist()
     for i, draft in enumerate(drafts):
-        meta, warnings = metas[i], warnings_of[i]
+        a, b = edges[i], edges[i + 1]
+        meta, warnings = _meta(draft, path, fmt, record, tables)
+        gpus, batch = meta.get("gpus"), meta.get("batch_size")
+        processes = meta.get("processes") or gpus  # NGC runs: one process per GPU
+        global_batch = meta.get("global_batch_size") or (processes * batch if processes and batch else None)
+        images = global_batch if isinstance(global_batch, (int, float)) and not isinstance(global_batch, bool) \
+            and global_batch > 0 else math.nan  # images a step (all GPUs), for the elapsed throughput
+        start = meta.get("start_time")
+        t0s[i] = seconds(start) if start is not None else math.nan
+        own = {name: column[a:b] for name, column in cols.items()}  # views: the run's part of the file's columns
+        if b > a:
+            if math.isnan(t0s[i]):
+                t0s[i] = np.fmin.reduce(own["timestamp"])
+            own["steps"][:] = fill_steps(own)
+        run = Run(own, meta)
+        warm, use = marks(run, applied)
+        warmup[a:b], measured[a:b] = run.on_all(warm), run.on_all(use)
+        got = _value(value(own, rates_read(run, applied), measured[a:b], method, images))
+        if applied.decimals is not None and got is not None:  # and numpy's, as they round np.mean()'s float64
+            got = float(np.round(got, applied.decimals))
+        wall = _value(value(own, own["throughput"], measured[a:b], "elapsed", images))
         t0 = None if math.isnan(t0s[i]) else float(t0s[i])
-        got, wall = _value(recomputed[i]), _value(elapsed[i])
         reported = draft.reported.get("throughput")
         if reported is not None and not (isinstance(reported, (int, float)) and 0 <= reported < math.inf):
             warnings.append(f"the reported throughput {reported!r} is no rate (negative, infinite or NaN): "
@@ -257,7 +201,6 @@ def _runs(drafts: list[RunDraft], path: Path, fmt: LogFormat, rule: Rule, stats:
             status = "failed"
         else:
             status = "incomplete"
-        a, b = edges[i], edges[i + 1]
         if status == "incomplete":
             warnings.append("no end-of-run summary: the log stops before the run finished" if b > a
                             else "no iteration was logged and no summary: the run did not start training")
@@ -267,7 +210,7 @@ def _runs(drafts: list[RunDraft], path: Path, fmt: LogFormat, rule: Rule, stats:
         for key in ("gpus", "batch_size", "precision"):
             if meta.get(key) is None:
                 warnings.append(_UNKNOWN[key])
-        if counts[i] and got is None:
+        if len(run) and got is None:
             warnings.append("no record left after the warm-up to recompute the throughput from")
         if got and reported and abs(got - reported) / reported > rule.tolerance:
             warnings.append(f"recomputed throughput {got:.2f} differs from the reported {reported:.2f} "
@@ -275,8 +218,9 @@ def _runs(drafts: list[RunDraft], path: Path, fmt: LogFormat, rule: Rule, stats:
         if got and wall and method != "elapsed" and abs(wall - got) / got > 0.10:
             warnings.append(f"wall-clock throughput {wall:.2f} is {100 * (wall - got) / got:+.1f}% "
                             f"from the {method} of logged rates: time passes between logged steps")
-        if not single[i] and iterations[i]:
-            warnings.extend(_rank_warnings(rank[a:b], rate[a:b], lows[i], rule.tolerance))
+        iterations = int(np.count_nonzero(use))
+        if not isinstance(run.own, slice) and iterations:
+            warnings.extend(_rank_warnings(own["rank"], own["throughput"], int(run["rank"][0]), rule.tolerance))
         warnings.extend(_read_warnings(stats))
 
         top1 = None
@@ -291,19 +235,19 @@ def _runs(drafts: list[RunDraft], path: Path, fmt: LogFormat, rule: Rule, stats:
         rows.append(tuple({  # a row's values in ROW_COLUMNS order: a tuple costs a third of the dict
             "source": source, "run": draft.index, "format": fmt.name,
             "framework": meta.get("framework") or fmt.framework, "model": meta.get("model") or fmt.model,
-            "gpus": meta.get("gpus"), "nodes": meta.get("nodes"), "processes": processes_of[i],
-            "batch_size": meta.get("batch_size"), "global_batch_size": global_batch_of[i],
+            "gpus": meta.get("gpus"), "nodes": meta.get("nodes"), "processes": processes,
+            "batch_size": meta.get("batch_size"), "global_batch_size": global_batch,
             "precision": meta.get("precision"), "xla": meta.get("xla"), "dali": meta.get("dali"),
             "synthetic": meta.get("synthetic"), "repeat": meta.get("repeat"),
             "line_start": draft.first_line, "line_end": draft.last_line,
             "reported_throughput": reported, "recomputed_throughput": got, "elapsed_throughput": wall,
-            "rule": described, "iterations": iterations[i], "warmup_records": warm_counts[i],
+            "rule": described, "iterations": iterations, "warmup_records": int(np.count_nonzero(warm)),
             "ranks": len(draft.ranks), "status": status, "failure": failed_cause if status == "failed" else None,
             "final_top1": float(top1) if top1 is not None else None,
             "start_time": t0, "warnings": warnings, "reported": draft.reported, "meta": meta,
         }.values()))
-    cols["run"] = run  # drafts are numbered in file order from 0 (assemble.fold)
-    cols["elapsed"] = stamps - t0s[run]
+    cols["run"] = run_of  # drafts are numbered in file order from 0 (assemble.fold)
+    cols["elapsed"] = cols["timestamp"] - t0s[run_of]
     cols["warmup"] = warmup
     cols["measured"] = measured
     return rows, cols, evals
@@ -395,10 +339,11 @@ def _lines(kept: list[int], count: int) -> str:
 def analyze_file(path: str | os.PathLike, rule: Rule | None = None, log_format: str | None = None):
     """Analyze one log: (run rows, its records as columns, evaluation rows, loss components as
     columns). Raises LogError if it cannot."""
+    from ..runfolder import records
     from . import parsers, textio
     from .assemble import fold
 
-    rule = rule or _rules().Rule()
+    rule = rule or Rule()
     path = Path(path)
     stats = textio.ReadStats()
     chunks = textio.chunks(path, stats)
@@ -462,7 +407,7 @@ def analyze(paths: Iterable[str | os.PathLike], rule: Rule | None = None, log_fo
     """Analyze logs and folders of logs; bad files become problems, good ones results."""
     import pandas as pd
 
-    rule = rule or _rules().Rule()
+    rule = rule or Rule()
     files, problems = log_files(paths)
     rows, iters, evals, losses = [], [], [], []
     for path in files:

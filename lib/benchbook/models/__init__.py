@@ -15,12 +15,14 @@ from .spec import (
     framework_workload,
     get,
     names,
+    of_logs,
     register,
     specs,
+    workload_script,
 )
 
 # Registration, in the order that error messages and choices list the models.
 from . import resnet50_tf, resnet50_mxnet, maskrcnn_tf2, resnet50_pytorch  # noqa: E402,F401,I001  isort:skip
 
 __all__ = ["CommandBuilder", "DataLayout", "ModelSpec", "ReferenceReport", "flags", "framework_workload", "get",
-           "names", "register", "specs"]
+           "names", "of_logs", "register", "specs", "workload_script"]

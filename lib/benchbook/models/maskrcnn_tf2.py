@@ -5,12 +5,8 @@ project's `workloads/maskrcnn_tf.py` (generated images, throughput only) on the 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from .spec import ModelSpec, ReferenceReport, flags, register
-
-if TYPE_CHECKING:
-    from ..studies.study import Study
+from .spec import ModelSpec, ReferenceReport, Study, flags, register
 
 
 def ngc_command(study: Study, cfg: dict, run_dir: Path) -> list[str]:
@@ -22,6 +18,7 @@ def ngc_command(study: Study, cfg: dict, run_dir: Path) -> list[str]:
 
 SPEC = register(ModelSpec(
     name="maskrcnn_tf2", framework="tensorflow", title="Mask R-CNN", log_names=("tensorflow2", "maskrcnn"),
+    notebook="maskrcnn_tf2", unit="samples/s",
     ngc_command=ngc_command, ngc_script="scripts/benchmark_training.py", dataset="COCO",
     data_layout="coco_tfrecords", data_name="COCO TFRecords", pretrained_checkpoint=True,
     spawns_own_workers=True, ngc_xla="always", ngc_dali=False, ngc_synthetic=False,

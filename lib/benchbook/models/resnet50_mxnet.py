@@ -4,12 +4,8 @@ one invocation for several GPU counts) on NGC, the project's `workloads/resnet50
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from .spec import ModelSpec, ReferenceReport, flags, register
-
-if TYPE_CHECKING:
-    from ..studies.study import Study
+from .spec import ModelSpec, ReferenceReport, Study, flags, register
 
 
 def ngc_command(study: Study, cfg: dict, run_dir: Path) -> list[str]:
@@ -25,6 +21,7 @@ def ngc_command(study: Study, cfg: dict, run_dir: Path) -> list[str]:
 
 SPEC = register(ModelSpec(
     name="resnet50_mxnet", framework="mxnet", title="ResNet-50", log_names=("mxnet", "resnet50"),
+    notebook="resnet50_mxnet",
     ngc_command=ngc_command, ngc_script="benchmark.py", dataset="ImageNet",
     data_layout="imagenet_recordio", data_name="ImageNet RecordIO",
     spawns_own_workers=True, ngc_gpu_counts_in_one_run=True, ngc_xla="never",

@@ -6,13 +6,9 @@ from __future__ import annotations
 
 import shlex
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from ..studies.launchers.command import RESULTS
-from .spec import ModelSpec, flags, register
-
-if TYPE_CHECKING:
-    from ..studies.study import Study
+from ..runfolder import RESULTS
+from .spec import ModelSpec, Study, flags, register
 
 # launch.py's --precision and the platform whose configs.yml entry it reads (TF32 runs on A100s only,
 # FP32 on V100s only, as the README's benchmark commands say); `--platform` in options wins.
@@ -47,6 +43,7 @@ def ngc_command(study: Study, cfg: dict, run_dir: Path) -> list[str]:
 
 SPEC = register(ModelSpec(
     name="resnet50_pytorch", framework="pytorch", title="ResNet-50", log_names=("pytorch", "resnet50"),
+    notebook="resnet50_pytorch",
     ngc_command=ngc_command, ngc_script="launch.py", dataset="ImageNet",
     data_layout="imagenet_folders", data_name="ImageNet folders",
     spawns_own_workers=True, ngc_xla="never",

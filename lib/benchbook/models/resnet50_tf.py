@@ -4,13 +4,9 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from ..studies.launchers.command import RESULTS
-from .spec import ModelSpec, ReferenceReport, flags, register
-
-if TYPE_CHECKING:
-    from ..studies.study import Study
+from ..runfolder import RESULTS
+from .spec import ModelSpec, ReferenceReport, Study, flags, register
 
 
 def ngc_command(study: Study, cfg: dict, run_dir: Path) -> list[str]:
@@ -38,6 +34,7 @@ def ngc_command(study: Study, cfg: dict, run_dir: Path) -> list[str]:
 
 SPEC = register(ModelSpec(
     name="resnet50_tf", framework="tensorflow", title="ResNet-50", log_names=("tensorflow", "resnet50"),
+    notebook="resnet50_tf",
     ngc_command=ngc_command, ngc_script="main.py", dataset="ImageNet",
     data_layout="imagenet_tfrecords", data_name="ImageNet TFRecords", dali_index=True,
     cpu_script="resnet50_tf.py", framework_workload=True, cpu_processes=True, cpu_xla=True,

@@ -10,15 +10,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import Any, Literal
 
+from .. import workloads
 from ..errors import UnknownNameError
 
-if TYPE_CHECKING:
-    from ..studies.study import Study
+# What a command builder is given: a `studies.study.Study`. Models sit below the studies that use
+# them and never import them (tests/test_package_layout.py), so its type is named here only.
+Study = Any
 
 #: A study, one run's configuration and its run folder -> the training script's argv.
-CommandBuilder = Callable[["Study", dict, Path], list[str]]
+CommandBuilder = Callable[[Study, dict, Path], list[str]]
 #: How the data folder of an NGC study is laid out (checks/data.py checks it, checks/data_preparation.py
 #: prints its preparation).
 DataLayout = Literal["imagenet_tfrecords", "imagenet_recordio", "imagenet_folders", "coco_tfrecords"]
@@ -43,6 +45,7 @@ class ModelSpec:
     framework: str  # the CPU workload's environment (benchbook.environment.envs) and the study's `framework`
     title: str  # in messages: "ResNet-50", "Mask R-CNN"
     log_names: tuple[str, str]  # the `framework` and `model` columns the parsers give its logs
+    notebook: str  # its report's notebook: notebooks/<notebook>.py, paired with its .ipynb
     ngc_command: CommandBuilder  # the NGC script's argv (DeepLearningExamples), golden-tested
     ngc_script: str  # the script that command runs, named in messages
     dataset: str  # what the NGC script trains on: "ImageNet", "COCO"
@@ -56,13 +59,14 @@ class ModelSpec:
     dali_index: bool = False  # DALI over its data needs an index folder (data.dali_index)
     pretrained_checkpoint: bool = False  # training starts from a checkpoint mounted at /model
     cpu_script: str | None = None  # the project's workload under workloads/, None: no CPU runtime
-    framework_workload: bool = False  # `workloads.script(framework)` without a model means this one
+    framework_workload: bool = False  # `workload_script(framework)` without a model means this one
     cuda_workload: bool = False  # the workload also runs on one GPU (cpu.device: cuda)
     cpu_processes: bool = False  # the workload trains data-parallel on several MPI processes
     cpu_xla: bool = False  # the workload can compile with XLA on the CPU
     cpu_modes: tuple[str, ...] = ("training_benchmark", "train_and_evaluate")
     cpu_generated_data: str | None = None  # why the workload always trains on generated data, if it does
     reference_reports: tuple[ReferenceReport, ...] = ()
+    unit: str = "images/s"  # the throughput unit its logs and published tables use
 
 
 _REGISTRY: dict[str, ModelSpec] = {}
@@ -100,6 +104,21 @@ def framework_workload(framework: str) -> ModelSpec:
             return spec
     raise UnknownNameError("framework", framework,
                            [s.framework for s in _REGISTRY.values() if s.framework_workload])
+
+
+def workload_script(framework: str, model: str | None = None) -> Path:
+    """The CPU training script of `model` (its `cpu_script`, run in `framework`'s environment), else
+    `framework`'s ResNet-50 (the framework's `framework_workload`)."""
+    workloads.check(framework)
+    spec = get(model) if model else framework_workload(framework)
+    if not spec.cpu_script:
+        raise ValueError(f"model {spec.name!r} has no CPU workload")
+    return workloads.HERE / spec.cpu_script
+
+
+def of_logs(model: str) -> ModelSpec | None:
+    """The spec whose logs carry `model` in the analysis's `model` column (the first registered), or None."""
+    return next((spec for spec in _REGISTRY.values() if spec.log_names[1] == model), None)
 
 
 def flags(options: dict) -> list[str]:

@@ -13,7 +13,7 @@ import pandas as pd
 
 from ..errors import BenchbookError
 from ..logs.analysis import analyze
-from ..studies import records
+from ..runfolder import records
 from . import metrics
 
 KEYS = ["gpus", "batch_size", "precision", "xla"]

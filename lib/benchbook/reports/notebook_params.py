@@ -22,10 +22,11 @@ import typing
 from collections.abc import Iterable
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..errors import BenchbookError
-from ..logs.presets import METHODS
+from ..errors import BenchbookError, RuleError, UnknownNameError
+from ..logs import parsers
+from ..logs.rules import Rule
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -47,20 +48,19 @@ class NotebookParameters(BaseModel):
     launch: bool = Field(False, description="run the study before the analysis (launch mode only)")
     reference: str | None = Field(None, min_length=1, description="name of a file in params/references/; "
                                   "None: the study's own")
-    skip_records: int | None = Field(None, ge=0, description="records to skip as warm-up; None: the log format's rule")
-    method: str | None = Field(None, pattern="^(" + "|".join(METHODS) + ")$", description="recompute method; "
-                               "None: the rule's own")
+    # The rule's parts: checked whole by `logs.rules.Rule` (the CLI's one validation), in `check`.
+    skip_records: int | None = Field(None, description="records to skip as warm-up; None: the log format's rule")
+    method: str | None = Field(None, description="recompute method; None: the rule's own")
     rule: str | None = Field(None, description="named throughput rule (benchbook formats): nvidia, the default, "
                              "or dlperf; None: nvidia")
+    window: int | None = Field(None, description="records used after the warm-up; None: the rule's own")
+    tolerance: float | None = Field(None, description="relative gap to the reported value that warns; None: 0.03")
 
-    @field_validator("rule")
-    @classmethod
-    def _known_rule(cls, name: str | None) -> str | None:
-        from ..logs import parsers
-        known = sorted({rule for f in parsers.FORMATS.values() for rule in f.rules()})
-        if name is not None and name not in known:
-            raise ValueError(f"one of {', '.join(known)}, or None for each format's default")
-        return name
+    def throughput_rule(self) -> Rule:
+        """The rule these parameters choose, as `benchbook analyze --rule ... --window ...` would."""
+        parts = {"name": self.rule, "skip_records": self.skip_records, "window": self.window, "method": self.method}
+        return parsers.choose(**parts, **({} if self.tolerance is None else {"tolerance": self.tolerance}))
+
     interactive: bool | None = Field(None, description="show the ipywidgets explorer; None: only in a live "
                                      "notebook (JupyterLab), never under papermill")
     summary_path: str | None = Field(None, min_length=1, description="where to write the headline numbers as "
@@ -96,6 +96,12 @@ def check(**values) -> NotebookParameters:
             lines.append(f"notebook parameter {name} = {e.get('input')!r}: expected {kind or 'another value'} "
                          f"({what}{e['msg'][0].lower()}{e['msg'][1:]})")
         raise NotebookParameterError("\n".join(lines)) from None
+    try:  # the rule's parts, by the rule's own validation
+        params.throughput_rule()
+    except (RuleError, UnknownNameError) as exc:
+        name = "rule" if getattr(exc, "field", "name") == "name" else exc.field
+        raise NotebookParameterError(f"notebook parameter {name} = {getattr(params, name)!r}: expected "
+                                     f"{Rule.FIELDS['name' if name == 'rule' else name]}") from None
     if params.interactive is None:
         params = params.model_copy(update={"interactive": live()})
     if params.log_dir is not None:

@@ -68,11 +68,14 @@ def alt_text(fig: Figure) -> str:
 
 
 def rate_unit(frame: pd.DataFrame | None) -> str:
-    """The throughput unit word of a report: "samples/s" when every run is Mask R-CNN (whose logs and
-    published tables say samples), otherwise "images/s"; one word for a report's tables and axes."""
+    """The throughput unit word of a report: its models' own (`ModelSpec.unit`: Mask R-CNN's logs and
+    published tables say samples) where every run's model has the same, otherwise "images/s"; one word
+    for a report's tables and axes."""
     if frame is not None and not frame.empty and "model" in frame:
-        if frame["model"].astype(str).str.contains("maskrcnn").all():
-            return "samples/s"
+        from ..models import of_logs
+        units = {spec.unit if (spec := of_logs(str(model))) else RATE_UNIT for model in frame["model"].unique()}
+        if len(units) == 1:
+            return units.pop()
     return RATE_UNIT
 
 

@@ -38,7 +38,7 @@ from tqdm.auto import tqdm
 
 from .. import __version__, models
 from ..errors import BenchbookError, ReportNameError
-from ..studies import records
+from ..runfolder import records
 from ..studies import study as studies
 from .index_page import write_index
 from .publish_files import (
@@ -111,21 +111,21 @@ def _report_lock(folder: Path):
 def for_study(path: str | Path, runs_dir: str | Path = "runs", launch: bool = False) -> Target:
     s = studies.load(path)
     folder = Path(runs_dir).resolve() / s.name
-    return Target(s.name, NOTEBOOKS / f"{s.model}.ipynb",
+    return Target(s.name, NOTEBOOKS / f"{models.get(s.model).notebook}.ipynb",
                   {"study": str(Path(path).resolve()), "runs_dir": str(Path(runs_dir).resolve()), "launch": launch,
                    "log_dir": None},
                   [str(Path(path).resolve()), str(folder)])
 
 
 def for_logs(log_dir: str | Path, model: str, name: str | None = None, reference: str | None = None) -> Target:
-    models.get(model)  # UnknownNameError lists the known models
+    notebook = models.get(model).notebook  # UnknownNameError lists the known models
     folder = Path(log_dir).resolve()
     if not folder.exists():
         raise BenchbookError(f"{shown(str(log_dir))}: no such folder of logs")
     if reference:  # a bad name fails here, not later as a failed notebook
         from . import references
         references.load(reference)
-    return Target(name or folder.name, NOTEBOOKS / f"{model}.ipynb",
+    return Target(name or folder.name, NOTEBOOKS / f"{notebook}.ipynb",
                   {"study": None, "log_dir": str(folder), "launch": False, "reference": reference},
                   [str(folder)], default_name=name is None)
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..errors import BenchbookError, shown
-from ..studies import records
+from ..runfolder import records
 
 
 class ReportFolderError(BenchbookError):

@@ -18,14 +18,15 @@ import time
 from pathlib import Path
 
 import pandas as pd
-from pydantic import ValidationError
 
 from .. import __version__
 from ..environment import envs
 from ..errors import BenchbookError, RuleError
+from ..logs import parsers
 from ..logs.analysis import Analysis, analyze
 from ..logs.rules import Rule
-from ..studies import commands, records
+from ..runfolder import records
+from ..studies import commands
 from ..studies import study as studies
 from . import metrics, tables
 
@@ -43,18 +44,18 @@ class Report:
     def __init__(self, study: str | Path | None = None, log_dir: str | Path | None = None,
                  runs_dir: str | Path = "runs", reference: str | None = None, skip_records: int | None = None,
                  method: str | None = None, title: str | None = None, target_accuracy: float | None = None,
-                 rule: str | None = None):
+                 rule: str | Rule | None = None):
         self.study = studies.load(study) if study is not None else None
         self.log_dir = Path(log_dir) if log_dir is not None else None
         if self.study is None and self.log_dir is None:
             raise BenchbookError("a report needs a study file (study=...) or a folder of logs (log_dir=...)")
         self.runs_dir = Path(runs_dir)
         self.reference_name = reference if reference is not None else (self.study.reference if self.study else None)
-        try:  # None leaves a part to the log format's rule; there is no other "unset" value
-            self.rule = Rule(name=rule, skip_records=skip_records, method=method)
-        except ValidationError as exc:
-            wrong = "; ".join(f"{e['loc'][0]} = {e['input']!r}: {e['msg']}" for e in exc.errors())
-            raise RuleError(f"report rule: {wrong} (None: the log format's own)") from None
+        try:  # None leaves a part to the log format's rule; a Rule is one chosen whole (notebook_params)
+            self.rule = rule if isinstance(rule, Rule) and skip_records is method is None else \
+                parsers.choose(name=rule, skip_records=skip_records, method=method)
+        except RuleError as exc:
+            raise RuleError(f"report rule: {exc}") from None
         self.title = title if title is not None else (
             self.study.description or self.study.name if self.study else f"Logs in {self.log_dir}")
         self.target = target_accuracy if target_accuracy is not None else (
@@ -99,12 +100,7 @@ class Report:
         return f"{src.title} ({src.url})" if src.url else src.title
 
     def _rule_text(self) -> str:
-        parts = [f"the {self.rule.name} rule"] if self.rule.name else []
-        if self.rule.skip_records is not None:
-            parts.append(f"skip the first {self.rule.skip_records} records")
-        if self.rule.method:
-            parts.append(self.rule.method)
-        return ", ".join(parts) or "each log format's documented rule (benchbook formats)"
+        return self.rule.describe()
 
     # --- 1. environment --------------------------------------------------------------------------------
 

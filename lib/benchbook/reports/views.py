@@ -99,7 +99,7 @@ def logs_description(report: Report) -> pd.DataFrame:
 def _recorded_environment(report: Report) -> dict:
     """The environment capture of the first run record beside the logs (a study folder analysed as
     logs); empty when there is none (published logs)."""
-    from ..studies import records
+    from ..runfolder import records
     if not report.source.is_dir():
         return {}
     for rec in records.find(report.source).values():

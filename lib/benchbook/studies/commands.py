@@ -18,8 +18,9 @@ from pathlib import Path
 from .. import models, workloads
 from ..environment import envs
 from ..models import flags
+from ..runfolder import RESULTS
 from . import launchers
-from .launchers.command import RESULTS, Command
+from .launchers.command import Command
 from .study import Study
 
 __all__ = ["RESULTS", "Command", "command", "setup_steps", "flags", "builder"]
@@ -61,7 +62,7 @@ def command(study: Study, cfg: dict, run_dir: Path, python: str | None = None) -
         pre = [["rm", "-rf", "--", p] for p in study.clean]
     if study.runtime == "cpu":
         py = python or str(envs.python(study.framework, study.python))
-        argv = launcher.wrap(study, cfg, [py, str(workloads.script(study.framework, study.model)), *script])
+        argv = launcher.wrap(study, cfg, [py, str(models.workload_script(study.framework, study.model)), *script])
         env = {"OMP_NUM_THREADS": str(study.cpu.threads)} if study.cpu.threads else {}
         cmd = Command(argv, {**env, **study.env}, None, pre, launcher.name)
         return launcher.finish(study, cfg, run_dir, cmd)

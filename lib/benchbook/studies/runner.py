@@ -29,7 +29,8 @@ from tqdm.auto import tqdm
 from .. import __version__
 from ..environment import envs
 from ..logs.analysis import analyze
-from . import commands, launchers, liveness, records
+from ..runfolder import liveness, records
+from . import commands, launchers
 from .commands import Command
 from .failures import classify, storage_cause
 from .launchers import process

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Annotated
 
 from pydantic import AfterValidator, StrictInt
 
-from .launchers.command import CONTROL, ENV_NAME, RESULTS
+from ..runfolder import RESULTS
+from .launchers.command import CONTROL, ENV_NAME
 from .sweep_points import parse_gpus
 
 if TYPE_CHECKING:

@@ -21,37 +21,28 @@ bf16 where MXNet has no bf16 kernels) ends the run with exit status 2 before it 
 The TensorFlow ResNet-50 also trains data-parallel on several MPI ranks (`mpirun -np N`, the
 `mpirun` and `slurm` launchers with `processes: N`): gradients are averaged with mpi4py, rank 0
 alone logs, and its lines speak for the job (`processes : N`, global batch N x `--batch_size`).
+
+This package imports nothing of benchbook: a model's spec names its script (`models.workload_script`).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from .. import models
-
 FRAMEWORKS = ("tensorflow", "mxnet", "pytorch")
 HERE = Path(__file__).resolve().parent
 
 
-def _check(framework: str) -> str:
+def check(framework: str) -> str:
+    """`framework`, if it is one of FRAMEWORKS; else ValueError naming them."""
     if framework not in FRAMEWORKS:
         raise ValueError(f"unknown framework {framework!r}; expected one of {', '.join(FRAMEWORKS)}")
     return framework
 
 
-def script(framework: str, model: str | None = None) -> Path:
-    """The training script of `framework` ("tensorflow", "mxnet" or "pytorch"): its ResNet-50, or `model`'s
-    workload (the registry's `cpu_script`, run in `framework`'s environment)."""
-    _check(framework)
-    spec = models.get(model) if model else models.framework_workload(framework)
-    if not spec.cpu_script:
-        raise ValueError(f"model {spec.name!r} has no CPU workload")
-    return HERE / spec.cpu_script
-
-
 def requirements(framework: str) -> Path:
     """The pinned requirements file for `framework`'s virtual environment."""
-    return HERE / "requirements" / f"{_check(framework)}.txt"
+    return HERE / "requirements" / f"{check(framework)}.txt"
 
 
-__all__ = ["FRAMEWORKS", "requirements", "script"]
+__all__ = ["FRAMEWORKS", "HERE", "check", "requirements"]

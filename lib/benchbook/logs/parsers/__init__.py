@@ -6,9 +6,8 @@ this file; nothing else changes.
 
 from __future__ import annotations
 
-from .registry import DEFAULT_RULE, FORMATS, LogFormat, detect, get, register
-from .runrecords import RunRecords
+from .registry import FORMATS, LogFormat, choose, detect, get, register
 
-__all__ = ["DEFAULT_RULE", "FORMATS", "LogFormat", "RunRecords", "detect", "get", "register"]
+__all__ = ["FORMATS", "LogFormat", "choose", "detect", "get", "register"]
 
 from . import benchbook_cpu, ngc_maskrcnn, ngc_mxnet, ngc_pytorch, ngc_tf1  # noqa: E402,F401  (fill the registry)

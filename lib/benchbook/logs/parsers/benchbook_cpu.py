@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from .. import events as ev
+from ..rules import NamedRule
 from ..textio import Chunk
 from . import scanning
 from .dllogger import LINE, before_warmup_steps, parameters, step_of, truthy, values
@@ -82,6 +83,12 @@ def sniff(head: str) -> bool:
     return "- PARAMETER workload : " in head
 
 
+NVIDIA = NamedRule(
+    "nvidia", "mean", "iterations before the run's warmup_steps (PARAMETER line)",
+    "benchbook lib/benchbook/workloads/_common_timing.py (this repository: summarize, the Summary's mean of "
+    "train.ips from --warmup_steps on)", mark_warmup=before_warmup_steps)
+
+
 FORMAT = register(
     LogFormat(
         name="benchbook_cpu",
@@ -89,11 +96,7 @@ FORMAT = register(
         model="resnet50",
         sniff=sniff,
         scan=scan,
-        method="mean",
-        warmup="iterations before the run's warmup_steps (PARAMETER line)",
-        mark_warmup=before_warmup_steps,
+        rules=(NVIDIA,),
         priority=30,
-        source="benchbook lib/benchbook/workloads/_common_timing.py (this repository: summarize, the Summary's "
-               "mean of train.ips from --warmup_steps on)",
     )
 )

@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import re
 import sys
+from typing import TYPE_CHECKING
 
-from .runrecords import RunRecords
+if TYPE_CHECKING:  # a rule reads one run; the analysis imports run.py, listing the formats does not
+    from ..run import Run
+
 
 # `DLL` then the timestamp, then the step, then the key-values. A literal start keeps it fast.
 LINE = re.compile(
@@ -71,7 +74,7 @@ def truthy(value: str | None) -> bool | None:
     return None
 
 
-def before_warmup_steps(records: RunRecords):
+def before_warmup_steps(run: Run):
     """The DLLogger scripts' own warm-up rule: records before the run's `warmup_steps` (its
     PARAMETER line) are warm-up; the scripts' summaries average the records from that step on."""
-    return records["iteration"] < records.meta("warmup_steps", lambda steps: int(steps or 0))
+    return run["iteration"] < int(run.meta.get("warmup_steps") or 0)

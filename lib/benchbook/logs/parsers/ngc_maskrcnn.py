@@ -13,12 +13,16 @@ So the default (`nvidia`) rule is the last logged rate after step 100: the meter
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from .. import events as ev
+from ..rules import NamedRule
 from ..textio import Chunk
 from . import scanning
 from .registry import LogFormat, register
-from .runrecords import RunRecords
+
+if TYPE_CHECKING:  # a rule reads one run; the analysis imports run.py, listing the formats does not
+    from ..run import Run
 
 # Every line begins with `[MaskRCNN] INFO    : `. A logged block is `name: number` lines: its
 # `timestamp:` line opens a record, the others add to it (whatever lines come in between), and the
@@ -93,9 +97,9 @@ _SOURCE = ("NVIDIA/DeepLearningExamples TensorFlow2/Segmentation/MaskRCNN/mask_r
            "(MovingAverageMeter after warmup_steps) and mask_rcnn/distributed_executer.py@93578b88 (warmup_steps=100)")
 
 
-def warmup(records: RunRecords):
+def warmup(run: Run):
     """Records at or before step 100: rates of one step, before the hook's running mean starts."""
-    return records["iteration"] <= WARMUP_STEPS
+    return run["iteration"] <= WARMUP_STEPS
 
 
 def warn(meta: dict) -> list[str]:
@@ -112,6 +116,11 @@ def finish(meta: dict, ranks: set) -> dict:
     return {"precision": meta.get("precision") or "fp32", "xla": bool(meta.get("xla"))}
 
 
+NVIDIA = NamedRule(
+    "nvidia", "last", f"records at or before step {WARMUP_STEPS} (the hook's warmup_steps: one step's rate each)",
+    _SOURCE, mark_warmup=warmup)
+
+
 FORMAT = register(
     LogFormat(
         name="ngc_tf2_maskrcnn",
@@ -119,12 +128,9 @@ FORMAT = register(
         model="maskrcnn",
         sniff=sniff,
         scan=scan,
-        method="last",
-        warmup=f"records at or before step {WARMUP_STEPS} (the hook's warmup_steps: one step's rate each)",
-        mark_warmup=warmup,
+        rules=(NVIDIA,),
         finish=finish,
         warn=warn,
         priority=30,
-        source=_SOURCE,
     )
 )

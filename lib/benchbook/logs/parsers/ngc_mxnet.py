@@ -20,16 +20,19 @@ from __future__ import annotations
 import ast
 import functools
 import re
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .. import events as ev
-from ..presets import Preset
+from ..rules import NamedRule
 from ..textio import Chunk
 from . import scanning
 from .dllogger import LINE, parameters, step_of, values
 from .registry import LogFormat, register
-from .runrecords import RunRecords
+
+if TYPE_CHECKING:  # a rule reads one run; the analysis imports run.py, listing the formats does not
+    from ..run import Run
 
 _ARGS = re.compile(r":INFO: Start with arguments Namespace\(([^\n]*)\)")
 # A batch line: `2020-12-11 03:13:49,587:INFO: Epoch[0] Batch [0-19]\tSpeed: 633.1 samples/sec\tLR: 0.0019`,
@@ -192,25 +195,25 @@ def sniff(head: str) -> bool:
         ":INFO: Epoch[" in head and "Speed:" in head) or "train.ips : " in head
 
 
-def _epoch_records(records: RunRecords):
+def _epoch_records(run: Run):
     """Records of a whole epoch (DLLogger `Epoch: E  train.ips`): no iteration, an epoch."""
-    return (records["iteration"] < 0) & (records["epoch"] >= 0)
+    return (run["iteration"] < 0) & (run["epoch"] >= 0)
 
 
-def select(records: RunRecords):
+def select(run: Run):
     """benchmark.py's records: a run's per-epoch records where it logged any, else every record."""
-    whole = _epoch_records(records)
-    return whole | (records.least("iteration") >= 0)
+    whole = _epoch_records(run)
+    return whole | (len(run) > 0 and run["iteration"].min() >= 0)
 
 
-def warmup(records: RunRecords):
+def warmup(run: Run):
     """The first epoch's record where the run logs one per epoch and has several (benchmark.py
     -w 1); else iterations 0-19 of the first epoch, which fit.py (19.07) leaves out of its
     durations (`durations[20:]`): the rest of that epoch still counts towards the next ones'."""
-    first = records["epoch"] == records.least("epoch")
-    several = records.most("epoch") != records.least("epoch")
-    whole = _epoch_records(records)
-    return np.where(whole, first & several, first & (records["iteration"] <= 20))
+    epoch = run["epoch"]
+    first = epoch == epoch.min()
+    several = epoch.max() != epoch.min()
+    return np.where(_epoch_records(run), first & several, first & (run["iteration"] <= 20))
 
 
 def finish(meta: dict, ranks: set) -> dict:
@@ -246,14 +249,20 @@ _SOURCE_DLPERF = (
     "Oneflow-Inc/DLPerf NVIDIADeepLearningExamples/MxNet/Classification/RN50v1.5/extract_mxnet_logs.py@0b0f0881")
 
 
-def _dlperf_records(records: RunRecords):
+def _dlperf_records(run: Run):
     """DLPerf reads the ` Epoch[0] Batch ` lines: the first epoch's 20-iteration records."""
-    return (records["epoch"] == 0) & (records["iteration"] >= 0)
+    return (run["epoch"] == 0) & (run["iteration"] >= 0)
 
 
-DLPERF = Preset(
+DLPERF = NamedRule(
     "dlperf", "mean", "the first 20 of epoch 0's records (speeds[20:120])", _SOURCE_DLPERF,
     select=_dlperf_records, skip=20, window=100, decimals=2, across_ranks=True)
+
+
+NVIDIA = NamedRule(
+    "nvidia", "epochs", "the first epoch's record (benchmark.py -w 1), else, where no epoch logs its own rate "
+    "(19.07), iterations 0-19 of the first epoch (fit.py: durations[20:]) and the method drops the first epoch",
+    _SOURCE_NVIDIA, mark_warmup=warmup, select=select)
 
 
 FORMAT = register(
@@ -263,14 +272,8 @@ FORMAT = register(
         model="resnet50",
         sniff=sniff,
         scan=scan,
-        method="epochs",
-        warmup="the first epoch's record (benchmark.py -w 1), else, where no epoch logs its own rate (19.07), "
-               "iterations 0-19 of the first epoch (fit.py: durations[20:]) and the method drops the first epoch",
-        mark_warmup=warmup,
+        rules=(NVIDIA, DLPERF),
         finish=finish,
         priority=20,
-        source=_SOURCE_NVIDIA,
-        select=select,
-        presets=(DLPERF,),
     )
 )

@@ -19,16 +19,19 @@ from __future__ import annotations
 
 import ast
 import re
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .. import events as ev
-from ..presets import Preset
+from ..rules import NamedRule
 from ..textio import Chunk
 from . import scanning
 from .dllogger import LINE, parameters, step_of, truthy, values
 from .registry import LogFormat, register
-from .runrecords import RunRecords
+
+if TYPE_CHECKING:  # a rule reads one run; the analysis imports run.py, listing the formats does not
+    from ..run import Run
 
 # `DLL <time> - Epoch: E Iteration: I  train.loss : ...`: the per-iteration lines, as columns. The
 # two spaces then `train.` keep validation iterations (`Iteration: I Validation Iteration: V`) out.
@@ -162,9 +165,9 @@ def finish(meta: dict, ranks: set) -> dict:
     return {"gpus": int(meta.get("world_size") or max(len(tagged), spawned, 1)), "dali": False, "synthetic": False}
 
 
-def every_record(records: RunRecords):
+def every_record(run: Run):
     """No warm-up: main.py's meters average every iteration of the run."""
-    return np.zeros(len(records["iteration"]), dtype=bool)
+    return np.zeros(len(run), dtype=bool)
 
 
 _SOURCE_NVIDIA = (
@@ -178,12 +181,16 @@ _SOURCE_PERF = ("PaddlePaddle/Perf ResNet50V1.5/OtherReports/PyTorch README.md@e
                 "pytorch_gpu1_amp_bs256.txt to the last digit (the mean of all: 782.00)")
 
 
-def _before_iteration_10(records: RunRecords):
-    return records["iteration"] < PERF_FIRST_ITERATION
+def _before_iteration_10(run: Run):
+    return run["iteration"] < PERF_FIRST_ITERATION
 
 
-PERF = Preset("perf", "mean", f"records before iteration {PERF_FIRST_ITERATION}", _SOURCE_PERF,
-              mark_warmup=_before_iteration_10)
+PERF = NamedRule("perf", "mean", f"records before iteration {PERF_FIRST_ITERATION}", _SOURCE_PERF,
+                 mark_warmup=_before_iteration_10)
+
+
+NVIDIA = NamedRule("nvidia", "mean", "no records (main.py's meters average every iteration)", _SOURCE_NVIDIA,
+                   mark_warmup=every_record)
 
 
 FORMAT = register(
@@ -193,14 +200,10 @@ FORMAT = register(
         model="resnet50",
         sniff=sniff,
         scan=scan,
-        method="mean",
-        warmup="no records (main.py's meters average every iteration)",
-        mark_warmup=every_record,
+        rules=(NVIDIA, PERF),
         finish=finish,
         # above ngc_tf1 (10: both print `PARAMETER arch : `), below ngc_mxnet (20: its DLLogger logs may
         # print train.total_ips too)
         priority=15,
-        source=_SOURCE_NVIDIA,
-        presets=(PERF,),
     )
 )

@@ -15,17 +15,20 @@ steps it averages, so its summary is the mean of every logged training record. A
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .. import events as ev
 from ..assemble import seconds
-from ..presets import Preset
+from ..rules import NamedRule
 from ..textio import Chunk
 from . import scanning
 from .dllogger import LINE, before_warmup_steps, parameters, step_of, truthy, values
 from .registry import LogFormat, register
-from .runrecords import RunRecords
+
+if TYPE_CHECKING:  # a rule reads one run; the analysis imports run.py, listing the formats does not
+    from ..run import Run
 
 # The one-metric step lines that make up most of a benchmark log get their own pattern.
 _BULK = scanning.BulkRule(
@@ -124,18 +127,18 @@ _SOURCE_NVIDIA = ("NVIDIA/DeepLearningExamples TensorFlow/Classification/ConvNet
 _TRAIN_MODES = ("train", "train_and_evaluate")  # runner.train() logs through TrainingLoggingHook
 
 
-def warmup(records: RunRecords):
+def warmup(run: Run):
     """training_benchmark (BenchmarkLoggingHook, and logs without a mode): records before the
     PARAMETER warmup_steps; train modes: none, TrainingLoggingHook logs only the steps it averages
     (from its own warmup_steps, which runner.py may leave at the hook's default 20)."""
-    return before_warmup_steps(records) & ~records.meta("mode", lambda mode: mode in _TRAIN_MODES)
+    return before_warmup_steps(run) & (run.meta.get("mode") not in _TRAIN_MODES)
 
 
-def training(records: RunRecords):
+def training(run: Run):
     """Records logged before the run's `() train_throughput` line: the evaluation that
     train_and_evaluate runs after training logs its own steps after it."""
-    end = records.meta("training_end", lambda stamp: seconds(stamp) if stamp else np.inf)
-    return ~(records["timestamp"] > end)
+    stamp = run.meta.get("training_end")
+    return ~(run["timestamp"] > (seconds(stamp) if stamp else np.inf))
 
 
 _SOURCE_DLPERF = ("Oneflow-Inc/DLPerf NVIDIADeepLearningExamples/TensorFlow/Classification/ConvNets/resnet50v1.5/"
@@ -143,14 +146,14 @@ _SOURCE_DLPERF = ("Oneflow-Inc/DLPerf NVIDIADeepLearningExamples/TensorFlow/Clas
 DLPERF_WARMUP_STEPS = 20  # extract_tensorflow_logs.py --warmup_batches 20 (its logs start after them)
 
 
-def _dlperf_warmup(records: RunRecords):
+def _dlperf_warmup(run: Run):
     """Steps before the 20th: the logs DLPerf read had none (the hook logged from warmup_steps=20
     on), so its `avg_speed_list[warmup_batches - 20 : train_batches - 20]` is [0:100]."""
-    return records["iteration"] < DLPERF_WARMUP_STEPS
+    return run["iteration"] < DLPERF_WARMUP_STEPS
 
 
-DLPERF = Preset("dlperf", "mean", f"records before step {DLPERF_WARMUP_STEPS}", _SOURCE_DLPERF,
-                mark_warmup=_dlperf_warmup, window=100, decimals=2)
+DLPERF = NamedRule("dlperf", "mean", f"records before step {DLPERF_WARMUP_STEPS}", _SOURCE_DLPERF,
+                   mark_warmup=_dlperf_warmup, window=100, decimals=2)
 
 
 def warn(meta: dict) -> list[str]:
@@ -163,6 +166,12 @@ def warn(meta: dict) -> list[str]:
             "the recomputed throughput is the mean of a sample"]
 
 
+NVIDIA = NamedRule(
+    "nvidia", "mean", "records before the run's warmup_steps (PARAMETER line), none in the train modes (train, "
+    "train_and_evaluate); records after the training summary (evaluation steps) are not read", _SOURCE_NVIDIA,
+    mark_warmup=warmup, select=training)
+
+
 FORMAT = register(
     LogFormat(
         name="ngc_tf1_convnets",
@@ -170,14 +179,8 @@ FORMAT = register(
         model="resnet50",
         sniff=sniff,
         scan=scan,
-        method="mean",
-        warmup="records before the run's warmup_steps (PARAMETER line), none in the train modes (train, "
-               "train_and_evaluate); records after the training summary (evaluation steps) are not read",
-        mark_warmup=warmup,
+        rules=(NVIDIA, DLPERF),
         priority=10,
-        source=_SOURCE_NVIDIA,
-        select=training,
-        presets=(DLPERF,),
         warn=warn,
     )
 )

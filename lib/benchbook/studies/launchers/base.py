@@ -6,10 +6,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .. import liveness
+from ...runfolder import RESULTS, liveness
 from ..failures import Ending
 from . import process
-from .command import CONTROL, ENV_NAME, RESULTS, Command, UnsafeCommandError, safe_env, safe_line
+from .command import CONTROL, ENV_NAME, Command, UnsafeCommandError, safe_env, safe_line
 
 if TYPE_CHECKING:
     from ..study import Study

@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 
 from ...errors import BenchbookError
 
-RESULTS = "/results"  # the run folder, as the container sees it
 #: What reaches a shell or a job script: variable names, and no control character (a newline starts a command).
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 CONTROL = re.compile(r"[\x00-\x1f\x7f]")

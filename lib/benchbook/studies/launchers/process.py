@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .. import liveness
+from ...runfolder import liveness
 from ..failures import Ending
 from . import lines
 

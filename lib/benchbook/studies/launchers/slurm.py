@@ -30,10 +30,11 @@ import time
 from pathlib import Path
 
 from ...errors import BenchbookError
+from ...runfolder import RESULTS
 from ..failures import Ending
 from . import lines
 from .base import Launcher
-from .command import RESULTS, safe_env, safe_line
+from .command import safe_env, safe_line
 from .process import no_follow
 from .registry import register
 

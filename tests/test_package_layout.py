@@ -28,9 +28,6 @@ KNOWN_BACK_EDGES = {
     ("benchbook.reports.report", "benchbook.cli_env"),
     # views and report call each other (a function-level import one way)
     ("benchbook.reports.views", "benchbook.reports.report"),
-    # the study's checks name the Study type they check (under TYPE_CHECKING), the study imports them
-    ("benchbook.studies.study_limits", "benchbook.studies.study"),
-    ("benchbook.studies.sweep_points", "benchbook.studies.study"),
 }
 
 

@@ -12,7 +12,7 @@ import math
 import os
 import posixpath
 import re
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated, Any
 
 from pydantic import AfterValidator, StrictInt
 
@@ -20,8 +20,9 @@ from ..runfolder import RESULTS
 from .launchers.command import CONTROL, ENV_NAME
 from .sweep_points import parse_gpus
 
-if TYPE_CHECKING:
-    from .study import Study
+# What these checks are given: a `studies.study.Study`, which imports this module (naming the type
+# here would be an import back up to it).
+Study = Any
 
 #: Caps that stop a typo (or a hostile file) from planning a million runs or a million processes;
 #: the shipped studies stay far below them (the largest, dlperf_scaling, plans 105 runs of at most

@@ -24,8 +24,6 @@ LAYERS = ("errors", "workloads", "runfolder", "logs", "environment", "models", "
 KNOWN_BACK_EDGES = {
     # the study loader checks its `reference:` by loading it (reports.references reads the study schema)
     ("benchbook.studies.study", "benchbook.reports.references"),
-    # the report's environment section reuses the CLI's `env` table rows
-    ("benchbook.reports.report", "benchbook.cli_env"),
     # views and report call each other (a function-level import one way)
     ("benchbook.reports.views", "benchbook.reports.report"),
 }

@@ -123,7 +123,7 @@ class Report:
 
     def environment(self) -> pd.DataFrame:
         """The machine in one table: what `benchbook env` shows, flattened."""
-        from ..cli_env import summary_rows
+        from ..environment.summary import summary_rows
         try:
             rows = summary_rows(self.capture)
         except Exception:  # a fallback capture (see `capture`): show what it holds

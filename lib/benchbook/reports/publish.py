@@ -117,7 +117,8 @@ def for_study(path: str | Path, runs_dir: str | Path = "runs", launch: bool = Fa
                   [str(Path(path).resolve()), str(folder)])
 
 
-def for_logs(log_dir: str | Path, model: str, name: str | None = None, reference: str | None = None) -> Target:
+def for_logs(log_dir: str | Path, model: str, name: str | None = None, reference: str | None = None,
+             rule: str | None = None) -> Target:
     models.get(model)  # UnknownNameError lists the known models
     folder = Path(log_dir).resolve()
     if not folder.exists():
@@ -126,7 +127,8 @@ def for_logs(log_dir: str | Path, model: str, name: str | None = None, reference
         from . import references
         references.load(reference)
     return Target(name or folder.name, NOTEBOOKS / f"{model}.ipynb",
-                  {"study": None, "log_dir": str(folder), "launch": False, "reference": reference},
+                  {"study": None, "log_dir": str(folder), "launch": False, "reference": reference}
+                  | ({"rule": rule} if rule else {}),
                   [str(folder)], default_name=name is None)
 
 
@@ -185,7 +187,16 @@ def _execute(target: Target, out: Path, stamp: str) -> dict:
         return _execute_quietly(target, out, executed)
 
 
+# jsonschema checks the "iri" format with rfc3987-syntax when it is installed (jupyter's
+# jsonschema[format-nongpl] brings it), building its grammar at import: 0.9 s of every publish for a check
+# nbformat's notebook schema never asks for. An entry of None in sys.modules makes its import fail, and
+# jsonschema then goes without that format check.
+_UNNEEDED = ("rfc3987_syntax",)
+
+
 def _execute_quietly(target: Target, out: Path, executed: Path) -> dict:
+    for name in _UNNEEDED:
+        sys.modules.setdefault(name, None)
     import papermill
 
     summary = out / "summary.json"
@@ -195,8 +206,9 @@ def _execute_quietly(target: Target, out: Path, executed: Path) -> dict:
         params["interactive"] = False
     for attempt in range(1, KERNEL_STARTS + 1):
         try:
+            # saved once at the end (and on an error), not after every cell
             papermill.execute_notebook(str(target.notebook), str(executed), parameters=params, kernel_name="python3",
-                                       progress_bar=False, cwd=str(ROOT))
+                                       progress_bar=False, cwd=str(ROOT), request_save_on_cell_execute=False)
             status, error = "ok", None
         except papermill.PapermillExecutionError as exc:
             status, error = "failed", f"{exc.ename}: {exc.evalue}"
@@ -216,10 +228,14 @@ def _convert(executed: Path, out: Path) -> None:
     from nbconvert import HTMLExporter
 
     nb = nbformat.read(executed, as_version=4)
+    try:  # the browser's title: the report's own (its summary), not nbconvert's "Notebook"
+        title = str(records.read_json(out / "summary.json").get("title") or out.name)
+    except (OSError, records.RecordError):
+        title = out.name
     for name, hide in (("report.html", True), ("code.html", False)):
         exporter = HTMLExporter(template_name="lab", exclude_input=hide, exclude_input_prompt=hide,
                                 exclude_output_prompt=hide, embed_images=True)
-        body, _ = exporter.from_notebook_node(nb)
+        body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": title}})
         write_text(out / name, _offline(body))
 
 

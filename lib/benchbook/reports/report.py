@@ -60,6 +60,7 @@ class Report:
         self.target = target_accuracy if target_accuracy is not None else (
             self.study.target_accuracy if self.study else None)
         self._unexamined: dict[str, str] = {}  # path -> why it cannot be examined, shown under problems
+        self.page_title: str | None = None  # the page's heading (page.title), for the browser and the index
         self.reference  # noqa: B018 -- a bad reference name fails here, before anything is launched
 
     # --- where things are ------------------------------------------------------------------------------
@@ -83,7 +84,7 @@ class Report:
         return self.log_dir if self.log_dir else self.runs_dir / self.study.name
 
     def describe(self) -> pd.DataFrame:
-        rows = {"title": self.title, "mode": self.mode, "logs": str(self.source),
+        rows = {"title": self.page_title or self.title, "mode": self.mode, "logs": str(self.source),
                 "study file": str(self.study.path) if self.study else "-",
                 "model / runtime": f"{self.study.model} / {self.study.runtime}" if self.study else "-",
                 "reference": self.reference_name or "-", "published in": self._published_in(),
@@ -373,19 +374,32 @@ class Report:
         report's unit (images/s, samples/s)."""
         runs = self.analysis.runs
         best = self.stats.sort_values("median", ascending=False).head(1)
+        from .headline import words_for
         out = {
-            "title": self.title, "mode": self.mode, "source": str(self.source), "runs": int(len(runs)),
+            "title": self.page_title or self.title, "mode": self.mode, "source": str(self.source),
+            "runs": int(len(runs)),
             "complete": int((runs["status"] == "complete").sum()) if len(runs) else 0,
-            "configurations": int(len(self.stats)), "reference": self.reference_name, "verdict": self.verdict(),
+            "configurations": int(len(self.stats)), "reference": self.reference_name,
+            "verdict": words_for(self.log_dir, self.source)(self.verdict()),
             "problems": len(self.analysis.problems) + len(self.record_problems()),
         }
         if len(best):
-            from .headline import configuration_label
+            from .configs import describe
             b = best.iloc[0]
-            out["best"] = {"label": configuration_label(b["gpus"], b["processes"], b["precision"],
-                                                        int(b["batch_size"]), b["xla"]),
-                           "median": float(b["median"]), "unit": self.unit, "runs": int(b["runs"])}
+            out["best"] = {"label": describe(b["gpus"], b["processes"], b["precision"], b["batch_size"], b["xla"]),
+                           "median": float(b["median"]), "median_text": self._shown(b), "unit": self.unit,
+                           "runs": int(b["runs"])}
         return out
+
+    def _shown(self, stats_row) -> str:
+        """A configuration's median as the grid shows it: to the digits of its published number."""
+        from . import display, grid
+        for cells in (g.cells for g in grid.grids(self.stats, self.reproduction() if self.reference else None,
+                                                  self.reference)):
+            for _, c in cells.iterrows():
+                if c["measured"] == float(stats_row["median"]):
+                    return display.fixed(c["measured"], c["decimals"])
+        return display.fixed(stats_row["median"])
 
     def save_summary(self, path: str | Path | None) -> dict:
         """Write the headline as JSON for `benchbook publish`'s index (no-op without a path)."""

@@ -33,6 +33,8 @@ from benchbook.reports.notebook_params import check, given
 from benchbook.reports.report import Report
 
 p = check(**given(globals()))  # each parameter typed and checked; a name the parameters cell lacks is refused
+
+# %%
 report = Report(p.study, p.log_dir, p.runs_dir, reference=p.reference,
                 skip_records=p.skip_records, method=p.method, rule=p.rule)
 launched = report.launch(quiet=True) if p.launch and report.mode == "launch" else None

@@ -3,13 +3,10 @@
 import sys
 from pathlib import Path
 
-import pandas as pd
-
 from benchbook.reports.references import Row
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
 import check_reference_reports as tool  # noqa: E402
-
 
 GRID = ('<div class="bb-scroll"><table class="bb-table bb-headline"><caption>images/s</caption><thead><tr>'
         '<th rowspan="2">GPUs</th><th colspan="3">FP32 bs128</th><th colspan="3">AMP bs256</th></tr><tr>'

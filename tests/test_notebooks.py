@@ -58,7 +58,8 @@ def test_a_pair_edited_on_one_side_only_is_out_of_sync(tmp_path):
         shutil.copy(NOTEBOOKS / name, tmp_path / name)
     py = tmp_path / "resnet50_tf.py"
     assert _out_of_sync(py) == ""
-    py.write_text(py.read_text().replace("views.scaling_plot(report)\n", "views.scaling_plot(report)\nviews.runs(report)\n"))
+    anchor = "views.scaling_plot(report)\n"
+    py.write_text(py.read_text().replace(anchor, anchor + "views.runs(report)\n"))
     assert "cell " in _out_of_sync(py) and "views.runs(report)" in _out_of_sync(py)
     shutil.copy(NOTEBOOKS / "resnet50_tf.py", py)
     py.write_text(py.read_text() + "\n# %%\nviews.problems(report)\n")  # a cell added at the end

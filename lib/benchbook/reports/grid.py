@@ -124,6 +124,16 @@ def _ordered(cells: pd.DataFrame, reference) -> pd.DataFrame:
         columns=["_c", "_p"]).reset_index(drop=True)
 
 
+def decimals_by_configuration(grids_: list[Grid]) -> dict[tuple, int]:
+    """(GPUs, precision, batch) -> the decimals the grid shows that configuration's numbers with, so that
+    every table of the page writes a configuration's throughputs alike (one number, one way)."""
+    out: dict[tuple, int] = {}
+    for g in grids_:
+        for c in g.cells.to_dict("records"):
+            out.setdefault((c["place"][0], str(c["column"][0]), c["column"][1]), int(c["decimals"]))
+    return out
+
+
 # --------------------------------------------------------------------------------------------- rendering
 
 

@@ -63,7 +63,9 @@ def size(comparison: pd.DataFrame) -> str:
     dev = "under 0.01%" if abs(worst) < 0.005 else f"{worst:+.2f}%"
     if len(measured) == 1:
         return f"ratio {ratios.iloc[0]:.4f}, deviation {dev}"
-    digits = next((d for d in (4, 5, 6) if f"{ratios.min():.{d}f}" != f"{ratios.max():.{d}f}"), 6)
+    digits = next((d for d in (4, 5, 6) if f"{ratios.min():.{d}f}" != f"{ratios.max():.{d}f}"), None)
+    if digits is None:  # alike to 6 decimals: one ratio says it
+        return f"every ratio {ratios.min():.4f}, largest deviation {dev}"
     return f"ratios {ratios.min():.{digits}f}–{ratios.max():.{digits}f}, largest deviation {dev}"
 
 
@@ -87,9 +89,10 @@ def sentence(what: str, on: str, reference, comparison: pd.DataFrame | None, sum
     link = (f'<a href="{html.escape(src.url)}">{html.escape(src.title)}</a>' if src.url else html.escape(src.title))
     n = summary["rows"]
     if summary["measured"] == 0:
-        pub = sorted({f"{configs.column_label(r.precision, r.batch_size)} on {r.gpus} GPU" for r in reference.rows})
+        pub = sorted({f"{configs.column_label(r.precision, r.batch_size)} on {r.gpus} GPU" + "s" * (r.gpus != 1)
+                      for r in reference.rows})
         mine = sorted({f"{configs.column_label(r['precision'], r['batch_size'])} on {r['gpus']} GPU"
-                       for _, r in stats.iterrows()})
+                       + "s" * (configs.as_int(r["gpus"]) != 1) for _, r in stats.iterrows()})
         verdict, how = "not measured", ""
         rest = (f"none of the {configs_n} configuration{'s' * (configs_n != 1)} in the logs "
                 f"({configs.join_counts(mine)}) is one of the {n} published ({configs.join_counts(pub)}).")

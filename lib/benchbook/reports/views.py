@@ -116,7 +116,8 @@ def logs_description(report: Report) -> pd.DataFrame:
          f"{ref.software.code or '-'} at {ref.software.commit or 'no commit given'}" if ref else "-"),
         ("launch command", from_meta("command"), "-"),
         ("log format", ", ".join(sorted({str(f) for f in runs["format"]})) if len(runs) else unknown, "-"),
-        ("first run started", display.utc(min(starts)) if starts else unknown, "-"),
+        ("first run started", (display.utc(min(starts)) if words(report).own_runs else display.logged_time(min(starts)))
+         if starts else unknown, "-"),
     ]
     return pd.DataFrame(rows, columns=["", "in the logs", "published set-up" if ref else "no reference"])
 
@@ -251,16 +252,32 @@ def _one_process_per_gpu(gpus: pd.Series, processes: pd.Series) -> bool:
     return bool((processes[known] == gpus[known]).all())
 
 
+def _constant_flags(table: pd.DataFrame, names=("XLA", "DALI", "synthetic data", "nodes", "repeat")) -> list[str]:
+    """Flag columns with one value in every row: the set-up line says it once (MXNet's "XLA no" on every
+    row says nothing)."""
+    return [c for c in names if c in table and table[c].astype(str).nunique() <= 1 and len(table) > 1]
+
+
 def runs(report: Report):
-    """One row per run; the processes column only where a run had other than one per GPU (CPU runs)."""
-    rates = {k.replace("images/s", report.unit): v for k, v in RATES.items()}
+    """One row per run, in the page's order; the processes column only where a run had other than one per
+    GPU (CPU runs); throughputs to the digits the grid shows their configuration with."""
+    rates = [k.replace("images/s", report.unit) for k in RATES]
     table = report.runs()
+    if table.empty:
+        return display.note(f"no run found in {report.source}")
+    keys = table.rename(columns={"GPUs": "gpus", "per-GPU batch": "batch_size"})
+    table = table.loc[configs.sort_frame(keys, report.reference).index]
+    digits = grid.decimals_by_configuration(grid.grids(report.stats, comparison_of(report), report.reference))
+    places = [configs.place(g, p)[0] for g, p in zip(table["GPUs"], table["processes"], strict=True)]
+    decimals = [digits.get((g, str(p), configs.as_int(b)), 2)
+                for g, p, b in zip(places, table["precision"], table["per-GPU batch"], strict=True)]
+    table = table.assign(**{r: [display.fixed(v, d) for v, d in zip(table[r], decimals, strict=True)]
+                            for r in rates})
     if {"processes", "GPUs"} <= set(table) and _one_process_per_gpu(table["GPUs"], table["processes"]):
         table = table.drop(columns=["processes"])
-    if "GPUs" in table:
-        table = table.assign(GPUs=_cpu_as_word(table["GPUs"]))
-    return display.table(table, empty=f"no run found in {report.source}",
-                         formats={**rates, "records used": display.text})
+    table = table.drop(columns=_constant_flags(table)).assign(GPUs=_cpu_as_word(table["GPUs"]))
+    return display.table(table, empty=f"no run found in {report.source}", numeric=rates,
+                         formats={"records used": display.text})
 
 
 def scaling(report: Report):
@@ -278,6 +295,7 @@ def scaling(report: Report):
         efficiency=pd.to_numeric(table["efficiency"], errors="coerce") * 100, gpus=_cpu_as_word(table["gpus"]))
     table = table.rename(columns={"gpus": "GPUs", "batch_size": "per-GPU batch", "xla": "XLA",
                                   "efficiency": "efficiency %"})
+    table = table.drop(columns=_constant_flags(table))
     return display.table(table, empty="no run gave a throughput", formats={"speedup": 2, "efficiency %": 1})
 
 
@@ -359,6 +377,7 @@ def reproduction(report: Report):
             if c in table and not table[c].map(display.missing).all()]
     if "table" in cols:
         table = table.assign(table=table["table"].map(lambda t: report.reference.tables.get(t, t)))
+    cols = [c for c in cols if c not in ("nodes", "xla", "dali", "synthetic") or table[c].astype(str).nunique() > 1]
     tol = table.attrs.get("tolerance", report.reference.tolerance)
     shown = display.table(table[cols].rename(columns=REPRODUCTION_HEADERS), empty="nothing published", formats={
         "published speedup": display.as_printed, "measured speedup": 2, "runs": display.text})

@@ -49,6 +49,7 @@ def _run_records(iterations: pd.DataFrame, positions, x: str, divisor: float):
             # so it sits at the iteration before it
             xs = pd.Series(np.where(xs >= 0, xs, np.nan)).ffill().bfill().to_numpy(float)
         if len(xs) and (np.diff(xs) < 0).any() and not (np.isfinite(steps).all() and (steps > 0).all()):
+            xs = np.array(xs, dtype=float)  # a copy to write into (a frame's column may be read-only)
             for start in np.flatnonzero(np.diff(xs) < 0) + 1:  # counters that restart every epoch: go on counting
                 xs[start:] += xs[start - 1] + 1 - xs[start]
         if len(xs) and (np.isnan(xs).any() or (xs < 0).any() or (np.diff(xs) < 0).any()):
@@ -174,7 +175,9 @@ def throughput_over_time(iterations: pd.DataFrame, runs: pd.DataFrame, x: str = 
             name = repeat_name(r, i)
             ax.plot(xs, y, color=color, lw=0.7, alpha=0.35, gid="other")
             if meas.any():
-                ax.plot(xs, np.where(meas, y, np.nan), color=color, lw=1.5, label=name, gid="measured")
+                sparse = meas.sum() <= 20  # a per-epoch rule measures a few records: points, not a broken line
+                ax.plot(xs, np.where(meas, y, np.nan), color=color, lw=1.5, label=name, gid="measured",
+                        marker="o" if sparse else None, ms=4)
             if warm.any():
                 any_warmup = True
                 ax.plot(xs, np.where(warm, y, np.nan), color=WARMUP_LINE, lw=1.0, marker=".", ms=3, gid="warmup")

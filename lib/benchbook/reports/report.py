@@ -12,6 +12,7 @@ import functools
 import os
 import platform
 import shutil
+import socket
 import subprocess
 import sys
 import time
@@ -111,7 +112,12 @@ class Report:
 
     @functools.cached_property
     def capture(self) -> dict:
-        """The environment of this machine (and of the CPU framework's Python, when it exists)."""
+        """The environment of this machine (and of the CPU framework's Python, when it exists): a run
+        record's capture when one of the study's runs was captured on this machine (the runner captures
+        once per run; capturing again costs seconds of every report), else captured now."""
+        recorded = self._recorded_capture()
+        if recorded is not None:
+            return recorded
         python = None
         if self.study and self.study.runtime == "cpu":
             named = envs.named(self.study.framework, self.study.python)
@@ -125,6 +131,15 @@ class Report:
         except Exception as exc:  # the report goes on without it, saying why
             return {"host": {"hostname": platform.node(), "platform": platform.platform(),
                              "python": sys.version.split()[0]}, "capture_error": f"{type(exc).__name__}: {exc}"}
+
+    def _recorded_capture(self) -> dict | None:
+        if self.study is None or not self._exists(self.source):
+            return None
+        for rec in records.find(self.source).values():
+            env = rec.get("environment")
+            if isinstance(env, dict) and env.get("hostname") == socket.gethostname():
+                return env
+        return None
 
     def environment(self) -> pd.DataFrame:
         """The machine in one table: what `benchbook env` shows, flattened."""

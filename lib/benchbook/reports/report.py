@@ -354,8 +354,8 @@ class Report:
         from . import references
         first = next(iter(records.find(self.source).values()), None) if self._exists(self.source) else None
         if self.log_dir is not None and not first:
-            from . import views
-            return views.log_differences(self)
+            from .logged_setup import log_differences
+            return log_differences(self)
         lines = references.differences(self.reference, first if first else self.capture,
                                        first.get("config") if first else None)
         return pd.DataFrame({"difference": lines})

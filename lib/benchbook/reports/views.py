@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from . import configs, display, grid, headline, logged_setup, references
+from .logged_setup import _gpu_counts, log_differences, logs_description  # noqa: F401 -- shown here
 
 if TYPE_CHECKING:
     from .report import Report
@@ -71,94 +72,6 @@ def opening(report: Report):
     line = headline.setup_line(logged_setup.settings(runs), report.reference)
     parts += [line] if line is not None else []
     return together(*parts)
-
-
-def logs_description(report: Report) -> pd.DataFrame:
-    """Analysis-only mode: what the logs say about the set-up that produced them, beside the
-    reference's, and "not in the logs" for what they do not say (never this machine's set-up)."""
-    runs = report.analysis.runs
-    ref = report.reference
-    unknown = "not in the logs"
-    meta = [m for m in runs["meta"] if isinstance(m, dict)] if len(runs) else []
-
-    def from_meta(*keys) -> str:
-        found = sorted({str(m[k]) for m in meta for k in keys if m.get(k) not in (None, "", "None")})
-        if len(found) > 2:  # one per run (launch commands): the first, and how many more
-            return f"{found[0]} (and {len(found) - 1} more, one per run)"
-        return "; ".join(found) if found else unknown
-
-    env = _recorded_environment(report)
-
-    def recorded(value, fallback: str) -> str:
-        """A run record's value (records beside the logs), else what the logs said."""
-        return f"{value} (run record)" if value not in (None, "", []) and fallback == unknown else fallback
-
-    gpus = _gpu_counts(runs)
-    frameworks = sorted({str(f) for f in runs["framework"] if isinstance(f, str) and f}) if len(runs) else []
-    versions = {k: v if isinstance(v, str) else v.get("version") for k, v in (env.get("frameworks") or {}).items()
-                if isinstance(v, str) or (isinstance(v, dict) and v.get("version"))}
-    framework_text = (", ".join(frameworks) + " (version not in the logs)" if frameworks else unknown)
-    if versions:
-        framework_text = ", ".join(f"{k} {v}" for k, v in sorted(versions.items())) + " (run record)"
-    starts = [t for t in runs["start_time"] if isinstance(t, int | float) and t == t] if len(runs) else []
-    rows = [
-        ("GPUs per run", configs.join_counts(gpus) if gpus else unknown,
-         f"up to {ref.hardware.gpus_per_node * ref.hardware.nodes} ({ref.hardware.nodes} node(s) x "
-         f"{ref.hardware.gpus_per_node})" if ref else "-"),
-        ("GPU type", recorded(" + ".join((env.get("gpus") or {}).get("models") or []),
-                              from_meta("gpu", "gpu_name", "device")), ref.hardware.gpu if ref else "-"),
-        ("container", recorded((env.get("container") or {}).get("image"),
-                               from_meta("container", "image", "docker_image")),
-         (ref.software.container or ref.software.image or "-") if ref else "-"),
-        ("framework", framework_text,
-         f"{ref.framework} {ref.software.framework_version or ''}".strip() if ref else "-"),
-        ("model code", recorded((env.get("code") or {}).get("commit"), from_meta("code", "commit", "git_commit")),
-         f"{ref.software.code or '-'} at {ref.software.commit or 'no commit given'}" if ref else "-"),
-        ("launch command", from_meta("command"), "-"),
-        ("log format", ", ".join(sorted({str(f) for f in runs["format"]})) if len(runs) else unknown, "-"),
-        ("first run started", (display.utc(min(starts)) if words(report).own_runs else display.logged_time(min(starts)))
-         if starts else unknown, "-"),
-    ]
-    return pd.DataFrame(rows, columns=["", "in the logs", "published set-up" if ref else "no reference"])
-
-
-def _recorded_environment(report: Report) -> dict:
-    """The environment capture of the first run record beside the logs (a study folder analysed as
-    logs); empty when there is none (published logs)."""
-    from ..studies import records
-    if not report.source.is_dir():
-        return {}
-    for rec in records.find(report.source).values():
-        if isinstance(rec.get("environment"), dict):
-            return rec["environment"]
-    return {}
-
-
-def log_differences(report: Report) -> pd.DataFrame:
-    """Analysis-only: what the logs say that differs from the published set-up; what they do not say
-    is listed as not in the logs, never filled in with the analysing machine's set-up."""
-    table = logs_description(report)
-    lines, unknown = [], []
-    for _, row in table.iterrows():
-        mine, theirs = row.iloc[1], row.iloc[2]
-        if theirs in ("-", "") or row.iloc[0] == "GPUs per run":
-            continue
-        if "not in the logs" in str(mine):
-            unknown.append(str(row.iloc[0]))
-        elif str(theirs).lower() not in str(mine).lower():
-            lines.append(f"{row.iloc[0]}: {mine} measured vs {theirs} published")
-    if unknown:
-        lines.append(f"not in the logs, so not compared: {', '.join(unknown)}")
-    return pd.DataFrame({"difference": lines})
-
-
-def _gpu_counts(runs: pd.DataFrame) -> list[int]:
-    """The GPU counts of the runs (0: CPU runs), leaving out runs whose count is unknown."""
-    if runs.empty:
-        return []
-    return sorted({int(g) for g in pd.to_numeric(runs["gpus"], errors="coerce").dropna()})
-
-
 
 
 # --------------------------------------------------------------------------------- sections after the opening

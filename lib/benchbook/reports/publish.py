@@ -187,10 +187,8 @@ def _execute(target: Target, out: Path, stamp: str) -> dict:
         return _execute_quietly(target, out, executed)
 
 
-# jsonschema checks the "iri" format with rfc3987-syntax when it is installed (jupyter's
-# jsonschema[format-nongpl] brings it), building its grammar at import: 0.9 s of every publish for a check
-# nbformat's notebook schema never asks for. An entry of None in sys.modules makes its import fail, and
-# jsonschema then goes without that format check.
+# jsonschema imports rfc3987-syntax when installed (0.9 s: it builds a grammar) for an "iri" format check
+# nbformat's schema never asks for; None in sys.modules makes that import fail, and jsonschema goes without.
 _UNNEEDED = ("rfc3987_syntax",)
 
 
@@ -206,9 +204,9 @@ def _execute_quietly(target: Target, out: Path, executed: Path) -> dict:
         params["interactive"] = False
     for attempt in range(1, KERNEL_STARTS + 1):
         try:
-            # saved once at the end (and on an error), not after every cell
-            papermill.execute_notebook(str(target.notebook), str(executed), parameters=params, kernel_name="python3",
-                                       progress_bar=False, cwd=str(ROOT), request_save_on_cell_execute=False)
+            papermill.execute_notebook(  # saved once at the end (and on an error), not after every cell
+                str(target.notebook), str(executed), parameters=params, kernel_name="python3", progress_bar=False,
+                cwd=str(ROOT), request_save_on_cell_execute=False)
             status, error = "ok", None
         except papermill.PapermillExecutionError as exc:
             status, error = "failed", f"{exc.ename}: {exc.evalue}"
@@ -251,22 +249,27 @@ def _offline(body: str) -> str:
 
 
 def _work(args) -> dict:
-    target, out, stamp = args
-    return _execute(target, Path(out), stamp)
+    return _execute(args[0], Path(args[1]), args[2])
 
 
 def _local(todo: list[tuple[Target, str]], reports: Path, stamp: str, jobs: int, slurm: dict):
-    """(target, digest, result) as each notebook finishes, in a pool of fresh interpreters here."""
+    """(target, digest, result) as each notebook finishes, in a pool of fresh interpreters here (one report
+    alone in this process: a pool would start an interpreter and import everything again)."""
+    if len(todo) == 1:
+        yield *todo[0], _guarded(lambda: _execute(todo[0][0], reports / todo[0][0].name, stamp))
+        return
     ctx = multiprocessing.get_context("spawn")  # a clean interpreter per notebook run
     with cf.ProcessPoolExecutor(max_workers=max(1, jobs), mp_context=ctx) as pool:
         futures = {pool.submit(_work, (t, str(reports / t.name), stamp)): (t, d) for t, d in todo}
         for fut in cf.as_completed(futures):
-            t, d = futures[fut]
-            try:
-                result = fut.result()
-            except Exception as exc:
-                result = {"status": "failed", "error": f"{type(exc).__name__}: {exc}", "executed": None}
-            yield t, d, result
+            yield *futures[fut], _guarded(fut.result)
+
+
+def _guarded(result) -> dict:  # result(), or the failed result that says why
+    try:
+        return result()
+    except Exception as exc:  # noqa: BLE001 -- this report's own error; the others go on
+        return {"status": "failed", "error": f"{type(exc).__name__}: {exc}", "executed": None}
 
 
 def _slurm(todo: list[tuple[Target, str]], reports: Path, stamp: str, jobs: int, slurm: dict):

@@ -13,9 +13,6 @@
 #     name: python3
 # ---
 
-# %% [markdown]
-# # ResNet-50 v1.5 on TensorFlow 1 (NGC DeepLearningExamples): training throughput and time to train
-
 # %% tags=["parameters"]
 from typing import Optional  # unset parameters are None (papermill -p NAME None)
 
@@ -26,12 +23,14 @@ launch: bool = False  # launch mode: run the study (finishing what is not comple
 reference: Optional[str] = None  # published reference (params/references/NAME.yaml); None: the study's own
 skip_records: Optional[int] = None  # records to skip as warm-up in every run; None: the log format's documented rule
 method: Optional[str] = None  # recompute method (see `benchbook formats`); None: the rule's own
+window: Optional[int] = None  # use at most this many records after the warm-up; None: the rule's own
+tolerance: Optional[float] = None  # relative gap to the reported value that earns a warning; None: 0.03
 rule: Optional[str] = None  # named throughput rule: nvidia (each format's default) or dlperf; None: nvidia
 interactive: Optional[bool] = None  # show the ipywidgets explorer; None: only in a live JupyterLab, never under papermill
 summary_path: Optional[str] = None  # where to write the headline numbers as JSON (benchbook publish sets it)
 
 # %%
-from benchbook.reports import plots, views
+from benchbook.reports import page, views
 from benchbook.reports.notebook_params import check, given
 from benchbook.reports.report import Report
 
@@ -41,35 +40,31 @@ p = check(**given(globals()))  # each parameter typed and checked; a name the pa
 report = Report(p.study, p.log_dir, p.runs_dir, reference=p.reference,
                 rule=p.throughput_rule())
 launched = report.launch(quiet=True) if p.launch and report.mode == "launch" else None
-views.opening(report)
+
+# %%
+views.together(page.title(report, "ResNet-50 v1.5 on TensorFlow 1 (NGC DeepLearningExamples)"),
+               *filter(None, [page.navigation(report, p.summary_path)]), views.opening(report))
 
 # %%
 views.reproduction_plot(report)
 
-# %% [markdown]
-# NVIDIA's ConvNets `main.py` logs one DLLogger line per step with `total_ips` (images/s over all GPUs); its
-# summary is the arithmetic mean of those rates from `warmup_steps` on, and that is the default (`nvidia`) rule
-# benchbook recomputes with. The DLPerf tables (`rule = "dlperf"`) round each rate to 2 decimals, skip the
-# first 20 iterations, average the next 100 and report the median of 5 runs; speedup is against the 1-GPU
-# median of the same batch and precision.
-# With no GPU, the study runs the project's own TensorFlow ResNet-50 v1.5 on the CPU, through the same
-# launcher, logs, parsers and report.
-#
-# Details follow: 1. the set-up that produced the numbers, 2. analysis, 3. reproduction, 4. launch,
-# failures and problems. Every number comes from a log line or a run record; the per-run table names
-# the file and run of each.
+# %%
+page.about(
+    report,
+    rule="NVIDIA's ConvNets main.py logs one DLLogger line per step with total_ips (images/s over all GPUs); "
+         "its summary is the arithmetic mean of those rates from warmup_steps on, and that is the default "
+         "(nvidia) rule benchbook recomputes with.",
+    dlperf="The DLPerf tables (rule dlperf) round each rate to 2 decimals, skip the first 20 iterations, "
+           "average the next 100 and report the median of 5 runs; speedup is against the 1-GPU median of the "
+           "same batch and precision.",
+    cpu="With no GPU, the study runs the project's own TensorFlow ResNet-50 v1.5 on the CPU, through the same "
+        "launcher, logs, parsers and report.")
 
 # %%
 views.description(report)
 
-# %% [markdown]
-# ## 1. Set-up
-# In analysis-only mode, what the logs say about the set-up that produced them, beside the published one
-# (never this machine's); in launch mode, this machine, whether it can run the study, and repeats that ran on
-# different stacks.
-
 # %%
-views.setup_used(report)
+page.section("1. Set-up", views.setup_intro(report), views.setup_used(report))
 
 # %%
 views.setup_needed(report)
@@ -83,13 +78,9 @@ views.setup_needed(report)
 # %%
 views.runs(report)
 
-# %% [markdown]
-# ### Scaling
-# Median throughput over repeats; speedup against the 1-GPU median of the same batch and precision, where a
-# 1-GPU run was measured (1 process on the CPU; none where no other run is compared with it).
-
 # %%
-views.scaling(report)
+page.section("Scaling", "Speedup against the 1-GPU median of the same batch and precision (1 process on the "
+             "CPU), and efficiency: speedup per GPU.", views.scaling(report), level=3)
 
 # %%
 views.scaling_plot(report)
@@ -101,54 +92,32 @@ views.scaling_plot(report)
 # %%
 views.throughput_over_time(report)
 
-# %% [markdown]
-# ### Repeats
-# Each repeat as a point, the median marked: the spread between runs of one configuration.
+# %%
+page.section("Repeats", "Each repeat as a point, the median marked: the spread between runs of one "
+             "configuration.", views.repeats(report), level=3)
 
 # %%
-views.repeats(report)
-
-# %% [markdown]
-# ### Time to train and top-1
-# TF1 ConvNets runs in `train_and_evaluate` mode evaluate top-1 as they train (the `ngc_time_to_train` study:
-# 120 epochs on one GPU, AMP, batch 256, to the published 76.10%; `cpu_time_to_train` on the CPU). Time to
-# train is the first evaluation at or above the target top-1, in seconds since the run's first log line; the
-# final top-1 is the last one evaluated. Throughput runs (`training_benchmark`) evaluate nothing, and say so.
-
-# %%
-views.time_to_train(report)
-
-# %% [markdown]
-# ## 3. Reproduction
-# Measured against the published numbers, every column; then what differs from the published set-up.
+page.section(
+    "Time to train and top-1",
+    "TF1 ConvNets runs in train_and_evaluate mode evaluate top-1 as they train (the ngc_time_to_train study: "
+    "120 epochs on one GPU, AMP, batch 256, to the published 76.10%; cpu_time_to_train on the CPU). Time to "
+    "train is the first evaluation at or above the target top-1, in seconds since the run's first log line; "
+    "the final top-1 is the last one evaluated.",
+    views.time_to_train(report), level=3)
 
 # %%
-views.reproduction(report)
+page.section("3. Reproduction", "Per published configuration, what the table at the top does not show: the "
+             "verdict in words, speedups and how the measured configuration differs; then what differs from the "
+             "published set-up.", views.reproduction(report))
 
 # %%
 views.differences(report)
 
-# %% [markdown]
-# ## 4. Launch, failures and problems
-# In launch mode the study runs in a separate process (`benchbook run --resume`), never in this kernel; its run
-# records are shown here. Runs that did not complete follow, with the cause and the last log lines, then files
-# that could not be analyzed.
+# %%
+page.section(*views.failures_heading(report), views.failures_and_problems(report))
 
 # %%
-views.launch_status(report)
-
-# %%
-views.failures(report)
-
-# %%
-views.problems(report)
-
-# %% [markdown]
-# ### Explore
-# In JupyterLab: pick configurations and the metric, and re-plot.
-
-# %%
-plots.explore(report.analysis) if p.interactive else None
+page.explore(report, p.interactive)
 
 # %%
 report.save_summary(p.summary_path);

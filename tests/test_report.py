@@ -183,3 +183,26 @@ def test_a_log_that_cannot_be_examined_is_a_problem_and_the_report_goes_on(study
     row = problems[problems["file"] == str(run / "cpu_fp32_bs8_syn_r2.log")]
     assert len(row) == 1 and "cannot be examined (Permission denied)" in row["problem"].iloc[0]
     assert r.headline()["problems"] >= 1 and r.headline()["runs"] == 1
+
+
+def test_the_machine_is_captured_once_per_study_where_a_run_record_holds_it(study_folder, monkeypatch):
+    """A run captured on this machine already holds its environment: the report uses it instead of a new
+    capture (seconds of every launch-mode report); records of another machine do not count."""
+    import socket
+
+    from benchbook.environment import capture
+
+    def no_capture(**_):
+        raise AssertionError("captured again")
+
+    path = study_folder / "runs" / "s" / "cpu_fp32_bs8_syn_r2" / "run.json"
+    rec = records.read_json(path)
+    rec["environment"]["hostname"] = socket.gethostname()
+    records.write(path, rec)
+    monkeypatch.setattr(capture, "capture", no_capture)
+    r = Report(study_folder / "s.yaml", runs_dir=study_folder / "runs")
+    assert r.capture["hostname"] == socket.gethostname() and len(r.environment())
+    elsewhere = study_folder / "elsewhere"
+    (elsewhere / "s").mkdir(parents=True)
+    other = Report(study_folder / "s.yaml", runs_dir=elsewhere)
+    assert "captured again" in other.capture.get("capture_error", "")  # no record here: captured anew

@@ -1,10 +1,11 @@
 """Publish analysis-only reports of the published reference logs and check what they show.
 
-For the MXNet, TF1 and Mask R-CNN logs, every published number of the reference must appear in the
-report's reproduction table as the publication printed it (its digits, a trailing zero included:
-`Row.as_printed`) with the verdict "reproduced", and the page must open with the verdict
-sentence and the headline table (before section 1) and show no raw None/NaN/<NA> cell. Exit 1 with a
-line per problem.
+For the MXNet, TF1 and Mask R-CNN logs, every published number of the reference must appear in a
+`published` cell of the report's published grid (the first screen's table: a row per GPU count, per
+precision x batch published | measured | Δ %) as the publication printed it (its digits, a trailing zero
+included: `Row.as_printed`), its Δ cell carrying the verdict "consistent" (the publication's own logs,
+re-read: nothing was re-run); the page must open with the verdict sentence and the grid (before section
+1) and show no raw None/NaN/<NA> cell. Exit 1 with a line per problem.
 
     python tools/check_reference_reports.py ../shared/reference-logs [--reports DIR]
 """
@@ -23,22 +24,30 @@ from benchbook.reports import publish, references
 REPORTS = {r.report: (r.log_folder, spec.name, r.reference) for spec in models.specs() for r in spec.reference_reports}
 
 
+EXPECTED_VERDICT = "consistent"  # analysis-only reports of a publication's own logs
+
+
 class Tables(HTMLParser):
-    """Every <table> of a page as rows of cell texts (header rows included)."""
+    """Every <table> of a page as rows of cell texts (header rows included); `attributes` holds each
+    table's class and, per row, each cell's attributes (colspan, title)."""
 
     def __init__(self):
         super().__init__()
         self.tables: list[list[list[str]]] = []
+        self.attributes: list[tuple[str, list[list[dict]]]] = []
         self._row: list[str] | None = None
         self._cell: list[str] | None = None
 
     def handle_starttag(self, tag, attrs):
         if tag == "table":
             self.tables.append([])
+            self.attributes.append((dict(attrs).get("class") or "", []))
         elif tag == "tr" and self.tables:
             self._row = []
+            self.attributes[-1][1].append([])
         elif tag in ("td", "th") and self._row is not None:
             self._cell = []
+            self.attributes[-1][1][-1].append(dict(attrs))
 
     def handle_endtag(self, tag):
         if tag in ("td", "th") and self._cell is not None:
@@ -53,18 +62,26 @@ class Tables(HTMLParser):
             self._cell.append(data)
 
 
-def reproduction_table(page: str) -> list[dict[str, str]]:
+def grid_cells(page: str) -> list[dict[str, str]]:
+    """Each published | measured | Δ % cell group of the page's published grids (tables of class
+    bb-headline), as {"GPUs", "column", "published", "measured", "delta", "verdict"}: the verdict is the
+    Δ cell's title."""
     parser = Tables()
     parser.feed(page)
-    for table in parser.tables:
-        # the reproduction table of section 3 (the opening table's headers carry the unit: "published images/s")
-        header = next((r for r in table if {"verdict", "published", "measured", "GPUs"} <= set(r)), None)
-        if header:
-            body = [r for r in table if r is not header and len(r) >= len(header) - 1]
-            # pandas writes the index as a first cell the header row does not have
-            return [dict(zip(header[-len(r):] if len(r) < len(header) else header, r[-len(header):], strict=False))
-                    for r in body]
-    return []
+    out = []
+    for table, (cls, attrs) in zip(parser.tables, parser.attributes, strict=True):
+        if "bb-headline" not in cls.split() or len(table) < 3 or table[1][:3] != ["published", "measured", "Δ %"]:
+            continue
+        columns = [text for text, a in zip(table[0][1:], attrs[0][1:], strict=True)
+                   for _ in range(int(a.get("colspan") or 1) // 3)]
+        for row, cells in zip(table[2:], attrs[2:], strict=True):
+            for i, column in enumerate(columns):
+                published, measured, delta = row[1 + 3 * i: 4 + 3 * i]
+                if published == "–":
+                    continue
+                out.append({"GPUs": row[0], "column": column, "published": published, "measured": measured,
+                            "delta": delta, "verdict": cells[3 + 3 * i].get("title") or ""})
+    return out
 
 
 RAW = {"None", "NaN", "nan", "<NA>", "NaT", "[]", "?"}
@@ -88,21 +105,22 @@ def opening_problems(page: str) -> list[str]:
     return problems
 
 
-def published_problems(rows: list[dict[str, str]], published: list[references.Row]) -> list[str]:
-    """What is wrong with a reproduction table read back from a page (`reproduction_table`), against the
-    reference's rows: each published number must be in a `published` cell as its text, the digits the
-    publication printed (so that 3038.730 shown as 3038.73 is caught), with the verdict "reproduced"."""
+def published_problems(rows: list[dict[str, str]], published: list[references.Row],
+                       verdict: str = EXPECTED_VERDICT) -> list[str]:
+    """What is wrong with the grid read back from a page (`grid_cells`), against the reference's rows: each
+    published number must be in a `published` cell as its text, the digits the publication printed (so
+    that 3038.730 shown as 3038.73 is caught), with the verdict `verdict`."""
     problems = []
     if len(rows) != len(published):
-        problems.append(f"{len(rows)} rows in the reproduction table, {len(published)} published")
+        problems.append(f"{len(rows)} published cells in the grid, {len(published)} published")
     for row in published:
         printed = row.as_printed("throughput")
         match = [r for r in rows if r.get("published") == printed]
         if not match:
             same = [r["published"] for r in rows if _number(r.get("published")) == row.throughput]
-            problems.append(f"published {printed} is not in the report's reproduction table"
+            problems.append(f"published {printed} is not in the report's grid"
                             + (f" (shown as {same[0]})" if same else ""))
-        elif match[0].get("verdict") != "reproduced":
+        elif match[0].get("verdict") != verdict:
             problems.append(f"published {printed}: verdict {match[0].get('verdict')!r}, "
                             f"measured {match[0].get('measured')}")
     return problems
@@ -127,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
     for name, (_folder, _model, ref) in REPORTS.items():
         page = (args.reports / name / "report.html").read_text(encoding="utf-8")
         problems += [f"{name}: {p}" for p in opening_problems(page)]
-        rows = reproduction_table(page)
+        rows = grid_cells(page)
         problems += [f"{name}: {p}" for p in published_problems(rows, references.load(ref).rows)]
         print(f"{name}: {len(rows)} configurations, verdicts: "
               f"{sorted({r.get('verdict') for r in rows})} ({args.reports / name / 'report.html'})")

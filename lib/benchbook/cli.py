@@ -280,7 +280,7 @@ def cmd_publish(args, out: Console, err: Console) -> int:
     if args.logs:
         if not args.model:
             raise BenchbookError(f"--logs needs --model ({', '.join(models.names())}): it picks the notebook")
-        targets.append(publish.for_logs(args.logs, args.model, args.name, args.reference))
+        targets.append(publish.for_logs(args.logs, args.model, args.name, args.reference, args.rule))
     if args.compare:
         targets.append(publish.for_comparison(args.compare, args.labels, args.name))
     if not targets:
@@ -363,6 +363,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     pb.add_argument("--logs", metavar="DIR", help="analysis-only report of the logs in DIR (needs --model)")
     pb.add_argument("--model", metavar="NAME", help="the model whose notebook reads --logs (a wrong name lists them)")
     pb.add_argument("--reference", help="published reference for --logs (params/references/NAME.yaml)")
+    pb.add_argument("--rule", help="named throughput rule for --logs (nvidia, dlperf, perf...; default: nvidia)")
     pb.add_argument("--compare", nargs="+", metavar="DIR", help="a comparison report of these folders")
     pb.add_argument("--labels", nargs="+", help="labels of the --compare folders")
     pb.add_argument("--name", help="report name for --logs or --compare (default: the folder name)")

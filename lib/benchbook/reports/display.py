@@ -27,7 +27,10 @@ STYLE = ("<style>.bb-table{border-collapse:collapse;margin:0.4em 0 1em 0;font-si
          ".bb-headline{font-size:12px}.bb-headline th,.bb-headline td{padding:2px 5px}"
          ".bb-table th{background:#f3f3f3}.bb-note{color:#555;font-style:italic;margin:0.3em 0 1em 0}"
          ".bb-verdict{font-size:17px;line-height:1.45;margin:0.4em 0 0.8em 0;max-width:70em}"
-         ".bb-reproduced{color:#1a7f37;font-weight:600}.bb-off{color:#b35900;font-weight:600}</style>")
+         ".bb-reproduced{color:#1a7f37;font-weight:600}.bb-off{color:#b35900;font-weight:600}"
+         ".bb-scroll{overflow-x:auto;max-width:100%}.bb-table caption{caption-side:top;text-align:left;"
+         "font-weight:600;padding:2px 0}.bb-setup{color:#333;margin:0.2em 0 0.8em 0;max-width:90em}"
+         ".bb-nav{font-size:13px;margin:0 0 0.6em 0}</style>")
 
 
 def missing(value) -> bool:
@@ -67,6 +70,20 @@ def significant(value, digits: int = 3) -> str:
         return f"{x:g}"
     decimals = max(digits - 1 - int(math.floor(math.log10(abs(x)))), 0)
     return f"{x:.{decimals}f}"
+
+
+def decimals(printed) -> int:
+    """The decimals of a number as its source printed it: "381.46" -> 2, "1412" -> 0, "3038.730" -> 3
+    (2 where there is no printed text), the digits a number compared with it is shown to."""
+    return len(str(printed).partition(".")[2]) if not missing(printed) else 2
+
+
+def logged_time(seconds) -> str:
+    """A log's own clock time, `YYYY-MM-DD HH:MM:SS`, with no time zone: DLLogger and Python's logging
+    print the machine's local time without one, so it is never called UTC."""
+    if missing(seconds):
+        return DASH
+    return pd.Timestamp(float(seconds), unit="s").strftime("%Y-%m-%d %H:%M:%S") + " (the log's clock, no time zone)"
 
 
 def fixed(value, decimals: int = 2) -> str:

@@ -27,7 +27,7 @@ def _fmt(value) -> str:
 def _median(best: dict) -> str:
     """The best configuration's median with its report's unit: "42.49 samples/s" (a summary written
     before the unit was recorded shows the number alone)."""
-    number = _fmt(best.get("median", "-"))
+    number = best.get("median_text") or _fmt(best.get("median", "-"))
     unit = best.get("unit")
     return f"{number} {unit}" if unit and number != "-" else number
 

@@ -18,6 +18,8 @@ import seaborn as sns
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from .configs import precision_order
+
 #: Columns that make a configuration in the figures; framework and model join when they vary.
 CONFIG_KEYS = ["gpus", "precision", "batch_size", "xla"]
 METRICS = {
@@ -26,7 +28,6 @@ METRICS = {
     "elapsed_throughput": "wall-clock throughput",
 }
 RATE_UNIT = "images/s"
-_PRECISION_ORDER = {"fp32": 0, "tf32": 1, "bf16": 2, "fp16": 3, "amp": 4}
 _STYLE = {
     **sns.axes_style("whitegrid"),
     **sns.plotting_context("notebook", font_scale=0.85),
@@ -160,10 +161,11 @@ def _gpus_text(gpus, processes=None) -> str:
     return "1 GPU" if n == 1 else f"{n} GPUs"
 
 
-def config_label(row, prefix: Sequence[str] = (), with_gpus: bool = True) -> str:
+def config_label(row, prefix: Sequence[str] = (), with_gpus: bool = True, with_xla: bool = True) -> str:
     """'8 GPUs · amp · bs224 · xla' for a row with gpus, precision, batch_size, xla ('CPU' when gpus == 0).
 
-    `prefix` names columns (framework, model) whose values start the label.
+    `prefix` names columns (framework, model) whose values start the label; `with_xla` False leaves XLA
+    out (where every configuration has the same, MXNet's "no xla" says nothing).
     """
     get = row.get if hasattr(row, "get") else (lambda k, d=None: getattr(row, k, d))
     parts = [" ".join(str(get(k)) for k in prefix if not is_missing(get(k)))] if prefix else []
@@ -173,7 +175,7 @@ def config_label(row, prefix: Sequence[str] = (), with_gpus: bool = True) -> str
     parts.append("?" if is_missing(precision) else str(precision))
     batch = int_or_none(get("batch_size"))
     parts.append(f"bs{batch}" if batch is not None else "bs?")
-    xla = _xla(get("xla"))
+    xla = _xla(get("xla")) if with_xla else None
     if xla is not None:
         parts.append("xla" if xla else "no xla")
     return " · ".join(p for p in parts if p)
@@ -187,7 +189,7 @@ def _sort_key(row, prefix: Sequence[str], with_gpus: bool = True) -> tuple:
     precision = str(row.get("precision")).lower()
     batch, gpus, xla = int_or_none(row.get("batch_size")), int_or_none(row.get("gpus")), _xla(row.get("xla"))
     key = tuple(str(row.get(k)) for k in prefix)
-    key += (_PRECISION_ORDER.get(precision, 9), precision, batch if batch is not None else 1 << 30,
+    key += (precision_order(precision), precision, batch if batch is not None else 1 << 30,
             {True: 0, False: 1, None: 2}[xla])
     ranks = int_or_none(row.get("processes")) or 1
     return key + ((gpus if gpus is not None else 1 << 30, ranks) if with_gpus else ())
@@ -197,7 +199,9 @@ def config_labels(frame: pd.DataFrame, with_gpus: bool = True) -> tuple[pd.Serie
     """The label of each row and the labels in report order (by model, precision, batch, XLA, GPUs)."""
     prefix = _prefix(frame)
     records = frame.to_dict("records")
-    labels = pd.Series([config_label(r, prefix, with_gpus) for r in records], index=frame.index, dtype=object)
+    with_xla = "xla" not in frame or frame["xla"].astype(str).nunique() > 1
+    labels = pd.Series([config_label(r, prefix, with_gpus, with_xla) for r in records], index=frame.index,
+                       dtype=object)
     keys: dict[str, tuple] = {}
     for label, r in zip(labels, records, strict=True):
         keys.setdefault(label, _sort_key(r, prefix, with_gpus))

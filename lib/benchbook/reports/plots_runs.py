@@ -44,6 +44,14 @@ def _run_records(iterations: pd.DataFrame, positions, x: str, divisor: float):
     fallback = False
     if x == "iteration":
         xs = rec["iteration"].to_numpy(float)
+        if len(xs) and (xs >= 0).any() and ((xs < 0) | np.isnan(xs)).any():
+            # an epoch's own line (MXNet 20.12+'s per-epoch train.ips) has no iteration: it closes the epoch,
+            # so it sits at the iteration before it
+            xs = pd.Series(np.where(xs >= 0, xs, np.nan)).ffill().bfill().to_numpy(float)
+        if len(xs) and (np.diff(xs) < 0).any() and not (np.isfinite(steps).all() and (steps > 0).all()):
+            xs = np.array(xs, dtype=float)  # a copy to write into (a frame's column may be read-only)
+            for start in np.flatnonzero(np.diff(xs) < 0) + 1:  # counters that restart every epoch: go on counting
+                xs[start:] += xs[start - 1] + 1 - xs[start]
         if len(xs) and (np.isnan(xs).any() or (xs < 0).any() or (np.diff(xs) < 0).any()):
             # Iterations that restart every epoch (or were not logged): count them over the run instead.
             if np.isfinite(steps).all() and (steps > 0).all():
@@ -56,7 +64,21 @@ def _run_records(iterations: pd.DataFrame, positions, x: str, divisor: float):
             xs, fallback = np.arange(len(rec), dtype=float), True
     warm = rec["warmup"].fillna(False).to_numpy(bool) if "warmup" in rec else np.zeros(len(rec), bool)
     meas = rec["measured"].fillna(False).to_numpy(bool) if "measured" in rec else ~warm
-    return xs, y, warm, meas, fallback
+    epochs = rec["epoch"].to_numpy(float) if "epoch" in rec else np.full(len(rec), np.nan)
+    return xs, y, warm, meas, fallback, epochs
+
+
+def _mark_epochs(ax, xs: np.ndarray, epochs: np.ndarray) -> None:
+    """A faint line where each epoch after the first begins, named at the top: where a per-epoch rule's
+    epochs are (MXNet's warm-up epoch, the epochs it averages)."""
+    known = np.isfinite(epochs) & (epochs >= 0)
+    if len(np.unique(epochs[known])) < 2:
+        return
+    starts = np.flatnonzero(known[1:] & (np.diff(epochs) > 0)) + 1
+    for i in starts:
+        ax.axvline(xs[i], color="0.55", ls=":", lw=0.8, zorder=1, gid="epoch")
+        ax.text(xs[i], 1.0, f" epoch {int(epochs[i])}", transform=ax.get_xaxis_transform(), fontsize="x-small",
+                color="0.4", va="top", ha="left")
 
 
 def _fit_measured(ax, shown: list[np.ndarray], measured: list[np.ndarray]) -> None:
@@ -64,7 +86,9 @@ def _fit_measured(ax, shown: list[np.ndarray], measured: list[np.ndarray]) -> No
     if not measured or not np.concatenate(measured).size:
         return
     every, meas = np.concatenate(shown + measured), np.concatenate(measured)
-    lo, hi = float(np.nanmin(meas)), float(np.nanmax(meas))
+    # the steady state: the slowest 2% of the measured records (a script with no warm-up measures its
+    # first, slow iterations too) run off the bottom edge rather than flatten the rest
+    lo, hi = float(np.nanpercentile(meas, 2)), float(np.nanmax(meas))
     pad = max(hi - lo, 0.01 * abs(hi), 1e-9)
     bottom, top = max(float(np.nanmin(every)), lo - pad), min(float(np.nanmax(every)), hi + pad)
     ax.set_ylim(bottom - 0.05 * pad, top + 0.05 * pad)
@@ -139,9 +163,11 @@ def throughput_over_time(iterations: pd.DataFrame, runs: pd.DataFrame, x: str = 
         shown_y: list[np.ndarray] = []
         measured_y: list[np.ndarray] = []
         for i, r in enumerate(picked[config]):
-            xs, y, warm, meas, fb = _run_records(iterations, groups[(r["source"], r["run"])], x, divisor)
+            xs, y, warm, meas, fb, epochs = _run_records(iterations, groups[(r["source"], r["run"])], x, divisor)
             if not len(xs):
                 continue
+            if i == 0:
+                _mark_epochs(ax, xs, epochs)
             fell_back |= fb
             shown_y.append(y)
             measured_y.append(y[meas])
@@ -149,7 +175,9 @@ def throughput_over_time(iterations: pd.DataFrame, runs: pd.DataFrame, x: str = 
             name = repeat_name(r, i)
             ax.plot(xs, y, color=color, lw=0.7, alpha=0.35, gid="other")
             if meas.any():
-                ax.plot(xs, np.where(meas, y, np.nan), color=color, lw=1.5, label=name, gid="measured")
+                sparse = meas.sum() <= 20  # a per-epoch rule measures a few records: points, not a broken line
+                ax.plot(xs, np.where(meas, y, np.nan), color=color, lw=1.5, label=name, gid="measured",
+                        marker="o" if sparse else None, ms=4)
             if warm.any():
                 any_warmup = True
                 ax.plot(xs, np.where(warm, y, np.nan), color=WARMUP_LINE, lw=1.0, marker=".", ms=3, gid="warmup")
@@ -177,7 +205,9 @@ def throughput_over_time(iterations: pd.DataFrame, runs: pd.DataFrame, x: str = 
         if fell_back:
             ax.set_xlabel("record number (no " + ("iteration" if x == "iteration" else "timestamp") + " logged)")
         if len(picked[config]) > 1 and len(picked[config]) <= 6:
-            ax.legend(title="repeat", fontsize="x-small", title_fontsize="x-small", loc="lower right", ncols=2)
+            # beside the facet, never over its curves
+            ax.legend(title="repeat", fontsize="x-small", title_fontsize="x-small", loc="upper left",
+                      bbox_to_anchor=(1.0, 1.0), borderaxespad=0.2)
 
     for col in range(ncols):  # the x label under the lowest facet of each column
         column = [ax for ax in axes[col:n:ncols]]

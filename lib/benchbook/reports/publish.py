@@ -117,7 +117,8 @@ def for_study(path: str | Path, runs_dir: str | Path = "runs", launch: bool = Fa
                   [str(Path(path).resolve()), str(folder)])
 
 
-def for_logs(log_dir: str | Path, model: str, name: str | None = None, reference: str | None = None) -> Target:
+def for_logs(log_dir: str | Path, model: str, name: str | None = None, reference: str | None = None,
+             rule: str | None = None) -> Target:
     notebook = models.get(model).notebook  # UnknownNameError lists the known models
     folder = Path(log_dir).resolve()
     if not folder.exists():
@@ -126,7 +127,8 @@ def for_logs(log_dir: str | Path, model: str, name: str | None = None, reference
         from . import references
         references.load(reference)
     return Target(name or folder.name, NOTEBOOKS / f"{notebook}.ipynb",
-                  {"study": None, "log_dir": str(folder), "launch": False, "reference": reference},
+                  {"study": None, "log_dir": str(folder), "launch": False, "reference": reference}
+                  | ({"rule": rule} if rule else {}),
                   [str(folder)], default_name=name is None)
 
 
@@ -185,7 +187,14 @@ def _execute(target: Target, out: Path, stamp: str) -> dict:
         return _execute_quietly(target, out, executed)
 
 
+# jsonschema imports rfc3987-syntax when installed (0.9 s: it builds a grammar) for an "iri" format check
+# nbformat's schema never asks for; None in sys.modules makes that import fail, and jsonschema goes without.
+_UNNEEDED = ("rfc3987_syntax",)
+
+
 def _execute_quietly(target: Target, out: Path, executed: Path) -> dict:
+    for name in _UNNEEDED:
+        sys.modules.setdefault(name, None)
     import papermill
 
     summary = out / "summary.json"
@@ -195,8 +204,9 @@ def _execute_quietly(target: Target, out: Path, executed: Path) -> dict:
         params["interactive"] = False
     for attempt in range(1, KERNEL_STARTS + 1):
         try:
-            papermill.execute_notebook(str(target.notebook), str(executed), parameters=params, kernel_name="python3",
-                                       progress_bar=False, cwd=str(ROOT))
+            papermill.execute_notebook(  # saved once at the end (and on an error), not after every cell
+                str(target.notebook), str(executed), parameters=params, kernel_name="python3", progress_bar=False,
+                cwd=str(ROOT), request_save_on_cell_execute=False)
             status, error = "ok", None
         except papermill.PapermillExecutionError as exc:
             status, error = "failed", f"{exc.ename}: {exc.evalue}"
@@ -216,10 +226,14 @@ def _convert(executed: Path, out: Path) -> None:
     from nbconvert import HTMLExporter
 
     nb = nbformat.read(executed, as_version=4)
+    try:  # the browser's title: the report's own (its summary), not nbconvert's "Notebook"
+        title = str(records.read_json(out / "summary.json").get("title") or out.name)
+    except (OSError, records.RecordError):
+        title = out.name
     for name, hide in (("report.html", True), ("code.html", False)):
         exporter = HTMLExporter(template_name="lab", exclude_input=hide, exclude_input_prompt=hide,
                                 exclude_output_prompt=hide, embed_images=True)
-        body, _ = exporter.from_notebook_node(nb)
+        body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": title}})
         write_text(out / name, _offline(body))
 
 
@@ -235,22 +249,27 @@ def _offline(body: str) -> str:
 
 
 def _work(args) -> dict:
-    target, out, stamp = args
-    return _execute(target, Path(out), stamp)
+    return _execute(args[0], Path(args[1]), args[2])
 
 
 def _local(todo: list[tuple[Target, str]], reports: Path, stamp: str, jobs: int, slurm: dict):
-    """(target, digest, result) as each notebook finishes, in a pool of fresh interpreters here."""
+    """(target, digest, result) as each notebook finishes, in a pool of fresh interpreters here (one report
+    alone in this process: a pool would start an interpreter and import everything again)."""
+    if len(todo) == 1:
+        yield *todo[0], _guarded(lambda: _execute(todo[0][0], reports / todo[0][0].name, stamp))
+        return
     ctx = multiprocessing.get_context("spawn")  # a clean interpreter per notebook run
     with cf.ProcessPoolExecutor(max_workers=max(1, jobs), mp_context=ctx) as pool:
         futures = {pool.submit(_work, (t, str(reports / t.name), stamp)): (t, d) for t, d in todo}
         for fut in cf.as_completed(futures):
-            t, d = futures[fut]
-            try:
-                result = fut.result()
-            except Exception as exc:
-                result = {"status": "failed", "error": f"{type(exc).__name__}: {exc}", "executed": None}
-            yield t, d, result
+            yield *futures[fut], _guarded(fut.result)
+
+
+def _guarded(result) -> dict:  # result(), or the failed result that says why
+    try:
+        return result()
+    except Exception as exc:  # noqa: BLE001 -- this report's own error; the others go on
+        return {"status": "failed", "error": f"{type(exc).__name__}: {exc}", "executed": None}
 
 
 def _slurm(todo: list[tuple[Target, str]], reports: Path, stamp: str, jobs: int, slurm: dict):

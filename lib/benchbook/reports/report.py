@@ -12,6 +12,7 @@ import functools
 import os
 import platform
 import shutil
+import socket
 import subprocess
 import sys
 import time
@@ -61,6 +62,7 @@ class Report:
         self.target = target_accuracy if target_accuracy is not None else (
             self.study.target_accuracy if self.study else None)
         self._unexamined: dict[str, str] = {}  # path -> why it cannot be examined, shown under problems
+        self.page_title: str | None = None  # the page's heading (page.title), for the browser and the index
         self.reference  # noqa: B018 -- a bad reference name fails here, before anything is launched
 
     # --- where things are ------------------------------------------------------------------------------
@@ -84,7 +86,7 @@ class Report:
         return self.log_dir if self.log_dir else self.runs_dir / self.study.name
 
     def describe(self) -> pd.DataFrame:
-        rows = {"title": self.title, "mode": self.mode, "logs": str(self.source),
+        rows = {"title": self.page_title or self.title, "mode": self.mode, "logs": str(self.source),
                 "study file": str(self.study.path) if self.study else "-",
                 "model / runtime": f"{self.study.model} / {self.study.runtime}" if self.study else "-",
                 "reference": self.reference_name or "-", "published in": self._published_in(),
@@ -106,7 +108,12 @@ class Report:
 
     @functools.cached_property
     def capture(self) -> dict:
-        """The environment of this machine (and of the CPU framework's Python, when it exists)."""
+        """The environment of this machine (and of the CPU framework's Python, when it exists): a run
+        record's capture when one of the study's runs was captured on this machine (the runner captures
+        once per run; capturing again costs seconds of every report), else captured now."""
+        recorded = self._recorded_capture()
+        if recorded is not None:
+            return recorded
         python = None
         if self.study and self.study.runtime == "cpu":
             named = envs.named(self.study.framework, self.study.python)
@@ -120,6 +127,15 @@ class Report:
         except Exception as exc:  # the report goes on without it, saying why
             return {"host": {"hostname": platform.node(), "platform": platform.platform(),
                              "python": sys.version.split()[0]}, "capture_error": f"{type(exc).__name__}: {exc}"}
+
+    def _recorded_capture(self) -> dict | None:
+        if self.study is None or not self._exists(self.source):
+            return None
+        for rec in records.find(self.source).values():
+            env = rec.get("environment")
+            if isinstance(env, dict) and env.get("hostname") == socket.gethostname():
+                return env
+        return None
 
     def environment(self) -> pd.DataFrame:
         """The machine in one table: what `benchbook env` shows, flattened."""
@@ -334,8 +350,8 @@ class Report:
         from . import references
         first = next(iter(records.find(self.source).values()), None) if self._exists(self.source) else None
         if self.log_dir is not None and not first:
-            from . import views
-            return views.log_differences(self)
+            from .logged_setup import log_differences
+            return log_differences(self)
         lines = references.differences(self.reference, first if first else self.capture,
                                        first.get("config") if first else None)
         return pd.DataFrame({"difference": lines})
@@ -369,19 +385,32 @@ class Report:
         report's unit (images/s, samples/s)."""
         runs = self.analysis.runs
         best = self.stats.sort_values("median", ascending=False).head(1)
+        from .headline import words_for
         out = {
-            "title": self.title, "mode": self.mode, "source": str(self.source), "runs": int(len(runs)),
+            "title": self.page_title or self.title, "mode": self.mode, "source": str(self.source),
+            "runs": int(len(runs)),
             "complete": int((runs["status"] == "complete").sum()) if len(runs) else 0,
-            "configurations": int(len(self.stats)), "reference": self.reference_name, "verdict": self.verdict(),
+            "configurations": int(len(self.stats)), "reference": self.reference_name,
+            "verdict": words_for(self.log_dir, self.source)(self.verdict()),
             "problems": len(self.analysis.problems) + len(self.record_problems()),
         }
         if len(best):
-            from .headline import configuration_label
+            from .configs import describe
             b = best.iloc[0]
-            out["best"] = {"label": configuration_label(b["gpus"], b["processes"], b["precision"],
-                                                        int(b["batch_size"]), b["xla"]),
-                           "median": float(b["median"]), "unit": self.unit, "runs": int(b["runs"])}
+            out["best"] = {"label": describe(b["gpus"], b["processes"], b["precision"], b["batch_size"], b["xla"]),
+                           "median": float(b["median"]), "median_text": self._shown(b), "unit": self.unit,
+                           "runs": int(b["runs"])}
         return out
+
+    def _shown(self, stats_row) -> str:
+        """A configuration's median as the grid shows it: to the digits of its published number."""
+        from . import display, grid
+        for cells in (g.cells for g in grid.grids(self.stats, self.reproduction() if self.reference else None,
+                                                  self.reference)):
+            for _, c in cells.iterrows():
+                if c["measured"] == float(stats_row["median"]):
+                    return display.fixed(c["measured"], c["decimals"])
+        return display.fixed(stats_row["median"])
 
     def save_summary(self, path: str | Path | None) -> dict:
         """Write the headline as JSON for `benchbook publish`'s index (no-op without a path)."""

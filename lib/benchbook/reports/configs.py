@@ -1,0 +1,126 @@
+"""One name and one order for a configuration, everywhere on a report's page.
+
+A configuration is where it ran (GPUs, or the CPU and its processes), its precision, its per-GPU batch
+and the flags that tell tables apart (XLA, DALI, synthetic data). The grid, the tables, the plots and
+the index page name and order configurations through these functions only: `precision_order` orders
+precisions, `column_label` names a precision x batch column, `place_label` a row, `describe` a whole
+configuration in words, and `order` puts them in the reference's order (the order its rows list
+them), the others after in `precision_order`, then batch.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from . import display
+
+PRECISION_NAMES = {"fp32": "FP32", "tf32": "TF32", "bf16": "BF16", "fp16": "FP16", "amp": "AMP"}
+_PRECISIONS = list(PRECISION_NAMES)
+# What a label adds for a flag that tells columns apart (unknown is said so, never counted as "off").
+FLAG_WORDS = {
+    "xla": {True: "XLA", False: "no XLA", None: "XLA unknown"},
+    "dali": {True: "DALI", False: "no DALI", None: "DALI unknown"},
+    "synthetic": {True: "synthetic data", False: "real data", None: "data unknown"},
+}
+
+
+def precision_order(precision) -> int:
+    """FP32 first, then TF32, BF16, FP16, AMP; an unknown precision last."""
+    text = str(precision).lower()
+    return _PRECISIONS.index(text) if text in _PRECISIONS else len(_PRECISIONS)
+
+
+def precision_name(precision) -> str:
+    return PRECISION_NAMES.get(str(precision).lower(), str(precision))
+
+
+def as_int(value) -> int | None:
+    """A count (GPUs, processes, batch) as an int; None when missing or not a number."""
+    try:
+        return None if display.missing(value) else int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def flag(value) -> bool | None:
+    """A flag column's value: True, False, or None when unknown (NA, "?", text that is no boolean)."""
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    return True if text == "true" else False if text == "false" else None
+
+
+def column_label(precision, batch, flags: dict | None = None) -> str:
+    """A precision x batch column: "AMP bs256", with the flags that tell columns apart: "AMP bs224 XLA"."""
+    words = [f"{precision_name(precision)} bs{as_int(batch)}"]
+    words += [FLAG_WORDS[name][flag(value)] for name, value in (flags or {}).items()]
+    return " ".join(words)
+
+
+def place(gpus, processes=None) -> tuple[int, int]:
+    """Where a configuration ran, as a row key: (GPUs, 0), or (0, processes) on the CPU."""
+    count = as_int(gpus)
+    if count is None:
+        return (-1, 0)
+    if count:
+        return (count, 0)
+    return (0, as_int(processes) or 1)
+
+
+def place_label(key: tuple[int, int]) -> str:
+    """A row of the grid: "8" (GPUs), "CPU", "CPU, 2 processes", "?" (GPUs unknown)."""
+    gpus, processes = key
+    if gpus < 0:
+        return "?"
+    if gpus == 0:
+        return "CPU" if processes == 1 else f"CPU, {processes} processes"
+    return str(gpus)
+
+
+def describe(gpus, processes, precision, batch, xla=None) -> str:
+    """A configuration in words, for a line of text or the index page: "8 GPUs, AMP, batch 256, XLA",
+    "1 GPU, FP32, batch 64", "CPU, 2 processes, FP32, batch 8" (processes only on the CPU, where they vary)."""
+    count = as_int(gpus)
+    if count == 0:
+        many = as_int(processes)
+        where = "CPU" + (f", {many} processes" if many and many > 1 else "")
+    else:
+        where = f"{display.text(gpus)} GPU" + "s" * (count != 1)
+    words = [where, precision_name(precision), f"batch {as_int(batch)}"]
+    return ", ".join(words + (["XLA"] if flag(xla) is True else []))
+
+
+def join_counts(values) -> str:
+    """1 -> "1"; [1, 8] -> "1 and 8"; [1, 4, 8] -> "1, 4 and 8"."""
+    values = [str(v) for v in values]
+    return values[0] if len(values) == 1 else ", ".join(values[:-1]) + " and " + values[-1]
+
+
+def default_key(precision, batch, xla=None) -> tuple:
+    return (precision_order(precision), as_int(batch) or 0, {True: 0, False: 1, None: 2}[flag(xla)])
+
+
+def order(keys, reference=None) -> list:
+    """Column keys (precision, batch, ...) in the reference's order: the order its rows first list each
+    precision x batch; keys it does not list come after, by precision then batch."""
+    listed = {}
+    for row in (reference.rows if reference is not None else []):
+        listed.setdefault((row.precision, row.batch_size), len(listed))
+    return sorted(keys, key=lambda k: (listed.get((k[0], as_int(k[1])), len(listed)), default_key(*k[:2])))
+
+
+def sort_frame(frame: pd.DataFrame, reference=None) -> pd.DataFrame:
+    """Rows of a per-configuration frame (precision, batch_size, gpus...) in the page's one order: the
+    reference's columns, then GPUs."""
+    if frame.empty:
+        return frame
+    keys = list(zip(frame["precision"], frame["batch_size"], strict=True))
+    rank = {k: i for i, k in enumerate(order(dict.fromkeys(keys), reference))}
+    gpus = frame["gpus"] if "gpus" in frame else pd.Series(0, index=frame.index)
+    processes = frame["processes"] if "processes" in frame else pd.Series(None, index=frame.index)
+    sort = pd.DataFrame({"column": [rank[k] for k in keys],
+                         "xla": [default_key(p, b, x)[2] for p, b, x in
+                                 zip(frame["precision"], frame["batch_size"],
+                                     frame["xla"] if "xla" in frame else [None] * len(frame), strict=True)],
+                         "place": [place(g, p) for g, p in zip(gpus, processes, strict=True)]}, index=frame.index)
+    return frame.loc[sort.sort_values(["column", "xla", "place"], kind="stable").index]

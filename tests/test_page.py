@@ -1,0 +1,106 @@
+"""What a report page shows depends on its mode, model and reference: the title, links, paragraphs and
+sections that apply (page.py), the set-up the logs state (logged_setup.py), one name and order for a
+configuration (configs.py), and one way to write each number."""
+
+from pathlib import Path
+
+import pandas as pd
+
+from benchbook.reports import configs, display, logged_setup, page, views
+from benchbook.reports.report import Report
+
+FIXTURES = Path(__file__).parent / "fixtures"
+TF1 = FIXTURES / "ngc_tf1"
+
+
+def test_the_title_says_time_to_train_only_where_a_run_evaluates(tmp_path):
+    throughput = tmp_path / "throughput"
+    throughput.mkdir()
+    (throughput / "tf_gpu1_amp_bs256.log").write_text((TF1 / "tf_gpu1_amp_bs256.log").read_text())
+    plain = page.title(Report(log_dir=throughput), "ResNet-50 v1.5 on TensorFlow 1").plain
+    assert plain == "ResNet-50 v1.5 on TensorFlow 1: training throughput, throughput (analysis-only)"
+    evaluating = Report(log_dir=TF1)
+    assert "and time to train" in page.title(evaluating, "ResNet-50").plain
+    assert evaluating.headline()["title"] == evaluating.page_title  # the index and the browser show it
+
+
+def test_navigation_links_the_index_each_log_relatively_and_the_rule_source(tmp_path):
+    report = Report(log_dir=TF1)
+    summary = tmp_path / "reports" / "tf1" / "summary.json"
+    summary.parent.mkdir(parents=True)
+    nav = page.navigation(report, str(summary))
+    assert 'href="../index.html"' in nav.markup and 'href="code.html"' in nav.markup
+    assert "tf_gpu1_amp_bs256.log</a>" in nav.markup and "/work/" not in nav.plain
+    links = [a.split('"')[1] for a in nav.markup.split("href=")[1:]]
+    assert all(not link.startswith("/") for link in links)  # relative, never an absolute path
+    log = next(link for link in links if link.endswith("tf_gpu1_amp_bs256.log"))
+    assert (summary.parent / log).resolve() == (TF1 / "tf_gpu1_amp_bs256.log").resolve()
+    assert any(link.startswith("https://github.com/NVIDIA/DeepLearningExamples/blob/") for link in links)
+    assert page.navigation(report, None) is None  # in JupyterLab: no published page to link from
+
+
+def test_dlperf_and_cpu_paragraphs_only_where_they_apply():
+    texts = {"rule": "NVIDIA's rule text.", "dlperf": "DLPerf text.", "cpu": "CPU workload text."}
+    mine = page.about(Report(log_dir=TF1, reference="ngc_tf1_resnet50"), **texts).plain
+    assert "NVIDIA's rule text." in mine and "DLPerf text." not in mine and "CPU workload text." not in mine
+    assert "launch" not in mine  # analysis-only: nothing was launched
+    dlperf = page.about(Report(log_dir=TF1, reference="dlperf_tf1_resnet50"), **texts).plain
+    assert "DLPerf text." in dlperf
+
+
+def test_a_section_with_nothing_to_show_is_left_out_heading_and_all():
+    assert page.section("Repeats", "intro", None) is None
+    assert page.section("Loss", "intro", display.note("x"), when=False) is None
+    shown = page.section("Loss", "intro", display.note("x"), level=3)
+    assert shown.markup.startswith('<h3 id="loss">Loss</h3><p>intro</p>')
+
+
+def test_the_set_up_line_holds_what_every_run_logged_alike():
+    runs = pd.DataFrame({"meta": [{"params": {"mode": "training_benchmark", "use_xla": "True", "batch_size": "128",
+                                              "num_iter": "500"}},
+                                  {"params": {"mode": "training_benchmark", "use_xla": "True", "batch_size": "256",
+                                              "num_iter": "500"}}]})
+    assert logged_setup.settings(runs) == [("mode", "training_benchmark"), ("iterations", "500"), ("XLA", "on")]
+    command = pd.DataFrame({"meta": [{"command": "horovodrun -np 8 python main.py --total_steps 200 --xla "
+                                                 "--data /data/x --amp"}]})
+    assert logged_setup.settings(command) == [("--total_steps", "200"), ("--xla", "on"), ("--amp", "on")]
+
+
+def test_log_times_without_a_zone_are_never_called_utc():
+    report = Report(log_dir=TF1)
+    started = dict(zip(views.logs_description(report)[""], views.logs_description(report)["in the logs"],
+                       strict=True))["first run started"]
+    assert "UTC" not in started and "the log's clock" in started
+    assert display.logged_time(1607603387.9) == "2020-12-10 12:29:47 (the log's clock, no time zone)"
+
+
+def test_one_order_of_configurations_the_references():
+    class Ref:
+        rows = [type("R", (), {"precision": p, "batch_size": b})() for p, b in
+                (("fp32", 128), ("fp32", 256), ("amp", 128), ("amp", 256))]
+    keys = [("amp", 256), ("amp", 128), ("fp32", 256), ("fp32", 128), ("tf32", 64)]
+    assert configs.order(keys, Ref()) == [("fp32", 128), ("fp32", 256), ("amp", 128), ("amp", 256), ("tf32", 64)]
+    assert configs.order(keys) == [("fp32", 128), ("fp32", 256), ("tf32", 64), ("amp", 128), ("amp", 256)]
+    frame = pd.DataFrame({"precision": ["amp", "fp32", "fp32"], "batch_size": [256, 128, 128], "gpus": [1, 8, 1]})
+    assert configs.sort_frame(frame, Ref()).index.tolist() == [2, 1, 0]
+
+
+def test_the_runs_table_writes_a_throughput_to_the_grids_digits(tmp_path, monkeypatch):
+    # A reference printing the 1-GPU AMP bs256 number with one decimal: the runs table shows the run's
+    # throughputs with one decimal too, as the grid does (one number, one way).
+    refs = tmp_path / "refs"
+    refs.mkdir()
+    (refs / "one.yaml").write_text(
+        "schema_version: 1\ntitle: t\nmodel: resnet50_tf\nstatistic: one run\nsource: {title: s}\n"
+        "hardware: {gpu: V100-SXM2-16GB, gpus_per_node: 8}\nsoftware: {framework: tensorflow}\n"
+        "rows:\n  - {gpus: 1, batch_size: 256, precision: amp, throughput: 1000.5}\n")
+    monkeypatch.setenv("BENCHBOOK_REFERENCES", str(refs))
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "tf_gpu1_amp_bs256.log").write_text((TF1 / "tf_gpu1_amp_bs256.log").read_text())
+    report = Report(log_dir=logs, reference="one")
+    lines = views.runs(report).plain.splitlines()
+    row = dict(zip(lines[0].split(" | "), lines[1].split(" | "), strict=True))
+    recomputed = row["recomputed images/s"]
+    assert len(recomputed.partition(".")[2]) == 1, row
+    assert f"| {recomputed} |" in views.opening(report).plain

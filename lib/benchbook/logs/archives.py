@@ -31,9 +31,14 @@ SEP = "!"
 _COMPRESSED = {".gz": gzip.open, ".tgz": gzip.open, ".xz": lzma.open, ".txz": lzma.open, ".bz2": bz2.open,
                ".tbz2": bz2.open}
 _TARS = (".tar", ".tar.gz", ".tgz", ".tar.xz", ".txz", ".tar.bz2", ".tbz2")
+PIECE = 64 << 10  # read from a decompressor at a time
 RATIO_FROM = 1 << 20  # the ratio is checked once this much is inflated: a small file's says nothing
 # What reading a damaged archive raises, from the standard library's modules.
 _DAMAGED = (OSError, EOFError, zlib.error, lzma.LZMAError, tarfile.TarError, zipfile.BadZipFile, ValueError)
+
+
+class _Refused(LogError):
+    """A cap passed: what the member held is not read (a damaged member's lines before the fault are)."""
 
 
 def kind(name: str) -> str | None:
@@ -193,13 +198,16 @@ def _stem(name: str) -> str:
 
 
 class _Meter(io.RawIOBase):
-    """A stream counting the bytes read through it; past `limits`, refusing to read on (naming
-    `member`): more than max_bytes since `start`, or max_ratio times the bytes `behind` counted."""
+    """A stream counting the bytes read through it, refusing to read on (naming `member`) past
+    `limits`: more than max_bytes since `start` (unless `sized`: a tar's members have exact sizes,
+    checked from their headers), or more than max_ratio times the bytes counted `behind`."""
 
-    def __init__(self, stream, where: str, limits: Limits | None = None, behind: _Meter | None = None):
-        self.stream, self.where, self.limits, self.behind = stream, where, limits, behind
+    def __init__(self, stream, where: str, limits: Limits | None = None, behind: _Meter | None = None,
+                 sized: bool = False):
+        self.stream, self.where, self.limits, self.behind, self.sized = stream, where, limits, behind, sized
         self.count = self.start = 0
         self.member = ""
+        self.fault: LogError | None = None
 
     def readable(self) -> bool:
         return True
@@ -214,10 +222,15 @@ class _Meter(io.RawIOBase):
         return self.stream.tell()
 
     def readinto(self, buffer) -> int:
-        try:
-            data = self.stream.read(len(buffer))
-        except _DAMAGED as exc:
-            raise LogError(self._named(), f"the archive is damaged ({type(exc).__name__}: {exc})") from None
+        if self.fault:
+            raise self.fault
+        try:  # in pieces: a tar's member read past a cut loses the whole read
+            data = self.stream.read(min(len(buffer), PIECE))
+        except _DAMAGED as exc:  # an end first (what a buffered read got stays its), the fault at the next read
+            self.fault = LogError(self._named(), f"the archive is damaged ({type(exc).__name__}: {exc})")
+            if not self.count:
+                raise self.fault from None
+            return 0
         buffer[: len(data)] = data
         self.count += len(data)
         if self.limits:
@@ -226,11 +239,11 @@ class _Meter(io.RawIOBase):
 
     def check(self) -> None:
         limits = self.limits
-        if self.count - self.start > limits.max_bytes:
-            raise LogError(self._named(), f"inflates past {limits.max_bytes} bytes, the cap "
+        if not self.sized and self.count - self.start > limits.max_bytes:
+            raise _Refused(self._named(), f"inflates past {limits.max_bytes} bytes, the cap "
                                           "(BENCHBOOK_ARCHIVE_MAX_BYTES): refused")
         if self.behind is not None and self.count > RATIO_FROM and self.count > limits.max_ratio * self.behind.count:
-            raise LogError(self._named(), f"inflates more than {limits.max_ratio:g} times its compressed size "
+            raise _Refused(self._named(), f"inflates more than {limits.max_ratio:g} times its compressed size "
                                           "(BENCHBOOK_ARCHIVE_MAX_RATIO): refused as a bomb")
 
     def _named(self) -> str:
@@ -242,7 +255,7 @@ def _tar(source, label: str, name: str, limits: Limits, stack: contextlib.ExitSt
     raw = _Meter(source, label)
     compressed = _COMPRESSED.get(os.path.splitext(name.lower())[1])
     inflated = stack.enter_context(compressed(raw, "rb")) if compressed else raw
-    meter = _Meter(inflated, label, limits, raw if compressed else None)
+    meter = _Meter(inflated, label, limits, raw if compressed else None, sized=True)
     return stack.enter_context(tarfile.open(fileobj=meter, mode="r|")), meter
 
 
@@ -271,10 +284,13 @@ def _list(found: Listing, source, limits: Limits, depth: int) -> None:
                 _list_tar(found, tar, meter, limits)
             else:  # one compressed file: its size is known once read (the reading enforces the caps)
                 found.files[_stem(PurePosixPath(name).name)] = None
-    except LogError as exc:
-        found.problems.append(Problem(exc.path, exc.reason))
+    except _Refused as exc:
+        found.problems.append(Problem(exc.path, exc.reason + (f"; the {len(found.files)} members before are read"
+                                                              if found.files else "")))
+    except LogError as exc:  # damaged in a member: what comes before the fault is read
+        found.problems.append(Problem(exc.path, f"{exc.reason}: what comes before the fault is read"))
     except _DAMAGED as exc:
-        done = f" after {len(found.files)} members, which are read" if found.files else ""
+        done = f" after {len(found.files)} members (what comes before the fault is read)" if found.files else ""
         found.refuse("", f"the archive is damaged or cut short{done} ({type(exc).__name__}: {exc})")
     for member in [m for m in found.files if kind(m)]:
         del found.files[member]
@@ -315,6 +331,14 @@ def _list_zip(found: Listing, zf: zipfile.ZipFile, limits: Limits) -> None:
 
 
 def _list_tar(found: Listing, tar: tarfile.TarFile, meter: _Meter, limits: Limits) -> None:
+    try:
+        _list_tar_members(found, tar, meter, limits)
+    except _Refused:  # a cap passed while stepping over a member: it is not read
+        found.files.pop(_clean(meter.member), None)
+        raise
+
+
+def _list_tar_members(found: Listing, tar: tarfile.TarFile, meter: _Meter, limits: Limits) -> None:
     for info in tar:
         meter.member, meter.start = info.name, meter.count
         if info.isdir():

@@ -15,6 +15,7 @@ from . import archives
 from .archives import ArchivePath, Problem
 
 _NOT_LOGS = (".run.json", ".json", ".yaml", ".yml", ".ipynb", ".html", ".sbatch")  # .sbatch: Slurm job scripts
+_LEGAL = ("NOTICE", "LICENSE")  # beside published logs (examples/published/)
 
 
 def log_files(paths: Iterable[str | os.PathLike]) -> tuple[list[Path | ArchivePath], list[Problem]]:
@@ -22,7 +23,8 @@ def log_files(paths: Iterable[str | os.PathLike]) -> tuple[list[Path | ArchivePa
     exist or cannot be read (a folder `os.walk` cannot list, a path whose stat is refused).
 
     In folders, hidden files and folders, earlier attempts of a run (`attempts/`, kept by the
-    runner) and files that are not logs (records, studies, notebooks, reports) are passed over;
+    runner) and files that are not logs (records, studies, notebooks, reports, a NOTICE or LICENSE)
+    are passed over;
     a file named explicitly is always analyzed. An archive, named or found, stands for its members
     (sorted, passed over by the same rules as a folder's files).
     """
@@ -49,7 +51,8 @@ def log_files(paths: Iterable[str | os.PathLike]) -> tuple[list[Path | ArchivePa
             found = []
             for root, folders, names in os.walk(p, onerror=unlisted):
                 folders[:] = [f for f in folders if not f.startswith(".") and f != "attempts"]
-                found += [Path(root, n) for n in names if not n.startswith(".") and not n.endswith(_NOT_LOGS)]
+                found += [Path(root, n) for n in names if not n.startswith(".") and not n.endswith(_NOT_LOGS)
+                          and n not in _LEGAL]
             files.extend(sorted(q for q in found if _is_file(q, problems)))
         elif what == "file":
             files.append(p)
@@ -73,7 +76,7 @@ def _members(path: Path, problems: list[Problem]) -> list[Path | ArchivePath]:
 def _is_log(member: str) -> bool:
     """Whether a member would be analyzed were the archive a folder."""
     *folders, name = member.split("/")
-    return not (name.startswith(".") or name.endswith(_NOT_LOGS)
+    return not (name.startswith(".") or name.endswith(_NOT_LOGS) or name in _LEGAL
                 or any(f.startswith(".") or f == "attempts" for f in folders))
 
 

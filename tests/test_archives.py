@@ -243,3 +243,14 @@ def test_mlperf_score_reads_a_result_folder_in_an_archive(tmp_path):
     assert packed.folder == f"{path}!training_results_v0.7/Acme/results/box8/resnet"
     assert (packed.score_minutes, packed.valid, packed.accelerators, packed.round) == \
         (plain.score_minutes, plain.valid, plain.accelerators, plain.round)
+
+
+def test_a_compressed_tar_read_in_archive_order_is_streamed_once(tmp_path, monkeypatch, log_bytes):
+    _tar(tmp_path / "logs.tar.gz", {f"run{i}_gpu1_bs256.log": log_bytes for i in range(6)}, "w:gz")
+    opened = []
+    monkeypatch.setitem(archives._COMPRESSED, ".gz", lambda raw, mode: opened.append(1) or gzip.open(raw, mode))
+    result = analyze([tmp_path / "logs.tar.gz"])
+    assert list(result.runs["source"]) == [f"{tmp_path / 'logs.tar.gz'}!run{i}_gpu1_bs256.log" for i in range(6)]
+    assert len(opened) == 2  # the listing, then every member in turn
+    archives.ArchivePath(archives.listing(tmp_path / "logs.tar.gz"), "run3_gpu1_bs256.log").read_text()
+    assert len(opened) == 4  # another listing: its own stream

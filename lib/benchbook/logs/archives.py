@@ -360,14 +360,19 @@ def _list_tar_members(found: Listing, tar: tarfile.TarFile, meter: _Meter, limit
 
 
 def _open_member(found: Listing, member: str, limits: Limits) -> io.BufferedReader:
-    """A stream of one member's bytes, reading the archive from its start; its caps enforced."""
+    """A stream of one member's bytes, its caps enforced: from the archive's start, or, in a tar whose
+    member before it was read last, from there (members read in archive order stream it once)."""
     stack = contextlib.ExitStack()
     try:
-        source = (_open_member(found.outer, found.name, limits) if found.outer
-                  else open(found.path, "rb"))
-        stack.enter_context(source)
         name = found.path.name if found.outer is None else found.name
         how = kind(name)
+        resumed = _resume(found, member) if how == "tar" else None
+        if resumed:
+            tar, meter, stack = resumed
+        else:
+            source = stack.enter_context(_open_member(found.outer, found.name, limits) if found.outer
+                                         else open(found.path, "rb"))
+        park = None
         if how == "zip":
             zf = stack.enter_context(zipfile.ZipFile(source))
             info = next((i for i in zf.infolist() if _clean(i.filename) == member and not i.is_dir()), None)
@@ -376,7 +381,8 @@ def _open_member(found: Listing, member: str, limits: Limits) -> io.BufferedRead
             data = stack.enter_context(zf.open(info))
             stream = _Meter(data, found.label, limits)
         elif how == "tar":
-            tar, meter = _tar(source, found.label, name, limits, stack)
+            if not resumed:
+                tar, meter = _tar(source, found.label, name, limits, stack)
             for info in tar:
                 meter.member = info.name
                 meter.start = meter.count
@@ -385,14 +391,14 @@ def _open_member(found: Listing, member: str, limits: Limits) -> io.BufferedRead
                     break
             else:
                 raise LogError(f"{found.label}{SEP}{member}", "no longer in the archive")
-            stream = _Meter(data, found.label)
+            stream, park = _Meter(data, found.label), (found, member, tar, meter)
         else:
             raw = _Meter(source, found.label)
             inflated = stack.enter_context(_COMPRESSED[os.path.splitext(name.lower())[1]](raw, "rb"))
             stream = _Meter(inflated, found.label, limits, raw)
         stream.member = member
-        reader = _Closing(stream, stack)
-        stack = contextlib.ExitStack()  # handed over to the reader, which closes it
+        reader = _Closing(stream, stack, park)
+        stack = contextlib.ExitStack()  # handed over to the reader, which closes (or parks) it
         return reader
     except LogError:
         raise
@@ -403,16 +409,36 @@ def _open_member(found: Listing, member: str, limits: Limits) -> io.BufferedRead
         stack.close()
 
 
-class _Closing(io.BufferedReader):
-    """A member's buffered stream that closes the archive behind it when closed."""
+_parked: list[tuple] = []  # the tar whose member was read last, left open: (listing, member, tar, meter, stack)
 
-    def __init__(self, raw: _Meter, stack: contextlib.ExitStack):
+
+def _resume(found: Listing, member: str) -> tuple | None:
+    """The parked tar of `found` when `member` comes after the member read last; else None, the parked
+    tar closed."""
+    if not _parked:
+        return None
+    listing, last, tar, meter, stack = _parked.pop()
+    order = list(found.files)
+    if listing is found and last in found.files and member in found.files and order.index(member) > order.index(last):
+        return tar, meter, stack
+    stack.close()
+    return None
+
+
+class _Closing(io.BufferedReader):
+    """A member's buffered stream that closes the archive behind it when closed, or parks a tar's
+    (`park`: listing, member, tar, meter) for a later member to go on from."""
+
+    def __init__(self, raw: _Meter, stack: contextlib.ExitStack, park: tuple | None = None):
         super().__init__(raw, buffer_size=1 << 20)
-        self._stack = stack
+        self._stack, self._park = stack, park
 
     def close(self) -> None:
         try:
             with contextlib.suppress(*_DAMAGED):
                 super().close()
         finally:
-            self._stack.close()
+            if self._park and not self.raw.fault and not _parked:
+                _parked.append((*self._park, self._stack))
+            else:
+                self._stack.close()

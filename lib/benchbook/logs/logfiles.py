@@ -26,7 +26,7 @@ def log_files(paths: Iterable[str | os.PathLike]) -> tuple[list[Path | ArchivePa
     runner) and files that are not logs (records, studies, notebooks, reports, a NOTICE or LICENSE)
     are passed over;
     a file named explicitly is always analyzed. An archive, named or found, stands for its members
-    (sorted, passed over by the same rules as a folder's files).
+    (in archive order, passed over by the same rules as a folder's files).
     """
     files: list[Path | ArchivePath] = []
     problems: list[Problem] = []
@@ -62,7 +62,8 @@ def log_files(paths: Iterable[str | os.PathLike]) -> tuple[list[Path | ArchivePa
 
 
 def _members(path: Path, problems: list[Problem]) -> list[Path | ArchivePath]:
-    """The log members of an archive (and of those in it), in name order; a file that is none, itself."""
+    """The log members of an archive (and of those in it), in archive order (a compressed tar is
+    streamed once so); a file that is no archive, itself."""
     if not archives.kind(path.name):
         return [path]
     listing = archives.listing(path)
@@ -70,7 +71,7 @@ def _members(path: Path, problems: list[Problem]) -> list[Path | ArchivePath]:
     found = []
     for each in (listing, *listing.nested.values()):
         found += [ArchivePath(each, name) for name in each.files if _is_log(name)]
-    return sorted(found)
+    return found
 
 
 def _is_log(member: str) -> bool:

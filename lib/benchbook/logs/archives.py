@@ -433,6 +433,11 @@ class _Closing(io.BufferedReader):
         super().__init__(raw, buffer_size=1 << 20)
         self._stack, self._park = stack, park
 
+    @property
+    def fault(self) -> LogError | None:
+        """Why the member ended early (its archive damaged or cut), once its last bytes were read."""
+        return self.raw.fault
+
     def close(self) -> None:
         try:
             with contextlib.suppress(*_DAMAGED):

@@ -122,7 +122,10 @@ def _read(f, n: int, stats: ReadStats) -> bytes:
     """Up to `n` bytes of an archive member; none once its archive fails after its first bytes, the
     fault noted (before them, LogError)."""
     try:
-        return f.read(n)
+        data = f.read(n)
+        if data or not f.fault:
+            return data
+        raise f.fault  # the member's end came from a fault
     except LogError as exc:
         if not stats.bytes:
             raise

@@ -174,9 +174,10 @@ def test_the_caps_are_overridable_and_checked(tmp_path, monkeypatch, log_bytes):
     monkeypatch.setenv("BENCHBOOK_ARCHIVE_MAX_BYTES", str(len(log_bytes)))
     _zip(tmp_path / "ok.zip", {"a.log": log_bytes})
     assert not analyze([tmp_path / "ok.zip"]).problems
-    monkeypatch.setenv("BENCHBOOK_ARCHIVE_MAX_RATIO", "lots")
-    with pytest.raises(BenchbookError, match="BENCHBOOK_ARCHIVE_MAX_RATIO='lots': expected a positive number"):
-        archives.Limits.from_env()
+    for value in ("lots", "nan", "-3", "inf"):
+        monkeypatch.setenv("BENCHBOOK_ARCHIVE_MAX_RATIO", value)
+        with pytest.raises(BenchbookError, match=f"BENCHBOOK_ARCHIVE_MAX_RATIO='{value}': expected a positive number"):
+            archives.Limits.from_env()
 
 
 @pytest.mark.parametrize("name", ["many.zip", "many.tar.gz"])

@@ -3,7 +3,8 @@
 
 An archive is listed once (`listing`); each member is an `ArchivePath`, a small read-only stand-in for
 a `Path` whose name reads `archive.zip!folder/log.txt` (`outer.zip!inner.tar.gz!log.txt` one level
-down). Opening a member streams the archive again up to it. Archives are hostile input: a member
+down). Opening a member streams the archive up to it (members read in archive order: the archive
+once). Archives are hostile input: a member
 that inflates past `Limits.max_bytes` or past `max_ratio` times the compressed bytes behind it, more
 than `max_members` members, an archive inside an archive inside an archive, and links, devices and
 sparse files in a tar are refused with a `Problem` naming the archive and member; a corrupt or
@@ -17,6 +18,7 @@ import contextlib
 import gzip
 import io
 import lzma
+import math
 import os
 import tarfile
 import zipfile
@@ -72,7 +74,7 @@ class Limits:
                 values[name] = kind_(raw)
             except ValueError:
                 values[name] = 0
-            if values[name] <= 0:
+            if not 0 < values[name] < math.inf:
                 raise BenchbookError(f"{var}={raw!r}: expected a positive {'whole ' if kind_ is int else ''}number")
         return cls(**values)
 
@@ -115,7 +117,7 @@ class ArchivePath:
         return f"ArchivePath({str(self)!r})"
 
     def __eq__(self, other) -> bool:
-        return isinstance(other, ArchivePath) and (self.listing, self.inner) == (other.listing, other.inner)
+        return isinstance(other, ArchivePath) and self.listing is other.listing and self.inner == other.inner
 
     def __hash__(self) -> int:
         return hash((id(self.listing), self.inner))
@@ -277,8 +279,9 @@ def _list(found: Listing, source, limits: Limits, depth: int) -> None:
     how = kind(name)
     try:
         with contextlib.ExitStack() as stack:
-            if how == "zip":
-                _list_zip(found, stack.enter_context(zipfile.ZipFile(source)), limits)
+            if how == "zip":  # (its declared compressed sizes count for no more than the archive holds)
+                held = found.outer.files.get(found.name) if found.outer else os.fstat(source.fileno()).st_size
+                _list_zip(found, stack.enter_context(zipfile.ZipFile(source)), limits, held or 1)
             elif how == "tar":
                 tar, meter = _tar(source, found.label, name, limits, stack)
                 _list_tar(found, tar, meter, limits)
@@ -311,8 +314,9 @@ def _list(found: Listing, source, limits: Limits, depth: int) -> None:
         found.problems.extend(inner.problems)
 
 
-def _list_zip(found: Listing, zf: zipfile.ZipFile, limits: Limits) -> None:
+def _list_zip(found: Listing, zf: zipfile.ZipFile, limits: Limits, held: int) -> None:
     for info in zf.infolist():
+        compressed = max(min(info.compress_size, held), 1)
         if info.is_dir():
             continue
         if len(found.files) >= limits.max_members:
@@ -322,8 +326,8 @@ def _list_zip(found: Listing, zf: zipfile.ZipFile, limits: Limits) -> None:
         if info.file_size > limits.max_bytes:
             found.refuse(info.filename, f"inflates to {info.file_size} bytes, past the cap of {limits.max_bytes} "
                                         "(BENCHBOOK_ARCHIVE_MAX_BYTES): refused")
-        elif info.file_size > RATIO_FROM and info.file_size > limits.max_ratio * max(info.compress_size, 1):
-            found.refuse(info.filename, f"inflates {info.file_size / max(info.compress_size, 1):.0f} times its "
+        elif info.file_size > RATIO_FROM and info.file_size > limits.max_ratio * compressed:
+            found.refuse(info.filename, f"inflates {info.file_size / compressed:.0f} times its "
                                         f"compressed size, past {limits.max_ratio:g} (BENCHBOOK_ARCHIVE_MAX_RATIO): "
                                         "refused as a bomb")
         else:

@@ -255,3 +255,15 @@ def test_a_compressed_tar_read_in_archive_order_is_streamed_once(tmp_path, monke
     assert len(opened) == 2  # the listing, then every member in turn
     archives.ArchivePath(archives.listing(tmp_path / "logs.tar.gz"), "run3_gpu1_bs256.log").read_text()
     assert len(opened) == 4  # another listing: its own stream
+
+
+def test_mlperf_score_finds_archives_in_a_folder(tmp_path):
+    repository(tmp_path / "clone")
+    (tmp_path / "mixed").mkdir()
+    with zipfile.ZipFile(tmp_path / "mixed" / "v07.zip", "w", zipfile.ZIP_DEFLATED) as zf:
+        for p in sorted((tmp_path / "clone").rglob("*")):
+            if p.is_file():
+                zf.write(p, p.relative_to(tmp_path / "clone"))
+    (packed,) = results.score([tmp_path / "mixed"])
+    assert packed.folder == f"{tmp_path / 'mixed' / 'v07.zip'}!training_results_v0.7/Acme/results/box8/resnet"
+    assert packed.valid and packed.round == "v0.7" and packed.submitter == "Acme"

@@ -60,25 +60,36 @@ def result_files(folder: Path | ArchivePath) -> list[Path | ArchivePath]:
 
 
 def find(paths: list[str | Path]) -> list[Path | ArchivePath]:
-    """Every folder holding result_N.txt files under `paths` (each a folder or an archive), in a stable order."""
+    """Every folder holding result_N.txt files under `paths` (each a folder or an archive; archives in
+    folders too), in a stable order."""
     found: dict[Path | ArchivePath, None] = {}
     for path in map(Path, paths):
         if archives.kind(path.name) and path.is_file():
-            listing = archives.listing(path)
-            for each in (listing, *listing.nested.values()):
-                named = sorted(PurePosixPath(n) for n in each.files if RESULT_FILE.fullmatch(PurePosixPath(n).name))
-                found.update((ArchivePath(each, archives.folder_of(str(n))), None) for n in named)
-            if not found and listing.problems:
-                raise BenchbookError("; ".join(f"{p.source}: {p.reason}" for p in listing.problems))
+            found.update(dict.fromkeys(_archived(path, named=True)))
             continue
         if not path.is_dir():
             raise BenchbookError(f"{path}: no such folder (give a results repository, a submitter folder, a "
-                                 "results/ folder or one <system>/<benchmark> folder)")
+                                 "results/ folder or one <system>/<benchmark> folder, or an archive of one)")
         for root, dirs, files in os.walk(path):
             dirs.sort()
             if any(RESULT_FILE.fullmatch(f) for f in files):
                 found[Path(root)] = None
+            for f in sorted(f for f in files if archives.kind(f)):
+                found.update(dict.fromkeys(_archived(Path(root, f), named=False)))
     return list(found)
+
+
+def _archived(path: Path, named: bool) -> list[ArchivePath]:
+    """The result folders in an archive (and in the archives it holds). An archive named that holds
+    none and could not be read whole is an error saying why."""
+    listing = archives.listing(path)
+    folders: dict[ArchivePath, None] = {}
+    for each in (listing, *listing.nested.values()):
+        named_files = sorted(PurePosixPath(n) for n in each.files if RESULT_FILE.fullmatch(PurePosixPath(n).name))
+        folders.update((ArchivePath(each, archives.folder_of(str(n))), None) for n in named_files)
+    if named and not folders and listing.problems:
+        raise BenchbookError("; ".join(f"{p.source}: {p.reason}" for p in listing.problems))
+    return list(folders)
 
 
 def round_of(folder: Path, given: str | None) -> str | None:

@@ -24,9 +24,8 @@ def log_files(paths: Iterable[str | os.PathLike]) -> tuple[list[Path | ArchivePa
 
     In folders, hidden files and folders, earlier attempts of a run (`attempts/`, kept by the
     runner) and files that are not logs (records, studies, notebooks, reports, a NOTICE or LICENSE)
-    are passed over;
-    a file named explicitly is always analyzed. An archive, named or found, stands for its members
-    (in archive order, passed over by the same rules as a folder's files).
+    are passed over; a file named explicitly is always analyzed. An archive, named or found, stands
+    for its members (in archive order, passed over by the same rules as a folder's files).
     """
     files: list[Path | ArchivePath] = []
     problems: list[Problem] = []
@@ -69,7 +68,7 @@ def _members(path: Path, problems: list[Problem]) -> list[Path | ArchivePath]:
     listing = archives.listing(path)
     problems.extend(listing.problems)
     found = []
-    for each in (listing, *listing.nested.values()):
+    for each in (listing, *(inner for name, inner in listing.nested.items() if _is_log(name))):
         found += [ArchivePath(each, name) for name in each.files if _is_log(name)]
     return found
 

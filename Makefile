@@ -49,16 +49,20 @@ smoke: $(BIN)/.installed
 	for s in $(SMOKE_STUDIES); do $(BIN)/benchbook run $$s --resume --out runs-smoke || exit 1; done
 	$(BIN)/benchbook publish $(SMOKE_STUDIES) --runs runs-smoke --reports reports-smoke
 
-# Analysis against the published reference logs beside the repository (CI runs it when present).
-# The default rule must land within 0.2% of every published number; of the newer format families
-# (reference-logs-variants), NGC MXNet 22.x with DLLogger lines is read, and NGC PyTorch, whose published
-# number (PaddlePaddle/Perf) is the mean from iteration 10 on: its `perf` rule (main.py itself averages all).
+# Analysis against the published logs the repository ships (examples/published/: one archive per set, read
+# in place, its NOTICE and expected.yaml beside it). The default rule must land within 0.2% of every published
+# number; of the newer format families, NGC MXNet 22.x with DLLogger lines is read, and NGC PyTorch, whose
+# published number (PaddlePaddle/Perf) is the mean from iteration 10 on: its `perf` rule (main.py itself
+# averages all). Then the three reproduction reports published from the shipped sets, and the MLPerf scores.
+PUBLISHED := examples/published
 reference: $(BIN)/.installed
-	$(BIN)/python tools/check_reference_logs.py ../shared/reference-logs
-	$(BIN)/python tools/check_reference_logs.py ../shared/reference-logs-variants --group ngc-mxnet-resnet50-dllogger
-	$(BIN)/python tools/check_reference_logs.py ../shared/reference-logs-variants --group ngc-pytorch-resnet50 --rule perf
-	$(BIN)/python tools/check_reference_reports.py ../shared/reference-logs --reports reports-reference
-	$(BIN)/python tools/check_mlperf_results.py ../shared/mlperf-results
+	$(BIN)/python tools/check_reference_logs.py $(PUBLISHED)/ngc-tf1-resnet50
+	$(BIN)/python tools/check_reference_logs.py $(PUBLISHED)/ngc-mxnet-resnet50
+	$(BIN)/python tools/check_reference_logs.py $(PUBLISHED)/ngc-tf2-maskrcnn
+	$(BIN)/python tools/check_reference_logs.py $(PUBLISHED)/ngc-mxnet-resnet50-dllogger
+	$(BIN)/python tools/check_reference_logs.py $(PUBLISHED)/ngc-pytorch-resnet50 --rule perf
+	$(BIN)/python tools/check_reference_reports.py $(PUBLISHED) --reports reports-reference
+	$(BIN)/python tools/check_mlperf_results.py $(PUBLISHED)/mlperf
 
 bench: $(BIN)/.installed
 	$(BIN)/python bench/bench_analyze.py

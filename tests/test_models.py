@@ -11,8 +11,8 @@ import pytest
 
 from benchbook import models, workloads
 from benchbook.errors import UnknownNameError
+from benchbook.models.reference_schema import LOG_NAMES
 from benchbook.reports import references
-from benchbook.reports.reference_schema import LOG_NAMES
 from benchbook.studies import study
 from benchbook.studies.launchers.base import processes
 

@@ -164,3 +164,26 @@ def test_a_log_with_a_nul_tail_is_readable_and_a_file_whose_first_line_has_one_i
         next(chunks(empty))
     with pytest.raises(LogError, match="cannot be read"):
         next(chunks(tmp_path / "missing.log"))
+
+
+def test_an_archive_member_cut_short_keeps_its_lines_before_the_fault(tmp_path):
+    import gzip
+    import random
+
+    from benchbook.errors import LogError
+    from benchbook.logs import archives
+
+    rng = random.Random(5)
+    text = b"".join(b"line %d %f\n" % (i, rng.random()) for i in range(50000))
+    whole = gzip.compress(text)
+    path = tmp_path / "cut.log.gz"
+    path.write_bytes(whole[: len(whole) // 2])
+    member = archives.ArchivePath(archives.listing(path), "cut.log")
+    stats = ReadStats()
+    read = "".join(c.text for c in chunks(member, stats, size=1 << 16))
+    assert 0 < len(read) < len(text) and text.decode().startswith(read[: read.rfind("\n", 0, -1) + 1])
+    assert stats.fault.startswith("the archive is damaged (EOFError")
+    assert stats.fault.endswith("the lines before are read, the rest of the member is not")
+    path.write_bytes(whole[:5])  # nothing readable: an error, as for a file that is no log
+    with pytest.raises(LogError, match="cut.log.gz!cut.log: the archive is damaged"):
+        next(chunks(archives.ArchivePath(archives.listing(path), "cut.log")))

@@ -2,6 +2,10 @@
 expected.yaml, and that scoring left every file of the folder byte-identical.
 
 Usage: python tools/check_mlperf_results.py ../shared/mlperf-results
+       python tools/check_mlperf_results.py examples/published/mlperf
+
+The folder holds the result repositories, or archives holding them (read in place, as
+examples/published/ ships them).
 
 expected.yaml maps each result folder (relative to the given folder) to its `score_minutes`, `round`,
 `benchmark`, `submitter`, `system` and `result_files`. Every folder listed must be found, valid, with
@@ -20,6 +24,9 @@ from pathlib import Path
 
 import yaml
 
+from benchbook.logs import archives
+from benchbook.logs.archives import SEP
+
 TOLERANCE_MINUTES = 0.0001
 
 
@@ -29,12 +36,14 @@ def digests(folder: Path) -> dict[str, str]:
 
 
 def score(folder: Path) -> dict[str, dict]:
-    out = subprocess.run([sys.executable, "-m", "benchbook.cli", "mlperf", "score", "--json", str(folder)],
+    archived = [str(p) for p in sorted(folder.iterdir()) if archives.kind(p.name)]
+    out = subprocess.run([sys.executable, "-m", "benchbook.cli", "mlperf", "score", "--json", *(archived or [folder])],
                          capture_output=True, text=True, check=False)
     if out.returncode != 0:
         raise SystemExit(f"benchbook mlperf score failed ({out.returncode}):\n{out.stderr}")
     rows = [json.loads(line) for line in out.stdout.splitlines() if line.strip()]
-    return {str(Path(r["folder"]).relative_to(folder)): r for r in rows}
+    return {r["folder"].rpartition(SEP)[2] if SEP in r["folder"] else str(Path(r["folder"]).relative_to(folder)): r
+            for r in rows}
 
 
 def check(folder: Path, expected: dict) -> list[str]:

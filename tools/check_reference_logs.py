@@ -1,6 +1,10 @@
 """Check `benchbook analyze --json` against published reference logs and their expected.yaml.
 
 Usage: python tools/check_reference_logs.py ../shared/reference-logs [--group NAME ...]
+       python tools/check_reference_logs.py examples/published/ngc-tf1-resnet50
+
+The folder holds a folder per group, or archives holding them (`<group>/<file>` inside, as
+examples/published/ ships them: read in place).
 
 For every run listed in expected.yaml (of the groups named, or all): the run is found at its
 index in its file (file order), with the listed GPUs, per-GPU batch size, precision and XLA;
@@ -20,18 +24,27 @@ from pathlib import Path
 
 import yaml
 
+from benchbook.logs import archives
+from benchbook.logs.archives import SEP
+
 TOLERANCE = 0.002
 
 
+def _key(source: str, folder: Path) -> str:
+    """`<group>/<file>` of a run's source: a file under `folder`, or a member of an archive there."""
+    return source.rpartition(SEP)[2] if SEP in source else str(Path(source).relative_to(folder))
+
+
 def analyze(folder: Path, groups: list[str], rule: str | None = None) -> dict[tuple[str, int], dict]:
-    paths = [str(folder / g) for g in groups]
+    archived = [p for p in sorted(folder.iterdir()) if archives.kind(p.name)]
+    paths = [str(folder / g) for g in groups if (folder / g).is_dir()] + [str(p) for p in archived]
     named = ["--rule", rule] if rule else []
     out = subprocess.run([sys.executable, "-m", "benchbook.cli", "analyze", "--json", *named, *paths],
                          capture_output=True, text=True, check=False)
     if out.returncode != 0:
         raise SystemExit(f"benchbook analyze failed ({out.returncode}):\n{out.stderr}")
     runs = [json.loads(line) for line in out.stdout.splitlines() if line.strip()]
-    return {(str(Path(r["source"]).relative_to(folder)), r["run"]): r for r in runs}
+    return {(_key(r["source"], folder), r["run"]): r for r in runs}
 
 
 def check(folder: Path, expected: dict, rule: str | None = None) -> list[str]:

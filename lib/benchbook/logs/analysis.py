@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import BenchbookError, LogError
 from . import filenames
+from .archives import ArchivePath
 from .logfiles import Problem, log_files
 from .rules import Rule
 
@@ -329,6 +330,8 @@ def _read_warnings(stats: textio.ReadStats) -> list[str]:
         shown = _lines(stats.wild_rank_lines, stats.wild_rank_count)
         out.append(f"{stats.wild_rank_count} lines were left out: their rank tag names a rank above "
                    f"{ranks.MAX_RANK}, no rank of a real run (line {shown})")
+    if stats.fault:
+        out.append(stats.fault)
     return out
 
 
@@ -344,7 +347,7 @@ def analyze_file(path: str | os.PathLike, rule: Rule | None = None, log_format: 
     from .assemble import fold
 
     rule = rule or Rule()
-    path = Path(path)
+    path = path if isinstance(path, ArchivePath) else Path(path)
     stats = textio.ReadStats()
     chunks = textio.chunks(path, stats)
     with contextlib.closing(chunks):
@@ -361,7 +364,8 @@ def analyze_file(path: str | os.PathLike, rule: Rule | None = None, log_format: 
     if not drafts:
         raise LogError(str(path), f"recognised as {fmt.name} but no run was found in it")
     _find_failures(path, drafts)
-    rows, cols, evals = _runs(drafts, path, fmt, rule, stats, _table_values(tables), records.config_beside(path))
+    record = records.config_beside(path) if isinstance(path, Path) else {}  # (none in an archive)
+    rows, cols, evals = _runs(drafts, path, fmt, rule, stats, _table_values(tables), record)
     return rows, cols, evals, _losses().file_losses(losses, drafts, cols)
 
 

@@ -2,15 +2,18 @@
 
 Published logs encode their configuration in names: `tf_gpu8_amp_bs256.txt`,
 `mxnet_gpu1_gpu8_fp32_bs128.txt` (two runs, in that order), `1n8g/r50_b128_fp32_3.log` (one node of
-eight GPUs, batch 128, FP32, repeat 3). The run record written by `benchbook run` is the third
-source; records.py reads it (`records.config_beside`).
+eight GPUs, batch 128, FP32, repeat 3). In an archive the member's path is read, below the
+archive's name as a folder (`logs.tar.gz!1n8g/r50_b128_fp32_3.log` reads as `logs/1n8g/...`). The
+run record written by `benchbook run` is the third source; records.py reads it (`records.config_beside`).
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from pathlib import Path
+from pathlib import Path, PurePath
+
+from .archives import ArchivePath
 
 _NODES = re.compile(r"(?<![a-z0-9])(\d+)n(\d+)g(?![a-z0-9])")
 _GPUS = re.compile(r"(?<![a-z])(?:gpus?|g)(\d+)(?![0-9])|(?<![a-z0-9])(\d+)gpus?(?![a-z0-9])")
@@ -19,9 +22,9 @@ _PRECISION = re.compile(r"(?<![a-z0-9])(fp32|fp16|amp|tf32|bf16)(?![a-z0-9])")
 _REPEAT = re.compile(r"[_-](\d+)$")
 
 
-def from_path(path: str | Path, run_index: int = 0) -> dict:
+def from_path(path: str | Path | ArchivePath, run_index: int = 0) -> dict:
     """Metadata the path names for the `run_index`-th run of the file (keys absent when unknown)."""
-    nodes, gpus, rest = _parse(str(path))
+    nodes, gpus, rest = _parse(str(PurePath(*path.parts)) if isinstance(path, ArchivePath) else str(path))
     meta = dict(nodes)
     if gpus and "gpus" not in meta:
         # One GPU token per run when a file holds several runs (mxnet_gpu1_gpu8_...).

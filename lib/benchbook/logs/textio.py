@@ -2,7 +2,8 @@
 
 Logs can be hundreds of megabytes, so a file is never held whole nor split into a list of lines:
 it is read in chunks that end on a newline, each decoded, normalised (CRLF, lone CR, NULs) and its
-rank tags taken out (`ranks`) on its own. Line numbers are the file's, from 1."""
+rank tags taken out (`ranks`) on its own. Line numbers are the file's, from 1. A member of an archive
+(`archives.ArchivePath`) is read the same way, streamed from the archive."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import numpy as np
 
 from ..errors import LogError
 from . import ranks
+from .archives import ArchivePath
 
 CHUNK_BYTES = 8 << 20
 LINE_BYTES = 8 << 20  # a line read this far without its end is left out (a binary blob, a progress bar)
@@ -61,6 +63,7 @@ class ReadStats:
     long_count: int = 0
     wild_rank_lines: list[int] = field(default_factory=list)  # lines whose rank tag was out of range (first few)
     wild_rank_count: int = 0
+    fault: str = ""  # why an archive member's reading stopped before its end (damaged, a cap passed)
 
     def note(self, name: str, lines: list[int]) -> None:
         """Count `lines` in `<name>_count` and keep the first NUL_LINES_KEPT in `<name>_lines`."""
@@ -115,32 +118,51 @@ def _cut(raw: bytes) -> int:
     return max(nl, raw.rfind(b"\r", nl + 1, len(raw) - 1)) + 1
 
 
-def chunks(path: str | os.PathLike, stats: ReadStats | None = None, size: int = CHUNK_BYTES,
+def _read(f, n: int, stats: ReadStats) -> bytes:
+    """Up to `n` bytes of an archive member; none once its archive fails after its first bytes, the
+    fault noted (before them, LogError)."""
+    try:
+        data = f.read(n)
+        if data or not f.fault:
+            return data
+        raise f.fault  # the member's end came from a fault
+    except LogError as exc:
+        if not stats.bytes:
+            raise
+        stats.fault = f"{exc.reason}: the lines before are read, the rest of the member is not"
+        return b""
+
+
+def chunks(path: str | os.PathLike | ArchivePath, stats: ReadStats | None = None, size: int = CHUNK_BYTES,
            longest: int = LINE_BYTES) -> Iterator[Chunk]:
     """Yield the file as chunks of whole, normalised lines, and fill `stats` on the way. What is
     not a text log (missing, unreadable, empty, binary) raises LogError at the first chunk. A line
     is left out (noted in `stats`, read as an empty line) once `longest` bytes of it are read
-    without its end: what is held stays under 2 * `size` + `longest`, whatever the file."""
+    without its end: what is held stays under 2 * `size` + `longest`, whatever the file. A member
+    whose archive fails (damaged, cut short, a cap passed) after its first bytes ends there, the
+    fault noted in `stats`."""
     stats = stats if stats is not None else ReadStats()
     line, carry, open_lines = 1, b"", {}  # the unfinished last line read, ranks' partial lines left open
     skipping = False  # in a line longer than `size`, until its end
+    member = isinstance(path, ArchivePath)
     try:
-        f = open(path, "rb")
+        f = path.open("rb") if member else open(path, "rb")
     except OSError as exc:
-        raise LogError(os.fspath(path), f"cannot be read ({exc.strerror or exc})") from None
+        raise LogError(str(path), f"cannot be read ({exc.strerror or exc})") from None
     with f:
-        regular = stat.S_ISREG(os.fstat(f.fileno()).st_mode)
+        regular = not member and stat.S_ISREG(os.fstat(f.fileno()).st_mode)
         while True:
             # As much as a file still holds, up to `size`, and a byte more (that tells its end, or that
             # it grew): f.read(n) allocates n bytes first, a chunk's worth for each small log otherwise.
-            left = os.fstat(f.fileno()).st_size - f.tell() if regular else size
-            data = f.read(min(size, max(left, 0) + 1))
+            left = os.fstat(f.fileno()).st_size - f.tell() if regular else \
+                path.size - stats.bytes if member and path.size is not None else size
+            data = _read(f, min(size, max(left, 0) + 1), stats) if member else f.read(min(size, max(left, 0) + 1))
             if not stats.bytes:  # the file's first bytes: none, or a NUL in its first line, is no text log
                 if not data:
-                    raise LogError(os.fspath(path), "the file is empty")
+                    raise LogError(str(path), "the file is empty")
                 nul = data.find(0, 0, SNIFF_BYTES)
                 if nul >= 0 and _line_end(data[:nul]) < 0:
-                    raise LogError(os.fspath(path), "binary file (a NUL byte in its first line), not a text log")
+                    raise LogError(str(path), "binary file (a NUL byte in its first line), not a text log")
             stats.bytes += len(data)
             if skipping:  # the rest of a long line, up to its end (kept: the line is read as an empty one)
                 end = _line_end(data)

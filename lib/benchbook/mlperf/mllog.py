@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import LogError
+from ..logs.archives import ArchivePath
 
 TOKEN = ":::ML"  # what both line forms (and v0.5's) begin with
 TOKEN_V07 = ":::MLLOG "
@@ -158,7 +159,7 @@ def _fold(run: Run, number: int, time: float, key: str, value, metadata: dict) -
         run.submission.setdefault(key[len("submission_"):], value)
 
 
-def read(path: str | Path) -> Run:
+def read(path: str | Path | ArchivePath) -> Run:
     """The run of one result file. Raises LogError (file and line) for a file that is no MLLOG result
     (missing, v0.5, no MLLOG line, JSON that does not parse); a run without run_start or run_stop is
     returned with its problems (a truncated file ends before run_stop)."""
@@ -167,7 +168,9 @@ def read(path: str | Path) -> Run:
     number = 0
     last_was_cut = False
     try:
-        with open(path, encoding="utf-8", errors="replace") as f:
+        opened = path.open(encoding="utf-8", errors="replace") if isinstance(path, ArchivePath) else \
+            open(path, encoding="utf-8", errors="replace")
+        with opened as f:
             for number, text in enumerate(f, 1):
                 if TOKEN not in text:  # most lines: the launcher's and the framework's
                     continue

@@ -2,7 +2,8 @@
 
 The layout of `mlcommons/training_results_v<X.Y>`: `<Submitter>/results/<system>/<benchmark>/result_N.txt`
 (+ `scaling.json`, committed by the review from v2.1 on) beside `<Submitter>/systems/<system>.json`.
-A path may be a clone, a submitter folder, a `results/` folder or one `<system>/<benchmark>` folder.
+A path may be a clone, a submitter folder, a `results/` folder or one `<system>/<benchmark>` folder,
+or an archive holding one (read where it lies: `logs.archives`).
 """
 
 from __future__ import annotations
@@ -12,9 +13,11 @@ import json
 import os
 import re
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from ..errors import BenchbookError, LogError
+from ..logs import archives
+from ..logs.archives import ArchivePath
 from . import mllog, rules
 
 RESULT_FILE = re.compile(r"result_(\d+)\.txt")
@@ -51,23 +54,42 @@ class Folder:
         return asdict(self)
 
 
-def result_files(folder: Path) -> list[Path]:
+def result_files(folder: Path | ArchivePath) -> list[Path | ArchivePath]:
     found = [p for p in folder.iterdir() if RESULT_FILE.fullmatch(p.name) and p.is_file()]
     return sorted(found, key=lambda p: int(RESULT_FILE.fullmatch(p.name).group(1)))
 
 
-def find(paths: list[str | Path]) -> list[Path]:
-    """Every folder holding result_N.txt files under `paths` (each a folder), in a stable order."""
-    found: dict[Path, None] = {}
+def find(paths: list[str | Path]) -> list[Path | ArchivePath]:
+    """Every folder holding result_N.txt files under `paths` (each a folder or an archive; archives in
+    folders too), in a stable order."""
+    found: dict[Path | ArchivePath, None] = {}
     for path in map(Path, paths):
+        if archives.kind(path.name) and path.is_file():
+            found.update(dict.fromkeys(_archived(path, named=True)))
+            continue
         if not path.is_dir():
             raise BenchbookError(f"{path}: no such folder (give a results repository, a submitter folder, a "
-                                 "results/ folder or one <system>/<benchmark> folder)")
+                                 "results/ folder or one <system>/<benchmark> folder, or an archive of one)")
         for root, dirs, files in os.walk(path):
             dirs.sort()
             if any(RESULT_FILE.fullmatch(f) for f in files):
                 found[Path(root)] = None
+            for f in sorted(f for f in files if archives.kind(f)):
+                found.update(dict.fromkeys(_archived(Path(root, f), named=False)))
     return list(found)
+
+
+def _archived(path: Path, named: bool) -> list[ArchivePath]:
+    """The result folders in an archive (and in the archives it holds). An archive named that holds
+    none and could not be read whole is an error saying why."""
+    listing = archives.listing(path)
+    folders: dict[ArchivePath, None] = {}
+    for each in (listing, *listing.nested.values()):
+        named_files = sorted(PurePosixPath(n) for n in each.files if RESULT_FILE.fullmatch(PurePosixPath(n).name))
+        folders.update((ArchivePath(each, archives.folder_of(str(n))), None) for n in named_files)
+    if named and not folders and listing.problems:
+        raise BenchbookError("; ".join(f"{p.source}: {p.reason}" for p in listing.problems))
+    return list(folders)
 
 
 def round_of(folder: Path, given: str | None) -> str | None:
@@ -133,7 +155,7 @@ def _scaling(folder: Path, problems: list[str]) -> float | None:
     if not path.is_file():
         return 1.0
     try:
-        with open(path, encoding="utf-8") as f:
+        with path.open(encoding="utf-8") as f:
             factor = float(json.load(f)["scaling_factor"])
     except (OSError, ValueError, KeyError, TypeError) as exc:
         problems.append(f"{path}: expected {{\"scaling_factor\": <number>}} ({exc!r})")
@@ -141,9 +163,12 @@ def _scaling(folder: Path, problems: list[str]) -> float | None:
     return factor
 
 
-def score_folder(folder: Path, round_: str | None = None) -> Folder:
+def score_folder(folder: Path | ArchivePath, round_: str | None = None) -> Folder:
     """Read every result file of one folder and score it by the round's rule."""
     problems: list[str] = []
+    if isinstance(folder, ArchivePath):  # what its archive refused there, or refused whole
+        problems += [f"{p.source}: {p.reason}" for p in folder.listing.problems
+                     if p.source == folder.listing.label or p.source.startswith(f"{folder}/")]
     files = result_files(folder)
     runs: list[mllog.Run | LogError] = []
     for path in files:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from typing import TYPE_CHECKING
+from typing import Any
 
 import pandas as pd
 
@@ -19,8 +19,9 @@ from ..errors import UnknownNameError
 from ..logs.parsers import registry
 from . import configs, display, headline
 
-if TYPE_CHECKING:
-    from .report import Report
+# What these functions are given: a `reports.report.Report`, whose `reference_differences` calls
+# `log_differences` (naming the type here would be an import back up to it).
+Report = Any
 
 # Settings of the scripts' PARAMETER lines a reader of a throughput table needs, in the order shown (not
 # MXNet's `amp`, False in its float16 runs: `dtype` says it).

@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..models.reference_schema import FLAGS, LOG_NAMES, VERDICTS, Reference, ReferenceError, Row
 from . import metrics
-from .reference_schema import FLAGS, LOG_NAMES, VERDICTS, Reference, ReferenceError, Row
 
 COLUMNS = {
     "table": "label of the report's table the row comes from (None when the report has one table)",

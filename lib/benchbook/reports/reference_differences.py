@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ..models.reference_schema import FLAGS, Reference
 from .reference_compare import as_bool, as_int, flag_text, is_unknown
-from .reference_schema import FLAGS, Reference
 
 # ------------------------------------------------------------------------------------------- differences
 

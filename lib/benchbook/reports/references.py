@@ -6,9 +6,10 @@ say "reproduced" or "5% slower, on another GPU" instead of leaving the reader to
 
 - `load(name_or_path)` validates a file, or raises a `ReferenceError` that names the file, the line,
   the field and what is allowed; `available()` lists the shipped names.
-This module is the public entry point; the parts live in `reference_schema` (the schema, finding and
-loading files), `reference_compare` (compare, verdict_summary, time_to_train_check) and
-`reference_differences` (differences), each under 500 lines:
+This module is the public entry point; the parts live in `models/reference_schema` (the schema,
+finding and loading files: below the studies, which check a study's `reference:` when they load it),
+`reference_compare` (compare, verdict_summary, time_to_train_check) and `reference_differences`
+(differences), each under 500 lines:
 
 - `compare(stats, ref)` puts the statistics of `metrics.aggregate` next to the published rows: one
   row per published row with a verdict (columns in `COLUMNS`); `verdict_summary` condenses it.
@@ -17,9 +18,7 @@ loading files), `reference_compare` (compare, verdict_summary, time_to_train_che
 - `time_to_train_check(evaluations, ref)` compares time to the target accuracy and final top-1.
 """
 
-from .reference_compare import COLUMNS, TIME_COLUMNS, compare, time_to_train_check, verdict_summary
-from .reference_differences import differences
-from .reference_schema import (
+from ..models.reference_schema import (
                                DEFAULT_ROOT,
                                ENV_VAR,
                                FLAGS,
@@ -40,6 +39,8 @@ from .reference_schema import (
                                load,
                                references_root,
 )
+from .reference_compare import COLUMNS, TIME_COLUMNS, compare, time_to_train_check, verdict_summary
+from .reference_differences import differences
 
 __all__ = ["COLUMNS", "DEFAULT_ROOT", "ENV_VAR", "FLAGS", "LOG_NAMES", "PRECISIONS", "SCHEMA_VERSION", "TIME_COLUMNS",
            "VERDICTS", "Hardware", "Outcome", "Reference", "ReferenceError", "ReferenceOutsideError", "Row", "Software",

@@ -431,12 +431,12 @@ def load(path: str | Path, limits: bool | None = None) -> Study:
 
 def _check_reference(study: Study, doc, path: Path) -> None:
     """The study's `reference:` names a file of the references folder that loads, as its report will read
-    it (reports.references); found here, not when the report is published. Imported here: the
-    references read the study schema, and only a study that names one needs them (and pandas)."""
-    from ..reports import references
+    it (models.reference_schema, which reports.references re-exports); found here, not when the report
+    is published. Imported here: only a study that names one needs it (and pandas)."""
+    from ..models import reference_schema
 
     try:
-        references.load(study.reference)
+        reference_schema.load(study.reference)
     except BenchbookError as exc:
         raise StudyError(f"{path}:{doc.lines.get('reference')}: reference = {study.reference!r}: {exc}") from None
 

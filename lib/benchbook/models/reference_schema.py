@@ -17,10 +17,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from .. import models
 from ..errors import BenchbookError, UnknownNameError
-from ..studies.study import MODELS, ModelName
 
 SCHEMA_VERSION = 1
 ENV_VAR = "BENCHBOOK_REFERENCES"
+# The models a reference may name, with their framework, from the registry (as a study's `model:`).
+MODELS = {spec.name: spec.framework for spec in models.specs()}
+ModelName = Literal[models.names()]  # a Literal, so that a wrong name lists the known ones
 DEFAULT_ROOT = Path(__file__).resolve().parents[3] / "params" / "references"
 PRECISIONS = ("fp32", "amp", "fp16", "tf32", "bf16")
 FLAGS = ("xla", "dali", "synthetic")

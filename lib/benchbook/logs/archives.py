@@ -1,0 +1,453 @@
+"""Logs kept in archives (`.zip`, `.tar`, `.tar.gz`/`.tgz`, `.tar.xz`, `.tar.bz2`, `.gz`, `.xz`,
+`.bz2`), read where they lie: streamed through the standard library, nothing extracted to disk.
+
+An archive is listed once (`listing`); each member is an `ArchivePath`, a small read-only stand-in for
+a `Path` whose name reads `archive.zip!folder/log.txt` (`outer.zip!inner.tar.gz!log.txt` one level
+down). Opening a member streams the archive up to it (members read in archive order: the archive
+once). Archives are hostile input: a member
+that inflates past `Limits.max_bytes` or past `max_ratio` times the compressed bytes behind it, more
+than `max_members` members, an archive inside an archive inside an archive, and links, devices and
+sparse files in a tar are refused with a `Problem` naming the archive and member; a corrupt or
+truncated archive keeps what was read before the fault. The caps come from the environment
+(`BENCHBOOK_ARCHIVE_MAX_BYTES`, `..._MAX_RATIO`, `..._MAX_MEMBERS`)."""
+
+from __future__ import annotations
+
+import bz2
+import contextlib
+import gzip
+import io
+import lzma
+import math
+import os
+import tarfile
+import zipfile
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from ..errors import BenchbookError, LogError
+
+SEP = "!"
+_COMPRESSED = {".gz": gzip.open, ".tgz": gzip.open, ".xz": lzma.open, ".txz": lzma.open, ".bz2": bz2.open,
+               ".tbz2": bz2.open}
+_TARS = (".tar", ".tar.gz", ".tgz", ".tar.xz", ".txz", ".tar.bz2", ".tbz2")
+PIECE = 64 << 10  # read from a decompressor at a time
+RATIO_FROM = 1 << 20  # the ratio is checked once this much is inflated: a small file's says nothing
+# What reading a damaged archive raises, from the standard library's modules.
+_DAMAGED = (OSError, EOFError, zlib.error, lzma.LZMAError, tarfile.TarError, zipfile.BadZipFile, ValueError)
+
+
+class _Refused(LogError):
+    """A cap passed: what the member held is not read (a damaged member's lines before the fault are)."""
+
+
+def kind(name: str) -> str | None:
+    """"zip", "tar" or "single" (one compressed file) by the name's suffix; None for any other file."""
+    low = name.lower()
+    if low.endswith(".zip"):
+        return "zip"
+    if low.endswith(_TARS):
+        return "tar"
+    return "single" if low.endswith(tuple(_COMPRESSED)) else None
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The caps on what an archive may make us read (defaults: real logs compress 7-16 times)."""
+
+    max_bytes: int = 4 << 30
+    max_ratio: float = 200.0
+    max_members: int = 10_000
+
+    @classmethod
+    def from_env(cls) -> Limits:
+        """The defaults, each overridden by its BENCHBOOK_ARCHIVE_* variable (a positive number)."""
+        values = {}
+        for name, kind_ in (("max_bytes", int), ("max_ratio", float), ("max_members", int)):
+            var = f"BENCHBOOK_ARCHIVE_{name.upper()}"
+            raw = os.environ.get(var)
+            if raw is None:
+                continue
+            try:
+                values[name] = kind_(raw)
+            except ValueError:
+                values[name] = 0
+            if not 0 < values[name] < math.inf:
+                raise BenchbookError(f"{var}={raw!r}: expected a positive {'whole ' if kind_ is int else ''}number")
+        return cls(**values)
+
+
+@dataclass
+class Problem:
+    """A file, archive or member that could not be analyzed (whole or in part), and why."""
+
+    source: str
+    reason: str
+
+
+@dataclass
+class Listing:
+    """One archive's regular members (name -> declared size, None when unknown) and its problems.
+    `outer` is the listing this archive is a member of, `name` its member name there."""
+
+    path: Path
+    label: str
+    files: dict[str, int | None] = field(default_factory=dict)
+    problems: list[Problem] = field(default_factory=list)
+    outer: Listing | None = None
+    name: str = ""
+    nested: dict[str, Listing] = field(default_factory=dict)  # members that are archives, listed
+
+    def refuse(self, member: str, reason: str) -> None:
+        self.problems.append(Problem(f"{self.label}{SEP}{member}" if member else self.label, reason))
+
+
+class ArchivePath:
+    """A member of an archive, or a folder in it, with the few `Path` methods readers use."""
+
+    def __init__(self, listing: Listing, inner: str = ""):
+        self.listing, self.inner = listing, inner.strip("/")
+
+    def __str__(self) -> str:
+        return f"{self.listing.label}{SEP}{self.inner}"
+
+    def __repr__(self) -> str:
+        return f"ArchivePath({str(self)!r})"
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, ArchivePath) and self.listing is other.listing and self.inner == other.inner
+
+    def __hash__(self) -> int:
+        return hash((id(self.listing), self.inner))
+
+    def __lt__(self, other: ArchivePath) -> bool:
+        return str(self) < str(other)
+
+    def __truediv__(self, name: str) -> ArchivePath:
+        return ArchivePath(self.listing, f"{self.inner}/{name}" if self.inner else name)
+
+    @property
+    def name(self) -> str:
+        return PurePosixPath(self.inner).name
+
+    @property
+    def parent(self) -> ArchivePath | Path:
+        """The folder above in the archive; the archive's own folder above its top."""
+        if not self.inner:
+            return self.listing.path.parent
+        return ArchivePath(self.listing, folder_of(self.inner))
+
+    @property
+    def parts(self) -> tuple[str, ...]:
+        """The archive's path with its name, less the archive suffix, as a folder (nested archives' too),
+        then the member's parts: what a file name's metadata and an MLPerf round are read from."""
+        names, at = [], self.listing
+        while at.outer is not None:
+            names[:0] = PurePosixPath(_stem(at.name)).parts
+            at = at.outer
+        return (*at.path.parent.parts, _stem(at.path.name), *names, *PurePosixPath(self.inner).parts)
+
+    def resolve(self) -> ArchivePath:
+        return self
+
+    @property
+    def size(self) -> int | None:
+        return self.listing.files.get(self.inner)
+
+    def is_file(self) -> bool:
+        return self.inner in self.listing.files
+
+    def is_dir(self) -> bool:
+        prefix = f"{self.inner}/" if self.inner else ""
+        return any(n.startswith(prefix) for n in self.listing.files)
+
+    def iterdir(self) -> Iterator[ArchivePath]:
+        prefix = f"{self.inner}/" if self.inner else ""
+        seen = dict.fromkeys(n[len(prefix):].split("/", 1)[0] for n in self.listing.files if n.startswith(prefix))
+        return (self / n for n in seen)
+
+    def open(self, mode: str = "r", encoding: str | None = None, errors: str | None = None):
+        """The member's bytes ("rb") or text, streamed; FileNotFoundError for no such member."""
+        if not self.is_file():
+            raise FileNotFoundError(2, "no such member", str(self))
+        stream = _open_member(self.listing, self.inner, Limits.from_env())
+        return stream if mode == "rb" else io.TextIOWrapper(stream, encoding=encoding or "utf-8", errors=errors)
+
+    def read_text(self, encoding: str | None = None, errors: str | None = None) -> str:
+        with self.open(encoding=encoding, errors=errors) as f:
+            return f.read()
+
+
+def folder_of(member: str) -> str:
+    """The folder of a member's name ("" at the archive's top)."""
+    return member.rpartition("/")[0]
+
+
+def _clean(name: str) -> str:
+    """A member's name as listed: no leading `/` or `./`, no empty parts."""
+    return "/".join(p for p in name.split("/") if p not in ("", "."))
+
+
+def _stem(name: str) -> str:
+    """An archive's name without its archive suffix (`r50_fp32.tar.gz` -> `r50_fp32`)."""
+    low = name.lower()
+    for suffix in (*_TARS, ".zip", *_COMPRESSED):
+        if low.endswith(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+class _Meter(io.RawIOBase):
+    """A stream counting the bytes read through it, refusing to read on (naming `member`) past
+    `limits`: more than max_bytes since `start` (unless `sized`: a tar's members have exact sizes,
+    checked from their headers), or more than max_ratio times the bytes counted `behind`."""
+
+    def __init__(self, stream, where: str, limits: Limits | None = None, behind: _Meter | None = None,
+                 sized: bool = False):
+        self.stream, self.where, self.limits, self.behind, self.sized = stream, where, limits, behind, sized
+        self.count = self.start = 0
+        self.member = ""
+        self.fault: LogError | None = None
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:  # a zip member is (a zip inside it is read from its end); a tar's is not
+        return isinstance(self.stream, zipfile.ZipExtFile) and self.stream.seekable()
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        return self.stream.seek(offset, whence)
+
+    def tell(self) -> int:
+        return self.stream.tell()
+
+    def readinto(self, buffer) -> int:
+        if self.fault:
+            raise self.fault
+        try:  # in pieces: a tar's member read past a cut loses the whole read
+            data = self.stream.read(min(len(buffer), PIECE))
+        except _DAMAGED as exc:  # an end first (what a buffered read got stays its), the fault at the next read
+            self.fault = LogError(self._named(), f"the archive is damaged ({type(exc).__name__}: {exc})")
+            if not self.count:
+                raise self.fault from None
+            return 0
+        buffer[: len(data)] = data
+        self.count += len(data)
+        if self.limits:
+            self.check()
+        return len(data)
+
+    def check(self) -> None:
+        limits = self.limits
+        if not self.sized and self.count - self.start > limits.max_bytes:
+            raise _Refused(self._named(), f"inflates past {limits.max_bytes} bytes, the cap "
+                                          "(BENCHBOOK_ARCHIVE_MAX_BYTES): refused")
+        if self.behind is not None and self.count > RATIO_FROM and self.count > limits.max_ratio * self.behind.count:
+            raise _Refused(self._named(), f"inflates more than {limits.max_ratio:g} times its compressed size "
+                                          "(BENCHBOOK_ARCHIVE_MAX_RATIO): refused as a bomb")
+
+    def _named(self) -> str:
+        return f"{self.where}{SEP}{self.member}" if self.member else self.where
+
+
+def _tar(source, label: str, name: str, limits: Limits, stack: contextlib.ExitStack) -> tuple[tarfile.TarFile, _Meter]:
+    """A tar read as a stream (`r|`), inflated through a metered decompressor (caps enforced as it goes)."""
+    raw = _Meter(source, label)
+    compressed = _COMPRESSED.get(os.path.splitext(name.lower())[1])
+    inflated = stack.enter_context(compressed(raw, "rb")) if compressed else raw
+    meter = _Meter(inflated, label, limits, raw if compressed else None, sized=True)
+    return stack.enter_context(tarfile.open(fileobj=meter, mode="r|")), meter
+
+
+def listing(path: str | os.PathLike, limits: Limits | None = None) -> Listing:
+    """The regular members of the archive at `path` (and of the archives in it, one level down),
+    read once; what cannot be read is a problem of the listing, never an exception."""
+    path = Path(path)
+    found = Listing(path, str(path))
+    try:
+        with open(path, "rb") as f:
+            _list(found, f, limits or Limits.from_env(), depth=0)
+    except OSError as exc:
+        found.refuse("", f"cannot be read ({exc.strerror or exc})")
+    return found
+
+
+def _list(found: Listing, source, limits: Limits, depth: int) -> None:
+    name = found.path.name if found.outer is None else found.name
+    how = kind(name)
+    try:
+        with contextlib.ExitStack() as stack:
+            if how == "zip":  # (its declared compressed sizes count for no more than the archive holds)
+                held = found.outer.files.get(found.name) if found.outer else os.fstat(source.fileno()).st_size
+                _list_zip(found, stack.enter_context(zipfile.ZipFile(source)), limits, held or 1)
+            elif how == "tar":
+                tar, meter = _tar(source, found.label, name, limits, stack)
+                _list_tar(found, tar, meter, limits)
+            else:  # one compressed file: its size is known once read (the reading enforces the caps)
+                found.files[_stem(PurePosixPath(name).name)] = None
+    except _Refused as exc:
+        found.problems.append(Problem(exc.path, exc.reason + (f"; the {len(found.files)} members before are read"
+                                                              if found.files else "")))
+    except LogError as exc:  # damaged in a member: what comes before the fault is read
+        found.problems.append(Problem(exc.path, f"{exc.reason}: what comes before the fault is read"))
+    except _DAMAGED as exc:
+        done = f" after {len(found.files)} members (what comes before the fault is read)" if found.files else ""
+        found.refuse("", f"the archive is damaged or cut short{done} ({type(exc).__name__}: {exc})")
+    for member in [m for m in found.files if kind(m)]:
+        del found.files[member]
+        if depth:
+            found.refuse(member, "an archive inside an archive inside an archive: not read (one level is)")
+            continue
+        inner = Listing(found.path, f"{found.label}{SEP}{member}", outer=found, name=member)
+        found.nested[member] = inner
+        try:
+            with _open_member(found, member, limits) as stream:
+                if kind(member) == "zip" and not stream.seekable():
+                    inner.refuse("", "a zip inside a compressed tar cannot be streamed (a zip is read from its "
+                                     "end): extract it, or keep it in a zip")
+                else:
+                    _list(inner, stream, limits, depth + 1)
+        except LogError as exc:
+            inner.problems.append(Problem(exc.path, exc.reason))
+        found.problems.extend(inner.problems)
+
+
+def _list_zip(found: Listing, zf: zipfile.ZipFile, limits: Limits, held: int) -> None:
+    for info in zf.infolist():
+        compressed = max(min(info.compress_size, held), 1)
+        if info.is_dir():
+            continue
+        if len(found.files) >= limits.max_members:
+            found.refuse("", f"more than {limits.max_members} members (BENCHBOOK_ARCHIVE_MAX_MEMBERS): the rest "
+                             "are not read")
+            return
+        if info.file_size > limits.max_bytes:
+            found.refuse(info.filename, f"inflates to {info.file_size} bytes, past the cap of {limits.max_bytes} "
+                                        "(BENCHBOOK_ARCHIVE_MAX_BYTES): refused")
+        elif info.file_size > RATIO_FROM and info.file_size > limits.max_ratio * compressed:
+            found.refuse(info.filename, f"inflates {info.file_size / compressed:.0f} times its "
+                                        f"compressed size, past {limits.max_ratio:g} (BENCHBOOK_ARCHIVE_MAX_RATIO): "
+                                        "refused as a bomb")
+        else:
+            found.files[_clean(info.filename)] = info.file_size
+
+
+def _list_tar(found: Listing, tar: tarfile.TarFile, meter: _Meter, limits: Limits) -> None:
+    try:
+        _list_tar_members(found, tar, meter, limits)
+    except _Refused:  # a cap passed while stepping over a member: it is not read
+        found.files.pop(_clean(meter.member), None)
+        raise
+
+
+def _list_tar_members(found: Listing, tar: tarfile.TarFile, meter: _Meter, limits: Limits) -> None:
+    for info in tar:
+        meter.member, meter.start = info.name, meter.count
+        if info.isdir():
+            continue
+        if len(found.files) >= limits.max_members:
+            found.refuse("", f"more than {limits.max_members} members (BENCHBOOK_ARCHIVE_MAX_MEMBERS): the rest "
+                             "are not read")
+            return
+        if not info.isfile() or info.issparse():
+            what = ("a link" if info.issym() or info.islnk() else "a device or FIFO" if info.isdev()
+                    else "a sparse file" if info.issparse() else "not a regular file")
+            found.refuse(info.name, f"{what} inside a tar: refused (only regular files are read)")
+        elif info.size > limits.max_bytes:
+            found.refuse(info.name, f"inflates to {info.size} bytes, past the cap of {limits.max_bytes} "
+                                    "(BENCHBOOK_ARCHIVE_MAX_BYTES): refused; the members after it are not read")
+            return  # stepping over it would inflate it
+        else:
+            found.files[_clean(info.name)] = info.size
+
+
+def _open_member(found: Listing, member: str, limits: Limits) -> io.BufferedReader:
+    """A stream of one member's bytes, its caps enforced: from the archive's start, or, in a tar whose
+    member before it was read last, from there (members read in archive order stream it once)."""
+    stack = contextlib.ExitStack()
+    try:
+        name = found.path.name if found.outer is None else found.name
+        how = kind(name)
+        resumed = _resume(found, member) if how == "tar" else None
+        if resumed:
+            tar, meter, stack = resumed
+        else:
+            source = stack.enter_context(_open_member(found.outer, found.name, limits) if found.outer
+                                         else open(found.path, "rb"))
+        park = None
+        if how == "zip":
+            zf = stack.enter_context(zipfile.ZipFile(source))
+            info = next((i for i in zf.infolist() if _clean(i.filename) == member and not i.is_dir()), None)
+            if info is None:
+                raise LogError(f"{found.label}{SEP}{member}", "no longer in the archive")
+            data = stack.enter_context(zf.open(info))
+            stream = _Meter(data, found.label, limits)
+        elif how == "tar":
+            if not resumed:
+                tar, meter = _tar(source, found.label, name, limits, stack)
+            for info in tar:
+                meter.member = info.name
+                meter.start = meter.count
+                if _clean(info.name) == member and info.isfile() and not info.issparse():
+                    data = tar.extractfile(info)
+                    break
+            else:
+                raise LogError(f"{found.label}{SEP}{member}", "no longer in the archive")
+            stream, park = _Meter(data, found.label), (found, member, tar, meter)
+        else:
+            raw = _Meter(source, found.label)
+            inflated = stack.enter_context(_COMPRESSED[os.path.splitext(name.lower())[1]](raw, "rb"))
+            stream = _Meter(inflated, found.label, limits, raw)
+        stream.member = member
+        reader = _Closing(stream, stack, park)
+        stack = contextlib.ExitStack()  # handed over to the reader, which closes (or parks) it
+        return reader
+    except LogError:
+        raise
+    except _DAMAGED as exc:
+        raise LogError(f"{found.label}{SEP}{member}", f"the archive is damaged ({type(exc).__name__}: {exc})") \
+            from None
+    finally:
+        stack.close()
+
+
+_parked: list[tuple] = []  # the tar whose member was read last, left open: (listing, member, tar, meter, stack)
+
+
+def _resume(found: Listing, member: str) -> tuple | None:
+    """The parked tar of `found` when `member` comes after the member read last; else None, the parked
+    tar closed."""
+    if not _parked:
+        return None
+    listing, last, tar, meter, stack = _parked.pop()
+    order = list(found.files)
+    if listing is found and last in found.files and member in found.files and order.index(member) > order.index(last):
+        return tar, meter, stack
+    stack.close()
+    return None
+
+
+class _Closing(io.BufferedReader):
+    """A member's buffered stream that closes the archive behind it when closed, or parks a tar's
+    (`park`: listing, member, tar, meter) for a later member to go on from."""
+
+    def __init__(self, raw: _Meter, stack: contextlib.ExitStack, park: tuple | None = None):
+        super().__init__(raw, buffer_size=1 << 20)
+        self._stack, self._park = stack, park
+
+    @property
+    def fault(self) -> LogError | None:
+        """Why the member ended early (its archive damaged or cut), once its last bytes were read."""
+        return self.raw.fault
+
+    def close(self) -> None:
+        try:
+            with contextlib.suppress(*_DAMAGED):
+                super().close()
+        finally:
+            if self._park and not self.raw.fault and not _parked:
+                _parked.append((*self._park, self._stack))
+            else:
+                self._stack.close()

@@ -43,8 +43,10 @@ class LogFormat:
     priority: int = 0
     warn: Callable[[dict], list[str]] = lambda meta: []
 
-    def rule(self, name: str) -> NamedRule:
-        """The named rule; UnknownNameError lists the format's rules."""
+    def rule(self, name: str | None) -> NamedRule:
+        """The named rule (None: the format's default, its first); UnknownNameError lists the format's rules."""
+        if name is None:
+            return self.rules[0]
         for rule in self.rules:
             if rule.name == name:
                 return rule

@@ -28,14 +28,20 @@ benchmark: Optional[str] = None  # one benchmark (resnet, maskrcnn...); None: ev
 round: Optional[str] = None  # the round (v1.0) where the paths do not say it (training_results_v1.0)
 submitters: Optional[str] = None  # comma-separated submitters to show; None: all
 check: bool = False  # also run mlperf-logging's compliance and RCP checkers (pip install 'benchbook[mlperf]')
+expected: Optional[str] = None  # a published set's expected.yaml: each result's published score, to compare with
 summary_path: Optional[str] = None  # where to write the headline numbers as JSON (benchbook publish sets it)
 
 # %%
 from benchbook.mlperf.report import MLPerfReport
 from benchbook.reports import display
 
-report = MLPerfReport(results, benchmark, round, submitters, check)
+report = MLPerfReport(results, benchmark, round, submitters, check, expected)
 display.table(report.published(), empty="no result folder", formats={"minutes": 4})
+
+# %%
+if expected:  # a published set: every score beside the one published for it
+    display.table(report.against_published(), empty="no result of expected.yaml found",
+                  formats={"published": 4, "minutes": 4, "deviation": "{:+.4%}".format})
 
 # %% [markdown]
 # ## Per accelerator

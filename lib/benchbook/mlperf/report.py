@@ -23,15 +23,20 @@ class MLPerfReport:
     submitters only."""
 
     def __init__(self, paths: str, benchmark: str | None = None, round_: str | None = None,
-                 submitters: str | None = None, check: bool = False):
-        found = results.score(_names(paths), round_)
+                 submitters: str | None = None, check: bool = False, expected: str | None = None):
+        places = results.find(_names(paths))  # folders, or folders inside archives: read where they are
+        if not places:
+            raise BenchbookError(f"no result_N.txt under {paths}")
         wanted = {s.lower() for s in _names(submitters)}
-        self.folders = [f for f in found if (benchmark is None or f.benchmark == benchmark)
-                        and (not wanted or str(f.submitter).lower() in wanted)]
+        scored = [(results.score_folder(place, round_), place) for place in places]
+        kept = [(f, place) for f, place in scored if (benchmark is None or f.benchmark == benchmark)
+                and (not wanted or str(f.submitter).lower() in wanted)]
+        self.folders = [f for f, _ in kept]
+        self._places = {f.folder: place for f, place in kept}
         if not self.folders:
             raise BenchbookError(f"no result folder under {paths} for benchmark={benchmark}, "
                                  f"submitters={submitters or 'any'}")
-        self.paths, self.check = paths, check
+        self.paths, self.check, self.expected = paths, check, expected
 
     @staticmethod
     def _label(f: results.Folder) -> str:
@@ -43,6 +48,26 @@ class MLPerfReport:
                               "benchmark": f.benchmark, "accelerators": f.accelerators,
                               "accelerator": f.accelerator, "framework": f.framework, "minutes": f.score_minutes,
                               "valid": "yes" if f.valid else f"no: {f.reason}"} for f in self.folders])
+
+    def against_published(self) -> pd.DataFrame:
+        """Each result's score beside the score published for it, where `expected` (a published set's
+        expected.yaml: result folder -> `score_minutes`) holds one; agreeing means within 0.0001 minutes,
+        the 4 decimals the results are published with."""
+        if not self.expected:
+            return pd.DataFrame(columns=["result", "published", "minutes", "deviation", "agrees"])
+        import yaml
+
+        published = yaml.safe_load(Path(self.expected).read_text(encoding="utf-8")) or {}
+        rows = []
+        for f in self.folders:
+            key = next((k for k in published if str(f.folder).replace("\\", "/").endswith(k)), None)
+            if key is None or not isinstance(published[key], dict):
+                continue
+            want, got = published[key].get("score_minutes"), f.score_minutes
+            agrees = got is not None and want is not None and abs(got - want) <= 0.0001 + 1e-9
+            rows.append({"result": self._label(f), "published": want, "minutes": got,
+                         "deviation": None if got is None or not want else got / want - 1, "agrees": agrees})
+        return pd.DataFrame(rows, columns=["result", "published", "minutes", "deviation", "agrees"])
 
     def per_accelerator(self) -> pd.DataFrame:
         """Minutes times accelerators: what a result costs in accelerator time, fastest first."""
@@ -68,7 +93,7 @@ class MLPerfReport:
         for f in self.folders:
             goal = rules.target(f.benchmark, f.round) if f.round else None
             thresholds = dict(goal.thresholds) if goal else {}
-            for path in results.result_files(Path(f.folder)):
+            for path in results.result_files(self._places[f.folder]):
                 try:
                     run = mllog.read(path)
                 except BenchbookError:
@@ -119,6 +144,13 @@ class MLPerfReport:
                 "complete": sum(f.runs - f.runs_failed for f in self.folders),
                 "verdict": f"{len(valid)} of {len(self.folders)} results valid",
                 "best": None if best is None else {"result": self._label(best), "minutes": best.score_minutes}}
+        compared = self.against_published()
+        if len(compared):
+            worst = compared["deviation"].abs().max()
+            data |= {"verdict": "consistent" if compared["agrees"].all() else "not consistent",
+                     "within": int(compared["agrees"].sum()), "published": int(len(compared)),
+                     "tolerance": "0.0001 minutes",
+                     "deviation": "under 0.01%" if worst < 0.0001 else f"largest deviation {worst:.2%}"}
         if path:
             Path(path).write_text(json.dumps(data, indent=2))
         return data

@@ -1,4 +1,4 @@
-"""`reports/index.html`: a row per published report with its status, headline numbers and verdict.
+"""`reports/index.html`: the published sets reproduced from their logs, then the reports of runs.
 
 Written by `benchbook publish` (publish.py) from each report's entry.json, whose `summary` is what the
 notebook's `save_summary` wrote (Report.headline: runs, best configuration and its median in the
@@ -40,48 +40,92 @@ def _when(stamp: str) -> str:
         return stamp
 
 
-def write_index(reports: Path, entries: list[dict]) -> Path:
-    """`reports/index.html`: a row per report with its status, headline numbers and verdict."""
-    def e(text: str) -> str:  # a file name in an error may hold control characters or bytes that are not UTF-8
-        return html.escape(shown(text))
+def _e(text: str) -> str:  # a file name in an error may hold control characters or bytes that are not UTF-8
+    return html.escape(shown(text))
 
-    rows = []
-    for entry in sorted(entries, key=lambda x: x["name"]):
-        s = entry.get("summary") or {}
-        best = s.get("best") or {}
-        status = entry.get("status", "?")
-        verdict = s.get("verdict", "-")
-        name = entry["name"]
-        links = (f'<a href="{e(name)}/report.html">report</a> · <a href="{e(name)}/code.html">code</a> · '
-                 f'<a href="{e(name)}/{e(entry.get("executed") or "")}">notebook</a>')
-        rows.append(
-            f'<tr class="{e(status)}"><td><a href="{e(name)}/report.html">{e(name)}</a></td>'
-            f'<td>{e(str(s.get("title", "")))}</td><td class="status">{e(status)}</td>'
-            f'<td>{e(str(s.get("mode", "-")))}</td>'
-            f'<td>{e(_fmt(s.get("complete", "-")))} / {e(_fmt(s.get("runs", "-")))}</td>'
-            f'<td>{e(str(best.get("label", "-")))}</td><td class="num">{e(_median(best))}</td>'
-            f'<td class="verdict">{e(str(verdict))}</td><td>{e(_when(entry.get("published_at", "")))}</td>'
-            f'<td>{links}</td>'
-            + (f'</tr><tr class="error"><td colspan="10">{e(entry["error"])}</td>' if entry.get("error") else "")
-            + "</tr>")
+
+def _links(entry: dict) -> str:
+    name = entry["name"]
+    return (f'<a href="{_e(name)}/report.html">report</a> · <a href="{_e(name)}/code.html">code</a> · '
+            f'<a href="{_e(name)}/{_e(entry.get("executed") or "")}">notebook</a>')
+
+
+def _error_row(entry: dict, columns: int) -> str:
+    return f'</tr><tr class="error"><td colspan="{columns}">{_e(entry["error"])}</td>' if entry.get("error") else ""
+
+
+def _published_row(entry: dict) -> str:
+    """A published set: who published it, on what, and how many of its numbers follow from its logs."""
+    s, status = entry.get("summary") or {}, entry.get("status", "?")
+    about = (entry.get("target") or {}).get("about") or {}
+    within = (f'{_fmt(s["within"])} of {_fmt(s["published"])} within {s.get("tolerance", "")}'
+              if isinstance(s.get("within"), int) and isinstance(s.get("published"), int) else "-")
+    return (f'<tr class="{_e(status)}"><td class="set"><a href="{_e(entry["name"])}/report.html">'
+            f'{_e(str(about.get("title") or s.get("title") or entry["name"]))}</a>'
+            f'<div class="views">{_links(entry)}</div></td>'
+            f'<td>{_e(str(about.get("publisher", "-")))}</td><td>{_e(str(about.get("hardware", "-")))}</td>'
+            f'<td>{_e(str(about.get("software", "-")))}</td><td class="status">{_e(status)}</td>'
+            f'<td class="verdict">{_e(str(s.get("verdict", "-")))}</td><td>{_e(within)}</td>'
+            f'<td class="size">{_e(str(s.get("deviation") or "-"))}</td>'
+            + _error_row(entry, 8) + "</tr>")
+
+
+def _run_row(entry: dict) -> str:
+    """A report of runs: its status, headline numbers and verdict."""
+    s = entry.get("summary") or {}
+    best = s.get("best") or {}
+    status = entry.get("status", "?")
+    return (f'<tr class="{_e(status)}"><td><a href="{_e(entry["name"])}/report.html">{_e(entry["name"])}</a></td>'
+            f'<td>{_e(str(s.get("title", "")))}</td><td class="status">{_e(status)}</td>'
+            f'<td>{_e(str(s.get("mode", "-")))}</td>'
+            f'<td>{_e(_fmt(s.get("complete", "-")))} / {_e(_fmt(s.get("runs", "-")))}</td>'
+            f'<td>{_e(str(best.get("label", "-")))}</td><td class="num">{_e(_median(best))}</td>'
+            f'<td class="verdict">{_e(str(s.get("verdict", "-")))}</td>'
+            f'<td>{_e(_when(entry.get("published_at", "")))}</td><td>{_links(entry)}</td>'
+            + _error_row(entry, 10) + "</tr>")
+
+
+def write_index(reports: Path, entries: list[dict]) -> Path:
+    """`reports/index.html` in two parts: the published sets reproduced from their own logs (a report
+    whose target names its publisher), then the reports of runs, each a row with its verdict."""
+    ordered = sorted(entries, key=lambda x: x["name"])
+    published = [x for x in ordered if ((x.get("target") or {}).get("about") or {}).get("publisher")]
+    runs = [x for x in ordered if x not in published]
+    published_part = "" if not published else f"""<h2>Published results reproduced from their logs</h2>
+<p>The logs each publication released with its numbers, shipped in <code>examples/published/</code> and read in
+place; each number recomputed by the rule of the script that printed it. Nothing was run:
+"consistent" says the published numbers follow from these logs.</p>
+<table id="published"><thead><tr><th>set</th><th>publisher</th><th>hardware</th><th>framework and container</th>
+<th>status</th><th>verdict</th><th>configurations</th><th>by how much</th></tr></thead>
+<tbody>
+{chr(10).join(_published_row(x) for x in published)}
+</tbody></table>
+"""
+    runs_part = "" if not runs else f"""<h2>Runs on this machine</h2>
+<p>best = the configuration with the highest median throughput over repeats, in the report's unit ·
+verdict = measured against the published reference.</p>
+<table id="reports"><thead><tr><th>report</th><th>title</th><th>status</th><th>mode</th><th>runs complete</th>
+<th>best configuration</th><th>median</th><th>verdict</th><th>published (UTC)</th><th>views</th></tr></thead>
+<tbody>
+{chr(10).join(_run_row(x) for x in runs)}
+</tbody></table>
+"""
     page = f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>benchbook reports</title><link rel="icon" href="data:,">
 <style>
 body {{ font-family: system-ui, sans-serif; margin: 2rem; color: #222; }}
-table {{ border-collapse: collapse; width: 100%; }}
+table {{ border-collapse: collapse; width: 100%; margin-bottom: 2rem; }}
 th, td {{ border-bottom: 1px solid #ddd; padding: .4rem .6rem; text-align: left; vertical-align: top; }}
 th {{ background: #f4f4f4; }} td.num {{ text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }}
 tr.failed td.status {{ color: #b00020; font-weight: bold; }} tr.ok td.status {{ color: #1b5e20; }}
 tr.error td {{ color: #b00020; font-family: monospace; white-space: pre-wrap; }}
+#published td {{ overflow-wrap: anywhere; }} td.set {{ min-width: 16rem; }} td.size {{ min-width: 11rem; }}
+#published td.verdict, #published td.status {{ overflow-wrap: normal; white-space: nowrap; }}
+.views {{ font-size: .85em; margin-top: .2rem; white-space: nowrap; }}
 </style></head><body>
 <h1>benchbook reports</h1>
-<p>{len(entries)} reports · benchbook {e(__version__)} · best = the configuration with the highest median
-throughput over repeats, in the report's unit · verdict = measured against the published reference.</p>
-<table id="reports"><thead><tr><th>report</th><th>title</th><th>status</th><th>mode</th><th>runs complete</th>
-<th>best configuration</th><th>median</th><th>verdict</th><th>published (UTC)</th><th>views</th></tr></thead>
-<tbody>
-{chr(10).join(rows)}
-</tbody></table></body></html>
+<p>{len(entries)} reports · benchbook {_e(__version__)}</p>
+{published_part}{runs_part}</body></html>
 """
     path = reports / "index.html"
     write_text(path, page)  # whole or not at all, never through a link planted as index.html

@@ -69,6 +69,7 @@ class Target:
     parameters: dict
     inputs: list[str] = field(default_factory=list)
     default_name: bool = False  # named after its folder: another folder of that name must not replace it
+    about: dict = field(default_factory=dict)  # a published set's publisher, hardware, software (the index)
 
 
 def check_name(name: str) -> str:
@@ -130,6 +131,32 @@ def for_logs(log_dir: str | Path, model: str, name: str | None = None, reference
                   {"study": None, "log_dir": str(folder), "launch": False, "reference": reference}
                   | ({"rule": rule} if rule else {}),
                   [str(folder)], default_name=name is None)
+
+
+def is_published_set(path: str | Path) -> bool:
+    """Whether a file of `benchbook publish` is a published set's entry (`params/published/<set>.yaml`)
+    rather than a study: the entries live in a folder named `published`."""
+    return Path(path).resolve().parent.name == "published"
+
+
+def for_published(path: str | Path) -> Target:
+    """The reproduction report of a published set (`params/published/<set>.yaml`): its shipped logs
+    analysed by the rule that printed its numbers, or its MLPerf result folders scored and compared with
+    their published scores; nothing is run."""
+    from ..studies import published
+
+    entry, path = published.load(path), Path(path).resolve()
+    if entry.kind == "mlperf":
+        logs, expected = str(entry.file("logs")), str(entry.file("expected"))
+        target = Target(entry.name, NOTEBOOKS / "mlperf.ipynb", {"results": logs, "expected": expected},
+                        [logs, expected])
+    else:
+        target = for_logs(entry.file("logs"), entry.model, entry.name, entry.reference,
+                          None if entry.rule == "nvidia" else entry.rule)
+    target.inputs.append(str(path))
+    target.about = {"publisher": entry.publisher, "hardware": entry.hardware, "software": entry.software,
+                    "title": entry.title, "entry": str(path)}
+    return target
 
 
 def for_comparison(sources: list[str], labels: list[str] | None, name: str | None = None) -> Target:

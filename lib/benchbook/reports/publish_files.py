@@ -139,11 +139,16 @@ class _Summary(BaseModel):
     complete: int | str = "-"
     verdict: str = "-"
     best: _Best | None = None
+    within: int | None = None  # published configurations that hold
+    published: int | None = None
+    tolerance: str | None = None
+    deviation: str | None = None
 
 
 class _Target(BaseModel):
     model_config = ConfigDict(extra="allow", strict=True)
     inputs: list[str] = []
+    about: dict[str, str] = {}  # a published set's publisher, hardware, software, title
 
 
 class _Entry(BaseModel):

@@ -394,6 +394,13 @@ class Report:
             "verdict": words_for(self.log_dir, self.source)(self.verdict()),
             "problems": len(self.analysis.problems) + len(self.record_problems()),
         }
+        if self.reference is not None:  # how many published configurations hold, and by how much
+            from . import headline, references
+            comparison = self.reproduction()
+            counts = references.verdict_summary(comparison)
+            out |= {"within": int(counts["reproduced"]), "published": int(counts["rows"]),
+                    "tolerance": "±" + headline.percent(comparison.attrs.get("tolerance", self.reference.tolerance)),
+                    "deviation": headline.size(comparison) if "ratio" in comparison else ""}
         if len(best):
             from .configs import describe
             b = best.iloc[0]

@@ -57,7 +57,7 @@ def _rules_of(model: str) -> list[str]:
     from ..logs import parsers
 
     names = models.get(model).log_names
-    return sorted({r for f in parsers.FORMATS.values() if (f.framework, f.model) == names for r in f.rules()})
+    return sorted({r.name for f in parsers.FORMATS.values() if (f.framework, f.model) == names for r in f.rules})
 
 
 def _problems(entry: PublishedSet) -> list[tuple[str, str]]:

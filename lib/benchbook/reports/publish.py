@@ -31,15 +31,14 @@ import socket
 import sys
 import time
 import uuid
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from .. import __version__, models
+from .. import __version__
 from ..errors import BenchbookError, ReportNameError
 from ..runfolder import records
-from ..studies import study as studies
 from .index_page import write_index
 from .publish_files import (
     ReportFolderError,
@@ -52,24 +51,21 @@ from .publish_files import (
     unreadable,
     write_text,
 )
+from .targets import (  # noqa: F401 -- the makers of targets, publish's public entry point
+    NOTEBOOKS,
+    Target,
+    default_targets,
+    for_comparison,
+    for_logs,
+    for_published,
+    for_study,
+    is_published_set,
+)
 
 REPORT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 SLURM_VALUE = re.compile(r"[A-Za-z0-9_.,-]+")  # a partition or account name: nothing a job script would read
 PACKAGE = Path(__file__).resolve().parents[1]  # the whole benchbook package: a report depends on all of it
 ROOT = PACKAGE.parents[1]
-NOTEBOOKS = ROOT / "notebooks"
-
-
-@dataclass
-class Target:
-    """One report to publish: a notebook, its parameters, and the inputs whose change re-executes it."""
-
-    name: str
-    notebook: Path
-    parameters: dict
-    inputs: list[str] = field(default_factory=list)
-    default_name: bool = False  # named after its folder: another folder of that name must not replace it
-    about: dict = field(default_factory=dict)  # a published set's publisher, hardware, software (the index)
 
 
 def check_name(name: str) -> str:
@@ -107,64 +103,6 @@ def _report_lock(folder: Path):
         yield None
     finally:
         handle.close()  # releases the lock
-
-
-def for_study(path: str | Path, runs_dir: str | Path = "runs", launch: bool = False) -> Target:
-    s = studies.load(path)
-    folder = Path(runs_dir).resolve() / s.name
-    return Target(s.name, NOTEBOOKS / f"{models.get(s.model).notebook}.ipynb",
-                  {"study": str(Path(path).resolve()), "runs_dir": str(Path(runs_dir).resolve()), "launch": launch,
-                   "log_dir": None},
-                  [str(Path(path).resolve()), str(folder)])
-
-
-def for_logs(log_dir: str | Path, model: str, name: str | None = None, reference: str | None = None,
-             rule: str | None = None) -> Target:
-    notebook = models.get(model).notebook  # UnknownNameError lists the known models
-    folder = Path(log_dir).resolve()
-    if not folder.exists():
-        raise BenchbookError(f"{shown(str(log_dir))}: no such folder of logs")
-    if reference:  # a bad name fails here, not later as a failed notebook
-        from . import references
-        references.load(reference)
-    return Target(name or folder.name, NOTEBOOKS / f"{notebook}.ipynb",
-                  {"study": None, "log_dir": str(folder), "launch": False, "reference": reference}
-                  | ({"rule": rule} if rule else {}),
-                  [str(folder)], default_name=name is None)
-
-
-def is_published_set(path: str | Path) -> bool:
-    """Whether a file of `benchbook publish` is a published set's entry (`params/published/<set>.yaml`)
-    rather than a study: the entries live in a folder named `published`."""
-    return Path(path).resolve().parent.name == "published"
-
-
-def for_published(path: str | Path) -> Target:
-    """The reproduction report of a published set (`params/published/<set>.yaml`): its shipped logs
-    analysed by the rule that printed its numbers, or its MLPerf result folders scored and compared with
-    their published scores; nothing is run."""
-    from ..studies import published
-
-    entry, path = published.load(path), Path(path).resolve()
-    if entry.kind == "mlperf":
-        logs, expected = str(entry.file("logs")), str(entry.file("expected"))
-        target = Target(entry.name, NOTEBOOKS / "mlperf.ipynb", {"results": logs, "expected": expected},
-                        [logs, expected])
-    else:
-        target = for_logs(entry.file("logs"), entry.model, entry.name, entry.reference,
-                          None if entry.rule == "nvidia" else entry.rule)
-    target.inputs.append(str(path))
-    target.about = {"publisher": entry.publisher, "hardware": entry.hardware, "software": entry.software,
-                    "title": entry.title, "entry": str(path)}
-    return target
-
-
-def for_comparison(sources: list[str], labels: list[str] | None, name: str | None = None) -> Target:
-    """The sources and labels reach the notebook as lists: a comma in a path stays part of it."""
-    resolved = [str(Path(s).resolve()) for s in sources]
-    return Target(name or "comparison", NOTEBOOKS / "compare.ipynb",
-                  {"sources": resolved, "labels": list(labels) if labels else None}, resolved,
-                  default_name=name is None)
 
 
 def digest(target: Target, files: dict[str, tuple[int, int]] | None = None) -> str:
@@ -505,21 +443,6 @@ def _record(t: Target, d: str, result: dict, out: Path, stamp: str, before: dict
              "target": asdict(t) | {"notebook": str(t.notebook)}}
     records.write(out / "entry.json", entry)
     return entry
-
-
-def default_targets(params: Path = ROOT / "params", runs_dir: Path = Path("runs")) -> list[Target]:
-    """Every study in params/ that has a study folder under runs_dir."""
-    out = []
-    for p in sorted(params.rglob("*.yaml")):
-        if "references" in p.parts:
-            continue
-        try:
-            s = studies.load(p)
-        except BenchbookError:
-            continue
-        if (runs_dir / s.name).exists():
-            out.append(for_study(p, runs_dir))
-    return out
 
 
 if __name__ == "__main__":  # a Slurm job of `benchbook publish --executor slurm`

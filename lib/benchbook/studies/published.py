@@ -11,7 +11,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import BenchbookError
@@ -104,12 +103,8 @@ def load(path: str | Path) -> PublishedSet:
         raise PublishedError(f"{path}: cannot read the entry ({getattr(exc, 'strerror', None) or exc})") from None
     try:
         doc = yamlfile.parse(text, path, MAX_YAML_NODES)
-    except yamlfile.YamlSizeError as exc:
+    except (yamlfile.YamlSizeError, yamlfile.YamlSyntaxError) as exc:
         raise PublishedError(str(exc)) from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise PublishedError(f"{path}{f':{mark.line + 1}' if mark else ''}: not valid YAML "
-                             f"({getattr(exc, 'problem', exc)})") from None
     if not isinstance(doc, dict):
         raise PublishedError(f"{path}: an entry is a YAML mapping (schema_version, name, logs, model, rule, ...)")
     try:

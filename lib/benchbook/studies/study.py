@@ -15,7 +15,6 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -386,14 +385,10 @@ def load(path: str | Path, limits: bool | None = None) -> Study:
         raise StudyError(f"{path}: cannot read the study file ({exc})") from None
     try:
         doc = yamlfile.parse(text, path, MAX_YAML_NODES)
-    except yamlfile.YamlSizeError as exc:
+    except (yamlfile.YamlSizeError, yamlfile.YamlSyntaxError) as exc:
         raise StudyError(str(exc)) from None
     except RecursionError:
         raise StudyError(f"{path}: the YAML is nested too deeply to be a study file") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark else str(path)
-        raise StudyError(f"{where}: not valid YAML ({getattr(exc, 'problem', exc)})") from None
     if not isinstance(doc, dict):
         raise StudyError(f"{path}: a study file is a YAML mapping (schema_version, model, runtime, sweep, ...)")
     if "schema_version" not in doc:

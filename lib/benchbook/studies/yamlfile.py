@@ -85,8 +85,13 @@ def expanded_size(node: yaml.Node, path: Path, limit: int) -> int:
     return size(node)
 
 
+class YamlSyntaxError(BenchbookError, ValueError):
+    """Raised when a file is not valid YAML; the message names the file and the line."""
+
+
 def parse(text: str, path: Path, limit: int):
-    """The YAML document, its size bounded before anything is built from it."""
+    """The YAML document, its size bounded before anything is built from it; YamlSyntaxError (file and
+    line) where the text is not YAML."""
     loader = _LineLoader(text)
     try:
         node = loader.get_single_node()
@@ -94,6 +99,10 @@ def parse(text: str, path: Path, limit: int):
             return None
         expanded_size(node, path, limit)
         return loader.construct_document(node)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark else str(path)
+        raise YamlSyntaxError(f"{where}: not valid YAML ({getattr(exc, 'problem', exc)})") from None
     finally:
         loader.dispose()
 

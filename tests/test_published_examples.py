@@ -110,3 +110,10 @@ def test_an_entry_is_checked_field_by_field_with_its_line(tmp_path):
         published_sets.load(_entry(tmp_path, model="resnet99"))
     with pytest.raises(published_sets.PublishedError, match=r"rule: mlperf, no model nor reference"):
         published_sets.load(_entry(tmp_path, kind="mlperf"))
+
+
+def test_an_entry_nested_too_deeply_is_a_clear_error(tmp_path):
+    deep = tmp_path / "deep.yaml"
+    deep.write_text("name: x\nlogs: " + "[" * 5000 + "]" * 5000 + "\n", encoding="utf-8")
+    with pytest.raises(published_sets.PublishedError, match=r"deep\.yaml: the YAML is nested too deeply"):
+        published_sets.load(deep)

@@ -5,3 +5,4 @@ environment's diff, the command builders (models/) and the runner (studies/) all
 package needs nothing of them (standard library, pandas and `errors` only)."""
 
 RESULTS = "/results"  # the run folder, as the container sees it
+MLLOG = "mllog.txt"  # a run's MLPerf log (`:::MLLOG` lines), where its workload writes one: what `mlperf score` reads

@@ -387,8 +387,6 @@ def load(path: str | Path, limits: bool | None = None) -> Study:
         doc = yamlfile.parse(text, path, MAX_YAML_NODES)
     except (yamlfile.YamlSizeError, yamlfile.YamlSyntaxError) as exc:
         raise StudyError(str(exc)) from None
-    except RecursionError:
-        raise StudyError(f"{path}: the YAML is nested too deeply to be a study file") from None
     if not isinstance(doc, dict):
         raise StudyError(f"{path}: a study file is a YAML mapping (schema_version, model, runtime, sweep, ...)")
     if "schema_version" not in doc:

@@ -91,7 +91,7 @@ class YamlSyntaxError(BenchbookError, ValueError):
 
 def parse(text: str, path: Path, limit: int):
     """The YAML document, its size bounded before anything is built from it; YamlSyntaxError (file and
-    line) where the text is not YAML."""
+    line) where the text is not YAML or is nested too deeply for the parser."""
     loader = _LineLoader(text)
     try:
         node = loader.get_single_node()
@@ -103,6 +103,9 @@ def parse(text: str, path: Path, limit: int):
         mark = getattr(exc, "problem_mark", None)
         where = f"{path}:{mark.line + 1}" if mark else str(path)
         raise YamlSyntaxError(f"{where}: not valid YAML ({getattr(exc, 'problem', exc)})") from None
+    except RecursionError:
+        raise YamlSyntaxError(f"{path}: the YAML is nested too deeply to be read (a study file or an entry is "
+                              "a few levels deep)") from None
     finally:
         loader.dispose()
 

@@ -64,23 +64,41 @@ def test_the_command_leaves_the_tree_byte_identical(tmp_path, capsys):
     assert digests(tmp_path) == before
 
 
-def _expected(tmp_path, score=12.0):
+def _expected(tmp_path, score=12.0, listed=12.0):
+    """A repository (12.0 minutes), its expected.yaml, and the published scores (under published/)."""
     folder = repository(tmp_path)
     name = str(folder.relative_to(tmp_path))
     expected = {name: {"benchmark": "resnet", "round": "v0.7", "submitter": "Acme", "system": "box8",
-                       "result_files": 5, "score_minutes": score}}
+                       "result_files": 5, "score_minutes": listed}}
     (tmp_path / "expected.yaml").write_text(yaml.safe_dump(expected), encoding="utf-8")
+    published = {"schema_version": 1, "title": "Acme", "round": "v0.7",
+                 "source": {"repository": "mlcommons/training_results_v0.7", "commit": "0a8a85a2",
+                            "url": "https://example.org/v0.7"},
+                 "scores": [{"submitter": "Acme", "system": "box8", "benchmark": "resnet", "minutes": score,
+                             "folder": "Acme/results/box8/resnet", "published": "a test"}]}
+    (tmp_path / "published").mkdir()
+    (tmp_path / "published" / "v0.7.yaml").write_text(yaml.safe_dump(published), encoding="utf-8")
+    return [sys.executable, str(TOOL), str(tmp_path), "--published", str(tmp_path / "published")]
 
 
 def test_check_tool_agrees(tmp_path):
-    _expected(tmp_path)
-    out = subprocess.run([sys.executable, str(TOOL), str(tmp_path)], capture_output=True, text=True)
+    out = subprocess.run(_expected(tmp_path), capture_output=True, text=True)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "1 of 1 result folders as expected" in out.stdout
 
 
 def test_check_tool_finds_a_wrong_score(tmp_path):
-    _expected(tmp_path, score=12.001)
-    out = subprocess.run([sys.executable, str(TOOL), str(tmp_path)], capture_output=True, text=True)
+    out = subprocess.run(_expected(tmp_path, score=12.001, listed=12.001), capture_output=True, text=True)
     assert out.returncode == 1
-    assert "12.000000 minutes, expected 12.001 (within 0.0001)" in out.stdout
+    assert "12.000000 minutes, published 12.001 (within 0.0001; mlcommons/training_results_v0.7@0a8a85a2:" \
+           "Acme/results/box8/resnet)" in out.stdout
+
+
+def test_check_tool_compares_with_the_published_scores_not_expected_yaml(tmp_path):
+    out = subprocess.run(_expected(tmp_path, score=12.5), capture_output=True, text=True)
+    assert out.returncode == 1
+    assert "expected.yaml says 12.0 minutes, the published score is 12.5" in out.stdout
+    assert "12.000000 minutes, published 12.5" in out.stdout
+    out = subprocess.run(_expected(tmp_path / "none", score=12.0)[:-2] + ["--published", str(tmp_path / "empty")],
+                         capture_output=True, text=True)
+    assert out.returncode == 1 and "no published score for it in" in out.stdout

@@ -7,10 +7,11 @@ Usage: python tools/check_mlperf_results.py ../shared/mlperf-results
 The folder holds the result repositories, or archives holding them (read in place, as
 examples/published/ ships them).
 
-expected.yaml maps each result folder (relative to the given folder) to its `score_minutes`, `round`,
-`benchmark`, `submitter`, `system` and `result_files`. Every folder listed must be found, valid, with
-these fields, and its score within 0.0001 minutes; no other folder may be found. Runs the CLI, as a
-user would, and exits 1 with one line per mismatch.
+expected.yaml maps each result folder (relative to the given folder) to its `round`, `benchmark`,
+`submitter`, `system` and `result_files`. Every folder listed must be found, valid, with these fields,
+and its score within 0.0001 minutes of the score published for it, as `params/references/mlperf/`
+holds it with its source (expected.yaml's own `score_minutes` must be that number too); no other
+folder may be found. Runs the CLI, as a user would, and exits 1 with one line per mismatch.
 """
 
 from __future__ import annotations
@@ -26,8 +27,9 @@ import yaml
 
 from benchbook.logs import archives
 from benchbook.logs.archives import SEP
+from benchbook.mlperf import published
 
-TOLERANCE_MINUTES = 0.0001
+TOLERANCE_MINUTES = published.TOLERANCE_MINUTES
 
 
 def digests(folder: Path) -> dict[str, str]:
@@ -46,7 +48,7 @@ def score(folder: Path) -> dict[str, dict]:
             for r in rows}
 
 
-def check(folder: Path, expected: dict) -> list[str]:
+def check(folder: Path, expected: dict, published_root: Path | None = None) -> list[str]:
     """Mismatches of the folders scored against `expected`, and any file that changed."""
     before = digests(folder)
     found = score(folder)
@@ -63,20 +65,31 @@ def check(folder: Path, expected: dict) -> list[str]:
                 errors.append(f"{name}: {key} {got[key]!r}, expected {want[key]!r}")
         if got["runs"] != want["result_files"]:
             errors.append(f"{name}: {got['runs']} result files, expected {want['result_files']}")
+        found_published = published.lookup(want["round"], want["submitter"], want["system"], want["benchmark"],
+                                           published_root)
+        if found_published is None:
+            errors.append(f"{name}: no published score for it in {published_root or published.ROOT}")
+            continue
+        pub, source = found_published
+        if want.get("score_minutes") != pub.minutes:
+            errors.append(f"{name}: expected.yaml says {want.get('score_minutes')} minutes, the published score is "
+                          f"{pub.minutes} ({source.path})")
         if not got["valid"] or got["score_minutes"] is None:
-            errors.append(f"{name}: invalid ({got['reason']}), expected {want['score_minutes']} minutes")
-        elif abs(got["score_minutes"] - want["score_minutes"]) > TOLERANCE_MINUTES:
-            errors.append(f"{name}: {got['score_minutes']:.6f} minutes, expected {want['score_minutes']} "
-                          f"(within {TOLERANCE_MINUTES})")
+            errors.append(f"{name}: invalid ({got['reason']}), published {pub.minutes} minutes")
+        elif abs(got["score_minutes"] - pub.minutes) > TOLERANCE_MINUTES:
+            errors.append(f"{name}: {got['score_minutes']:.6f} minutes, published {pub.minutes} "
+                          f"(within {TOLERANCE_MINUTES}; {source.where(pub)})")
     return errors
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("folder", type=Path, help="folder of result repositories with an expected.yaml")
+    p.add_argument("--published", type=Path, metavar="DIR", help="the files of published scores (default: "
+                   "params/references/mlperf)")
     args = p.parse_args(argv)
     expected = yaml.safe_load((args.folder / "expected.yaml").read_text(encoding="utf-8"))
-    errors = check(args.folder, expected)
+    errors = check(args.folder, expected, args.published)
     for e in errors:
         print(e)
     print(f"{len(expected) - len({e.split(':')[0] for e in errors} & set(expected))} of {len(expected)} "

@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..errors import BenchbookError
-from . import checks, mllog, results, rules
+from . import checks, mllog, published, results, rules
 
 
 def _names(text: str | None) -> list[str]:
@@ -20,10 +20,13 @@ def _names(text: str | None) -> list[str]:
 
 class MLPerfReport:
     """The result folders under `paths` (comma-separated), optionally one benchmark, one round and some
-    submitters only."""
+    submitters only. `expected` (a published set's expected.yaml) marks a published set, whose notebook
+    shows every score beside the published one; the published scores are `params/references/mlperf/`
+    (or `published_root`)."""
 
     def __init__(self, paths: str, benchmark: str | None = None, round_: str | None = None,
-                 submitters: str | None = None, check: bool = False, expected: str | None = None):
+                 submitters: str | None = None, check: bool = False, expected: str | None = None,
+                 published_root: str | None = None):
         places = results.find(_names(paths))  # folders, or folders inside archives: read where they are
         if not places:
             raise BenchbookError(f"no result_N.txt under {paths}")
@@ -36,7 +39,7 @@ class MLPerfReport:
         if not self.folders:
             raise BenchbookError(f"no result folder under {paths} for benchmark={benchmark}, "
                                  f"submitters={submitters or 'any'}")
-        self.paths, self.check, self.expected = paths, check, expected
+        self.paths, self.check, self.expected, self.published_root = paths, check, expected, published_root
 
     @staticmethod
     def _label(f: results.Folder) -> str:
@@ -50,24 +53,38 @@ class MLPerfReport:
                               "valid": "yes" if f.valid else f"no: {f.reason}"} for f in self.folders])
 
     def against_published(self) -> pd.DataFrame:
-        """Each result's score beside the score published for it, where `expected` (a published set's
-        expected.yaml: result folder -> `score_minutes`) holds one; agreeing means within 0.0001 minutes,
-        the 4 decimals the results are published with."""
-        if not self.expected:
-            return pd.DataFrame(columns=["result", "published", "minutes", "deviation", "agrees"])
-        import yaml
-
-        published = yaml.safe_load(Path(self.expected).read_text(encoding="utf-8")) or {}
+        """Each result's score beside the score published for it, where one is: the published scores
+        of `params/references/mlperf/` (`published_root`), with their source; a result not there takes
+        the `score_minutes` of the published set's expected.yaml (`expected`), if it holds one. Agreeing
+        means within 0.0001 minutes, the 4 decimals the results are published with."""
+        columns = ["result", "published", "minutes", "deviation", "agrees", "source"]
+        listed = self._expected_scores()
         rows = []
         for f in self.folders:
-            key = next((k for k in published if str(f.folder).replace("\\", "/").endswith(k)), None)
-            if key is None or not isinstance(published[key], dict):
-                continue
-            want, got = published[key].get("score_minutes"), f.score_minutes
-            agrees = got is not None and want is not None and abs(got - want) <= 0.0001 + 1e-9
+            found = published.lookup(f.round, f.submitter, f.system, f.benchmark, self.published_root)
+            if found is not None:
+                want, source = found[0].minutes, found[1].where(found[0])
+            else:
+                key = next((k for k in listed if str(f.folder).replace("\\", "/").endswith(k)), None)
+                if key is None:
+                    continue
+                want, source = listed[key], f"{self.expected}: {key}"
+            got = f.score_minutes
+            agrees = got is not None and abs(got - want) <= published.TOLERANCE_MINUTES + 1e-9
             rows.append({"result": self._label(f), "published": want, "minutes": got,
-                         "deviation": None if got is None or not want else got / want - 1, "agrees": agrees})
-        return pd.DataFrame(rows, columns=["result", "published", "minutes", "deviation", "agrees"])
+                         "deviation": None if got is None else got / want - 1, "agrees": agrees,
+                         "source": source})
+        return pd.DataFrame(rows, columns=columns)
+
+    def _expected_scores(self) -> dict[str, float]:
+        """expected.yaml's result folder -> score_minutes, where it gives a positive number."""
+        if not self.expected:
+            return {}
+        import yaml
+
+        doc = yaml.safe_load(Path(self.expected).read_text(encoding="utf-8")) or {}
+        return {k: v["score_minutes"] for k, v in doc.items() if isinstance(v, dict)
+                and isinstance(v.get("score_minutes"), (int, float)) and v["score_minutes"] > 0}
 
     def per_accelerator(self) -> pd.DataFrame:
         """Minutes times accelerators: what a result costs in accelerator time, fastest first."""

@@ -169,7 +169,25 @@ def score_folder(folder: Path | ArchivePath, round_: str | None = None) -> Folde
     if isinstance(folder, ArchivePath):  # what its archive refused there, or refused whole
         problems += [f"{p.source}: {p.reason}" for p in folder.listing.problems
                      if p.source == folder.listing.label or p.source.startswith(f"{folder}/")]
-    files = result_files(folder)
+    system_name = folder.parent.name
+    submitter_dir = folder.parent.parent.parent if folder.parent.parent.name == "results" else None
+    system = _system(submitter_dir, system_name, problems)
+    systems_path = str(submitter_dir / "systems" / f"{system_name}.json") if submitter_dir else ""
+    return score_files(str(folder), result_files(folder), round_of(folder, round_),
+                       benchmark=rules.BENCHMARK_ALIASES.get(folder.name, folder.name),
+                       submitter=submitter_dir.name if submitter_dir else None, system_name=system_name,
+                       system=system, systems_path=systems_path, factor=_scaling(folder, problems),
+                       problems=problems)
+
+
+def score_files(where: str, files: list, key: str | None, *, benchmark: str | None, submitter: str | None,
+                system_name: str, system: dict | None = None, systems_path: str = "", factor: float | None = 1.0,
+                problems: list[str] | None = None) -> Folder:
+    """Score the runs of `files` (one result: a result folder's result_N.txt, a job's logs, a sweep
+    point's mllog.txt) by the rule of round `key`. A benchmark the rule does not know, and a missing
+    submitter, are taken from the logs' submission_* keys."""
+    problems = [] if problems is None else problems
+    system = system or {}
     runs: list[mllog.Run | LogError] = []
     for path in files:
         try:
@@ -181,16 +199,10 @@ def score_folder(folder: Path | ArchivePath, round_: str | None = None) -> Folde
         runs.append(run)
     read = [r for r in runs if isinstance(r, mllog.Run)]
     logged = next((r.submission for r in read if r.submission), {})
-    benchmark = rules.BENCHMARK_ALIASES.get(folder.name, folder.name)
-    if benchmark not in rules.RUNS_REQUIRED and logged.get("benchmark"):  # a folder renamed: the logs say
+    if (benchmark not in rules.RUNS_REQUIRED) and logged.get("benchmark"):  # a folder renamed: the logs say
         benchmark = str(logged["benchmark"])
-    system_name = folder.parent.name
-    submitter_dir = folder.parent.parent.parent if folder.parent.parent.name == "results" else None
-    submitter = submitter_dir.name if submitter_dir else logged.get("org")
-    system = _system(submitter_dir, system_name, problems)
-    systems_path = str(submitter_dir / "systems" / f"{system_name}.json") if submitter_dir else ""
-    key = round_of(folder, round_)
-    factor = _scaling(folder, problems)
+    benchmark = benchmark or "unknown"
+    submitter = submitter or logged.get("org")
     goal = rules.target(benchmark, key) if key else None
     verdicts = []
     for path, run in zip(files, runs, strict=True):
@@ -209,7 +221,7 @@ def score_folder(folder: Path | ArchivePath, round_: str | None = None) -> Folde
         problems.append(f"no quality target known for {benchmark} in v{key}: run_stop's status alone decides")
     accelerators = _accelerators(system, systems_path, problems)
     return Folder(
-        folder=str(folder), round=f"v{key}" if key else None, benchmark=benchmark, submitter=submitter,
+        folder=where, round=f"v{key}" if key else None, benchmark=benchmark, submitter=submitter,
         system=system_name, score_minutes=result.minutes, valid=result.valid, reason=result.reason,
         runs=len(files), runs_failed=sum(not v.converged for v in verdicts), runs_required=result.runs_required,
         scaling_factor=factor, accelerators=accelerators,

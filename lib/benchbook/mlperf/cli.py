@@ -22,7 +22,7 @@ HELP = "score MLPerf Training result folders (result_N.txt) by the MLPerf rule, 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     """Add `mlperf` (and its `score`) to the subcommands of `benchbook`."""
     m = sub.add_parser("mlperf", help=HELP, description="MLPerf Training results: read, score and check them.")
-    msub = m.add_subparsers(dest="mlperf_command", metavar="{score}", required=True)
+    msub = m.add_subparsers(dest="mlperf_command", metavar="{score,run}", required=True)
     s = msub.add_parser("score", help="the score of every result folder under PATH (minutes)",
                         description="Score MLPerf Training result folders: the runs the round requires, the "
                                     "fastest and the slowest dropped, the mean of the rest, times the folder's "
@@ -35,6 +35,18 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--check", action="store_true", help="also run mlperf-logging's compliance checker per "
                    "result file and its RCP checker, on a temporary copy (pip install benchbook[mlperf])")
     s.set_defaults(func=cmd_score)
+    r = msub.add_parser("run", help="reproduce a published result: submit a launch study (params/mlperf/) as "
+                        "its implementation's README does", description="Submit the implementation of a "
+                        "launch study (params/mlperf/<study>.yaml) with sbatch, as its README launches it, "
+                        "and record the job ids; --dry-run prints the lines first; --score scores the job's "
+                        "logs against the published score of the same system.")
+    r.add_argument("study", metavar="STUDY", help="a launch study file (params/mlperf/<study>.yaml)")
+    how = r.add_mutually_exclusive_group()
+    how.add_argument("--dry-run", action="store_true", help="print the exact shell lines; submit nothing")
+    how.add_argument("--score", action="store_true", help="score the jobs' logs in the study's logdir and "
+                     "compare with the published score")
+    r.add_argument("--json", action="store_true", help="with --score: one JSON object per job per line")
+    r.set_defaults(func=cmd_run)
 
 
 def _minutes(value) -> str:
@@ -72,6 +84,43 @@ def cmd_score(args, out: Console, err: Console) -> int:
             out.print(Text.assemble(("invalid", "red"), f": {where}: {r['reason']}"), highlight=False)
         for name, verdict in (r.get("checks") or {}).items():
             out.print(Text(f"{name}: {where}: {verdict}"), highlight=False)
+        for p in r["problems"]:
+            err.print(Text.assemble(("benchbook:", "bold red"), f" {p}"), highlight=False)
+    return 0
+
+
+def cmd_run(args, out: Console, err: Console) -> int:
+    from . import launch
+
+    study = launch.load(args.study)
+    if args.dry_run:
+        print("\n".join(study.lines()))
+        return 0
+    if not args.score:
+        jobs = launch.submit(study)
+        out.print(Text(f"submitted {study.name}: job {', '.join(jobs)} ({study.repeats} runs); job ids in "
+                       f"{study.logdir}/{launch.JOBS_FILE}; once done: benchbook mlperf run {args.study} --score"),
+                  highlight=False)
+        return 0
+    rows = launch.score(study)
+    if args.json:
+        for row in rows:
+            print(json.dumps(row))
+        return 0
+    want = study.reproduces
+    t = Table(title=Text(f"{study.name}: reproducing {want.submitter} {want.system} {want.benchmark} "
+                         f"({want.round})"))
+    for col in ("job logs", "runs", "minutes", "valid", "published", "ours / published"):
+        t.add_column(col, overflow="fold")
+    for r in rows:
+        t.add_row(*(Text(str(c)) for c in (
+            r["folder"], f"{r['runs'] - r['runs_failed']}/{r['runs']} converged", _minutes(r["score_minutes"]),
+            "yes" if r["valid"] else f"no: {r['reason']}", _minutes(r["published_minutes"]),
+            "-" if r["ratio"] is None else f"{r['ratio']:.3f}")))
+    out.print(t)
+    if rows and rows[0]["published_source"]:
+        out.print(Text(f"published: {rows[0]['published_source']}"), highlight=False)
+    for r in rows:
         for p in r["problems"]:
             err.print(Text.assemble(("benchbook:", "bold red"), f" {p}"), highlight=False)
     return 0

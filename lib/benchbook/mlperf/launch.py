@@ -53,6 +53,14 @@ class LaunchError(BenchbookError, ValueError):
     """A launch study that cannot be used as written, or a launch that cannot be done."""
 
 
+class _FieldProblem(ValueError):
+    """A check across fields, told at the line of the field to change (`yamlfile.describe`)."""
+
+    def __init__(self, field: str, message: str):
+        super().__init__(message)
+        self.problems = [((field,), message)]
+
+
 def _path(value: str) -> str:
     """An absolute path that can stand in a shell line and a job's environment as it is."""
     if not _SAFE_PATH.fullmatch(value) or "/../" in f"{value}/" or len(value) > 4096:
@@ -110,8 +118,8 @@ class LaunchStudy(BaseModel):
     def _repeats_cover_the_round(self):
         need = rules.RUNS_REQUIRED[self.reproduces.benchmark]
         if self.repeats < need:
-            raise ValueError(f"repeats = {self.repeats}: a {self.reproduces.benchmark} result needs {need} runs "
-                             f"({rules.RUNS_SOURCE})")
+            raise _FieldProblem("repeats", f"{self.repeats} runs, but a {self.reproduces.benchmark} result "
+                                f"needs {need} runs ({rules.RUNS_SOURCE})")
         return self
 
     def environment(self) -> dict[str, str]:
@@ -189,3 +197,26 @@ def job_logs(logdir: Path) -> dict[str, list[Path]]:
     for files in jobs.values():
         files.sort(key=lambda p: int(JOB_LOG.fullmatch(p.name).group("n")))
     return jobs
+
+
+def score(study: LaunchStudy) -> list[dict]:
+    """Each job's logs in LOGDIR scored by the round's rule, beside the published score of the system
+    the study reproduces: one dict per job (`results.Folder`'s fields, `published_minutes`,
+    `published_source`, `ratio` = ours / published)."""
+    from . import published, results
+
+    want = study.reproduces
+    jobs = job_logs(Path(study.logdir))
+    if not jobs:
+        raise LaunchError(f"{study.logdir}: no <log base>_<n>.log file (run.sub's logs): has the job run?")
+    found = published.lookup(want.round, want.submitter, want.system, want.benchmark)
+    out = []
+    for base, files in sorted(jobs.items()):
+        folder = results.score_files(str(Path(study.logdir) / base), files, rules.round_key(want.round),
+                                     benchmark=want.benchmark, submitter=None, system_name=want.system)
+        row = folder.as_dict()
+        minutes = found[0].minutes if found else None
+        row |= {"published_minutes": minutes, "published_source": found[1].where(found[0]) if found else None,
+                "ratio": row["score_minutes"] / minutes if minutes and row["score_minutes"] is not None else None}
+        out.append(row)
+    return out

@@ -18,10 +18,12 @@ from pathlib import Path, PurePosixPath
 from ..errors import BenchbookError, LogError
 from ..logs import archives
 from ..logs.archives import ArchivePath
+from ..runfolder import MLLOG
 from . import mllog, rules
 
 RESULT_FILE = re.compile(r"result_(\d+)\.txt")
 ROUND_IN_PATH = re.compile(r"^training_results_v(\d+\.\d+)$")
+RECORD = "run.json"  # runfolder.records.RECORD, named here so that scoring needs no pandas (records does)
 
 
 @dataclass
@@ -62,7 +64,14 @@ def result_files(folder: Path | ArchivePath) -> list[Path | ArchivePath]:
 def find(paths: list[str | Path]) -> list[Path | ArchivePath]:
     """Every folder holding result_N.txt files under `paths` (each a folder or an archive; archives in
     folders too), in a stable order."""
+    return find_all(paths)[0]
+
+
+def find_all(paths: list[str | Path]) -> tuple[list[Path | ArchivePath], list[Path]]:
+    """(the result folders under `paths`, as `find`; the benchbook study folders under them: a folder
+    whose run folders hold run.json and mllog.txt, `runs.score_study`)."""
     found: dict[Path | ArchivePath, None] = {}
+    studies: dict[Path, None] = {}
     for path in map(Path, paths):
         if archives.kind(path.name) and path.is_file():
             found.update(dict.fromkeys(_archived(path, named=True)))
@@ -74,9 +83,11 @@ def find(paths: list[str | Path]) -> list[Path | ArchivePath]:
             dirs.sort()
             if any(RESULT_FILE.fullmatch(f) for f in files):
                 found[Path(root)] = None
+            elif MLLOG in files and RECORD in files:  # a run folder of a benchbook study
+                studies[Path(root).parent] = None
             for f in sorted(f for f in files if archives.kind(f)):
                 found.update(dict.fromkeys(_archived(Path(root, f), named=False)))
-    return list(found)
+    return list(found), list(studies)
 
 
 def _archived(path: Path, named: bool) -> list[ArchivePath]:
@@ -242,7 +253,15 @@ def _detail(verdict: rules.RunVerdict, run, role: str) -> dict:
 
 
 def score(paths: list[str | Path], round_: str | None = None) -> list[Folder]:
-    folders = find(paths)
-    if not folders:
-        raise BenchbookError(f"no result_N.txt under {', '.join(map(str, paths))}")
-    return [score_folder(f, round_) for f in folders]
+    """Every result under `paths`: the result folders, then each sweep point of the benchbook study
+    folders (`runs.score_study`)."""
+    folders, studies = find_all(paths)
+    if not folders and not studies:
+        raise BenchbookError(f"no result_N.txt, and no run folder with {RECORD} and {MLLOG}, under "
+                             f"{', '.join(map(str, paths))}")
+    scored = [score_folder(f, round_) for f in folders]
+    if studies:
+        from . import runs
+
+        scored += [point for study in studies for point in runs.score_study(study, round_)]
+    return scored

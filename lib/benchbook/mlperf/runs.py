@@ -1,0 +1,89 @@
+"""Our own runs as MLPerf results: a benchbook study folder (`runs/<study>/`, `runs-smoke/<study>/`)
+whose workload wrote MLLOG lines (`mlperf_logging.mllog`) into `runfolder.MLLOG` (mllog.txt) in each
+run folder. Each sweep point is one result and its repeats are the runs: the run folders
+`<point>_r<repeat>` (the runner's layout, `studies.study._run_id`), each with its `run.json`.
+
+The result is named as MLCommons would: submitter "benchbook", the system the machine the runs ran
+on (the record's launcher host; else the study name), the benchmark the log's `submission_benchmark`.
+The round is `--round`, else the newest round whose rules know the benchmark's target (said among the
+problems). A point with fewer runs than the round requires is invalid, with the reason; its runs are
+still listed. Nothing in the folder is written.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from ..runfolder import MLLOG, records
+from . import results, rules
+
+SUBMITTER = "benchbook"
+_REPEAT = re.compile(r"_r\d+$")
+
+
+def is_study_folder(folder: Path) -> bool:
+    """A benchbook study folder: a run folder in it holds a run record and an MLPerf log."""
+    try:
+        return any((p / records.RECORD).is_file() and (p / MLLOG).is_file() for p in folder.iterdir()
+                   if p.is_dir() and not p.is_symlink())
+    except OSError:
+        return False
+
+
+def _latest_round(benchmark: str) -> str | None:
+    rounds = [r for t in rules.TARGETS if t.benchmark == benchmark for r in t.rounds]
+    return max(rounds, key=lambda r: tuple(map(int, r.split("."))), default=None)
+
+
+def _host(record: dict) -> str | None:
+    launcher = record.get("launcher")
+    host = launcher.get("hostname") if isinstance(launcher, dict) else None
+    return host if isinstance(host, str) and host else None
+
+
+def score_study(study_dir: Path, round_: str | None = None) -> list[results.Folder]:
+    """One result per sweep point of the study folder, its repeats the runs, in point order."""
+    found, wrong = records.scan(study_dir)
+    notes = [f"{study_dir / name}: {why}" for name, why in wrong]
+    points: dict[str, list[tuple[int, str, dict]]] = {}
+    for run_id, record in found.items():
+        if not (study_dir / run_id / MLLOG).is_file():
+            notes.append(f"{study_dir / run_id / MLLOG}: missing (the run wrote no MLPerf log): left out")
+            continue
+        repeat = (record.get("config") or {}).get("repeat")
+        points.setdefault(_REPEAT.sub("", run_id), []).append(
+            (repeat if isinstance(repeat, int) else 0, run_id, record))
+    study = study_dir.name
+    out = []
+    for point, members in sorted(points.items()):
+        members.sort(key=lambda m: (m[0], m[1]))
+        files = [study_dir / run_id / MLLOG for _, run_id, _ in members]
+        problems = list(notes)
+        benchmark = _logged_benchmark(files)
+        key = rules.round_key(round_) if round_ else _latest_round(benchmark or "")
+        if not round_ and key:
+            problems.append(f"the round is not logged: scored by the v{key} rule, the newest with a target for "
+                            f"{benchmark} (give --round)")
+        host = next((h for _, _, r in members if (h := _host(r))), None)
+        folder = results.score_files(os.fspath(study_dir / point), files, key, benchmark=benchmark,
+                                     submitter=SUBMITTER, system_name=host or study, problems=problems)
+        for detail, (_, run_id, _) in zip(folder.run_details, members, strict=True):
+            detail["file"] = f"{run_id}/{MLLOG}"
+        out.append(folder)
+    return out
+
+
+def _logged_benchmark(files: list[Path]) -> str | None:
+    """The first `submission_benchmark` the runs' logs give."""
+    from . import mllog
+
+    for path in files:
+        try:
+            name = mllog.read(path).submission.get("benchmark")
+        except results.LogError:
+            continue
+        if isinstance(name, str) and name:
+            return rules.BENCHMARK_ALIASES.get(name, name)
+    return None

@@ -5,7 +5,8 @@ NVIDIA's README for its v0.7 DGX A100 ResNet result, mlcommons/training_results_
 `NVIDIA/benchmarks/resnet/implementations/dgxa100_ngc20.06_mxnet/README.md`, launches it so:
 
     source config_DGXA100.sh
-    CONT="<docker/registry>/mlperf-nvidia:image_classification" DATADIR=<path/to/data/dir> LOGDIR=<path/to/output/dir> sbatch -N $DGXNNODES -t $WALLTIME run.sub
+    CONT="<docker/registry>/mlperf-nvidia:image_classification" DATADIR=<path/to/data/dir> \\
+        LOGDIR=<path/to/output/dir> sbatch -N $DGXNNODES -t $WALLTIME run.sub
 
 A study gives the implementation folder, the config, the image, the data and log folders, the nodes
 and the wall time (what the config's DGXNNODES and WALLTIME say), and the repeats: the result files
@@ -26,7 +27,7 @@ import re
 import shlex
 import shutil
 import subprocess
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -179,7 +180,7 @@ def submit(study: LaunchStudy) -> list[str]:
     logdir.mkdir(parents=True, exist_ok=True)
     record = logdir / JOBS_FILE
     known = json.loads(record.read_text(encoding="utf-8")) if record.is_file() else []
-    stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    stamp = datetime.now(UTC).isoformat(timespec="seconds")
     known += [{"job": j, "study": study.name, "submitted": stamp, "argv": study.argv()} for j in jobs]
     record.write_text(json.dumps(known, indent=1) + "\n", encoding="utf-8")
     return jobs

@@ -184,3 +184,18 @@ def test_line_numbers_count_every_line_crlf_too(tmp_path):
     run = mllog.read(write(tmp_path / "r.txt", text))
     assert run.lines == text.count("\r\n")
     assert run.run_stop_line == next(i for i, line in enumerate(text.splitlines(), 1) if '"run_stop"' in line)
+
+
+def test_records_nothing_reads_are_not_parsed_but_needed_ones_are(tmp_path):
+    """A key nothing reads is told without parsing its JSON (speed); a needed key, a key nested before
+    the record's own, or a line not closed on itself is parsed, and refused when it does not parse."""
+    nested = ':::MLLOG {"metadata": {"key": "throughput"}, "time_ms": 60000, "key": "run_stop", "value": null}\n'
+    text = mllog_line(0, "run_start") + ':::MLLOG {"time_ms": 5, "key": "throughput", "value": {oops}}\n' + nested
+    run = mllog.read(write(tmp_path / "r.txt", text))
+    assert run.run_stop == 60000 and run.minutes == 1.0
+    for bad in (':::MLLOG {"time_ms": 5, "key": "throughput", "value": 1\n',
+                ':::MLLOG {"time_ms": 5, "key": "eval_accuracy", "value": {oops}}\n',
+                ':::MLL 5.0 throughput: {"value": 1\n'):
+        head = mll_line(0, "run_start") if bad.startswith(":::MLL ") else mllog_line(0, "run_start")
+        with pytest.raises(LogError, match=r"r\.txt: line 2: the MLLOG JSON does not parse"):
+            mllog.read(write(tmp_path / "r.txt", head + bad))

@@ -6,7 +6,8 @@ Two line forms are read, whatever stands before the token (`[0] `, rank tags, la
 - v0.6: `:::MLL <seconds> <key>: {"value": ..., "metadata": {...}}`, times in seconds.
 
 v0.5's `:::MLPv0.5.0` lines are refused. The file is read line by line (bounded memory), and only the
-keys a score, a check or a report needs are kept. This module needs nothing but the standard library
+keys a score, a check or a report needs are kept; a line with another key (most of them) is told by its
+key and its closing brace, its JSON not parsed (`_unneeded`), so that a broken one is not refused. This module needs nothing but the standard library
 and `benchbook.errors`: it is pure, so that it can become the engine's MLLOG log format unchanged.
 """
 
@@ -27,6 +28,7 @@ TOKEN_V05 = ":::MLPv0.5.0"
 KEPT = frozenset({"run_start", "run_stop", "eval_accuracy", "init_start", "init_stop", "global_batch_size",
                   "train_samples"})  # with the submission_* keys, what a run keeps (_fold)
 UNIT_SECONDS = {"ms": 1000.0, "s": 1.0}  # the log's time unit, in units per second
+_KEY_FIELD = '"key": "'  # how mlperf_logging writes a record's key (json.dumps' separators)
 
 
 @dataclass(frozen=True)
@@ -83,6 +85,29 @@ class Run:
     @property
     def succeeded(self) -> bool:
         return self.status == "success"
+
+
+def _needed(key: str) -> bool:
+    return key in KEPT or key.startswith("submission_")
+
+
+def _unneeded(body: str, unit: str) -> bool:
+    """A record whose key nothing here reads (most lines: throughput, tracked_stats, epoch_start...),
+    told without parsing its JSON: its key read where it stands (v0.7: the first `"key": "` of the
+    object, before any nested `{` or `[`; v0.6: the word before the JSON), and its object closed on the
+    line. Anything else, or a key that is read, is parsed (and refused when it does not parse)."""
+    if unit == "ms":
+        at = body.find(_KEY_FIELD)
+        if at < 0 or body.find("{", 1, at) >= 0 or body.find("[", 0, at) >= 0:
+            return False
+        start = at + len(_KEY_FIELD)
+        key = body[start:body.find('"', start)]
+    else:
+        parts = body.split(" ", 2)
+        if len(parts) < 3 or not parts[1].endswith(":"):
+            return False
+        key = parts[1][:-1]
+    return not _needed(key) and body.rstrip().endswith("}")
 
 
 def _line_v07(text: str, path: str, number: int) -> tuple[float, str, object, dict]:
@@ -190,6 +215,8 @@ def read(path: str | Path | ArchivePath) -> Run:
                 elif run.unit != unit:
                     raise LogError(name, f"line {number}: mixes ':::MLL' (v0.6, seconds) and ':::MLLOG' "
                                          "(v0.7 on, milliseconds) lines")
+                if _unneeded(body, unit):
+                    continue
                 try:
                     record = parse(body, name, number)
                 except LogError:
@@ -197,7 +224,7 @@ def read(path: str | Path | ArchivePath) -> Run:
                         raise LogError(name, f"line {number}: the file is truncated: its last MLLOG line "
                                              "is cut short") from None
                     raise
-                if record[1] in KEPT or record[1].startswith("submission_"):
+                if _needed(record[1]):
                     _fold(run, number, *record)
     except OSError as exc:
         raise LogError(name, f"cannot read: {exc.strerror or exc}") from None

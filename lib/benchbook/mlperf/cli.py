@@ -1,4 +1,5 @@
-"""`benchbook mlperf score PATH...`: the MLPerf Training score of every result folder under PATH.
+"""`benchbook mlperf score PATH...`: the MLPerf Training score of every result folder under PATH (and of
+every sweep point of a benchbook study folder); `benchbook mlperf run STUDY`: a launch study (`launch`).
 
 A table, or with `--json` one object per result folder per line (`results.Folder`); `--check` adds
 the verdicts of mlperf-logging's own compliance and RCP checkers, run on a temporary copy. Nothing
@@ -54,9 +55,9 @@ def _minutes(value) -> str:
 
 
 def cmd_score(args, out: Console, err: Console) -> int:
-    from . import results
+    from . import runs
 
-    found = results.score(args.paths, args.round)
+    found = runs.score(args.paths, args.round)
     rows = [f.as_dict() for f in found]
     if args.check:
         from . import checks

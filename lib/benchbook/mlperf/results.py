@@ -253,15 +253,8 @@ def _detail(verdict: rules.RunVerdict, run, role: str) -> dict:
 
 
 def score(paths: list[str | Path], round_: str | None = None) -> list[Folder]:
-    """Every result under `paths`: the result folders, then each sweep point of the benchbook study
-    folders (`runs.score_study`)."""
-    folders, studies = find_all(paths)
-    if not folders and not studies:
-        raise BenchbookError(f"no result_N.txt, and no run folder with {RECORD} and {MLLOG}, under "
-                             f"{', '.join(map(str, paths))}")
-    scored = [score_folder(f, round_) for f in folders]
-    if studies:
-        from . import runs
-
-        scored += [point for study in studies for point in runs.score_study(study, round_)]
-    return scored
+    """Every result folder under `paths` (`runs.score` adds benchbook study folders)."""
+    folders = find(paths)
+    if not folders:
+        raise BenchbookError(f"no result_N.txt under {', '.join(map(str, paths))}")
+    return [score_folder(f, round_) for f in folders]

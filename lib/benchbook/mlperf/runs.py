@@ -16,20 +16,12 @@ import os
 import re
 from pathlib import Path
 
-from ..runfolder import MLLOG, records
-from . import results, rules
+from ..errors import BenchbookError, LogError
+from ..runfolder import MLLOG
+from . import mllog, results, rules
 
 SUBMITTER = "benchbook"
 _REPEAT = re.compile(r"_r\d+$")
-
-
-def is_study_folder(folder: Path) -> bool:
-    """A benchbook study folder: a run folder in it holds a run record and an MLPerf log."""
-    try:
-        return any((p / records.RECORD).is_file() and (p / MLLOG).is_file() for p in folder.iterdir()
-                   if p.is_dir() and not p.is_symlink())
-    except OSError:
-        return False
 
 
 def _latest_round(benchmark: str) -> str | None:
@@ -45,6 +37,8 @@ def _host(record: dict) -> str | None:
 
 def score_study(study_dir: Path, round_: str | None = None) -> list[results.Folder]:
     """One result per sweep point of the study folder, its repeats the runs, in point order."""
+    from ..runfolder import records  # pandas: only where a study folder is read
+
     found, wrong = records.scan(study_dir)
     notes = [f"{study_dir / name}: {why}" for name, why in wrong]
     points: dict[str, list[tuple[int, str, dict]]] = {}
@@ -75,14 +69,23 @@ def score_study(study_dir: Path, round_: str | None = None) -> list[results.Fold
     return out
 
 
+def score(paths: list[str | Path], round_: str | None = None) -> list[results.Folder]:
+    """Every result under `paths`: the result folders (`results`), then each sweep point of the benchbook
+    study folders, in a stable order."""
+    folders, studies = results.find_all(paths)
+    if not folders and not studies:
+        raise BenchbookError(f"no result_N.txt, and no run folder with {results.RECORD} and {MLLOG}, under "
+                             f"{', '.join(map(str, paths))}")
+    return [*(results.score_folder(f, round_) for f in folders),
+            *(point for study in studies for point in score_study(study, round_))]
+
+
 def _logged_benchmark(files: list[Path]) -> str | None:
     """The first `submission_benchmark` the runs' logs give."""
-    from . import mllog
-
     for path in files:
         try:
             name = mllog.read(path).submission.get("benchmark")
-        except results.LogError:
+        except LogError:
             continue
         if isinstance(name, str) and name:
             return rules.BENCHMARK_ALIASES.get(name, name)

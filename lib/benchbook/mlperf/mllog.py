@@ -7,8 +7,9 @@ Two line forms are read, whatever stands before the token (`[0] `, rank tags, la
 
 v0.5's `:::MLPv0.5.0` lines are refused. The file is read line by line (bounded memory), and only the
 keys a score, a check or a report needs are kept; a line with another key (most of them) is told by its
-key and its closing brace, its JSON not parsed (`_unneeded`), so that a broken one is not refused. This module needs nothing but the standard library
-and `benchbook.errors`: it is pure, so that it can become the engine's MLLOG log format unchanged.
+key and its closing brace, its JSON not parsed (`_unneeded`), so that a broken one is not refused. This
+module needs nothing but the standard library and `benchbook.errors`: it is pure, so that it can become
+the engine's MLLOG log format unchanged.
 """
 
 from __future__ import annotations

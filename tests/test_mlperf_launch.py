@@ -203,3 +203,13 @@ def test_scoring_before_the_job_ran_says_so(tmp_path, capsys):
     (tmp_path / "logs").mkdir()
     assert main(["mlperf", "run", str(_study(tmp_path)), "--score"]) == 2
     assert "no <log base>_<n>.log file" in capsys.readouterr().err
+
+
+def test_a_jobs_file_that_is_not_ours_keeps_the_job_id_in_the_error(tmp_path, monkeypatch, capsys):
+    _implementation(tmp_path)
+    _fake_sbatch(tmp_path)
+    write(tmp_path / "logs" / launch.JOBS_FILE, "{not json")
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    assert main(["mlperf", "run", str(_study(tmp_path))]) == 2
+    err = capsys.readouterr().err
+    assert "not the list of jobs benchbook writes" in err and "submitted job 4242" in err

@@ -38,9 +38,7 @@ from ..studies import yamlfile
 from ..studies.study_limits import Image
 from . import rules
 
-SCHEMA_VERSION = 1
 MAX_YAML_NODES = 2_000
-ROOT = Path(__file__).resolve().parents[3] / "params" / "mlperf"
 # What run.sub writes per experiment: `${_logfile_base}_${_experiment_index}.log`.
 JOB_LOG = re.compile(r"(?P<base>[A-Za-z0-9_.+-]+)_(?P<n>\d+)\.log")
 JOBS_FILE = "benchbook-mlperf-jobs.json"  # what `run` records in LOGDIR: the jobs it submitted
@@ -70,7 +68,7 @@ def _path(value: str) -> str:
     return value
 
 
-Path_ = Annotated[str, AfterValidator(_path)]
+SafePath = Annotated[str, AfterValidator(_path)]
 
 
 class Reproduces(BaseModel):
@@ -103,11 +101,11 @@ class LaunchStudy(BaseModel):
 
     schema_version: Literal[1]
     name: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]{0,63}$")
-    implementation: Path_ = Field(description="the implementation folder (holds run.sub and the config)")
+    implementation: SafePath = Field(description="the implementation folder (holds run.sub and the config)")
     config: str = Field(pattern=r"^config_[A-Za-z0-9_]+\.sh$", description="the system's config, sourced")
     image: Image = Field(description="the container image (CONT)")
-    datadir: Path_
-    logdir: Path_
+    datadir: SafePath
+    logdir: SafePath
     nodes: int = Field(ge=1, le=4096, description="sbatch -N (the config's DGXNNODES)")
     walltime: str = Field(pattern=r"^(\d{1,3}-)?\d{1,3}:[0-5]\d(:[0-5]\d)?$", description="sbatch -t (WALLTIME)")
     repeats: int = Field(ge=1, le=100, description="runs in the job (NEXP): the result files the round needs")
@@ -179,7 +177,13 @@ def submit(study: LaunchStudy) -> list[str]:
     logdir = Path(study.logdir)
     logdir.mkdir(parents=True, exist_ok=True)
     record = logdir / JOBS_FILE
-    known = json.loads(record.read_text(encoding="utf-8")) if record.is_file() else []
+    try:
+        known = json.loads(record.read_text(encoding="utf-8")) if record.is_file() else []
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        known = exc
+    if not isinstance(known, list):
+        raise LaunchError(f"{record}: not the list of jobs benchbook writes ({known!r:.80}); submitted job "
+                          f"{', '.join(jobs)}, not recorded there")
     stamp = datetime.now(UTC).isoformat(timespec="seconds")
     known += [{"job": j, "study": study.name, "submitted": stamp, "argv": study.argv()} for j in jobs]
     record.write_text(json.dumps(known, indent=1) + "\n", encoding="utf-8")

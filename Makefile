@@ -67,6 +67,7 @@ reference: $(BIN)/.installed
 	$(BIN)/python tools/check_reference_logs.py $(PUBLISHED)/ngc-pytorch-resnet50 --rule perf
 	$(BIN)/python tools/check_reference_reports.py $(PUBLISHED) --reports reports-reference
 	$(BIN)/python tools/check_mlperf_results.py $(PUBLISHED)/mlperf
+	$(BIN)/benchbook mlperf run params/mlperf/nvidia_v0.7_resnet_dgxa100.yaml --dry-run
 	$(BIN)/benchbook publish $(PUBLISHED_SETS) --reports reports-published
 
 bench: $(BIN)/.installed

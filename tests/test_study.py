@@ -8,8 +8,10 @@ from benchbook.studies import study
 from benchbook.studies.study import StudyError
 
 ROOT = Path(__file__).resolve().parents[1]
-# study files only: params/references/ holds published numbers, params/published/ the shipped logs' entries
-PARAMS = sorted(p for p in (ROOT / "params").rglob("*.yaml") if not {"references", "published"} & set(p.parts))
+# study files only: params/references/ holds published numbers, params/published/ the shipped logs' entries,
+# params/mlperf/ the launch studies of submitters' implementations (benchbook mlperf run)
+PARAMS = sorted(p for p in (ROOT / "params").rglob("*.yaml")
+                if not {"references", "published", "mlperf"} & set(p.parts))
 
 CPU = """\
 schema_version: 1

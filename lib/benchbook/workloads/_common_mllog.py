@@ -12,9 +12,8 @@ reached, `aborted` otherwise (the last epoch ran without reaching it, or trainin
 the digits, not ImageNet, in the open division: the accuracy logged is the real one, and it is the run's
 target that `success` answers to, not MLPerf ResNet's 0.759.
 
-mlperf_logging is imported only when a file is asked for, so the scripts still run without it; the
-records go to the file alone (a logger of their own, not stdout, where the DLLogger lines are read).
-With several MPI ranks rank 0 writes the file (`enabled`).
+mlperf_logging is imported only when a file is asked for, so the scripts still run without it (asked for
+and missing: exit 2, saying so). With several MPI ranks rank 0 writes the file (`enabled`).
 """
 
 from __future__ import annotations
@@ -47,16 +46,21 @@ class MLPerfLog:
         except ImportError as exc:
             reject(f"--mllog {path} needs mlperf-logging, which this Python cannot import ({exc}): install it "
                    "(pinned in requirements/tensorflow.txt), or run without --mllog")
+        # A logger of this module's own, to the file alone (not stdout, where the DLLogger lines are read),
+        # truncated first (one run per file: a rerun in the same folder starts it anew), flushed per
+        # record; an MLLogger of its own over it (mlperf_logging.mllog.config would add a handler to
+        # the process's shared one at each call), `metadata.file`/`lineno` naming the loop's line.
+        logger = logging.getLogger(__name__)
+        logger.propagate = False
+        logger.setLevel(logging.INFO)
+        for old in list(logger.handlers):
+            logger.removeHandler(old)
+            old.close()
         try:
-            open(self.path, "w").close()  # one run per file: a rerun in the same folder starts it anew
+            logger.addHandler(logging.FileHandler(self.path, mode="w", encoding="utf-8"))
         except OSError as exc:
             reject(f"--mllog {path}: cannot write it ({exc.strerror or exc})")
-        logger = logging.getLogger(f"{__name__}.{id(self)}")
-        logger.propagate = False  # not the root logger's handlers: the file only
-        logger.setLevel(logging.INFO)
-        # stack offset 2: `metadata.file`/`lineno` name the line of the loop that logged, not this module
-        mllog.config(logger=logger, filename=self.path, default_stack_offset=2)
-        self._mllogger = mllog.get_mllogger()
+        self._mllogger = mllog.mllog.MLLogger(logger=logger, default_stack_offset=2)
         self._constants = mllog.constants
 
     def init(self, args, processes: int) -> None:

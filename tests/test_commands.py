@@ -258,3 +258,45 @@ def test_pytorch_across_nodes_one_multiproc_per_node_with_its_rank():
     assert argv[-3:-1] == ["bash", "-c"]
     assert line.startswith('python ./multiproc.py --nnodes 4 --node_rank "${OMPI_COMM_WORLD_RANK:-${SLURM_NODEID:-0}}" '
                            "--master_addr node1 --nproc_per_node 8 ./launch.py --model resnet50 --precision AMP ")
+
+
+CPU_TTT = """\
+schema_version: 1
+model: {model}
+runtime: cpu
+mode: {mode}
+cpu: {{image_size: 32}}
+sweep: {{batch_size: 32, data: real}}
+repeats: 2
+iterations: 3
+warmup_steps: 1
+target_accuracy: 50
+"""
+
+
+def cpu_plan(tmp_path, model: str, mode: str) -> list[tuple]:
+    path = tmp_path / f"{model}_{mode}.yaml"
+    path.write_text(CPU_TTT.format(model=model, mode=mode))
+    return [(d, cmd.argv) for _rid, d, _c, cmd in runner.plan(study.load(path), tmp_path / "runs",
+                                                                 python="/envs/py/bin/python")]
+
+
+def test_cpu_time_to_train_writes_mllog_in_each_run_folder(tmp_path):
+    """A train_and_evaluate run of a workload that can write MLLOG gets `--mllog <run folder>/mllog.txt`, each
+    repeat its own, where `benchbook mlperf score` reads them (runfolder.MLLOG)."""
+    plan = cpu_plan(tmp_path, "resnet50_tf", "train_and_evaluate")
+    assert len(plan) == 2
+    for run_dir, argv in plan:
+        assert argv[argv.index("--mllog") + 1] == str(Path(run_dir) / "mllog.txt")
+        assert argv.count("--mllog") == 1
+    assert len({argv[argv.index("--mllog") + 1] for _d, argv in plan}) == 2
+
+
+@pytest.mark.parametrize(("model", "mode"), [("resnet50_tf", "training_benchmark"),
+                                             ("resnet50_mxnet", "train_and_evaluate"),
+                                             ("resnet50_pytorch", "train_and_evaluate")])
+def test_cpu_runs_without_mllog_where_the_workload_does_not_write_it(tmp_path, model, mode):
+    """A throughput benchmark has no time to train; the MXNet and PyTorch workloads have no --mllog."""
+    assert not commands.models.get(model).cpu_mllog or mode == "training_benchmark"
+    for _d, argv in cpu_plan(tmp_path, model, mode):
+        assert "--mllog" not in argv

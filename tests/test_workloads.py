@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import ast
 import io
+import json
 import math
 import os
+import platform
 import re
 import shutil
 import subprocess
@@ -111,7 +113,8 @@ COMMON_PARTS = sorted(workloads.HERE.glob("_common*.py"))
 
 def test_common_parts_import_only_numpy_and_each_other():
     """In a framework's environment there is no benchbook: the shared parts import the standard library,
-    numpy and their siblings at the top, scikit-learn and mpi4py only inside the functions that need them."""
+    numpy and their siblings at the top, scikit-learn, mpi4py and mlperf_logging only inside the functions that
+    need them."""
     siblings = {p.stem for p in COMMON_PARTS}
     assert {"_common", "_common_cli", "_common_dllogger", "_common_loop", "_common_mpi"} <= siblings
     for path in COMMON_PARTS:
@@ -123,7 +126,7 @@ def test_common_parts_import_only_numpy_and_each_other():
                 continue
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module]
             for name in (n.split(".")[0] for n in names):
-                lazy = name in ("sklearn", "mpi4py") and node not in top
+                lazy = name in ("sklearn", "mpi4py", "mlperf_logging") and node not in top
                 assert name in sys.stdlib_module_names or name in siblings | {"numpy"} or lazy, (path.name, name)
 
 
@@ -253,6 +256,8 @@ def test_defaults():
         ("tensorflow", ["--threads", "-1"], "--threads"),
         ("tensorflow", ["--precision", "fp16"], "invalid choice"),
         ("tensorflow", ["--label_smoothing", "1"], "label_smoothing"),
+        ("tensorflow", ["--mllog", "mllog.txt"], "--mllog logs a time-to-train run"),
+        ("mxnet", ["--mode", "train_and_evaluate", "--mllog", "mllog.txt"], "unrecognized arguments: --mllog"),
     ],
 )
 def test_bad_arguments_exit_2(framework, argv, message, capsys):
@@ -624,6 +629,44 @@ def test_script_train_and_evaluate(framework, tmp_path):
     assert extra.group(1) == vals[0].group(3) and extra.group(2) == "1" and extra.group(3) == "True"
     start = _stamp(PARAMETER_RE.match(lines[0]).group(1))
     assert float(extra.group(4)) == pytest.approx((_stamp(vals[0].group(1)) - start).total_seconds(), abs=0.06)
+
+
+MLLOG_KEYS = ["cache_clear", "init_start", "submission_benchmark", "submission_org", "submission_division",
+              "submission_status", "submission_platform", "seed", "global_batch_size", "opt_name",
+              "opt_base_learning_rate", "opt_learning_rate_warmup_epochs", "opt_weight_decay", "init_stop",
+              "run_start", "train_samples", "eval_samples", "epoch_start", "epoch_stop", "eval_start", "eval_stop",
+              "eval_accuracy", "run_stop"]
+
+
+def test_script_train_and_evaluate_writes_mllog(tmp_path):
+    """`--mllog FILE`: MLPerf's MLLOG records of the run in FILE (json after `:::MLLOG `, in the order the
+    reference implementations log them), none on stdout; eval_accuracy is the logged top-1 as a fraction."""
+    mllog = tmp_path / "mllog.txt"
+    mllog.write_text("a line of an earlier run\n")
+    argv = ["--mode", "train_and_evaluate", "--batch_size", "128", "--image_size", "8", "--warmup_steps", "2"]
+    argv += ["--max_epochs", "2", "--target_accuracy", "0.1", "--threads", "2", "--lr", "0.1", "--mllog", str(mllog)]
+    done = _run_script("tensorflow", argv, tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = done.stdout.splitlines()
+    assert all(line.startswith("DLL ") for line in lines)  # the DLLogger log alone: MLLOG goes to the file
+    text = mllog.read_text(encoding="utf-8")
+    assert text.endswith("\n") and all(line.startswith(":::MLLOG {") for line in text.splitlines())
+    records = [json.loads(line.removeprefix(":::MLLOG ")) for line in text.splitlines()]
+    assert [r["key"] for r in records] == MLLOG_KEYS  # one epoch reaches 0.1% top-1: one epoch, one evaluation
+    by_key = {r["key"]: r for r in records}
+    assert [r["value"] for r in records[2:7]] == ["resnet", "benchbook", "open", "research",
+                                                  f"{platform.machine()} CPU (2 threads)"]
+    assert (by_key["global_batch_size"]["value"], by_key["train_samples"]["value"]) == (128, 1438)
+    assert by_key["eval_samples"]["value"] == 359
+    assert by_key["run_stop"]["metadata"]["status"] == "success"
+    assert by_key["eval_accuracy"]["metadata"]["epoch_num"] == 1
+    val = next(VAL_RE.match(line) for line in lines if VAL_RE.match(line))
+    assert round(100 * by_key["eval_accuracy"]["value"], 2) == float(val.group(3))
+    times = [r["time_ms"] for r in records]
+    assert times == sorted(times) and by_key["run_stop"]["time_ms"] > by_key["run_start"]["time_ms"]
+    # MLPerf's clock starts at run_start, after the model is built: under the DLLogger time to target
+    summary = SUMMARY_EVAL_RE.match(SUMMARY_RE.match(lines[-1]).group(7))
+    assert (by_key["run_stop"]["time_ms"] - by_key["run_start"]["time_ms"]) / 1000 <= float(summary.group(4)) + 0.05
 
 
 def test_script_mxnet_bf16_runs_or_is_rejected_cleanly(tmp_path):

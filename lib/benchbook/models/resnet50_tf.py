@@ -37,6 +37,6 @@ SPEC = register(ModelSpec(
     notebook="resnet50_tf",
     ngc_command=ngc_command, ngc_script="main.py", dataset="ImageNet",
     data_layout="imagenet_tfrecords", data_name="ImageNet TFRecords", dali_index=True,
-    cpu_script="resnet50_tf.py", framework_workload=True, cpu_processes=True, cpu_xla=True,
+    cpu_script="resnet50_tf.py", framework_workload=True, cpu_processes=True, cpu_xla=True, cpu_mllog=True,
     reference_reports=(ReferenceReport("reference-tf1", "ngc-tf1-resnet50", "ngc_tf1_resnet50"),),
 ))

@@ -63,6 +63,7 @@ class ModelSpec:
     cuda_workload: bool = False  # the workload also runs on one GPU (cpu.device: cuda)
     cpu_processes: bool = False  # the workload trains data-parallel on several MPI processes
     cpu_xla: bool = False  # the workload can compile with XLA on the CPU
+    cpu_mllog: bool = False  # train_and_evaluate also writes MLPerf's MLLOG records (`--mllog`, runfolder.MLLOG)
     cpu_modes: tuple[str, ...] = ("training_benchmark", "train_and_evaluate")
     cpu_generated_data: str | None = None  # why the workload always trains on generated data, if it does
     reference_reports: tuple[ReferenceReport, ...] = ()

@@ -18,7 +18,7 @@ from pathlib import Path
 from .. import models, workloads
 from ..environment import envs
 from ..models import flags
-from ..runfolder import RESULTS
+from ..runfolder import MLLOG, RESULTS
 from . import launchers
 from .launchers.command import Command
 from .study import Study
@@ -44,6 +44,8 @@ def _cpu(study: Study, cfg: dict, run_dir: Path) -> list[str]:
     if study.mode == "train_and_evaluate":
         # As on NGC, `iterations` counts epochs in train_and_evaluate: the most the run may train.
         argv += ["--target_accuracy", str(study.target_accuracy), "--max_epochs", str(study.iterations)]
+        # MLPerf's MLLOG records, in the run folder, for `benchbook mlperf score` of the study's runs
+        argv += ["--mllog", str(Path(run_dir) / MLLOG)] if spec.cpu_mllog else []
     argv += ["--device", "cuda"] if c.device == "cuda" else []
     return argv + (["--xla"] if cfg["xla"] else []) + flags(study.options)
 

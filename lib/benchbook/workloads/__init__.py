@@ -6,8 +6,8 @@ that the launcher runs with the Python of that framework's own virtual environme
 pinned `requirements/<framework>.txt`. benchbook is not installed there, so the scripts import only
 the framework, numpy, scikit-learn and their sibling `_common.py`, which gathers the shared parts
 (`_common_cli`, `_common_dllogger`, `_common_timing`, `_common_data`, `_common_mpi`, `_common_loop`,
-`_common_resnet`: command line, DLLogger lines, timing, data, MPI ranks, the training loop, ResNet-50's
-shape).
+`_common_mllog`, `_common_resnet`: command line, DLLogger lines, timing, data, MPI ranks, the training loop,
+MLLOG records, ResNet-50's shape).
 
 Both scripts take the same command line (`--mode training_benchmark|train_and_evaluate`,
 `--batch_size`, `--image_size`, `--num_iter`, `--warmup_steps`, `--precision fp32|bf16`, `--xla`,
@@ -16,7 +16,9 @@ Both scripts take the same command line (`--mode training_benchmark|train_and_ev
 lines on stdout:
 a PARAMETER line, one `Epoch: E Iteration: I` line per step, an `Epoch: E` line per evaluation and
 a `Summary:` line last, only on success. A setting the framework cannot honour (`--xla` with MXNet,
-bf16 where MXNet has no bf16 kernels) ends the run with exit status 2 before it starts.
+bf16 where MXNet has no bf16 kernels) ends the run with exit status 2 before it starts. The TensorFlow
+script's `--mllog FILE` (train_and_evaluate) also writes MLPerf's MLLOG records to FILE through
+mlperf-logging (`_common_mllog`), for `benchbook mlperf score`.
 
 The TensorFlow ResNet-50 also trains data-parallel on several MPI ranks (`mpirun -np N`, the
 `mpirun` and `slurm` launchers with `processes: N`): gradients are averaged with mpi4py, rank 0

@@ -7,8 +7,8 @@ sibling (`import _common`) and uses every shared name through it; benchbook's te
 `benchbook.workloads._common`. It gathers its parts, each importing its siblings the same two
 ways: `_common_cli` (command line, PARAMETER pairs), `_common_dllogger` (log lines),
 `_common_timing` (step records, Summary, learning rate), `_common_data` (synthetic and digits
-data, top-k), `_common_mpi` (processes and MPI ranks), `_common_loop` (the loop) and
-`_common_resnet` (ResNet-50's shape, the Keras builder).
+data, top-k), `_common_mpi` (processes and MPI ranks), `_common_loop` (the loop), `_common_mllog` (MLPerf's
+MLLOG records, `--mllog`) and `_common_resnet` (ResNet-50's shape, the Keras builder).
 
 The framework scripts supply three functions to `run`:
 
@@ -58,6 +58,7 @@ try:
     )
     from ._common_dllogger import TIMESTAMP, DLLogger, format_line, format_pairs, format_step, format_value
     from ._common_loop import Hooks, Result, evaluate, run
+    from ._common_mllog import MLPerfLog
     from ._common_mpi import (
         ALIGN,
         RANK_VARS,
@@ -90,6 +91,7 @@ except ImportError:  # run as a script's sibling file (`import _common`), not as
     )
     from _common_dllogger import TIMESTAMP, DLLogger, format_line, format_pairs, format_step, format_value
     from _common_loop import Hooks, Result, evaluate, run
+    from _common_mllog import MLPerfLog
     from _common_mpi import (
         ALIGN,
         RANK_VARS,
@@ -109,9 +111,9 @@ except ImportError:  # run as a script's sibling file (`import _common`), not as
 
 # Every shared name, for the scripts (`common.<name>`).
 __all__ = ["ALIGN", "BN_EPSILON", "BN_MOMENTUM", "DATASETS", "EXPANSION", "LAYERS", "MODEL", "MODES", "PRECISIONS",
-           "RANK_VARS", "SIZE_VARS", "TIMESTAMP", "VAL_FRACTION", "WIDTHS", "DLLogger", "Digits", "Hooks", "MpiWorld",
-           "Result", "StepRecord", "Summary", "World", "aligned_empty", "build_parser", "connect", "diverged",
-           "epoch_order", "eval_batches", "evaluate", "fingerprint", "format_line", "format_pairs", "format_step",
-           "format_value", "keras_resnet50_stages", "launched_size", "load_digits", "lr_at", "parameters",
-           "parse_args", "reject", "run", "shard", "split_indices", "step_pairs", "summarize", "synthetic",
-           "synthetic_shard", "to_layout", "topk_loss", "upsample"]
+           "RANK_VARS", "SIZE_VARS", "TIMESTAMP", "VAL_FRACTION", "WIDTHS", "DLLogger", "Digits", "Hooks", "MLPerfLog",
+           "MpiWorld", "Result", "StepRecord", "Summary", "World", "aligned_empty", "build_parser", "connect",
+           "diverged", "epoch_order", "eval_batches", "evaluate", "fingerprint", "format_line", "format_pairs",
+           "format_step", "format_value", "keras_resnet50_stages", "launched_size", "load_digits", "lr_at",
+           "parameters", "parse_args", "reject", "run", "shard", "split_indices", "step_pairs", "summarize",
+           "synthetic", "synthetic_shard", "to_layout", "topk_loss", "upsample"]

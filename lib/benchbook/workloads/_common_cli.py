@@ -57,6 +57,13 @@ def build_parser(framework: str) -> argparse.ArgumentParser:
             help="write the model's variables and momentum to FILE (.npz) at the end; under MPI rank 0 "
             "writes it, or every rank when FILE contains {rank}",
         )
+        p.add_argument(
+            "--mllog",
+            default=None,
+            metavar="FILE",
+            help="train_and_evaluate: also write MLPerf's MLLOG records to FILE through mlperf-logging "
+            "(rank 0 under MPI)",
+        )
     return p
 
 
@@ -73,6 +80,8 @@ def parse_args(framework: str, argv: Sequence[str] | None = None, processes: int
         parser.error(f"--xla is TensorFlow's XLA compiler; {framework} has no XLA, run without --xla")
     if args.data is None:
         args.data = "digits" if args.mode == "train_and_evaluate" else "synthetic"
+    if getattr(args, "mllog", None) and args.mode != "train_and_evaluate":
+        parser.error("--mllog logs a time-to-train run: use --mode train_and_evaluate, or leave --mllog out")
     if args.mode == "train_and_evaluate" and args.data != "digits":
         parser.error("train_and_evaluate trains on the digits data: use --data digits (or leave --data out)")
     if args.num_classes is None:

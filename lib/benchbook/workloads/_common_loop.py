@@ -15,11 +15,13 @@ import numpy as np
 try:
     from ._common_data import Digits, epoch_order, eval_batches, load_digits, topk_loss
     from ._common_dllogger import DLLogger
+    from ._common_mllog import MLPerfLog
     from ._common_mpi import World, shard, synthetic_shard
     from ._common_timing import StepRecord, Summary, lr_at, step_pairs, summarize
 except ImportError:  # run as a script's sibling file (`import _common`), not as a package
     from _common_data import Digits, epoch_order, eval_batches, load_digits, topk_loss
     from _common_dllogger import DLLogger
+    from _common_mllog import MLPerfLog
     from _common_mpi import World, shard, synthetic_shard
     from _common_timing import StepRecord, Summary, lr_at, step_pairs, summarize
 
@@ -82,16 +84,22 @@ def evaluate(args, hooks: Hooks, data: Digits, world: World | None = None) -> di
     return {"top1": 100.0 * hit1 / n, "top5": 100.0 * hit5 / n, "loss": loss / n, "ips": n / seconds}
 
 
-def run(args, logger: DLLogger, hooks: Hooks, start: datetime, world: World | None = None) -> Result:
+def run(args, logger: DLLogger, hooks: Hooks, start: datetime, world: World | None = None,
+        mlperf: MLPerfLog | None = None) -> Result:
     """Train as `args.mode` says, logging each step, each evaluation and the Summary; `start` is the
     PARAMETER line's timestamp (time to target counts from it). `world`: the data-parallel ranks
-    (one process when None); each rank calls `run` with its own hooks and logger."""
+    (one process when None); each rank calls `run` with its own hooks and logger. `mlperf`: where
+    train_and_evaluate also writes its MLLOG records (after `MLPerfLog.init`), none when None."""
     world = world or World()
+    mlperf = mlperf or MLPerfLog(None)
     result = Result()
     if args.mode == "training_benchmark":
         _benchmark(args, logger, hooks, result, world)
     else:
-        _train_and_evaluate(args, logger, hooks, result, start, world)
+        try:
+            _train_and_evaluate(args, logger, hooks, result, start, world, mlperf)
+        finally:  # at once: success at the evaluation that reached the target, else aborted
+            mlperf.run_stop(result.target_reached)
     if hooks.sync:
         hooks.sync()
     result.summary = summarize(result.records, args.warmup_steps)
@@ -144,26 +152,34 @@ def _benchmark(args, logger: DLLogger, hooks: Hooks, result: Result, world: Worl
         epoch += 1
 
 
-def _train_and_evaluate(args, logger: DLLogger, hooks: Hooks, result: Result, start: datetime, world: World) -> None:
+def _train_and_evaluate(args, logger: DLLogger, hooks: Hooks, result: Result, start: datetime, world: World,
+                        mlperf: MLPerfLog) -> None:
+    mlperf.run_start()
     data = load_digits(args.image_size, args.seed, hooks.layout)
+    mlperf.samples(len(data.y_train), len(data.y_val))
     batch = _global_batch(args, data, world)
     steps = len(data.y_train) // batch
     schedule = dict(base_lr=args.lr, warmup=args.lr_warmup_epochs * steps, total=args.max_epochs * steps)
     rng = np.random.RandomState(args.seed)  # the same order on every rank; each takes its shard
     it = 0
     for epoch in range(args.max_epochs):
+        mlperf.epoch(True, epoch)
         for idx in epoch_order(len(data.y_train), batch, rng):
             lr = lr_at(it, **schedule)
             idx = shard(idx, world)
             rec = _train_once(args, logger, hooks, data.x_train[idx], data.y_train[idx], epoch, it, lr, batch)
             result.records.append(rec)
             it += 1
+        mlperf.epoch(False, epoch)
         if (epoch + 1) % args.eval_every and epoch + 1 != args.max_epochs:
             continue
+        mlperf.evaluation(True, epoch)
         if hooks.sync:
             hooks.sync()
         ev = evaluate(args, hooks, data, world)
         ev["epoch"] = epoch
+        mlperf.evaluation(False, epoch)
+        mlperf.accuracy(epoch, ev["top1"])
         result.evaluations.append(ev)
         stamp = logger.log(
             epoch,

@@ -18,6 +18,8 @@ buffer per step and divided by the number of ranks, and every rank applies the s
 update, so all ranks hold the same weights (checked before each evaluation and at the end, when
 BatchNorm's moving statistics are averaged). Step time includes the Allreduce; rank 0 logs.
 `--save_weights FILE` writes the variables at the end (every rank's when FILE has `{rank}`).
+`--mllog FILE` (train_and_evaluate) also writes MLPerf's MLLOG records there, through mlperf-logging
+(`_common_mllog`): init before TensorFlow is imported, run_start before the data is read.
 """
 
 from __future__ import annotations
@@ -74,6 +76,8 @@ def assign_flat(variables, flat: np.ndarray) -> None:
 
 
 def train(args, world: common.World) -> int:
+    mlperf = common.MLPerfLog(args.mllog, enabled=world.rank == 0)  # exits 2 first if it cannot write MLLOG
+    mlperf.init(args, world.size)  # initialisation: importing TensorFlow, building the model
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
     import tensorflow as tf
     from tensorflow import keras
@@ -177,7 +181,7 @@ def train(args, world: common.World) -> int:
     hooks = common.Hooks(
         put=put, train_step=step, predict=predict, layout="NHWC", sync=sync if world.size > 1 else None
     )
-    common.run(args, logger, hooks, start, world)
+    common.run(args, logger, hooks, start, world, mlperf)
     if args.save_weights and (world.rank == 0 or "{rank}" in args.save_weights):
         save(args.save_weights.replace("{rank}", str(world.rank)), model.weights, velocity)
     return 0

@@ -36,7 +36,7 @@ def mll_line(seconds: float, key: str, value=None, prefix: str = "", **metadata)
 
 def result_text(minutes: float, *, benchmark: str = "resnet", status: str = "success", accuracies=(0.5, 0.76),
                 org: str = "Acme", version: str = "v0.7", prefix: str = "", batch: int = 256,
-                start: float = START_MS, stop: bool = True) -> str:
+                start: float = START_MS, stop: bool = True, division: str = "closed") -> str:
     """A result file whose run lasts `minutes` (run_start to run_stop), with one evaluation per epoch."""
     v06 = version == "v0.6"
     scale = 1.0 if v06 else 1000.0  # the log's unit per second
@@ -45,7 +45,7 @@ def result_text(minutes: float, *, benchmark: str = "resnet", status: str = "suc
     out = ["+ srun --ntasks=1 python train.py\n", "Beginning trial 1 of 1\n",
            line(start - 60 * scale, "submission_benchmark", benchmark, prefix),
            line(start - 60 * scale, "submission_org", org, prefix),
-           line(start - 60 * scale, "submission_division", "closed", prefix),
+           line(start - 60 * scale, "submission_division", division, prefix),
            line(start - 60 * scale, "submission_platform", "1xWidget", prefix),
            line(start - 60 * scale, "submission_status", "onprem", prefix),
            line(start - 55 * scale, "cache_clear", True, prefix),

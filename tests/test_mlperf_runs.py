@@ -107,3 +107,15 @@ def test_result_files_are_still_found_beside_study_folders(study_dir, tmp_path, 
 
 def test_the_record_name_is_the_runfolder_one():
     assert results.RECORD == records.RECORD
+
+
+def test_an_open_division_run_is_judged_by_its_run_stop_status(study_dir, capsys):
+    """Our CPU runs log the open division: no quality target there (open_resnet.yaml), so a run that
+    logged success at its study's own target converges; one that stopped `aborted` does not."""
+    for repeat, minutes in enumerate((3.0, 2.0, 4.0, 2.5, 3.5), 1):
+        run_folder(study_dir, "cpu_fp32_bs32", repeat, minutes, accuracies=(0.2, 0.3), division="open",
+                   status="aborted" if repeat == 5 else "success")
+    assert main(["mlperf", "score", "--json", str(study_dir)]) == 0
+    full = _rows(capsys)["cpu_fp32_bs32"]
+    assert full["valid"] and full["runs_failed"] == 1
+    assert full["score_minutes"] == pytest.approx((2.5 + 3.0 + 4.0) / 3)  # 2.0 dropped; aborted run slowest slot

@@ -122,8 +122,8 @@ def test_dllogger_records_and_epoch_evaluations(fixtures):
 
 
 def test_table_cells_with_a_unit_are_read_and_cells_with_no_number_left_out():
-    from benchbook.logs import events as ev
     from benchbook.logs.parsers import ngc_mxnet
+    from benchbook.logs.parsers import scanning as ev
 
     text = ("x\ntrain.total_ips\n           |    128    |    256    |\n-------------------------\n"
             "     1     |   1316.7  |     -     |\n     8     | 9500.5 img/s | 1e4 |\n\n")

@@ -17,9 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import BenchbookError, LogError
-from . import filenames
 from .archives import ArchivePath
-from .logfiles import Problem, log_files
+from .logfiles import Problem, from_path, log_files
 from .rules import Rule
 
 # numpy, pandas, the formats and the rules' arithmetic are imported by the functions that use them: importing
@@ -131,7 +130,7 @@ def _meta(draft: RunDraft, path: Path, fmt: LogFormat, record: dict, tables: dic
         meta.setdefault(key, value)
     warnings.extend(fmt.warn(meta))
     origin: dict[str, str] = {}  # where a value came from, when not from the log
-    for source, extra in (("the file name", filenames.from_path(path, draft.index)), ("the run record", record)):
+    for source, extra in (("the file name", from_path(path, draft.index)), ("the run record", record)):
         for key, value in extra.items():
             if meta.get(key) is None:
                 meta[key], origin[key] = value, source
@@ -153,7 +152,7 @@ def _runs(drafts: list[RunDraft], path: Path, fmt: LogFormat, rule: Rule, stats:
     measured) and its evaluations: the rule is applied to one run at a time (`run.py`)."""
     import numpy as np
 
-    from .assemble import seconds
+    from .parsers.scanning import seconds
     from .run import Run, fill_steps, marks, rates_read, value
 
     applied = rule.resolve(fmt)  # the format's named rule with the user's parts: one frozen object
@@ -312,7 +311,7 @@ def _table_values(tables: list[tuple[dict, dict]]) -> dict[tuple, dict]:
 
 
 def _read_warnings(stats: textio.ReadStats) -> list[str]:
-    from . import ranks, textio
+    from . import textio
 
     out = []
     if stats.invalid_utf8:
@@ -329,7 +328,7 @@ def _read_warnings(stats: textio.ReadStats) -> list[str]:
     if stats.wild_rank_count:
         shown = _lines(stats.wild_rank_lines, stats.wild_rank_count)
         out.append(f"{stats.wild_rank_count} lines were left out: their rank tag names a rank above "
-                   f"{ranks.MAX_RANK}, no rank of a real run (line {shown})")
+                   f"{textio.MAX_RANK}, no rank of a real run (line {shown})")
     if stats.fault:
         out.append(stats.fault)
     return out

@@ -33,6 +33,7 @@ SEP = "!"
 _COMPRESSED = {".gz": gzip.open, ".tgz": gzip.open, ".xz": lzma.open, ".txz": lzma.open, ".bz2": bz2.open,
                ".tbz2": bz2.open}
 _TARS = (".tar", ".tar.gz", ".tgz", ".tar.xz", ".txz", ".tar.bz2", ".tbz2")
+SUFFIXES = (".zip", *_TARS, *_COMPRESSED)  # the names that `kind` reads as archives (lower case)
 PIECE = 64 << 10  # read from a decompressor at a time
 RATIO_FROM = 1 << 20  # the ratio is checked once this much is inflated: a small file's says nothing
 # What reading a damaged archive raises, from the standard library's modules.

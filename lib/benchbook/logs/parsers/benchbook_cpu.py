@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 
-from .. import events as ev
 from ..rules import NamedRule
 from ..textio import Chunk
 from . import scanning
@@ -53,13 +52,13 @@ def _dll(m: re.Match):
     kind, epoch, step = step_of(m)
     rest = m.group(9)
     if kind == "parameter":
-        return ev.RUN_START, _meta(parameters(rest), m.group(1))
+        return scanning.RUN_START, _meta(parameters(rest), m.group(1))
     kv = values(rest)
     if kind == "step" and "train.ips" in kv:
-        return ev.STEP, ev.step(epoch, step, m.group(1), scanning.number(kv["train.ips"]),
+        return scanning.STEP, scanning.step(epoch, step, m.group(1), scanning.number(kv["train.ips"]),
                                 scanning.number(kv.get("train.loss", "")), scanning.number(kv.get("train.lr", "")))
     if kind == "epoch" and "val.top1" in kv:
-        return ev.EVAL, {"epoch": epoch, "timestamp": m.group(1), "top1": scanning.number(kv["val.top1"]),
+        return scanning.EVAL, {"epoch": epoch, "timestamp": m.group(1), "top1": scanning.number(kv["val.top1"]),
                          "top5": scanning.number(kv.get("val.top5", "")),
                          "eval_throughput": scanning.number(kv.get("val.ips", ""))}
     if kind == "summary" and "train.ips" in kv:
@@ -67,7 +66,7 @@ def _dll(m: re.Match):
         out["throughput"] = out["train.ips"]
         if "target_reached" in kv:
             out["target_reached"] = truthy(kv["target_reached"])
-        return ev.SUMMARY, out
+        return scanning.SUMMARY, out
     return None
 
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from .. import events as ev
 from ..rules import NamedRule
 from ..textio import Chunk
 from . import scanning
@@ -56,24 +55,24 @@ def _command(m: re.Match):
         meta["batch_size"] = int(bs.group(1))
     meta["precision"] = "amp" if re.search(r"--amp\b", cmd) else "fp32"
     meta["xla"] = bool(re.search(r"--xla\b", cmd))
-    return ev.TRAILER, meta
+    return scanning.TRAILER, meta
 
 
 def _info(m: re.Match):
     start, feature, average, steps, h, mi, sec, _ = m.groups()
     if start is not None:
-        return ev.RUN_START, {}
+        return scanning.RUN_START, {}
     if feature is not None:
-        return ev.META, {"precision": "amp"} if feature == "AMP" else {"xla": True}
+        return scanning.META, {"precision": "amp"} if feature == "AMP" else {"xla": True}
     if average is not None and float(average) < 0:  # the hook's "nothing measured" (see `warn`)
-        return ev.META, {"average_throughput": float(average)}
+        return scanning.META, {"average_throughput": float(average)}
     if average is not None:
-        return ev.SUMMARY, {"throughput": float(average)}
+        return scanning.SUMMARY, {"throughput": float(average)}
     if steps is not None:
-        return ev.SUMMARY, {"steps": int(steps)}
+        return scanning.SUMMARY, {"steps": int(steps)}
     if h is not None:
-        return ev.SUMMARY, {"seconds": int(h) * 3600 + int(mi) * 60 + int(sec)}
-    return ev.END, "Job finished with status: SUCCESS"
+        return scanning.SUMMARY, {"seconds": int(h) * 3600 + int(mi) * 60 + int(sec)}
+    return scanning.END, "Job finished with status: SUCCESS"
 
 
 _RULES = [

@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .. import events as ev
 from ..rules import NamedRule
 from ..textio import Chunk
 from . import scanning
@@ -104,7 +103,7 @@ def _argv(m: re.Match):
         del meta["dali"], meta["synthetic"]
     meta["command"] = " ".join(str(a) for a in argv)
     meta["launch_processes"] = len(lines)
-    return ev.RUN_START, meta
+    return scanning.RUN_START, meta
 
 
 def _dll(m: re.Match):
@@ -116,29 +115,29 @@ def _dll(m: re.Match):
             return None
         meta = _params_meta(p)
         meta["start_time"] = m.group(1)
-        return ev.RUN_START, meta
+        return scanning.RUN_START, meta
     kv = values(rest)
     if kind == "step":  # a step line the layout did not take (other spacing), or a validation one
         if "train.total_ips" not in kv:
             return None
-        return ev.STEP, ev.step(epoch, iteration, m.group(1), _number(kv["train.total_ips"]),
+        return scanning.STEP, scanning.step(epoch, iteration, m.group(1), _number(kv["train.total_ips"]),
                                 _number(kv.get("train.loss")), _number(kv.get("train.lr")))
     top1 = _number(kv.get("val.top1"))
     if kind == "epoch" and top1 is not None:
-        return ev.EVAL, {"epoch": epoch, "timestamp": m.group(1), "top1": top1,
+        return scanning.EVAL, {"epoch": epoch, "timestamp": m.group(1), "top1": top1,
                          "top5": _number(kv.get("val.top5")), "eval_throughput": _number(kv.get("val.total_ips"))}
     if kind == "summary":
         out = {k: v for k, v in ((k, _number(v)) for k, v in kv.items()) if v is not None}
         if "train.total_ips" in out:
             out["throughput"] = out["train.total_ips"]
-        return (ev.SUMMARY, out) if out else None
+        return (scanning.SUMMARY, out) if out else None
     return None
 
 
 _RULES = [
     (LINE, _dll),
     (_LAUNCH, _argv),
-    (_END, lambda m: (ev.END, "Experiment ended")),
+    (_END, lambda m: (scanning.END, "Experiment ended")),
 ]
 
 

@@ -10,9 +10,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ...errors import UnknownNameError
-from ..events import Event
 from ..rules import DEFAULT_RULE, NamedRule, Rule
 from ..textio import Chunk
+from .scanning import Event
 
 
 @dataclass(frozen=True)

@@ -249,7 +249,7 @@ def _steps_by_definition(steps, iteration, rank, run):
 def test_steps_are_gaps_to_the_same_rank_s_previous_record_else_the_run_s_median_gap():
     import numpy as np
 
-    from benchbook.logs.run import fill_steps
+    from benchbook.logs.rules import fill_steps
 
     rng = np.random.default_rng(5)
     for _ in range(300):
@@ -269,7 +269,7 @@ def test_steps_are_gaps_to_the_same_rank_s_previous_record_else_the_run_s_median
 def test_a_whole_epoch_s_record_keeps_its_iterations_unknown():
     import numpy as np
 
-    from benchbook.logs.run import fill_steps
+    from benchbook.logs.rules import fill_steps
 
     # 20-iteration records of epoch 0, then the epoch's own record (DLLogger `Epoch: 0  train.ips`).
     cols = {"steps": np.full(4, np.nan), "iteration": np.array([19, 39, 59, -1]), "rank": np.zeros(4, dtype=np.int64),

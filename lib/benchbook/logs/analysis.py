@@ -1,4 +1,5 @@
-"""Logs in, tidy tables out: one row per run, one row per logged iteration, one per evaluation.
+"""Logs in, tidy tables out: one row per run, one row per logged iteration, one per evaluation,
+one per loss component.
 
 `analyze(paths, rule)` is the entry point of the library, the CLI and the notebooks. Files that
 cannot be analyzed are reported as problems next to the results of the others; nothing raises
@@ -86,6 +87,14 @@ EVAL_COLUMNS = {
     "eval_throughput": "evaluation images/s", "timestamp": "seconds since the epoch",
     "elapsed": "seconds since the run's first timestamp",
 }
+LOSS_COLUMNS = {
+    "source": "path of the log file",
+    "run": "run index in the file",
+    "line": "line of the loss component",
+    "iteration": "iteration of the run's last record at or before that line (-1 when none)",
+    "component": "the component's name as logged, e.g. \"FastRCNN box loss\"",
+    "value": "its value as logged",
+}
 
 
 @dataclass
@@ -97,12 +106,7 @@ class Analysis:
     evaluations: pd.DataFrame
     problems: list[Problem] = field(default_factory=list)
     rule: Rule = field(default_factory=Rule)
-    losses: pd.DataFrame = field(default_factory=lambda: _losses().frame([]))  # columns LOSS_COLUMNS
-
-
-def _losses():
-    from . import losses
-    return losses
+    losses: pd.DataFrame = field(default_factory=lambda: _loss_frame([]))  # columns LOSS_COLUMNS
 
 
 def _pct(value: float | None) -> float | None:
@@ -111,15 +115,6 @@ def _pct(value: float | None) -> float | None:
     if value is None or np.isnan(value):
         return None
     return value * 100 if value <= 1.0 else value
-
-
-def _records(drafts: list[RunDraft]) -> tuple[dict[str, np.ndarray], np.ndarray]:
-    """The records of every run of a file (at least one) as one set of columns (the runs share
-    them, in file order: assemble.fold), and where each run begins."""
-    import numpy as np
-
-    sizes = [d.count for d in drafts]
-    return drafts[0].store.release(), np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
 
 
 def _meta(draft: RunDraft, path: Path, fmt: LogFormat, record: dict, tables: dict[tuple, dict]):
@@ -153,11 +148,12 @@ def _runs(drafts: list[RunDraft], path: Path, fmt: LogFormat, rule: Rule, stats:
     import numpy as np
 
     from .parsers.scanning import seconds
-    from .run import Run, fill_steps, marks, rates_read, value
+    from .rules import Run, apply, fill_steps
 
     applied = rule.resolve(fmt)  # the format's named rule with the user's parts: one frozen object
     described, method = applied.describe(), applied.method
-    cols, bounds = _records(drafts)
+    cols = drafts[0].store.release()  # the records of every run, in file order (assemble.fold)
+    bounds = np.concatenate(([0], np.cumsum([d.count for d in drafts]))).astype(np.int64)  # where each begins
     n, edges = len(cols["line"]), bounds.tolist()
     run_of = np.repeat(np.arange(len(drafts)), np.diff(bounds))
     refused = _refused_rates(cols["throughput"], cols["line"], run_of, len(drafts))
@@ -181,12 +177,8 @@ def _runs(drafts: list[RunDraft], path: Path, fmt: LogFormat, rule: Rule, stats:
                 t0s[i] = np.fmin.reduce(own["timestamp"])
             own["steps"][:] = fill_steps(own)
         run = Run(own, meta)
-        warm, use = marks(run, applied)
-        warmup[a:b], measured[a:b] = run.on_all(warm), run.on_all(use)
-        got = _value(value(own, rates_read(run, applied), measured[a:b], method, images))
-        if applied.decimals is not None and got is not None:  # and numpy's, as they round np.mean()'s float64
-            got = float(np.round(got, applied.decimals))
-        wall = _value(value(own, own["throughput"], measured[a:b], "elapsed", images))
+        warm, use, got, wall = apply(run, applied, images)
+        warmup[a:b], measured[a:b] = warm, use
         t0 = None if math.isnan(t0s[i]) else float(t0s[i])
         reported = draft.reported.get("throughput")
         if reported is not None and not (isinstance(reported, (int, float)) and 0 <= reported < math.inf):
@@ -210,7 +202,7 @@ def _runs(drafts: list[RunDraft], path: Path, fmt: LogFormat, rule: Rule, stats:
         for key in ("gpus", "batch_size", "precision"):
             if meta.get(key) is None:
                 warnings.append(_UNKNOWN[key])
-        if len(run) and got is None:
+        if b > a and got is None:
             warnings.append("no record left after the warm-up to recompute the throughput from")
         if got and reported and abs(got - reported) / reported > rule.tolerance:
             warnings.append(f"recomputed throughput {got:.2f} differs from the reported {reported:.2f} "
@@ -272,10 +264,6 @@ def _refused_rates(rate: np.ndarray, line: np.ndarray, run: np.ndarray, runs: in
         shown = ", ".join(map(str, line[at[:5]].tolist())) + (", ..." if len(at) > 5 else "")
         out[r] = [f"{len(at)} records log a throughput that is negative or infinite: refused (line {shown})"]
     return out
-
-
-def _value(x: float) -> float | None:
-    return None if math.isnan(x) else float(x)
 
 
 def _rank_warnings(rank: np.ndarray, rate: np.ndarray, low: int, tolerance: float) -> list[str]:
@@ -365,7 +353,7 @@ def analyze_file(path: str | os.PathLike, rule: Rule | None = None, log_format: 
     _find_failures(path, drafts)
     record = records.config_beside(path) if isinstance(path, Path) else {}  # (none in an archive)
     rows, cols, evals = _runs(drafts, path, fmt, rule, stats, _table_values(tables), record)
-    return rows, cols, evals, _losses().file_losses(losses, drafts, cols)
+    return rows, cols, evals, _file_losses(losses, drafts, cols)
 
 
 def _iterations(files: list[tuple[str, dict[str, np.ndarray]]]) -> pd.DataFrame:
@@ -437,4 +425,55 @@ def analyze(paths: Iterable[str | os.PathLike], rule: Rule | None = None, log_fo
     evaluations = pd.DataFrame(evals, columns=list(EVAL_COLUMNS)) if evals else \
         pd.DataFrame().reindex(columns=list(EVAL_COLUMNS))
     return Analysis(runs=runs, iterations=iterations, evaluations=evaluations, problems=problems, rule=rule,
-                    losses=_losses().frame(losses))
+                    losses=_loss_frame(losses))
+
+
+def _file_losses(chunks: list[dict], drafts: list[RunDraft], records: dict[str, np.ndarray]) -> dict:
+    """The loss components of a file as columns run, line, iteration, value, and component (codes
+    into `names`). `records` are the file's record columns with their `run`.
+
+    NGC TF2 Mask R-CNN prints, after each logged block's throughput, `FastRCNN box loss: 0.52801`,
+    `Mask loss`, `RPN total loss`... (NVIDIA/DeepLearningExamples TensorFlow2/Segmentation/MaskRCNN
+    mask_rcnn/hooks/logging_hook.py: one line a metric of the block). The parser gives them as
+    columns a chunk (`scanning.LOSSES`); here each gets its run (the run whose lines hold it) and its
+    iteration (that of the run's last record at or before its line). Formats that log no component
+    give an empty frame with the same columns."""
+    import numpy as np
+
+    names = sorted({name for c in chunks for name in c["names"]})
+    if not chunks:
+        return {"run": np.empty(0, np.int64), "line": np.empty(0, np.int64), "iteration": np.empty(0, np.int64),
+                "component": np.empty(0, np.int32), "value": np.empty(0, float), "names": names}
+    line = np.concatenate([c["line"] for c in chunks])
+    value = np.concatenate([c["value"] for c in chunks])
+    code = {name: i for i, name in enumerate(names)}
+    component = np.concatenate([np.array([code[n] for n in c["names"]], dtype=np.int32)[c["component"]]
+                                for c in chunks])
+    # A run's lines reach up to where the next run starts (a component before the first run is the first's).
+    run = np.maximum(np.searchsorted([d.first_line for d in drafts], line, side="right") - 1, 0)
+    last = np.searchsorted(records["line"], line, side="right") - 1  # the file's records are in line order
+    own = (last >= 0) & (records["run"][np.maximum(last, 0)] == run)
+    iteration = np.where(own, records["iteration"][np.maximum(last, 0)], -1)
+    return {"run": run.astype(np.int64), "line": line, "iteration": iteration.astype(np.int64),
+            "component": component, "value": value, "names": names}
+
+
+def _loss_frame(files: list[tuple[str, dict]]) -> pd.DataFrame:
+    """One frame of the loss components of every file, LOSS_COLUMNS in order. `source` and
+    `component` are categorical: millions of rows repeat a few names."""
+    import numpy as np
+    import pandas as pd
+
+    files = [(source, cols) for source, cols in files if len(cols["line"])]
+    names = sorted({name for _, cols in files for name in cols["names"]})
+    code = {name: i for i, name in enumerate(names)}
+    sizes = [len(cols["line"]) for _, cols in files]
+    data = {"source": pd.Categorical.from_codes(np.repeat(np.arange(len(files)), sizes),
+                                                categories=pd.Index([source for source, _ in files], dtype=object))}
+    for name in ("run", "line", "iteration", "value"):
+        data[name] = np.concatenate([cols[name] for _, cols in files]) if files else \
+            np.empty(0, float if name == "value" else np.int64)
+    own = [np.array([code[n] for n in cols["names"]], dtype=np.int32)[cols["component"]] for _, cols in files]
+    data["component"] = pd.Categorical.from_codes(np.concatenate(own) if own else np.empty(0, np.int32),
+                                                  categories=pd.Index(names, dtype=object))
+    return pd.DataFrame(data, columns=list(LOSS_COLUMNS))

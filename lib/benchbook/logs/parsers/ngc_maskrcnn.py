@@ -21,7 +21,7 @@ from . import scanning
 from .registry import LogFormat, register
 
 if TYPE_CHECKING:  # a rule reads one run; the analysis imports run.py, listing the formats does not
-    from ..run import Run
+    from ..rules import Run
 
 # Every line begins with `[MaskRCNN] INFO    : `. A logged block is `name: number` lines: its
 # `timestamp:` line opens a record, the others add to it (whatever lines come in between), and the

@@ -31,7 +31,7 @@ from .dllogger import LINE, parameters, step_of, values
 from .registry import LogFormat, register
 
 if TYPE_CHECKING:  # a rule reads one run; the analysis imports run.py, listing the formats does not
-    from ..run import Run
+    from ..rules import Run
 
 _ARGS = re.compile(r":INFO: Start with arguments Namespace\(([^\n]*)\)")
 # A batch line: `2020-12-11 03:13:49,587:INFO: Epoch[0] Batch [0-19]\tSpeed: 633.1 samples/sec\tLR: 0.0019`,

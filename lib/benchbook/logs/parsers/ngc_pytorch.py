@@ -30,7 +30,7 @@ from .dllogger import LINE, parameters, step_of, truthy, values
 from .registry import LogFormat, register
 
 if TYPE_CHECKING:  # a rule reads one run; the analysis imports run.py, listing the formats does not
-    from ..run import Run
+    from ..rules import Run
 
 # `DLL <time> - Epoch: E Iteration: I  train.loss : ...`: the per-iteration lines, as columns. The
 # two spaces then `train.` keep validation iterations (`Iteration: I Validation Iteration: V`) out.

@@ -26,7 +26,7 @@ from .dllogger import LINE, before_warmup_steps, parameters, step_of, truthy, va
 from .registry import LogFormat, register
 
 if TYPE_CHECKING:  # a rule reads one run; the analysis imports run.py, listing the formats does not
-    from ..run import Run
+    from ..rules import Run
 
 # The one-metric step lines that make up most of a benchmark log get their own pattern.
 _BULK = scanning.BulkRule(

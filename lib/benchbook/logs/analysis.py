@@ -332,6 +332,7 @@ def analyze_file(path: str | os.PathLike, rule: Rule | None = None, log_format: 
     from ..runfolder import records
     from . import parsers, textio
     from .assemble import fold
+    from .parsers import scanning
 
     rule = rule or Rule()
     path = path if isinstance(path, ArchivePath) else Path(path)
@@ -347,7 +348,8 @@ def analyze_file(path: str | os.PathLike, rule: Rule | None = None, log_format: 
                                       + "".join(f"; {w}" for w in _read_warnings(stats) if "left out unread" in w))
         read = itertools.chain([first] if first is not None else [], chunks)
         del first  # held by the chain until it is scanned, and no longer
-        drafts, tables, losses = fold(itertools.chain.from_iterable(fmt.scan(c) for c in read))
+        drafts, tables, losses = fold(itertools.chain.from_iterable(
+            scanning.scan(c, fmt.patterns, fmt.bulk) for c in read))
     if not drafts:
         raise LogError(str(path), f"recognised as {fmt.name} but no run was found in it")
     _find_failures(path, drafts)

@@ -139,43 +139,42 @@ def _add_records(runs: list[RunDraft], bulk: scanning.Bulk) -> None:
         a = b
 
 
-def _note(run: RunDraft, line: int, rank, kind: str, data) -> None:
-    """What an event other than BULK, TABLE and LOSSES says of its run."""
-    run.last_line = max(run.last_line, line)
-    if kind == scanning.RUN_START:
-        run.start_ranks.add(rank)
-    elif kind == scanning.RANK:
-        run.ranks.add(rank)
-    elif kind == scanning.PHASE:  # its step counters may start again: no restart is sought across this
-        run.phase = len(run.store)
-    if kind in (scanning.RUN_START, scanning.META, scanning.TRAILER):
-        run.merge_meta(data, "the launch command" if kind == scanning.TRAILER else "the log")
-    elif kind == scanning.FIELD:
-        run.store.update_last(rank, data, len(run.store) - run.count)
-    elif kind == scanning.SUMMARY:
-        run.reported.update((key, value) for key, value in data.items() if key not in run.reported)
-    elif kind == scanning.EVAL:
-        run.evals.append(dict(data, line=line, rank=rank))
-    elif kind == scanning.END:
-        run.ended = run.ended or data
-    elif kind == scanning.FAIL:
-        run.failures.append((line, data))
-
-
 def fold(events: Iterable[scanning.Event]) -> tuple[list[RunDraft], list[tuple[dict, dict]], list[dict]]:
     """Runs found in a file's events, in file order, the rows of its summary tables and the
-    LOSSES columns of its chunks (given to runs by line in `losses.py`)."""
+    LOSSES columns of its chunks (given to runs by line in `analysis`)."""
     runs, tables, losses, store = [], [], [], Records()
     for line, rank, kind, data in events:
         if kind == scanning.TABLE:
             tables.extend(data)
-        elif kind == scanning.LOSSES:
+            continue
+        if kind == scanning.LOSSES:
             losses.append(data)
-        elif runs or kind != scanning.TRAILER:  # a trailer (the launch command) follows its run
-            if not runs or (kind == scanning.RUN_START and not runs[-1].joined_by(rank)):
-                runs.append(RunDraft(len(runs), line, line, store))
-            if kind == scanning.BULK:
-                _add_records(runs, data)
-            else:
-                _note(runs[-1], line, rank, kind, data)
+            continue
+        if not runs and kind == scanning.TRAILER:  # a trailer (the launch command) follows its run
+            continue
+        if not runs or (kind == scanning.RUN_START and not runs[-1].joined_by(rank)):
+            runs.append(RunDraft(len(runs), line, line, store))
+        if kind == scanning.BULK:
+            _add_records(runs, data)
+            continue
+        run = runs[-1]  # what any other event says of its run
+        run.last_line = max(run.last_line, line)
+        if kind == scanning.RUN_START:
+            run.start_ranks.add(rank)
+        elif kind == scanning.RANK:
+            run.ranks.add(rank)
+        elif kind == scanning.PHASE:  # its step counters may start again: no restart is sought across this
+            run.phase = len(run.store)
+        if kind in (scanning.RUN_START, scanning.META, scanning.TRAILER):
+            run.merge_meta(data, "the launch command" if kind == scanning.TRAILER else "the log")
+        elif kind == scanning.FIELD:
+            run.store.update_last(rank, data, len(run.store) - run.count)
+        elif kind == scanning.SUMMARY:
+            run.reported.update((key, value) for key, value in data.items() if key not in run.reported)
+        elif kind == scanning.EVAL:
+            run.evals.append(dict(data, line=line, rank=rank))
+        elif kind == scanning.END:
+            run.ended = run.ended or data
+        elif kind == scanning.FAIL:
+            run.failures.append((line, data))
     return runs, tables, losses

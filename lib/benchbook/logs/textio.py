@@ -190,13 +190,6 @@ def _line_end(raw: bytes, start: int = 0) -> int:
     return cr if nl < 0 or 0 <= cr < nl else nl
 
 
-def _cut(raw: bytes) -> int:
-    """Where the whole lines of bytes read end: after the last LF or CR, but not after a CR that
-    ends them (its LF may come with the next read)."""
-    nl = raw.rfind(b"\n")
-    return max(nl, raw.rfind(b"\r", nl + 1, len(raw) - 1)) + 1
-
-
 def _read(f, n: int, stats: ReadStats) -> bytes:
     """Up to `n` bytes of an archive member; none once its archive fails after its first bytes, the
     fault noted (before them, LogError)."""
@@ -249,7 +242,10 @@ def chunks(path: str | os.PathLike | ArchivePath, stats: ReadStats | None = None
                     continue
                 data, skipping = data[max(end, 0):], False
             raw = carry + data
-            cut = _cut(raw) if data else len(raw)
+            # The whole lines read end after the last LF or CR, but not after a CR that ends them (its LF may
+            # come with the next read); at the file's end, all of it.
+            nl = raw.rfind(b"\n")
+            cut = max(nl, raw.rfind(b"\r", nl + 1, len(raw) - 1)) + 1 if data else len(raw)
             raw, carry = raw[:cut], raw[cut:]
             if raw:  # (else a line longer than a chunk: keep reading it)
                 if not data:  # the file's end: its last line has no newline

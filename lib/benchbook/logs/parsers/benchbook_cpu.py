@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 
 from ..rules import NamedRule
-from ..textio import Chunk
 from . import scanning
 from .dllogger import LINE, before_warmup_steps, parameters, step_of, truthy, values
 from .registry import LogFormat, register
@@ -73,11 +72,6 @@ def _dll(m: re.Match):
 _RULES = [(_OTHER, _dll)]
 
 
-def scan(chunk: Chunk):
-    """Events of a chunk of a benchbook CPU workload log."""
-    return scanning.scan(chunk, _RULES, _BULK)
-
-
 def sniff(head: str) -> bool:
     return "- PARAMETER workload : " in head
 
@@ -94,7 +88,8 @@ FORMAT = register(
         framework="tensorflow|mxnet|pytorch",
         model="resnet50",
         sniff=sniff,
-        scan=scan,
+        patterns=_RULES,
+        bulk=_BULK,
         rules=(NVIDIA,),
         priority=30,
     )

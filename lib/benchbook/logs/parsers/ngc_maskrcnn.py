@@ -16,7 +16,6 @@ import re
 from typing import TYPE_CHECKING
 
 from ..rules import NamedRule
-from ..textio import Chunk
 from . import scanning
 from .registry import LogFormat, register
 
@@ -81,11 +80,6 @@ _RULES = [
 ]
 
 
-def scan(chunk: Chunk):
-    """Events of a chunk of an NGC TF2 Mask R-CNN log, its loss components last."""
-    return scanning.scan(chunk, _RULES, _BULK)
-
-
 def sniff(head: str) -> bool:
     """The `[MaskRCNN]` logger prefix."""
     return "[MaskRCNN] " in head
@@ -126,7 +120,8 @@ FORMAT = register(
         framework="tensorflow2",
         model="maskrcnn",
         sniff=sniff,
-        scan=scan,
+        patterns=_RULES,
+        bulk=_BULK,
         rules=(NVIDIA,),
         finish=finish,
         warn=warn,

@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..rules import NamedRule
-from ..textio import Chunk
 from . import scanning
 from .dllogger import LINE, parameters, step_of, values
 from .registry import LogFormat, register
@@ -183,11 +182,6 @@ _RULES = [
 ]
 
 
-def scan(chunk: Chunk):
-    """Events of a chunk of an NGC MXNet ResNet-50 log."""
-    return scanning.scan(chunk, _RULES, _BULK)
-
-
 def sniff(head: str) -> bool:
     """The runner's Namespace with the NGC MXNet arguments, its batch lines, or its DLLogger keys."""
     return ("Start with arguments Namespace(" in head and "data_backend=" in head) or (
@@ -270,7 +264,8 @@ FORMAT = register(
         framework="mxnet",
         model="resnet50",
         sniff=sniff,
-        scan=scan,
+        patterns=_RULES,
+        bulk=_BULK,
         rules=(NVIDIA, DLPERF),
         finish=finish,
         priority=20,

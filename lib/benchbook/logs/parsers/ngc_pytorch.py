@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..rules import NamedRule
-from ..textio import Chunk
 from . import scanning
 from .dllogger import LINE, parameters, step_of, truthy, values
 from .registry import LogFormat, register
@@ -141,11 +140,6 @@ _RULES = [
 ]
 
 
-def scan(chunk: Chunk):
-    """Events of a chunk of an NGC PyTorch ConvNets log."""
-    return scanning.scan(chunk, _RULES, _BULK)
-
-
 def sniff(head: str) -> bool:
     """DLLogger lines with main.py's per-iteration rates, or its arguments."""
     return "DLL " in head and (
@@ -198,7 +192,8 @@ FORMAT = register(
         framework="pytorch",
         model="resnet50",
         sniff=sniff,
-        scan=scan,
+        patterns=_RULES,
+        bulk=_BULK,
         rules=(NVIDIA, PERF),
         finish=finish,
         # above ngc_tf1 (10: both print `PARAMETER arch : `), below ngc_mxnet (20: its DLLogger logs may

@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..rules import NamedRule
-from ..textio import Chunk
 from . import scanning
 from .dllogger import LINE, before_warmup_steps, parameters, step_of, truthy, values
 from .registry import LogFormat, register
@@ -105,11 +104,6 @@ _RULES = [
 ]
 
 
-def scan(chunk: Chunk):
-    """Events of a chunk of an NGC TF1 ConvNets log."""
-    return scanning.scan(chunk, _RULES, _BULK)
-
-
 def sniff(head: str) -> bool:
     """DLLogger lines with the ConvNets parameters or per-step rates."""
     return "DLL " in head and (
@@ -176,7 +170,8 @@ FORMAT = register(
         framework="tensorflow",
         model="resnet50",
         sniff=sniff,
-        scan=scan,
+        patterns=_RULES,
+        bulk=_BULK,
         rules=(NVIDIA, DLPERF),
         priority=10,
         warn=warn,

@@ -144,10 +144,10 @@ def _meta(draft: RunDraft, path: Path, fmt: LogFormat, record: dict, tables: dic
 def _runs(drafts: list[RunDraft], path: Path, fmt: LogFormat, rule: Rule, stats: textio.ReadStats,
           tables: dict[tuple, dict], record: dict) -> tuple[list[tuple], dict[str, np.ndarray], list[dict]]:
     """The rows of a file's runs, all its records as columns (with run, elapsed, warmup and
-    measured) and its evaluations: the rule is applied to one run at a time (`run.py`)."""
+    measured) and its evaluations: the rule is applied to one run at a time (`rules.apply`)."""
     import numpy as np
 
-    from .parsers.scanning import seconds
+    from .parsers.scanning import seconds, seconds_array
     from .rules import Run, apply, fill_steps
 
     applied = rule.resolve(fmt)  # the format's named rule with the user's parts: one frozen object
@@ -157,20 +157,21 @@ def _runs(drafts: list[RunDraft], path: Path, fmt: LogFormat, rule: Rule, stats:
     n, edges = len(cols["line"]), bounds.tolist()
     run_of = np.repeat(np.arange(len(drafts)), np.diff(bounds))
     refused = _refused_rates(cols["throughput"], cols["line"], run_of, len(drafts))
-    warmup, measured, t0s = np.zeros(n, dtype=bool), np.zeros(n, dtype=bool), np.full(len(drafts), np.nan)
+    warmup, measured = np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
+    metas = [_meta(draft, path, fmt, record, tables) for draft in drafts]
+    t0s = seconds_array([meta.get("start_time") for meta, _ in metas])  # the runs' starts, read at once
     rows: list[tuple] = []
     evals: list[dict] = []
     source = str(path)  # one string for all the file's rows
+    read_warnings = _read_warnings(stats)  # the file's, said in each of its runs
     for i, draft in enumerate(drafts):
         a, b = edges[i], edges[i + 1]
-        meta, warnings = _meta(draft, path, fmt, record, tables)
+        meta, warnings = metas[i]
         gpus, batch = meta.get("gpus"), meta.get("batch_size")
         processes = meta.get("processes") or gpus  # NGC runs: one process per GPU
         global_batch = meta.get("global_batch_size") or (processes * batch if processes and batch else None)
         images = global_batch if isinstance(global_batch, (int, float)) and not isinstance(global_batch, bool) \
             and global_batch > 0 else math.nan  # images a step (all GPUs), for the elapsed throughput
-        start = meta.get("start_time")
-        t0s[i] = seconds(start) if start is not None else math.nan
         own = {name: column[a:b] for name, column in cols.items()}  # views: the run's part of the file's columns
         if b > a:
             if math.isnan(t0s[i]):
@@ -213,7 +214,7 @@ def _runs(drafts: list[RunDraft], path: Path, fmt: LogFormat, rule: Rule, stats:
         iterations = int(np.count_nonzero(use))
         if not isinstance(run.own, slice) and iterations:
             warnings.extend(_rank_warnings(own["rank"], own["throughput"], int(run["rank"][0]), rule.tolerance))
-        warnings.extend(_read_warnings(stats))
+        warnings.extend(read_warnings)
 
         top1 = None
         for e in draft.evals:

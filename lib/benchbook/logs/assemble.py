@@ -110,6 +110,8 @@ def _restarts(store: Records, since: int, block: dict) -> list[tuple[int, str]]:
     minutes. Blocks of interleaved ranks are not searched: mpirun runs start on every rank."""
     last = store.last_of(int(block["rank"][0]), since)
     before = [] if last is None else [last]  # the rank's record before the block, then the block
+    if len(before) + len(block["line"]) < 2:  # no two records to compare: a run of one record so far
+        return []
     epoch, it, stamps = (np.concatenate((store[name][before], block[name]))
                          for name in ("epoch", "iteration", "timestamp"))
     gap = np.diff(stamps)

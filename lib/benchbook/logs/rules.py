@@ -197,6 +197,9 @@ def fill_steps(cols: dict[str, np.ndarray]) -> np.ndarray:
     missing = np.isnan(steps)
     if not missing.any():
         return steps
+    if len(steps) == 1:  # no gap to measure, said plainly (a file may paste 50,000 runs of one record)
+        whole_epoch = cols["iteration"][0] < 0 and cols["epoch"][0] >= 0
+        return np.array([math.nan if whole_epoch else 1.0])
     it, rank = cols["iteration"], cols["rank"]
     order = None if (rank[1:] >= rank[:-1]).all() else np.argsort(rank, kind="stable")  # each rank's records
     ranks, its = (rank, it) if order is None else (rank[order], it[order])

@@ -16,11 +16,12 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from operator import itemgetter
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
-from ..textio import Chunk
+if TYPE_CHECKING:  # (listing the formats reads no log)
+    from ..textio import Chunk
 
 
 class Event(NamedTuple):

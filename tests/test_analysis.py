@@ -278,6 +278,32 @@ def test_a_whole_epoch_s_record_keeps_its_iterations_unknown():
     assert got[:3].tolist() == [20.0, 20.0, 20.0] and np.isnan(got[3])
 
 
+def test_a_run_of_one_record_covers_one_iteration_unless_it_is_a_whole_epoch_s():
+    import numpy as np
+
+    from benchbook.logs.rules import fill_steps
+
+    def one(iteration, epoch, steps=np.nan):
+        return fill_steps({"steps": np.array([steps]), "iteration": np.array([iteration]),
+                           "rank": np.array([0]), "epoch": np.array([epoch])}).tolist()
+
+    assert one(7, 0) == [1.0] and one(-1, -1) == [1.0] and one(5, -1, steps=4.0) == [4.0]
+    assert np.isnan(one(-1, 3)[0])  # a whole epoch's record: its iterations unknown
+
+
+def test_listing_the_formats_reads_no_log():
+    """`benchbook formats` loads the formats and their rules, not the reading stage (textio, archives:
+    tarfile, zipfile...)."""
+    import subprocess
+    import sys
+
+    code = ("import sys, io, contextlib\nfrom benchbook import cli\nwith contextlib.redirect_stdout(io.StringIO()):\n"
+            "    cli.main(['formats'])\n"
+            "print(sorted(m for m in ('benchbook.logs.textio', 'benchbook.logs.archives') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.splitlines()[-1] == "[]"
+
+
 @pytest.mark.parametrize("argv", [["--help"], ["formats"], ["analyze", "--help"]])
 def test_commands_that_analyze_nothing_start_without_pandas_or_the_report_stack(argv):
     """`benchbook --help` and `formats` import neither pandas nor matplotlib nor papermill: they

@@ -4,8 +4,9 @@
 Runs `benchbook.logs.analysis.analyze` twice on one published TF1 log and traces the second call
 (the first fills the caches and imports) with `sys.setprofile`, keeping each distinct Python
 function of `lib/benchbook` entered, as (file, qualified name), in the order first entered.
-Comprehensions, generator expressions and lambdas are left out, and so is format sniffing (the
-formats' `sniff`). Prints the number of files and functions, then the functions in order.
+Comprehensions, generator expressions and lambdas are left out (functions defined inside functions
+count), and so is format sniffing (the formats' `sniff`). Prints the number of files and functions,
+then the functions in order.
 
     python tools/trace_rule_path.py [LOG]
 """

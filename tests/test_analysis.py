@@ -249,7 +249,7 @@ def _steps_by_definition(steps, iteration, rank, run):
 def test_steps_are_gaps_to_the_same_rank_s_previous_record_else_the_run_s_median_gap():
     import numpy as np
 
-    from benchbook.logs.run import fill_steps
+    from benchbook.logs.rules import fill_steps
 
     rng = np.random.default_rng(5)
     for _ in range(300):
@@ -269,13 +269,39 @@ def test_steps_are_gaps_to_the_same_rank_s_previous_record_else_the_run_s_median
 def test_a_whole_epoch_s_record_keeps_its_iterations_unknown():
     import numpy as np
 
-    from benchbook.logs.run import fill_steps
+    from benchbook.logs.rules import fill_steps
 
     # 20-iteration records of epoch 0, then the epoch's own record (DLLogger `Epoch: 0  train.ips`).
     cols = {"steps": np.full(4, np.nan), "iteration": np.array([19, 39, 59, -1]), "rank": np.zeros(4, dtype=np.int64),
             "epoch": np.array([0, 0, 0, 0])}
     got = fill_steps(cols)
     assert got[:3].tolist() == [20.0, 20.0, 20.0] and np.isnan(got[3])
+
+
+def test_a_run_of_one_record_covers_one_iteration_unless_it_is_a_whole_epoch_s():
+    import numpy as np
+
+    from benchbook.logs.rules import fill_steps
+
+    def one(iteration, epoch, steps=np.nan):
+        return fill_steps({"steps": np.array([steps]), "iteration": np.array([iteration]),
+                           "rank": np.array([0]), "epoch": np.array([epoch])}).tolist()
+
+    assert one(7, 0) == [1.0] and one(-1, -1) == [1.0] and one(5, -1, steps=4.0) == [4.0]
+    assert np.isnan(one(-1, 3)[0])  # a whole epoch's record: its iterations unknown
+
+
+def test_listing_the_formats_reads_no_log():
+    """`benchbook formats` loads the formats and their rules, not the reading stage (textio, archives:
+    tarfile, zipfile...)."""
+    import subprocess
+    import sys
+
+    code = ("import sys, io, contextlib\nfrom benchbook import cli\nwith contextlib.redirect_stdout(io.StringIO()):\n"
+            "    cli.main(['formats'])\n"
+            "print(sorted(m for m in ('benchbook.logs.textio', 'benchbook.logs.archives') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.splitlines()[-1] == "[]"
 
 
 @pytest.mark.parametrize("argv", [["--help"], ["formats"], ["analyze", "--help"]])

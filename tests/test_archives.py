@@ -19,7 +19,7 @@ import zipfile
 import pytest
 
 from benchbook.errors import BenchbookError
-from benchbook.logs import archives, filenames, textio
+from benchbook.logs import archives, logfiles, textio
 from benchbook.logs.analysis import analyze
 from benchbook.mlperf import results
 from test_mlperf_score import repository
@@ -93,7 +93,7 @@ def test_file_name_metadata_is_read_from_member_paths(tmp_path):
     listing = archives.listing(tmp_path / "r50.tar.gz")
     (member,) = (archives.ArchivePath(listing, n) for n in listing.files)
     assert str(member) == f"{tmp_path / 'r50.tar.gz'}!1n8g/r50_b128_fp32_3.log"
-    assert filenames.from_path(member) == {"nodes": 1, "gpus": 8, "batch_size": 128, "precision": "fp32", "repeat": 3}
+    assert logfiles.from_path(member) == {"nodes": 1, "gpus": 8, "batch_size": 128, "precision": "fp32", "repeat": 3}
 
 
 def test_an_archive_inside_an_archive_is_read_one_level_down(tmp_path, log_bytes):

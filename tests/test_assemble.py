@@ -7,8 +7,8 @@ import math
 
 import numpy as np
 
-from benchbook.logs import events as ev
 from benchbook.logs.assemble import Records, fold
+from benchbook.logs.parsers import scanning as ev
 
 
 def _bulk(first_line: int, rates: list[float], rank: int = -1) -> ev.Event:
@@ -101,7 +101,7 @@ def test_no_restart_for_a_new_epoch_a_short_pause_or_another_rank():
 
 
 def test_seconds_reads_numbers_and_date_times_and_gives_nan_for_the_rest():
-    from benchbook.logs.assemble import seconds, seconds_array
+    from benchbook.logs.parsers.scanning import seconds, seconds_array
 
     assert seconds("2021-04-02 09:00:00,250") == seconds("2021-04-02T09:00:00.250") == 1617354000.25
     assert seconds(12.5) == seconds("12.5") == 12.5

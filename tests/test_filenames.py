@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from benchbook import analyze
-from benchbook.logs.filenames import from_path
+from benchbook.logs.logfiles import from_path
 from benchbook.runfolder import records
 
 

@@ -208,9 +208,10 @@ def test_stamps_are_read_as_datetime_reads_each_date_time_and_refused_without_th
 
 def test_the_maskrcnn_rules_find_their_lines_wherever_the_logger_prefix_stands(fixtures):
     """Tagged or not, and with the logger's prefix inside a line too."""
-    from benchbook.logs.parsers import ngc_maskrcnn
+    from benchbook.logs.parsers import ngc_maskrcnn, scanning
     from benchbook.logs.textio import Chunk
 
+    fmt = ngc_maskrcnn.FORMAT
     for tagged in (False, True):
         for midline in (False, True):
             text = (fixtures / "ngc_maskrcnn" / "launch_command_at_end.txt").read_text(encoding="utf-8")
@@ -219,7 +220,7 @@ def test_the_maskrcnn_rules_find_their_lines_wherever_the_logger_prefix_stands(f
                 lines = [line.removeprefix("[1,0]<stdout>:") for line in lines]
             if midline:
                 lines.insert(3, "a note: [MaskRCNN] INFO    : Average throughput: 12.5 samples/sec\n")
-            got = ngc_maskrcnn.scan(Chunk.of("".join(lines)))
+            got = scanning.scan(Chunk.of("".join(lines)), fmt.patterns, fmt.bulk)
             summaries = [e for e in got if e[2] == "summary" and "throughput" in e[3]]
             assert len(summaries) == (2 if midline else 1)
             assert any(e[2] == "trailer" for e in got) and any(e[2] == "run_start" for e in got)

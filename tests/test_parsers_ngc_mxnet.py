@@ -122,12 +122,13 @@ def test_dllogger_records_and_epoch_evaluations(fixtures):
 
 
 def test_table_cells_with_a_unit_are_read_and_cells_with_no_number_left_out():
-    from benchbook.logs import events as ev
     from benchbook.logs.parsers import ngc_mxnet
+    from benchbook.logs.parsers import scanning as ev
 
     text = ("x\ntrain.total_ips\n           |    128    |    256    |\n-------------------------\n"
             "     1     |   1316.7  |     -     |\n     8     | 9500.5 img/s | 1e4 |\n\n")
-    (_, _, kind, rows), = [e for e in ngc_mxnet.scan(Chunk.of(text)) if e[2] == ev.TABLE]
+    events = ev.scan(Chunk.of(text), ngc_mxnet.FORMAT.patterns, ngc_mxnet.FORMAT.bulk)
+    (_, _, kind, rows), = [e for e in events if e[2] == ev.TABLE]
     assert rows == [({"gpus": 1, "batch_size": 128}, {"train.total_ips": 1316.7}),
                     ({"gpus": 8, "batch_size": 128}, {"train.total_ips": 9500.5}),
                     ({"gpus": 8, "batch_size": 256}, {"train.total_ips": 1e4})]

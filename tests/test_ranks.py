@@ -8,7 +8,7 @@ import pytest
 
 from benchbook import analyze
 from benchbook.logs import textio
-from benchbook.logs.ranks import demux
+from benchbook.logs.textio import demux
 
 
 def test_text_without_interleaved_tags_is_unchanged():
@@ -159,7 +159,7 @@ def test_only_lines_with_a_second_tag_are_rewritten():
 def test_demux_rewrites_a_text_exactly_when_a_line_holds_a_second_tag():
     import random
 
-    from benchbook.logs.ranks import _MULTI
+    from benchbook.logs.textio import _MULTI
 
     rng = random.Random(11)
     pieces = ["[1,0]<stdout>:", "[1,12]<stderr>:", "[12,3]<stdout>:", "x<stdout>:", "<std", "]<std", "\n",

@@ -11,7 +11,7 @@ import pytest
 
 from benchbook import Rule, analyze
 from benchbook.errors import RuleError
-from benchbook.logs import run
+from benchbook.logs import rules
 
 # tf_gpu1_amp_bs256.log: 8 records of 1 GPU x 256 images, the format's warm-up is its first 3.
 RATES = [120.0, 610.0, 870.0, 1000.0, 1120.0, 900.0, 1010.0, 1250.0]
@@ -137,7 +137,7 @@ def test_a_run_s_value_is_its_definition(method):
         rates[~measured & (rng.uniform(size=size) < 0.5)] = np.nan
         steps = rng.integers(1, 20, size).astype(float)
         stamps = np.full(size, 100.0) if r == 4 else np.cumsum(rng.uniform(0, 2, size))
-        got = run.value({"steps": steps, "timestamp": stamps}, rates, measured, method, batch)
+        got = rules.value({"steps": steps, "timestamp": stamps}, rates, measured, method, batch)
         want = _one_run(rates[measured].tolist(), steps[measured].tolist(), stamps[measured].tolist(), method,
                         None if np.isnan(batch) else batch)
         if want is None:
@@ -148,10 +148,10 @@ def test_a_run_s_value_is_its_definition(method):
 
 def test_a_run_reads_its_lowest_rank_s_records():
     columns = {"line": np.arange(5), "rank": np.array([2, 1, 2, 1, 3]), "epoch": np.array([0, 0, 1, 1, 1])}
-    one = run.Run(columns, {"warmup_steps": 15})
+    one = rules.Run(columns, {"warmup_steps": 15})
     assert one["epoch"].tolist() == [0, 1] and len(one) == 2 and one.meta["warmup_steps"] == 15
     assert one.on_all(np.array([False, True])).tolist() == [False, False, False, True, False]
-    alone = run.Run({"line": np.arange(2), "rank": np.array([-1, -1]), "epoch": np.array([4, 5])}, {})
+    alone = rules.Run({"line": np.arange(2), "rank": np.array([-1, -1]), "epoch": np.array([4, 5])}, {})
     assert alone["epoch"] is not None and alone.own == slice(None)  # one rank: the columns as they are
 
 
@@ -202,23 +202,23 @@ def _columns(epoch, iteration, rates, steps):
 
 def test_last_method_is_each_run_s_last_measured_record():
     cols = _columns([0] * 5, [5, 10, 15, 20, 25], [1.0, 2.0, 3.0, 4.0, 5.0], [5] * 5)
-    assert run.value(cols, cols["throughput"], np.array([True, True, False, True, False]), "last", np.nan) == 4.0
-    assert np.isnan(run.value(cols, cols["throughput"], np.zeros(5, dtype=bool), "last", np.nan))
+    assert rules.value(cols, cols["throughput"], np.array([True, True, False, True, False]), "last", np.nan) == 4.0
+    assert np.isnan(rules.value(cols, cols["throughput"], np.zeros(5, dtype=bool), "last", np.nan))
 
 
 def test_epochs_method_reads_whole_epoch_records_or_accumulates_the_others():
     # Records of whole epochs: the harmonic mean of the epochs after the run's first.
     whole = _columns([0, 1, 2], [-1, -1, -1], [800.0, 1000.0, 1200.0], [np.nan] * 3)
-    out = run.value(whole, whole["throughput"], np.array([False, True, True]), "epochs", np.nan)
+    out = rules.value(whole, whole["throughput"], np.array([False, True, True]), "epochs", np.nan)
     assert out == pytest.approx(statistics.harmonic_mean([1000.0, 1200.0]))
     # 20-iteration records: epoch e's rate is images over time from the first measured record on.
     cols = _columns([0, 0, 1, 1, 2], [20, 40, 20, 40, 20], [500.0, 600.0, 700.0, 800.0, 900.0], [20] * 5)
     measured = np.array([False, True, True, True, True])
-    out = run.value(cols, cols["throughput"], measured, "epochs", np.nan)
+    out = rules.value(cols, cols["throughput"], measured, "epochs", np.nan)
     epoch1, epoch2 = statistics.harmonic_mean([600, 700, 800]), statistics.harmonic_mean([600, 700, 800, 900])
     assert out == pytest.approx(statistics.harmonic_mean([epoch1, epoch2]))
     # A run of one epoch: that epoch.
-    out = run.value(cols, cols["throughput"], np.array([False, True, False, False, False]), "epochs", np.nan)
+    out = rules.value(cols, cols["throughput"], np.array([False, True, False, False, False]), "epochs", np.nan)
     assert out == pytest.approx(600.0)
 
 

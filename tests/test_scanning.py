@@ -7,8 +7,8 @@ import re
 
 import numpy as np
 
-from benchbook.logs import events as ev
 from benchbook.logs.parsers import scanning
+from benchbook.logs.parsers import scanning as ev
 from benchbook.logs.textio import Chunk
 
 _BULK = scanning.BulkRule(pattern=r"step (?P<iteration>[0-9]+) rate (?P<throughput>[0-9.eE+-]+)",

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchbook.logs.ranks import demux
-from benchbook.logs.textio import Chunk, ReadStats, chunks
+from benchbook.logs.textio import Chunk, ReadStats, chunks, demux
 
 LINES = [f"line {i} " + "x" * (i % 7) for i in range(1, 41)]
 

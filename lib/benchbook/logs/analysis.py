@@ -1,4 +1,5 @@
-"""Logs in, tidy tables out: one row per run, one row per logged iteration, one per evaluation.
+"""Logs in, tidy tables out: one row per run, one row per logged iteration, one per evaluation,
+one per loss component.
 
 `analyze(paths, rule)` is the entry point of the library, the CLI and the notebooks. Files that
 cannot be analyzed are reported as problems next to the results of the others; nothing raises
@@ -17,9 +18,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import BenchbookError, LogError
-from . import filenames
 from .archives import ArchivePath
-from .logfiles import Problem, log_files
+from .logfiles import Problem, from_path, log_files
 from .rules import Rule
 
 # numpy, pandas, the formats and the rules' arithmetic are imported by the functions that use them: importing
@@ -87,6 +87,14 @@ EVAL_COLUMNS = {
     "eval_throughput": "evaluation images/s", "timestamp": "seconds since the epoch",
     "elapsed": "seconds since the run's first timestamp",
 }
+LOSS_COLUMNS = {
+    "source": "path of the log file",
+    "run": "run index in the file",
+    "line": "line of the loss component",
+    "iteration": "iteration of the run's last record at or before that line (-1 when none)",
+    "component": "the component's name as logged, e.g. \"FastRCNN box loss\"",
+    "value": "its value as logged",
+}
 
 
 @dataclass
@@ -98,12 +106,7 @@ class Analysis:
     evaluations: pd.DataFrame
     problems: list[Problem] = field(default_factory=list)
     rule: Rule = field(default_factory=Rule)
-    losses: pd.DataFrame = field(default_factory=lambda: _losses().frame([]))  # columns LOSS_COLUMNS
-
-
-def _losses():
-    from . import losses
-    return losses
+    losses: pd.DataFrame = field(default_factory=lambda: _loss_frame([]))  # columns LOSS_COLUMNS
 
 
 def _pct(value: float | None) -> float | None:
@@ -114,15 +117,6 @@ def _pct(value: float | None) -> float | None:
     return value * 100 if value <= 1.0 else value
 
 
-def _records(drafts: list[RunDraft]) -> tuple[dict[str, np.ndarray], np.ndarray]:
-    """The records of every run of a file (at least one) as one set of columns (the runs share
-    them, in file order: assemble.fold), and where each run begins."""
-    import numpy as np
-
-    sizes = [d.count for d in drafts]
-    return drafts[0].store.release(), np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
-
-
 def _meta(draft: RunDraft, path: Path, fmt: LogFormat, record: dict, tables: dict[tuple, dict]):
     """A run's metadata from the log, its file name and run record; the warnings that gives."""
     meta = draft.meta  # the draft's own: a file may hold 10**6 runs, each copy costs
@@ -131,7 +125,7 @@ def _meta(draft: RunDraft, path: Path, fmt: LogFormat, record: dict, tables: dic
         meta.setdefault(key, value)
     warnings.extend(fmt.warn(meta))
     origin: dict[str, str] = {}  # where a value came from, when not from the log
-    for source, extra in (("the file name", filenames.from_path(path, draft.index)), ("the run record", record)):
+    for source, extra in (("the file name", from_path(path, draft.index)), ("the run record", record)):
         for key, value in extra.items():
             if meta.get(key) is None:
                 meta[key], origin[key] = value, source
@@ -150,44 +144,42 @@ def _meta(draft: RunDraft, path: Path, fmt: LogFormat, record: dict, tables: dic
 def _runs(drafts: list[RunDraft], path: Path, fmt: LogFormat, rule: Rule, stats: textio.ReadStats,
           tables: dict[tuple, dict], record: dict) -> tuple[list[tuple], dict[str, np.ndarray], list[dict]]:
     """The rows of a file's runs, all its records as columns (with run, elapsed, warmup and
-    measured) and its evaluations: the rule is applied to one run at a time (`run.py`)."""
+    measured) and its evaluations: the rule is applied to one run at a time (`rules.apply`)."""
     import numpy as np
 
-    from .assemble import seconds
-    from .run import Run, fill_steps, marks, rates_read, value
+    from .parsers.scanning import seconds, seconds_array
+    from .rules import Run, apply, fill_steps
 
     applied = rule.resolve(fmt)  # the format's named rule with the user's parts: one frozen object
     described, method = applied.describe(), applied.method
-    cols, bounds = _records(drafts)
+    cols = drafts[0].store.release()  # the records of every run, in file order (assemble.fold)
+    bounds = np.concatenate(([0], np.cumsum([d.count for d in drafts]))).astype(np.int64)  # where each begins
     n, edges = len(cols["line"]), bounds.tolist()
     run_of = np.repeat(np.arange(len(drafts)), np.diff(bounds))
     refused = _refused_rates(cols["throughput"], cols["line"], run_of, len(drafts))
-    warmup, measured, t0s = np.zeros(n, dtype=bool), np.zeros(n, dtype=bool), np.full(len(drafts), np.nan)
+    warmup, measured = np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
+    metas = [_meta(draft, path, fmt, record, tables) for draft in drafts]
+    t0s = seconds_array([meta.get("start_time") for meta, _ in metas])  # the runs' starts, read at once
     rows: list[tuple] = []
     evals: list[dict] = []
     source = str(path)  # one string for all the file's rows
+    read_warnings = _read_warnings(stats)  # the file's, said in each of its runs
     for i, draft in enumerate(drafts):
         a, b = edges[i], edges[i + 1]
-        meta, warnings = _meta(draft, path, fmt, record, tables)
+        meta, warnings = metas[i]
         gpus, batch = meta.get("gpus"), meta.get("batch_size")
         processes = meta.get("processes") or gpus  # NGC runs: one process per GPU
         global_batch = meta.get("global_batch_size") or (processes * batch if processes and batch else None)
         images = global_batch if isinstance(global_batch, (int, float)) and not isinstance(global_batch, bool) \
             and global_batch > 0 else math.nan  # images a step (all GPUs), for the elapsed throughput
-        start = meta.get("start_time")
-        t0s[i] = seconds(start) if start is not None else math.nan
         own = {name: column[a:b] for name, column in cols.items()}  # views: the run's part of the file's columns
         if b > a:
             if math.isnan(t0s[i]):
                 t0s[i] = np.fmin.reduce(own["timestamp"])
             own["steps"][:] = fill_steps(own)
         run = Run(own, meta)
-        warm, use = marks(run, applied)
-        warmup[a:b], measured[a:b] = run.on_all(warm), run.on_all(use)
-        got = _value(value(own, rates_read(run, applied), measured[a:b], method, images))
-        if applied.decimals is not None and got is not None:  # and numpy's, as they round np.mean()'s float64
-            got = float(np.round(got, applied.decimals))
-        wall = _value(value(own, own["throughput"], measured[a:b], "elapsed", images))
+        warm, use, got, wall = apply(run, applied, images)
+        warmup[a:b], measured[a:b] = warm, use
         t0 = None if math.isnan(t0s[i]) else float(t0s[i])
         reported = draft.reported.get("throughput")
         if reported is not None and not (isinstance(reported, (int, float)) and 0 <= reported < math.inf):
@@ -211,7 +203,7 @@ def _runs(drafts: list[RunDraft], path: Path, fmt: LogFormat, rule: Rule, stats:
         for key in ("gpus", "batch_size", "precision"):
             if meta.get(key) is None:
                 warnings.append(_UNKNOWN[key])
-        if len(run) and got is None:
+        if b > a and got is None:
             warnings.append("no record left after the warm-up to recompute the throughput from")
         if got and reported and abs(got - reported) / reported > rule.tolerance:
             warnings.append(f"recomputed throughput {got:.2f} differs from the reported {reported:.2f} "
@@ -222,7 +214,7 @@ def _runs(drafts: list[RunDraft], path: Path, fmt: LogFormat, rule: Rule, stats:
         iterations = int(np.count_nonzero(use))
         if not isinstance(run.own, slice) and iterations:
             warnings.extend(_rank_warnings(own["rank"], own["throughput"], int(run["rank"][0]), rule.tolerance))
-        warnings.extend(_read_warnings(stats))
+        warnings.extend(read_warnings)
 
         top1 = None
         for e in draft.evals:
@@ -275,10 +267,6 @@ def _refused_rates(rate: np.ndarray, line: np.ndarray, run: np.ndarray, runs: in
     return out
 
 
-def _value(x: float) -> float | None:
-    return None if math.isnan(x) else float(x)
-
-
 def _rank_warnings(rank: np.ndarray, rate: np.ndarray, low: int, tolerance: float) -> list[str]:
     """Every rank prints the same global rate; a rank that saw another rate is worth a look."""
     import numpy as np
@@ -312,7 +300,7 @@ def _table_values(tables: list[tuple[dict, dict]]) -> dict[tuple, dict]:
 
 
 def _read_warnings(stats: textio.ReadStats) -> list[str]:
-    from . import ranks, textio
+    from . import textio
 
     out = []
     if stats.invalid_utf8:
@@ -329,7 +317,7 @@ def _read_warnings(stats: textio.ReadStats) -> list[str]:
     if stats.wild_rank_count:
         shown = _lines(stats.wild_rank_lines, stats.wild_rank_count)
         out.append(f"{stats.wild_rank_count} lines were left out: their rank tag names a rank above "
-                   f"{ranks.MAX_RANK}, no rank of a real run (line {shown})")
+                   f"{textio.MAX_RANK}, no rank of a real run (line {shown})")
     if stats.fault:
         out.append(stats.fault)
     return out
@@ -345,6 +333,7 @@ def analyze_file(path: str | os.PathLike, rule: Rule | None = None, log_format: 
     from ..runfolder import records
     from . import parsers, textio
     from .assemble import fold
+    from .parsers import scanning
 
     rule = rule or Rule()
     path = path if isinstance(path, ArchivePath) else Path(path)
@@ -360,13 +349,14 @@ def analyze_file(path: str | os.PathLike, rule: Rule | None = None, log_format: 
                                       + "".join(f"; {w}" for w in _read_warnings(stats) if "left out unread" in w))
         read = itertools.chain([first] if first is not None else [], chunks)
         del first  # held by the chain until it is scanned, and no longer
-        drafts, tables, losses = fold(itertools.chain.from_iterable(fmt.scan(c) for c in read))
+        drafts, tables, losses = fold(itertools.chain.from_iterable(
+            scanning.scan(c, fmt.patterns, fmt.bulk) for c in read))
     if not drafts:
         raise LogError(str(path), f"recognised as {fmt.name} but no run was found in it")
     _find_failures(path, drafts)
     record = records.config_beside(path) if isinstance(path, Path) else {}  # (none in an archive)
     rows, cols, evals = _runs(drafts, path, fmt, rule, stats, _table_values(tables), record)
-    return rows, cols, evals, _losses().file_losses(losses, drafts, cols)
+    return rows, cols, evals, _file_losses(losses, drafts, cols)
 
 
 def _iterations(files: list[tuple[str, dict[str, np.ndarray]]]) -> pd.DataFrame:
@@ -438,4 +428,55 @@ def analyze(paths: Iterable[str | os.PathLike], rule: Rule | None = None, log_fo
     evaluations = pd.DataFrame(evals, columns=list(EVAL_COLUMNS)) if evals else \
         pd.DataFrame().reindex(columns=list(EVAL_COLUMNS))
     return Analysis(runs=runs, iterations=iterations, evaluations=evaluations, problems=problems, rule=rule,
-                    losses=_losses().frame(losses))
+                    losses=_loss_frame(losses))
+
+
+def _file_losses(chunks: list[dict], drafts: list[RunDraft], records: dict[str, np.ndarray]) -> dict:
+    """The loss components of a file as columns run, line, iteration, value, and component (codes
+    into `names`). `records` are the file's record columns with their `run`.
+
+    NGC TF2 Mask R-CNN prints, after each logged block's throughput, `FastRCNN box loss: 0.52801`,
+    `Mask loss`, `RPN total loss`... (NVIDIA/DeepLearningExamples TensorFlow2/Segmentation/MaskRCNN
+    mask_rcnn/hooks/logging_hook.py: one line a metric of the block). The parser gives them as
+    columns a chunk (`scanning.LOSSES`); here each gets its run (the run whose lines hold it) and its
+    iteration (that of the run's last record at or before its line). Formats that log no component
+    give an empty frame with the same columns."""
+    import numpy as np
+
+    names = sorted({name for c in chunks for name in c["names"]})
+    if not chunks:
+        return {"run": np.empty(0, np.int64), "line": np.empty(0, np.int64), "iteration": np.empty(0, np.int64),
+                "component": np.empty(0, np.int32), "value": np.empty(0, float), "names": names}
+    line = np.concatenate([c["line"] for c in chunks])
+    value = np.concatenate([c["value"] for c in chunks])
+    code = {name: i for i, name in enumerate(names)}
+    component = np.concatenate([np.array([code[n] for n in c["names"]], dtype=np.int32)[c["component"]]
+                                for c in chunks])
+    # A run's lines reach up to where the next run starts (a component before the first run is the first's).
+    run = np.maximum(np.searchsorted([d.first_line for d in drafts], line, side="right") - 1, 0)
+    last = np.searchsorted(records["line"], line, side="right") - 1  # the file's records are in line order
+    own = (last >= 0) & (records["run"][np.maximum(last, 0)] == run)
+    iteration = np.where(own, records["iteration"][np.maximum(last, 0)], -1)
+    return {"run": run.astype(np.int64), "line": line, "iteration": iteration.astype(np.int64),
+            "component": component, "value": value, "names": names}
+
+
+def _loss_frame(files: list[tuple[str, dict]]) -> pd.DataFrame:
+    """One frame of the loss components of every file, LOSS_COLUMNS in order. `source` and
+    `component` are categorical: millions of rows repeat a few names."""
+    import numpy as np
+    import pandas as pd
+
+    files = [(source, cols) for source, cols in files if len(cols["line"])]
+    names = sorted({name for _, cols in files for name in cols["names"]})
+    code = {name: i for i, name in enumerate(names)}
+    sizes = [len(cols["line"]) for _, cols in files]
+    data = {"source": pd.Categorical.from_codes(np.repeat(np.arange(len(files)), sizes),
+                                                categories=pd.Index([source for source, _ in files], dtype=object))}
+    for name in ("run", "line", "iteration", "value"):
+        data[name] = np.concatenate([cols[name] for _, cols in files]) if files else \
+            np.empty(0, float if name == "value" else np.int64)
+    own = [np.array([code[n] for n in cols["names"]], dtype=np.int32)[cols["component"]] for _, cols in files]
+    data["component"] = pd.Categorical.from_codes(np.concatenate(own) if own else np.empty(0, np.int32),
+                                                  categories=pd.Index(names, dtype=object))
+    return pd.DataFrame(data, columns=list(LOSS_COLUMNS))

@@ -33,6 +33,7 @@ SEP = "!"
 _COMPRESSED = {".gz": gzip.open, ".tgz": gzip.open, ".xz": lzma.open, ".txz": lzma.open, ".bz2": bz2.open,
                ".tbz2": bz2.open}
 _TARS = (".tar", ".tar.gz", ".tgz", ".tar.xz", ".txz", ".tar.bz2", ".tbz2")
+SUFFIXES = (".zip", *_TARS, *_COMPRESSED)  # the names that `kind` reads as archives (lower case)
 PIECE = 64 << 10  # read from a decompressor at a time
 RATIO_FROM = 1 << 20  # the ratio is checked once this much is inflated: a small file's says nothing
 # What reading a damaged archive raises, from the standard library's modules.
@@ -314,53 +315,53 @@ def _list(found: Listing, source, limits: Limits, depth: int) -> None:
         found.problems.extend(inner.problems)
 
 
+def _admit(found: Listing, member: str, size: int, limits: Limits, compressed: int | None = None,
+           irregular: str = "") -> bool:
+    """List a member of a zip or tar unless a cap refuses it (a problem naming it); False where the
+    listing stops there. Past the member count the rest are not read; `irregular` (what a tar member
+    that is no regular file is) is refused; past max_bytes a member is refused, and in a tar (no
+    `compressed` size) so are the members after it: stepping over it would inflate it; past max_ratio
+    times its `compressed` bytes a zip's member is refused as a bomb."""
+    if len(found.files) >= limits.max_members:
+        found.refuse("", f"more than {limits.max_members} members (BENCHBOOK_ARCHIVE_MAX_MEMBERS): the rest "
+                         "are not read")
+        return False
+    if irregular:
+        found.refuse(member, f"{irregular} inside a tar: refused (only regular files are read)")
+    elif size > limits.max_bytes:
+        found.refuse(member, f"inflates to {size} bytes, past the cap of {limits.max_bytes} "
+                             "(BENCHBOOK_ARCHIVE_MAX_BYTES): refused"
+                             + ("; the members after it are not read" if compressed is None else ""))
+        return compressed is not None
+    elif compressed is not None and size > RATIO_FROM and size > limits.max_ratio * compressed:
+        found.refuse(member, f"inflates {size / compressed:.0f} times its compressed size, past "
+                             f"{limits.max_ratio:g} (BENCHBOOK_ARCHIVE_MAX_RATIO): refused as a bomb")
+    else:
+        found.files[_clean(member)] = size
+    return True
+
+
 def _list_zip(found: Listing, zf: zipfile.ZipFile, limits: Limits, held: int) -> None:
     for info in zf.infolist():
         compressed = max(min(info.compress_size, held), 1)
-        if info.is_dir():
-            continue
-        if len(found.files) >= limits.max_members:
-            found.refuse("", f"more than {limits.max_members} members (BENCHBOOK_ARCHIVE_MAX_MEMBERS): the rest "
-                             "are not read")
+        if not info.is_dir() and not _admit(found, info.filename, info.file_size, limits, compressed):
             return
-        if info.file_size > limits.max_bytes:
-            found.refuse(info.filename, f"inflates to {info.file_size} bytes, past the cap of {limits.max_bytes} "
-                                        "(BENCHBOOK_ARCHIVE_MAX_BYTES): refused")
-        elif info.file_size > RATIO_FROM and info.file_size > limits.max_ratio * compressed:
-            found.refuse(info.filename, f"inflates {info.file_size / compressed:.0f} times its "
-                                        f"compressed size, past {limits.max_ratio:g} (BENCHBOOK_ARCHIVE_MAX_RATIO): "
-                                        "refused as a bomb")
-        else:
-            found.files[_clean(info.filename)] = info.file_size
 
 
 def _list_tar(found: Listing, tar: tarfile.TarFile, meter: _Meter, limits: Limits) -> None:
     try:
-        _list_tar_members(found, tar, meter, limits)
+        for info in tar:
+            meter.member, meter.start = info.name, meter.count
+            if info.isdir():
+                continue
+            irregular = "" if info.isfile() and not info.issparse() else (
+                "a link" if info.issym() or info.islnk() else "a device or FIFO" if info.isdev()
+                else "a sparse file" if info.issparse() else "not a regular file")
+            if not _admit(found, info.name, info.size, limits, irregular=irregular):
+                return
     except _Refused:  # a cap passed while stepping over a member: it is not read
         found.files.pop(_clean(meter.member), None)
         raise
-
-
-def _list_tar_members(found: Listing, tar: tarfile.TarFile, meter: _Meter, limits: Limits) -> None:
-    for info in tar:
-        meter.member, meter.start = info.name, meter.count
-        if info.isdir():
-            continue
-        if len(found.files) >= limits.max_members:
-            found.refuse("", f"more than {limits.max_members} members (BENCHBOOK_ARCHIVE_MAX_MEMBERS): the rest "
-                             "are not read")
-            return
-        if not info.isfile() or info.issparse():
-            what = ("a link" if info.issym() or info.islnk() else "a device or FIFO" if info.isdev()
-                    else "a sparse file" if info.issparse() else "not a regular file")
-            found.refuse(info.name, f"{what} inside a tar: refused (only regular files are read)")
-        elif info.size > limits.max_bytes:
-            found.refuse(info.name, f"inflates to {info.size} bytes, past the cap of {limits.max_bytes} "
-                                    "(BENCHBOOK_ARCHIVE_MAX_BYTES): refused; the members after it are not read")
-            return  # stepping over it would inflate it
-        else:
-            found.files[_clean(info.name)] = info.size
 
 
 def _open_member(found: Listing, member: str, limits: Limits) -> io.BufferedReader:

@@ -3,37 +3,17 @@ on every rank under mpirun, or pasted one after the other with only terminal tex
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import events as ev
+from .parsers import scanning
 
 RECORD_COLUMNS = ("line", "rank", "epoch", "iteration", "timestamp", "throughput", "loss", "lr", "steps")
 _INT_COLUMNS = ("line", "rank", "epoch", "iteration")
 MISSING_INT = -1
 RESTART_GAP_SECONDS = 60.0  # the clock jump that, with the step counter going back, means another run
-
-
-def seconds(stamp) -> float:
-    """A logged timestamp (a number, or `YYYY-MM-DD HH:MM:SS[.ffffff|,fff]`, naive times read as
-    UTC) as seconds since the epoch; NaN where missing or unreadable."""
-    return float(seconds_array([stamp])[0])
-
-
-def seconds_array(values) -> np.ndarray:
-    """`seconds` over a column, its date-times read together by numpy (datetime64[us])."""
-    try:
-        return np.array(values, dtype=float)  # None is NaN
-    except (ValueError, TypeError):
-        pass
-    try:
-        us = np.array(["NaT" if v is None else v.replace(",", ".") for v in values], dtype="datetime64[us]")
-    except (ValueError, AttributeError):  # a value that is neither a number nor a date (2021-02-30)
-        return np.array([seconds(v) for v in values] if len(values) > 1 else [math.nan])
-    return np.where(np.isnat(us), np.nan, us.astype(np.int64) / 1e6)
 
 
 class Records:
@@ -54,7 +34,7 @@ class Records:
         """A column's records (a view, valid until the next `extend`)."""
         return self._cols[name][: self._size]
 
-    def extend(self, bulk: ev.Bulk) -> None:
+    def extend(self, bulk: scanning.Bulk) -> None:
         """Add the records of a BULK event, and note where each of its ranks' last record is."""
         n, start = bulk.stop - bulk.start, self._size
         if start + n > len(self._cols["line"]):  # by half at least: few copies
@@ -76,7 +56,7 @@ class Records:
         last = self.last_of(MISSING_INT if rank is None else rank, since)
         for name, value in data.items():
             if last is not None and value is not None and name in RECORD_COLUMNS:
-                self._cols[name][last] = seconds(value) if name == "timestamp" else value
+                self._cols[name][last] = scanning.seconds(value) if name == "timestamp" else value
 
     def release(self) -> dict[str, np.ndarray]:
         """All records as typed columns, the capacity left over given back, handed over: this
@@ -130,6 +110,8 @@ def _restarts(store: Records, since: int, block: dict) -> list[tuple[int, str]]:
     minutes. Blocks of interleaved ranks are not searched: mpirun runs start on every rank."""
     last = store.last_of(int(block["rank"][0]), since)
     before = [] if last is None else [last]  # the rank's record before the block, then the block
+    if len(before) + len(block["line"]) < 2:  # no two records to compare: a run of one record so far
+        return []
     epoch, it, stamps = (np.concatenate((store[name][before], block[name]))
                          for name in ("epoch", "iteration", "timestamp"))
     gap = np.diff(stamps)
@@ -139,7 +121,7 @@ def _restarts(store: Records, since: int, block: dict) -> list[tuple[int, str]]:
              f"{gap[k]:.0f} s") for k in np.flatnonzero(restart).tolist()]
 
 
-def _add_records(runs: list[RunDraft], bulk: ev.Bulk) -> None:
+def _add_records(runs: list[RunDraft], bulk: scanning.Bulk) -> None:
     """A BULK event's records, to the current run up to where another run begins among them."""
     run, block = runs[-1], bulk.columns()
     ranks = {None if x == MISSING_INT else x for x in np.unique(block["rank"]).tolist()}
@@ -147,7 +129,7 @@ def _add_records(runs: list[RunDraft], bulk: ev.Bulk) -> None:
     a = 0
     for b, why in [*cuts, (len(block["line"]), None)]:
         if b > a:
-            run.store.extend(ev.Bulk(bulk.cols, bulk.start + a, bulk.start + b))
+            run.store.extend(scanning.Bulk(bulk.cols, bulk.start + a, bulk.start + b))
             run.count += b - a
             run.ranks |= ranks
             run.last_line = max(run.last_line, int(block["end_line"][a:b].max()))  # records may span lines
@@ -159,43 +141,42 @@ def _add_records(runs: list[RunDraft], bulk: ev.Bulk) -> None:
         a = b
 
 
-def _note(run: RunDraft, line: int, rank, kind: str, data) -> None:
-    """What an event other than BULK, TABLE and LOSSES says of its run."""
-    run.last_line = max(run.last_line, line)
-    if kind == ev.RUN_START:
-        run.start_ranks.add(rank)
-    elif kind == ev.RANK:
-        run.ranks.add(rank)
-    elif kind == ev.PHASE:  # its step counters may start again: no restart is sought across this
-        run.phase = len(run.store)
-    if kind in (ev.RUN_START, ev.META, ev.TRAILER):
-        run.merge_meta(data, "the launch command" if kind == ev.TRAILER else "the log")
-    elif kind == ev.FIELD:
-        run.store.update_last(rank, data, len(run.store) - run.count)
-    elif kind == ev.SUMMARY:
-        run.reported.update((key, value) for key, value in data.items() if key not in run.reported)
-    elif kind == ev.EVAL:
-        run.evals.append(dict(data, line=line, rank=rank))
-    elif kind == ev.END:
-        run.ended = run.ended or data
-    elif kind == ev.FAIL:
-        run.failures.append((line, data))
-
-
-def fold(events: Iterable[ev.Event]) -> tuple[list[RunDraft], list[tuple[dict, dict]], list[dict]]:
+def fold(events: Iterable[scanning.Event]) -> tuple[list[RunDraft], list[tuple[dict, dict]], list[dict]]:
     """Runs found in a file's events, in file order, the rows of its summary tables and the
-    LOSSES columns of its chunks (given to runs by line in `losses.py`)."""
+    LOSSES columns of its chunks (given to runs by line in `analysis`)."""
     runs, tables, losses, store = [], [], [], Records()
     for line, rank, kind, data in events:
-        if kind == ev.TABLE:
+        if kind == scanning.TABLE:
             tables.extend(data)
-        elif kind == ev.LOSSES:
+            continue
+        if kind == scanning.LOSSES:
             losses.append(data)
-        elif runs or kind != ev.TRAILER:  # a trailer (the launch command) follows its run
-            if not runs or (kind == ev.RUN_START and not runs[-1].joined_by(rank)):
-                runs.append(RunDraft(len(runs), line, line, store))
-            if kind == ev.BULK:
-                _add_records(runs, data)
-            else:
-                _note(runs[-1], line, rank, kind, data)
+            continue
+        if not runs and kind == scanning.TRAILER:  # a trailer (the launch command) follows its run
+            continue
+        if not runs or (kind == scanning.RUN_START and not runs[-1].joined_by(rank)):
+            runs.append(RunDraft(len(runs), line, line, store))
+        if kind == scanning.BULK:
+            _add_records(runs, data)
+            continue
+        run = runs[-1]  # what any other event says of its run
+        run.last_line = max(run.last_line, line)
+        if kind == scanning.RUN_START:
+            run.start_ranks.add(rank)
+        elif kind == scanning.RANK:
+            run.ranks.add(rank)
+        elif kind == scanning.PHASE:  # its step counters may start again: no restart is sought across this
+            run.phase = len(run.store)
+        if kind in (scanning.RUN_START, scanning.META, scanning.TRAILER):
+            run.merge_meta(data, "the launch command" if kind == scanning.TRAILER else "the log")
+        elif kind == scanning.FIELD:
+            run.store.update_last(rank, data, len(run.store) - run.count)
+        elif kind == scanning.SUMMARY:
+            run.reported.update((key, value) for key, value in data.items() if key not in run.reported)
+        elif kind == scanning.EVAL:
+            run.evals.append(dict(data, line=line, rank=rank))
+        elif kind == scanning.END:
+            run.ended = run.ended or data
+        elif kind == scanning.FAIL:
+            run.failures.append((line, data))
     return runs, tables, losses

@@ -2,12 +2,19 @@
 
 Logs can be hundreds of megabytes, so a file is never held whole nor split into a list of lines:
 it is read in chunks that end on a newline, each decoded, normalised (CRLF, lone CR, NULs) and its
-rank tags taken out (`ranks`) on its own. Line numbers are the file's, from 1. A member of an archive
-(`archives.ArchivePath`) is read the same way, streamed from the archive."""
+rank tags taken out on its own. Line numbers are the file's, from 1. A member of an archive
+(`archives.ArchivePath`) is read the same way, streamed from the archive.
+
+Rank tags of `mpirun --tag-output` (`[1,3]<stdout>:`): `demux` undoes the interleaving of ranks'
+partial lines, then `untag` takes the tags out, keeping each line's rank. Another rank's piece can
+follow a partial line on the same physical line, but every newline completes one rank's line (that
+of its last piece), so `demux` keeps the line count, and every line the number of the line that
+completed it."""
 
 from __future__ import annotations
 
 import os
+import re
 import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -15,7 +22,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import LogError
-from . import ranks
 from .archives import ArchivePath
 
 CHUNK_BYTES = 8 << 20
@@ -23,6 +29,79 @@ LINE_BYTES = 8 << 20  # a line read this far without its end is left out (a bina
 SNIFF_BYTES = 64 << 10  # of a file's first chunk, read to tell its format
 CARRY_CLEAN_BYTES = 64 << 10  # an unfinished line longer than this loses its NULs before it is carried
 NUL_LINES_KEPT = 5  # the lines of a file's first NULs noted
+
+
+# The largest rank read from a tag: 2**20 - 1, above the process count of any training job (the
+# largest MPI jobs run a few hundred thousand ranks). A larger number is no rank a log of ours holds
+# (a corrupted or crafted line), and ranks index per-rank arrays: such a line is left out (read as an
+# empty line, so that line numbers hold), and `untag` says which.
+MAX_RANK = (1 << 20) - 1
+
+# OpenMPI's `--timestamp-output` (ctime) and/or `--tag-output` `[job,rank]` (`[host:pid]` after it if detailed),
+# then the stream (open-mpi/ompi orte/mca/iof/base/iof_base_output.c@34d089db: "%s<%s>:" with timestamps alone).
+TAG = re.compile(
+    r"(?:[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}|(?=\[))"
+    r"(?:\[\d+,(\d+)\](?:\[[^\]\n]*\])?)?<(?:stdout|stderr|stddiag)>:"
+)
+_LINE_TAG = re.compile(r"\n" + TAG.pattern)  # one that opens a line (its newline: a literal first, for speed)
+# A physical line that holds a second tag after its first: only those need demultiplexing. The
+# possessive loops keep this one pass over the text, however long its lines.
+_MULTI = re.compile(r"<std(?:out|err|diag)>:[^\n<]*+(?:<(?!std(?:out|err|diag)>:)[^\n<]*+)*+<std(?:out|err|diag)>:")
+
+
+def untag(text: str) -> tuple[str, np.ndarray, np.ndarray, np.ndarray]:
+    """The text without the tags that open its lines, where those lines begin in it, their ranks,
+    and which of those tags held a rank above MAX_RANK (their lines emptied, rank -1). One split
+    finds every tag: [text before, rank, line after, rank, line after...]."""
+    if "<std" not in text:
+        none = np.zeros(0, dtype=np.int64)
+        return text, none, none, none.astype(bool)
+    pieces = _LINE_TAG.split("\n" + text)  # (a newline before the first line, for its tag)
+    lines, tagged = pieces[0::2], pieces[1::2]
+    tags = [r or -1 for r in tagged] if None in tagged else tagged  # -1: a timestamp alone
+    try:
+        ranks = np.array(tags, dtype=np.int64)
+    except OverflowError:  # a number past int64: out of range as any above MAX_RANK
+        ranks = np.array([r if len(str(r)) < 8 else MAX_RANK + 1 for r in tags], dtype=np.int64)
+    wild = ranks > MAX_RANK
+    if wild.any():
+        ranks[wild] = -1
+        for k in np.flatnonzero(wild).tolist():  # the tagged line (up to its newline) left out
+            after = lines[k + 1]
+            lines[k + 1] = after[after.find("\n"):] if "\n" in after else ""
+    starts = np.cumsum(np.fromiter(map(len, lines), dtype=np.int64, count=len(lines)) + 1)[:-1] - 1
+    return "\n".join(lines)[1:], starts, ranks, wild
+
+
+def demux(text: str, carry: dict | None = None) -> tuple[str, dict]:
+    """The text with each physical line that holds pieces of several ranks' lines rewritten as
+    the line it completes (as many lines as before), and the partial lines still open at its end:
+    pass those as `carry` with the text that follows. Without interleaved tags or carry, the text
+    itself comes back, after one regex search."""
+    pending: dict[int | None, str] = dict(carry or {})  # rank -> its partial line
+    out, pos = [], 0  # pos: where the text not yet copied to `out` begins, a line's start
+    while pos < len(text):
+        if not pending:  # from the next line that holds a second tag, until no rank has a partial line
+            multi = _MULTI.search(text, pos)
+            if multi is None:
+                break
+            start = text.rfind("\n", 0, multi.start()) + 1
+            out.append(text[pos:start])
+            pos = start
+        end = text.find("\n", pos)
+        end = len(text) if end < 0 else end
+        rank, last = None, pos  # the text before a line's first tag has no rank
+        for m in TAG.finditer(text, pos, end):
+            if m.start() > last or rank is not None:
+                pending[rank] = pending.get(rank, "") + text[last : m.start()]
+            rank, last = m.group(1) and int(m.group(1)), m.end()
+        line = pending.pop(rank, "") + text[last:end]
+        out.append((line if rank is None else f"[1,{rank}]<stdout>:{line}") + text[end : end + 1])
+        pos = end + 1
+    if not out:
+        return text, pending
+    out.append(text[pos:])
+    return "".join(out), pending
 
 
 @dataclass
@@ -35,12 +114,12 @@ class Chunk:
     first_line: int
     ends: np.ndarray
     ranks: np.ndarray
-    wild_ranks: list[int] = field(default_factory=list)  # lines whose tag held a rank above ranks.MAX_RANK
+    wild_ranks: list[int] = field(default_factory=list)  # lines whose tag held a rank above MAX_RANK
 
     @classmethod
     def of(cls, text: str, first_line: int = 1) -> Chunk:
         """The chunk of a text of whole lines: its rank tags taken out, its newlines found by numpy."""
-        text, starts, tag_ranks, wild = ranks.untag(text)
+        text, starts, tag_ranks, wild = untag(text)
         wide = not text.isascii()  # its code points as numpy reads them: a byte each, or four
         codes = np.frombuffer(text.encode("utf-32-le" if wide else "ascii"), dtype=np.uint32 if wide else np.uint8)
         ends = np.append(np.flatnonzero(codes == 10), len(text))
@@ -111,13 +190,6 @@ def _line_end(raw: bytes, start: int = 0) -> int:
     return cr if nl < 0 or 0 <= cr < nl else nl
 
 
-def _cut(raw: bytes) -> int:
-    """Where the whole lines of bytes read end: after the last LF or CR, but not after a CR that
-    ends them (its LF may come with the next read)."""
-    nl = raw.rfind(b"\n")
-    return max(nl, raw.rfind(b"\r", nl + 1, len(raw) - 1)) + 1
-
-
 def _read(f, n: int, stats: ReadStats) -> bytes:
     """Up to `n` bytes of an archive member; none once its archive fails after its first bytes, the
     fault noted (before them, LogError)."""
@@ -170,7 +242,10 @@ def chunks(path: str | os.PathLike | ArchivePath, stats: ReadStats | None = None
                     continue
                 data, skipping = data[max(end, 0):], False
             raw = carry + data
-            cut = _cut(raw) if data else len(raw)
+            # The whole lines read end after the last LF or CR, but not after a CR that ends them (its LF may
+            # come with the next read); at the file's end, all of it.
+            nl = raw.rfind(b"\n")
+            cut = max(nl, raw.rfind(b"\r", nl + 1, len(raw) - 1)) + 1 if data else len(raw)
             raw, carry = raw[:cut], raw[cut:]
             if raw:  # (else a line longer than a chunk: keep reading it)
                 if not data:  # the file's end: its last line has no newline
@@ -178,7 +253,7 @@ def chunks(path: str | os.PathLike | ArchivePath, stats: ReadStats | None = None
                     raw += b"\n"
                 text = _normalise(raw, line, stats)
                 if open_lines or "]<std" in text:
-                    text, open_lines = ranks.demux(text, open_lines)
+                    text, open_lines = demux(text, open_lines)
                 chunk = Chunk.of(text, line)
                 line += len(chunk.ends) - 1
                 if chunk.wild_ranks:

@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import re
 
-from .. import events as ev
 from ..rules import NamedRule
-from ..textio import Chunk
 from . import scanning
 from .dllogger import LINE, before_warmup_steps, parameters, step_of, truthy, values
 from .registry import LogFormat, register
@@ -53,13 +51,13 @@ def _dll(m: re.Match):
     kind, epoch, step = step_of(m)
     rest = m.group(9)
     if kind == "parameter":
-        return ev.RUN_START, _meta(parameters(rest), m.group(1))
+        return scanning.RUN_START, _meta(parameters(rest), m.group(1))
     kv = values(rest)
     if kind == "step" and "train.ips" in kv:
-        return ev.STEP, ev.step(epoch, step, m.group(1), scanning.number(kv["train.ips"]),
+        return scanning.STEP, scanning.step(epoch, step, m.group(1), scanning.number(kv["train.ips"]),
                                 scanning.number(kv.get("train.loss", "")), scanning.number(kv.get("train.lr", "")))
     if kind == "epoch" and "val.top1" in kv:
-        return ev.EVAL, {"epoch": epoch, "timestamp": m.group(1), "top1": scanning.number(kv["val.top1"]),
+        return scanning.EVAL, {"epoch": epoch, "timestamp": m.group(1), "top1": scanning.number(kv["val.top1"]),
                          "top5": scanning.number(kv.get("val.top5", "")),
                          "eval_throughput": scanning.number(kv.get("val.ips", ""))}
     if kind == "summary" and "train.ips" in kv:
@@ -67,16 +65,11 @@ def _dll(m: re.Match):
         out["throughput"] = out["train.ips"]
         if "target_reached" in kv:
             out["target_reached"] = truthy(kv["target_reached"])
-        return ev.SUMMARY, out
+        return scanning.SUMMARY, out
     return None
 
 
 _RULES = [(_OTHER, _dll)]
-
-
-def scan(chunk: Chunk):
-    """Events of a chunk of a benchbook CPU workload log."""
-    return scanning.scan(chunk, _RULES, _BULK)
 
 
 def sniff(head: str) -> bool:
@@ -95,7 +88,8 @@ FORMAT = register(
         framework="tensorflow|mxnet|pytorch",
         model="resnet50",
         sniff=sniff,
-        scan=scan,
+        patterns=_RULES,
+        bulk=_BULK,
         rules=(NVIDIA,),
         priority=30,
     )

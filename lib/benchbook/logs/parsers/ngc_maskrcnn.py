@@ -15,14 +15,12 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from .. import events as ev
 from ..rules import NamedRule
-from ..textio import Chunk
 from . import scanning
 from .registry import LogFormat, register
 
 if TYPE_CHECKING:  # a rule reads one run; the analysis imports run.py, listing the formats does not
-    from ..run import Run
+    from ..rules import Run
 
 # Every line begins with `[MaskRCNN] INFO    : `. A logged block is `name: number` lines: its
 # `timestamp:` line opens a record, the others add to it (whatever lines come in between), and the
@@ -56,35 +54,30 @@ def _command(m: re.Match):
         meta["batch_size"] = int(bs.group(1))
     meta["precision"] = "amp" if re.search(r"--amp\b", cmd) else "fp32"
     meta["xla"] = bool(re.search(r"--xla\b", cmd))
-    return ev.TRAILER, meta
+    return scanning.TRAILER, meta
 
 
 def _info(m: re.Match):
     start, feature, average, steps, h, mi, sec, _ = m.groups()
     if start is not None:
-        return ev.RUN_START, {}
+        return scanning.RUN_START, {}
     if feature is not None:
-        return ev.META, {"precision": "amp"} if feature == "AMP" else {"xla": True}
+        return scanning.META, {"precision": "amp"} if feature == "AMP" else {"xla": True}
     if average is not None and float(average) < 0:  # the hook's "nothing measured" (see `warn`)
-        return ev.META, {"average_throughput": float(average)}
+        return scanning.META, {"average_throughput": float(average)}
     if average is not None:
-        return ev.SUMMARY, {"throughput": float(average)}
+        return scanning.SUMMARY, {"throughput": float(average)}
     if steps is not None:
-        return ev.SUMMARY, {"steps": int(steps)}
+        return scanning.SUMMARY, {"steps": int(steps)}
     if h is not None:
-        return ev.SUMMARY, {"seconds": int(h) * 3600 + int(mi) * 60 + int(sec)}
-    return ev.END, "Job finished with status: SUCCESS"
+        return scanning.SUMMARY, {"seconds": int(h) * 3600 + int(mi) * 60 + int(sec)}
+    return scanning.END, "Job finished with status: SUCCESS"
 
 
 _RULES = [
     (_INFO, _info),
     (_COMMAND, _command),
 ]
-
-
-def scan(chunk: Chunk):
-    """Events of a chunk of an NGC TF2 Mask R-CNN log, its loss components last."""
-    return scanning.scan(chunk, _RULES, _BULK)
 
 
 def sniff(head: str) -> bool:
@@ -127,7 +120,8 @@ FORMAT = register(
         framework="tensorflow2",
         model="maskrcnn",
         sniff=sniff,
-        scan=scan,
+        patterns=_RULES,
+        bulk=_BULK,
         rules=(NVIDIA,),
         finish=finish,
         warn=warn,

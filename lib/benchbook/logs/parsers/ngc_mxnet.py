@@ -24,15 +24,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .. import events as ev
 from ..rules import NamedRule
-from ..textio import Chunk
 from . import scanning
 from .dllogger import LINE, parameters, step_of, values
 from .registry import LogFormat, register
 
 if TYPE_CHECKING:  # a rule reads one run; the analysis imports run.py, listing the formats does not
-    from ..run import Run
+    from ..rules import Run
 
 _ARGS = re.compile(r":INFO: Start with arguments Namespace\(([^\n]*)\)")
 # A batch line: `2020-12-11 03:13:49,587:INFO: Epoch[0] Batch [0-19]\tSpeed: 633.1 samples/sec\tLR: 0.0019`,
@@ -99,7 +97,7 @@ def _start(m: re.Match):
     meta = dict(_start_meta(m.group(1)))
     meta["params"] = dict(meta["params"])
     meta["start_time"] = _stamp(m)
-    return ev.RUN_START, meta
+    return scanning.RUN_START, meta
 
 
 def _batch(f: dict) -> dict:
@@ -125,7 +123,7 @@ def _table(m: re.Match):
             if value is None:
                 continue
             rows.append(({"gpus": gpus, "batch_size": batch}, {metric: value}))
-    return ev.TABLE, rows
+    return scanning.TABLE, rows
 
 
 def _dll(m: re.Match):
@@ -135,22 +133,22 @@ def _dll(m: re.Match):
         meta = _args_meta({k: _literal(v) for k, v in parameters(rest).items()})
         meta["start_time"] = m.group(1)
         meta["dllogger"] = True  # printed by rank 0 alone, with the node's devices in `gpus`
-        return ev.RUN_START, meta
+        return scanning.RUN_START, meta
     kv = values(rest)
     if kind == "step":
         rate = kv.get("train.ips", kv.get("train.total_ips"))
         if rate is None:
             return None
-        return ev.STEP, ev.step(epoch, iteration, m.group(1), scanning.number(rate),
+        return scanning.STEP, scanning.step(epoch, iteration, m.group(1), scanning.number(rate),
                                 scanning.number(kv["train.loss"]) if "train.loss" in kv else None,
                                 scanning.number(kv["train.lr"]) if "train.lr" in kv else None)
     if kind == "epoch" and ("val.top1" in kv or "val.accuracy" in kv):
-        return ev.EVAL, {"epoch": epoch, "timestamp": m.group(1),
+        return scanning.EVAL, {"epoch": epoch, "timestamp": m.group(1),
                          "top1": scanning.number(kv.get("val.top1", kv.get("val.accuracy", ""))),
                          "top5": scanning.number(kv.get("val.top5", "")),
                          "eval_throughput": scanning.number(kv.get("val.ips", ""))}
     if kind == "summary":  # the mean over every epoch: kept apart from benchmark.py's number
-        return ev.SUMMARY, {f"summary.{k}": scanning.number(v) for k, v in kv.items()}
+        return scanning.SUMMARY, {f"summary.{k}": scanning.number(v) for k, v in kv.items()}
     return None
 
 
@@ -163,7 +161,7 @@ _EPOCH_IPS = re.compile(r"DLL (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?) - Epoch
 
 def _epoch_ips(m: re.Match):
     stamp, epoch, loss, rate = m.groups()
-    return ev.STEP, ev.step(int(epoch), None, stamp, scanning.number(rate),
+    return scanning.STEP, scanning.step(int(epoch), None, stamp, scanning.number(rate),
                             scanning.number(loss) if loss is not None else None)
 
 
@@ -176,17 +174,12 @@ def _literal(value: str):
 
 _RULES = [
     (_ARGS, _start),
-    (_TOOK, lambda m: (ev.END, f"Experiment took {m.group(1)} s")),
-    (_EPOCH_START, lambda m: (ev.RANK, None)),
+    (_TOOK, lambda m: (scanning.END, f"Experiment took {m.group(1)} s")),
+    (_EPOCH_START, lambda m: (scanning.RANK, None)),
     (_TABLE, _table),
     (_EPOCH_IPS, _epoch_ips),
     (LINE, _dll),
 ]
-
-
-def scan(chunk: Chunk):
-    """Events of a chunk of an NGC MXNet ResNet-50 log."""
-    return scanning.scan(chunk, _RULES, _BULK)
 
 
 def sniff(head: str) -> bool:
@@ -271,7 +264,8 @@ FORMAT = register(
         framework="mxnet",
         model="resnet50",
         sniff=sniff,
-        scan=scan,
+        patterns=_RULES,
+        bulk=_BULK,
         rules=(NVIDIA, DLPERF),
         finish=finish,
         priority=20,

@@ -23,15 +23,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .. import events as ev
 from ..rules import NamedRule
-from ..textio import Chunk
 from . import scanning
 from .dllogger import LINE, parameters, step_of, truthy, values
 from .registry import LogFormat, register
 
 if TYPE_CHECKING:  # a rule reads one run; the analysis imports run.py, listing the formats does not
-    from ..run import Run
+    from ..rules import Run
 
 # `DLL <time> - Epoch: E Iteration: I  train.loss : ...`: the per-iteration lines, as columns. The
 # two spaces then `train.` keep validation iterations (`Iteration: I Validation Iteration: V`) out.
@@ -104,7 +102,7 @@ def _argv(m: re.Match):
         del meta["dali"], meta["synthetic"]
     meta["command"] = " ".join(str(a) for a in argv)
     meta["launch_processes"] = len(lines)
-    return ev.RUN_START, meta
+    return scanning.RUN_START, meta
 
 
 def _dll(m: re.Match):
@@ -116,35 +114,30 @@ def _dll(m: re.Match):
             return None
         meta = _params_meta(p)
         meta["start_time"] = m.group(1)
-        return ev.RUN_START, meta
+        return scanning.RUN_START, meta
     kv = values(rest)
     if kind == "step":  # a step line the layout did not take (other spacing), or a validation one
         if "train.total_ips" not in kv:
             return None
-        return ev.STEP, ev.step(epoch, iteration, m.group(1), _number(kv["train.total_ips"]),
+        return scanning.STEP, scanning.step(epoch, iteration, m.group(1), _number(kv["train.total_ips"]),
                                 _number(kv.get("train.loss")), _number(kv.get("train.lr")))
     top1 = _number(kv.get("val.top1"))
     if kind == "epoch" and top1 is not None:
-        return ev.EVAL, {"epoch": epoch, "timestamp": m.group(1), "top1": top1,
+        return scanning.EVAL, {"epoch": epoch, "timestamp": m.group(1), "top1": top1,
                          "top5": _number(kv.get("val.top5")), "eval_throughput": _number(kv.get("val.total_ips"))}
     if kind == "summary":
         out = {k: v for k, v in ((k, _number(v)) for k, v in kv.items()) if v is not None}
         if "train.total_ips" in out:
             out["throughput"] = out["train.total_ips"]
-        return (ev.SUMMARY, out) if out else None
+        return (scanning.SUMMARY, out) if out else None
     return None
 
 
 _RULES = [
     (LINE, _dll),
     (_LAUNCH, _argv),
-    (_END, lambda m: (ev.END, "Experiment ended")),
+    (_END, lambda m: (scanning.END, "Experiment ended")),
 ]
-
-
-def scan(chunk: Chunk):
-    """Events of a chunk of an NGC PyTorch ConvNets log."""
-    return scanning.scan(chunk, _RULES, _BULK)
 
 
 def sniff(head: str) -> bool:
@@ -199,7 +192,8 @@ FORMAT = register(
         framework="pytorch",
         model="resnet50",
         sniff=sniff,
-        scan=scan,
+        patterns=_RULES,
+        bulk=_BULK,
         rules=(NVIDIA, PERF),
         finish=finish,
         # above ngc_tf1 (10: both print `PARAMETER arch : `), below ngc_mxnet (20: its DLLogger logs may

@@ -19,16 +19,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .. import events as ev
-from ..assemble import seconds
 from ..rules import NamedRule
-from ..textio import Chunk
 from . import scanning
 from .dllogger import LINE, before_warmup_steps, parameters, step_of, truthy, values
 from .registry import LogFormat, register
 
 if TYPE_CHECKING:  # a rule reads one run; the analysis imports run.py, listing the formats does not
-    from ..run import Run
+    from ..rules import Run
 
 # The one-metric step lines that make up most of a benchmark log get their own pattern.
 _BULK = scanning.BulkRule(
@@ -73,17 +70,17 @@ def _dll(m: re.Match):
         loss = next((kv[k] for k in _LOSS_KEYS if k in kv), None)
         if rate is None and loss is None:
             return None
-        return ev.STEP, ev.step(
+        return scanning.STEP, scanning.step(
             epoch, step, m.group(1), scanning.number(rate) if rate else None,
             scanning.number(loss) if loss else None,
             scanning.number(kv["learning_rate"]) if "learning_rate" in kv else None)
     if kind == "parameter":
         meta = _params_meta(parameters(rest))
         meta["start_time"] = m.group(1)
-        return ev.RUN_START, meta
+        return scanning.RUN_START, meta
     kv = values(rest)
     if "top1_accuracy" in kv or "top1" in kv:
-        return ev.EVAL, {
+        return scanning.EVAL, {
             "epoch": epoch, "timestamp": m.group(1),
             "top1": scanning.number(kv.get("top1_accuracy", kv.get("top1", ""))),
             "top5": scanning.number(kv.get("top5_accuracy", kv.get("top5", "")) or ""),
@@ -93,23 +90,18 @@ def _dll(m: re.Match):
         out = {k: scanning.number(v) for k, v in kv.items()}
         if "train_throughput" in out:
             out["throughput"] = out["train_throughput"]
-        return ev.SUMMARY, out
+        return scanning.SUMMARY, out
     return None
 
 
 _RULES = [
     (_OTHER, _dll),
-    (_GPUS, lambda m: (ev.META, {"gpus": int(m.group(1))})),
-    (_BATCH, lambda m: (ev.META, {"batch_size": int(m.group(1))})),
-    (_END, lambda m: (ev.END, "Ending Model Training")),
-    (_TRAINING_END, lambda m: (ev.META, {"training_end": m.group(1)})),
-    (_EVALUATION, lambda m: (ev.PHASE, None)),
+    (_GPUS, lambda m: (scanning.META, {"gpus": int(m.group(1))})),
+    (_BATCH, lambda m: (scanning.META, {"batch_size": int(m.group(1))})),
+    (_END, lambda m: (scanning.END, "Ending Model Training")),
+    (_TRAINING_END, lambda m: (scanning.META, {"training_end": m.group(1)})),
+    (_EVALUATION, lambda m: (scanning.PHASE, None)),
 ]
-
-
-def scan(chunk: Chunk):
-    """Events of a chunk of an NGC TF1 ConvNets log."""
-    return scanning.scan(chunk, _RULES, _BULK)
 
 
 def sniff(head: str) -> bool:
@@ -138,7 +130,7 @@ def training(run: Run):
     """Records logged before the run's `() train_throughput` line: the evaluation that
     train_and_evaluate runs after training logs its own steps after it."""
     stamp = run.meta.get("training_end")
-    return ~(run["timestamp"] > (seconds(stamp) if stamp else np.inf))
+    return ~(run["timestamp"] > (scanning.seconds(stamp) if stamp else np.inf))
 
 
 _SOURCE_DLPERF = ("Oneflow-Inc/DLPerf NVIDIADeepLearningExamples/TensorFlow/Classification/ConvNets/resnet50v1.5/"
@@ -178,7 +170,8 @@ FORMAT = register(
         framework="tensorflow",
         model="resnet50",
         sniff=sniff,
-        scan=scan,
+        patterns=_RULES,
+        bulk=_BULK,
         rules=(NVIDIA, DLPERF),
         priority=10,
         warn=warn,

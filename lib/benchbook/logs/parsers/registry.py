@@ -8,11 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ...errors import UnknownNameError
-from ..events import Event
 from ..rules import DEFAULT_RULE, NamedRule, Rule
-from ..textio import Chunk
+
+if TYPE_CHECKING:
+    from . import scanning
 
 
 @dataclass(frozen=True)
@@ -24,9 +26,11 @@ class LogFormat:
     name : registry name, also the `format` column of the analysis.
     framework, model : what runs in logs of this format.
     sniff : whether the head of a file (normalised text) is in this format.
-    scan : pure function from a chunk (textio.Chunk: whole lines, their ranks) to events.
+    patterns : the (pattern, handler) pairs `scanning.scan` runs over a chunk's text: a handler
+        turns a match into an event (kind, data), or None.
     rules : the format's named rules (`rules.NamedRule`), declared in its module, its default
         (`nvidia`: the arithmetic of the script that printed the published number) first.
+    bulk : the `scanning.BulkRule` of the lines that make up most of a log (one record each), or None.
     finish : (run metadata, ranks that logged) -> metadata completed from what only the whole run
         shows (GPU count from the ranks, per-GPU batch from a global one).
     priority : higher wins when several formats sniff the same head.
@@ -37,8 +41,9 @@ class LogFormat:
     framework: str
     model: str
     sniff: Callable[[str], bool]
-    scan: Callable[[Chunk], list[Event]]
+    patterns: list[scanning.Rule]
     rules: tuple[NamedRule, ...]
+    bulk: scanning.BulkRule | None = None
     finish: Callable[[dict, set], dict] = lambda meta, ranks: {}
     priority: int = 0
     warn: Callable[[dict], list[str]] = lambda meta: []

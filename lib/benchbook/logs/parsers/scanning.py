@@ -2,20 +2,103 @@
 
 Every pattern begins with a literal, so that the regex engine skips in C to the next candidate
 line: that keeps parsing fast. A `BulkRule` reads the lines that make up most of a log as numpy
-columns, from one regex split; the other rules read the text between them."""
+columns, from one regex split; the other rules read the text between them.
+
+The events are the formats' whole vocabulary: one per log line that means something, in file
+order. Formats turn text into events and know nothing of runs; `assemble` folds events into runs
+and knows nothing of formats. An event is a plain tuple `(line, rank, kind, data)` because a log of
+hundreds of megabytes yields millions of them."""
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from operator import itemgetter
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
-from .. import events as ev
-from ..assemble import seconds_array
-from ..textio import Chunk
+if TYPE_CHECKING:  # (listing the formats reads no log)
+    from ..textio import Chunk
+
+
+class Event(NamedTuple):
+    """One meaningful log line: its 1-based line number, mpirun rank (or None), kind and payload."""
+
+    line: int
+    rank: int | None
+    kind: str
+    data: Any
+
+
+# Kinds, and what `data` holds for each.
+RUN_START = "run_start"  # dict of metadata; opens a new run unless the current one has no progress yet
+META = "meta"  # dict of metadata for the current run (first value wins)
+# A handler's record, a tuple in ITER_FIELDS order (-1 / NaN where not logged); scanning makes each
+# a row of the chunk's record columns, so that fold sees records as BULK events alone.
+STEP = "step"
+FIELD = "field"  # dict of iteration fields added to the last record of the same rank
+SUMMARY = "summary"  # dict of values the script reported for the whole run, e.g. {"throughput": 979.1}
+EVAL = "eval"  # dict with top1, top5 (fractions or percent as logged), epoch, eval_throughput, timestamp
+END = "end"  # the run finished normally; data: a short description
+FAIL = "fail"  # the run failed; data: the cause (out of memory, traceback, ...)
+PHASE = "phase"  # the run goes on in another phase (an evaluation after training), its step counters anew; None
+RANK = "rank"  # a line that shows its rank takes part in the run (every rank logs it, not only rank 0); data: None
+TRAILER = "trailer"  # dict of metadata printed after the run (e.g. the launch command) for the last run
+BULK = "bulk"  # a Bulk: records start:stop of a chunk's numpy columns
+TABLE = "table"  # (key dict, values dict): a row of a summary table matched to runs by key at the end
+LOSSES = "losses"  # dict of numpy columns line, value, component (codes into names): a chunk's loss components
+
+ITER_FIELDS = ("epoch", "iteration", "timestamp", "throughput", "loss", "lr", "steps")
+
+
+class Bulk(NamedTuple):
+    """Records `start` to `stop` of a chunk's record columns (line, rank, end_line, then
+    ITER_FIELDS). The columns are the chunk's, shared by its BULK events: the store keeps them
+    once a chunk, not once an event."""
+
+    cols: dict
+    start: int
+    stop: int
+
+    def columns(self) -> dict:
+        """The records' columns (views)."""
+        return {name: column[self.start : self.stop] for name, column in self.cols.items()}
+
+
+NAN = float("nan")
+
+
+def step(epoch=None, iteration=None, timestamp=None, throughput=None, loss=None, lr=None, steps=None) -> tuple:
+    """The payload of a STEP event, by field name: -1 for a missing epoch or iteration, NaN for
+    other missing numbers; the timestamp is a number or a `YYYY-MM-DD HH:MM:SS[.f|,f]` string."""
+    def num(v):
+        return NAN if v is None else v
+
+    return (-1 if epoch is None else epoch, -1 if iteration is None else iteration, timestamp, num(throughput),
+            num(loss), num(lr), num(steps))
+
+
+def seconds(stamp) -> float:
+    """A logged timestamp (a number, or `YYYY-MM-DD HH:MM:SS[.ffffff|,fff]`, naive times read as
+    UTC) as seconds since the epoch; NaN where missing or unreadable."""
+    return float(seconds_array([stamp])[0])
+
+
+def seconds_array(values) -> np.ndarray:
+    """`seconds` over a column, its date-times read together by numpy (datetime64[us])."""
+    try:
+        return np.array(values, dtype=float)  # None is NaN
+    except (ValueError, TypeError):
+        pass
+    try:
+        us = np.array(["NaT" if v is None else v.replace(",", ".") for v in values], dtype="datetime64[us]")
+    except (ValueError, AttributeError):  # a value that is neither a number nor a date (2021-02-30)
+        return np.array([seconds(v) for v in values] if len(values) > 1 else [math.nan])
+    return np.where(np.isnat(us), np.nan, us.astype(np.int64) / 1e6)
+
 
 Rule = tuple[re.Pattern, Callable[[re.Match], "tuple[str, object] | None"]]  # a handler: (kind, data) or None
 
@@ -71,7 +154,7 @@ _CONVERT = {"int": lambda tokens: np.array([t or -1 for t in tokens], dtype=np.i
 def _columns(chunk: Chunk, pos: np.ndarray, line: np.ndarray, fields: dict) -> dict:
     """Record columns: pos, line and end_line (the file's), rank, then ITER_FIELDS (-1/NaN where not logged)."""
     cols = {"pos": pos, "line": chunk.first_line + line, "rank": chunk.ranks[line], "end_line": chunk.first_line + line}
-    for name in ev.ITER_FIELDS:
+    for name in ITER_FIELDS:
         cols[name] = fields[name] if name in fields else np.full(len(pos), -1 if name in _INT_FIELDS else np.nan)
     return cols
 
@@ -122,14 +205,14 @@ def _blocks(chunk: Chunk, rule: BulkRule, run_starts: np.ndarray) -> tuple:
         column = fields[name] = np.full(len(rec), -1 if name in _INT_FIELDS else np.nan)
         column[record[ok]] = value[ok]
         np.maximum.at(last, record[ok], line[ok])
-        leftover += [(int(pos[j]), ev.FIELD, {name: value[j].item()}) for j in at[opener[at] < 0].tolist()]
+        leftover += [(int(pos[j]), FIELD, {name: value[j].item()}) for j in at[opener[at] < 0].tolist()]
     return {**_columns(chunk, pos[rec], line[rec], fields), "end_line": chunk.first_line + last}, leftover, losses
 
 
 def _steps(chunk: Chunk, cols: dict, steps: list) -> dict:
     """The record columns and the records of STEP hits (a handler's, in ITER_FIELDS order), in text order."""
     pos = np.array([h[0] for h in steps], dtype=np.int64)
-    values = dict(zip(ev.ITER_FIELDS, zip(*(h[2] for h in steps), strict=True), strict=True))
+    values = dict(zip(ITER_FIELDS, zip(*(h[2] for h in steps), strict=True), strict=True))
     fields = {name: np.array(column, dtype=np.int64 if name in _INT_FIELDS else float)
               for name, column in values.items() if name != "timestamp"}
     fields["timestamp"] = seconds_array(values["timestamp"])
@@ -151,7 +234,7 @@ def _hits(text: str, rules: Iterable[Rule], spans: list[tuple[int, int]]) -> lis
     return sorted(hits, key=itemgetter(0))
 
 
-def scan(chunk: Chunk, rules: Iterable[Rule], bulk: BulkRule | None = None) -> list[ev.Event]:
+def scan(chunk: Chunk, rules: Iterable[Rule], bulk: BulkRule | None = None) -> list[Event]:
     """The events of every rule in the chunk, in text order: the records as BULK events, one for
     each stretch of records between two other events."""
     text, none = chunk.text, np.zeros(0, dtype=np.int64)
@@ -160,12 +243,12 @@ def scan(chunk: Chunk, rules: Iterable[Rule], bulk: BulkRule | None = None) -> l
         cols, spans = _records(chunk, bulk)
     hits = _hits(text, rules, spans)
     if bulk and bulk.values:
-        cols, leftover, losses = _blocks(chunk, bulk, np.array([h[0] for h in hits if h[1] == ev.RUN_START]))
-        hits = sorted(hits + leftover, key=itemgetter(0)) + ([(len(text), ev.LOSSES, losses)] if losses else [])
-    steps = [h for h in hits if h[1] == ev.STEP]
+        cols, leftover, losses = _blocks(chunk, bulk, np.array([h[0] for h in hits if h[1] == RUN_START]))
+        hits = sorted(hits + leftover, key=itemgetter(0)) + ([(len(text), LOSSES, losses)] if losses else [])
+    steps = [h for h in hits if h[1] == STEP]
     if steps:  # records read one at a time join the columns
         cols = _steps(chunk, cols, steps)
-        hits = [h for h in hits if h[1] != ev.STEP]
+        hits = [h for h in hits if h[1] != STEP]
     pos = np.array([h[0] for h in hits], dtype=np.int64)
     cuts = np.searchsorted(cols.pop("pos"), pos).tolist()
     line = np.searchsorted(chunk.ends, pos)
@@ -173,7 +256,7 @@ def scan(chunk: Chunk, rules: Iterable[Rule], bulk: BulkRule | None = None) -> l
     events, done = [], 0
     for i, cut in enumerate([*cuts, len(cols["line"])]):
         if cut > done:  # the records before the next hit (or the end of the chunk)
-            events.append((int(cols["line"][done]), None, ev.BULK, ev.Bulk(cols, done, cut)))
+            events.append((int(cols["line"][done]), None, BULK, Bulk(cols, done, cut)))
             done = cut
         if i < len(hits):
             events.append((lines[i], None if ranks[i] < 0 else ranks[i], *hits[i][1:]))
@@ -189,8 +272,8 @@ _CAUSES = {"Traceback": "crash: Python traceback", "Segmentation": "crash: segme
 def _failure(m: re.Match) -> tuple[str, str]:
     text = m.group(0)
     if "emory" in text or "OOM" in text or "ResourceExhausted" in text:
-        return ev.FAIL, "out of memory"
-    return ev.FAIL, _CAUSES.get(text.split()[0], "crash: " + text.strip())  # by its first word
+        return FAIL, "out of memory"
+    return FAIL, _CAUSES.get(text.split()[0], "crash: " + text.strip())  # by its first word
 
 
 def failures(chunk: Chunk) -> list[tuple[int, str]]:

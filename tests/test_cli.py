@@ -278,12 +278,12 @@ def test_summarize_keeps_a_run_cut_before_its_summary_and_flags_it(tmp_path, wri
 
 
 @pytest.mark.parametrize(("argv", "absent"), [
-    (["--help"], ["pydantic", "numpy", "benchbook.logs.run", "benchbook.studies.study",
+    (["--help"], ["pydantic", "numpy", "benchbook.logs.textio", "benchbook.studies.study",
                   "benchbook.studies.checks",
                   "benchbook.cli_env"]),
-    (["analyze", "--help"], ["pydantic", "numpy", "benchbook.logs.run", "benchbook.studies.study",
+    (["analyze", "--help"], ["pydantic", "numpy", "benchbook.logs.textio", "benchbook.studies.study",
                              "benchbook.studies.checks"]),
-    (["formats"], ["pydantic", "benchbook.logs.run", "benchbook.studies.study", "benchbook.studies.checks",
+    (["formats"], ["pydantic", "benchbook.logs.textio", "benchbook.studies.study", "benchbook.studies.checks",
                    "benchbook.cli_env", "benchbook.models"]),
 ])
 def test_argument_parsing_imports_no_study_checks_or_pydantic(argv, absent):

@@ -9,10 +9,13 @@ CPU_STUDIES := params/resnet50_tf/cpu.yaml params/resnet50_mxnet/cpu.yaml params
 SMOKE_STUDIES := params/resnet50_tf/cpu_smoke.yaml params/resnet50_mxnet/cpu_smoke.yaml params/maskrcnn_tf2/cpu_smoke.yaml \
 	params/resnet50_pytorch/cpu_smoke.yaml
 
-$(BIN)/.installed: pyproject.toml
+# The notebooks' kernel reads its configuration from the environment (notebooks/ipython/: no TCP warning).
+KERNEL_CONFIG := notebooks/ipython/ipython_kernel_config.py
+$(BIN)/.installed: pyproject.toml $(KERNEL_CONFIG)
 	python3 -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[test]'
+	install -D -m 644 $(KERNEL_CONFIG) $(VENV)/etc/ipython/ipython_kernel_config.py
 	touch $@
 
 .PHONY: setup report test lint bench reference smoke wheels offline-setup
@@ -46,6 +49,7 @@ offline-setup:
 	python3 -m venv $(VENV)
 	$(BIN)/pip install --quiet --no-index --find-links dist/wheels "setuptools>=77" wheel
 	$(BIN)/pip install --quiet --no-index --find-links dist/wheels --no-build-isolation -e '.[test]'
+	install -D -m 644 $(KERNEL_CONFIG) $(VENV)/etc/ipython/ipython_kernel_config.py
 	touch $(BIN)/.installed
 
 # CI: the smallest real runs through the launcher, notebooks and reports, on a fresh machine.

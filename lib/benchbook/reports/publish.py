@@ -62,6 +62,13 @@ from .targets import (  # noqa: F401 -- the makers of targets, publish's public 
     is_published_set,
 )
 
+# jsonschema imports rfc3987-syntax when installed (0.9 s: it builds a grammar) for an "iri" format check
+# nbformat's schema never asks for; None in sys.modules makes that import fail, and jsonschema goes without.
+# Set before anything here reads a notebook (the pair check of each report does, then papermill, nbconvert).
+_UNNEEDED = ("rfc3987_syntax",)
+for _name in _UNNEEDED:
+    sys.modules.setdefault(_name, None)
+
 REPORT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 SLURM_VALUE = re.compile(r"[A-Za-z0-9_.,-]+")  # a partition or account name: nothing a job script would read
 PACKAGE = Path(__file__).resolve().parents[1]  # the whole benchbook package: a report depends on all of it
@@ -152,14 +159,7 @@ def _execute(target: Target, out: Path, stamp: str) -> dict:
         return _execute_quietly(target, out, executed)
 
 
-# jsonschema imports rfc3987-syntax when installed (0.9 s: it builds a grammar) for an "iri" format check
-# nbformat's schema never asks for; None in sys.modules makes that import fail, and jsonschema goes without.
-_UNNEEDED = ("rfc3987_syntax",)
-
-
 def _execute_quietly(target: Target, out: Path, executed: Path) -> dict:
-    for name in _UNNEEDED:
-        sys.modules.setdefault(name, None)
     import papermill
 
     summary = out / "summary.json"
@@ -167,6 +167,7 @@ def _execute_quietly(target: Target, out: Path, executed: Path) -> dict:
     params = dict(target.parameters, summary_path=str(summary))
     if "sources" not in params:
         params["interactive"] = False
+    exporter = cf.ThreadPoolExecutor(1).submit(_html_exporter)  # made here while the kernel runs the cells
     for attempt in range(1, KERNEL_STARTS + 1):
         try:
             papermill.execute_notebook(  # saved once at the end (and on an error), not after every cell
@@ -181,23 +182,31 @@ def _execute_quietly(target: Target, out: Path, executed: Path) -> dict:
                 continue  # no cell ran: start a new kernel
         break
     if executed.exists():
-        _convert(executed, out)
+        _convert(executed, out, exporter.result())
     return {"status": status, "error": error, "executed": str(executed.relative_to(out))}
 
 
-def _convert(executed: Path, out: Path) -> None:
-    """The executed notebook as two self-contained HTML pages: report (no code) and code."""
-    import nbformat
+def _html_exporter():
+    """nbconvert's HTML exporter with its templates compiled (0.5 s of imports and Jinja): one for both pages."""
     from nbconvert import HTMLExporter
 
+    exporter = HTMLExporter(template_name="lab", embed_images=True)
+    exporter.template  # noqa: B018 -- compiled now, not on the first page
+    return exporter
+
+
+def _convert(executed: Path, out: Path, exporter=None) -> None:
+    """The executed notebook as two self-contained HTML pages: report (no code) and code."""
+    import nbformat
+
+    exporter = exporter or _html_exporter()
     nb = nbformat.read(executed, as_version=4)
     try:  # the browser's title: the report's own (its summary), not nbconvert's "Notebook"
         title = str(records.read_json(out / "summary.json").get("title") or out.name)
     except (OSError, records.RecordError):
         title = out.name
     for name, hide in (("report.html", True), ("code.html", False)):
-        exporter = HTMLExporter(template_name="lab", exclude_input=hide, exclude_input_prompt=hide,
-                                exclude_output_prompt=hide, embed_images=True)
+        exporter.exclude_input = exporter.exclude_input_prompt = exporter.exclude_output_prompt = hide
         body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": title}})
         write_text(out / name, _offline(body))
 

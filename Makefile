@@ -22,14 +22,19 @@ $(BIN)/.installed: pyproject.toml $(KERNEL_CONFIG)
 setup: $(BIN)/.installed
 
 # The main job: first the published results reproduced from the logs the repository ships (params/published/:
-# no framework, no training; reports/index.html shows them within a minute or two), then the CPU studies
-# (each framework's environment is created on first use; runs already complete are kept), then their reports
-# join the index. A failed run does not stop the job: its report shows the failure and its cause.
+# no framework, no training; reports/index.html shows them within a minute or two) while the CPU studies'
+# framework environments are built beside them (first use only), then the CPU studies (runs already complete
+# are kept), then their reports join the index. A failed run or environment does not stop the job: its
+# report shows the failure and its cause.
 PUBLISHED_SETS := $(sort $(wildcard params/published/*.yaml))
 report: $(BIN)/.installed
-	$(BIN)/benchbook publish $(PUBLISHED_SETS)
-	@echo "published results reproduced from their logs: open reports/index.html (the CPU studies follow)"
-	@for s in $(CPU_STUDIES); do $(BIN)/benchbook run $$s --resume --quiet || echo "benchbook: $$s had failures (see its report)"; done
+	@echo "benchbook: publishing the published results from their logs; the framework environments are built meanwhile"
+	@$(BIN)/python -m benchbook.environment.envs $(CPU_STUDIES) & envs=$$!; \
+	$(BIN)/benchbook publish $(PUBLISHED_SETS); published=$$?; \
+	echo "published results reproduced from their logs: open reports/index.html (the CPU studies follow)"; \
+	wait $$envs; exit $$published
+	@n=0; for s in $(CPU_STUDIES); do n=$$((n + 1)); echo "benchbook: CPU study $$n/$(words $(CPU_STUDIES)): $$s"; \
+	$(BIN)/benchbook run $$s --resume --quiet || echo "benchbook: $$s had failures (see its report)"; done
 	$(BIN)/benchbook publish $(CPU_STUDIES)
 	@echo "open reports/index.html"
 

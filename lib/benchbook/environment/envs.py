@@ -129,7 +129,10 @@ def ensure(framework: str, say: Callable[[str], None] = print, study_python: str
         say(f"creating the {framework} environment in {target} from {reqs.name} (first use only; log: {log})")
         venv.EnvBuilder(with_pip=True, symlinks=True).create(target)
         steps = [
-            [str(python(framework)), "-m", "pip", "install", "--disable-pip-version-check", "-r", str(reqs)],
+            # no .pyc compiled ahead for every module of the framework (tens of seconds on two cores): the
+            # first run compiles what it imports, into the environment, for the runs after it
+            [str(python(framework)), "-m", "pip", "install", "--disable-pip-version-check", "--no-compile", "-r",
+             str(reqs)],
             [str(python(framework)), "-c", f"import {IMPORTS[framework]}"],
         ]
         with open(log, "w") as out:
@@ -145,3 +148,24 @@ def ensure(framework: str, say: Callable[[str], None] = print, study_python: str
                         f"environment in {target} will be rebuilt")
         (target / READY).write_text(key(framework) + "\n")
     return python(framework)
+
+
+def main(argv: list[str]) -> int:
+    """`python -m benchbook.environment.envs STUDY...`: the environments of these CPU studies, built now
+    (one after the other), as `make report` does while it publishes; 1 when one could not be built."""
+    from ..studies import study
+
+    failed = 0
+    for path in argv:
+        try:
+            spec = study.load(path)
+            if spec.runtime == "cpu":
+                ensure(spec.framework, lambda m: print(m, flush=True), spec.python)
+        except BenchbookError as exc:  # the study's own run says it again, in its report
+            print(f"benchbook: {path}: {exc}", file=sys.stderr, flush=True)
+            failed = 1
+    return failed
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

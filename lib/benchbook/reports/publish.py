@@ -423,9 +423,12 @@ def _execute_all(todo, entries, reports, stamp, jobs, executor, slurm, progress,
     """Execute the notebooks to publish; each one's entry.json written as it ends. A report whose
     inputs changed while its notebook ran (a log removed, a record rewritten) is marked failed:
     it may show what is no longer there; a notebook that launches its study changes them on purpose."""
-    bar = tqdm(total=len(todo), unit="report", desc="publish", disable=not progress or not todo)
+    bar = tqdm(total=len(todo), unit="report", desc="publish", disable=not progress or not todo
+               or not sys.stderr.isatty())
+    counted = progress and bar.disable  # a log or a pipe: each line says how far, as no bar is drawn
+    began = time.monotonic()
     if todo:
-        for t, d, result in EXECUTORS[executor](todo, reports, stamp, jobs, slurm or {}):
+        for done, (t, d, result) in enumerate(EXECUTORS[executor](todo, reports, stamp, jobs, slurm or {}), 1):
             try:
                 entries[t.name] = _record(t, d, result, reports / t.name, stamp, before[t.name])
             except Exception as exc:  # noqa: BLE001 -- a full disk, this report alone: the others go on
@@ -433,7 +436,8 @@ def _execute_all(todo, entries, reports, stamp, jobs, executor, slurm, progress,
                                    "error": shown(f"{type(exc).__name__}: {exc}")}
             bar.update(1)
             e = entries[t.name]
-            bar.write(shown(f"{t.name}: {e['status']}" + (f" ({e['error']})" if e.get("error") else "")))
+            line = shown(f"{t.name}: {e['status']}" + (f" ({e['error']})" if e.get("error") else ""))
+            bar.write(f"[{done}/{len(todo)}] {line}, {time.monotonic() - began:.0f} s" if counted else line)
     bar.close()
 
 

@@ -259,8 +259,10 @@ def _run_locked(study, out, sdir, existing, only, echo, progress, say) -> dict[s
     environment = _capture(str(python) if python else None)
 
     todo = [r for r in runs if existing.get(r[0], {}).get("status") != "complete"]
-    bar = tqdm(total=len(runs), initial=len(runs) - len(todo), unit="run", desc=study.name, disable=not progress,
-               dynamic_ncols=True)
+    bar = tqdm(total=len(runs), initial=len(runs) - len(todo), unit="run", desc=study.name,
+               disable=not progress or not sys.stderr.isatty(), dynamic_ncols=True)
+    lines = progress and bar.disable  # a log or a pipe: a plain line per run, not a bar redrawn
+    began = time.monotonic()
     write = (lambda line: bar.write(line)) if echo is True else echo
     results = dict(existing)
     # SIGINT and SIGTERM stop the study cleanly, even when it was started with SIGINT ignored (the
@@ -271,8 +273,11 @@ def _run_locked(study, out, sdir, existing, only, echo, progress, say) -> dict[s
         for s in stops:
             signal.signal(s, _term_as_interrupt)
     try:
-        for run_id, run_dir, cfg, cmd in todo:
+        for i, (run_id, run_dir, cfg, cmd) in enumerate(todo):
             bar.set_postfix_str(run_id)
+            if lines:
+                bar.write(f"{study.name}: run {len(runs) - len(todo) + i + 1}/{len(runs)} {run_id} ..."
+                          + left(time.monotonic() - began, i, len(todo) - i))
             if not _may_run(study, run_id, run_dir, bar.write):
                 continue
             results[run_id] = _one(study, run_id, run_dir, cfg, cmd, environment, write)
@@ -289,6 +294,11 @@ def _run_locked(study, out, sdir, existing, only, echo, progress, say) -> dict[s
             for s, handler in previous.items():
                 signal.signal(s, handler)
     return results
+
+
+def left(spent: float, done: int, remaining: int) -> str:
+    """" ~N s left" from the runs of this invocation so far (their mean duration), "" before the first ends."""
+    return f" ~{round(spent / done * remaining)} s left" if done else ""
 
 
 def _term_as_interrupt(signum, frame):

@@ -13,8 +13,7 @@ SMOKE_STUDIES := params/resnet50_tf/cpu_smoke.yaml params/resnet50_mxnet/cpu_smo
 KERNEL_CONFIG := notebooks/ipython/ipython_kernel_config.py
 $(BIN)/.installed: pyproject.toml $(KERNEL_CONFIG)
 	python3 -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/pip install --quiet --no-compile -e '.[test]'
 	install -D -m 644 $(KERNEL_CONFIG) $(VENV)/etc/ipython/ipython_kernel_config.py
 	touch $@
 
@@ -29,10 +28,10 @@ setup: $(BIN)/.installed
 PUBLISHED_SETS := $(sort $(wildcard params/published/*.yaml))
 report: $(BIN)/.installed
 	@echo "benchbook: publishing the published results from their logs; the framework environments are built meanwhile"
-	@$(BIN)/python -m benchbook.environment.envs $(CPU_STUDIES) & envs=$$!; \
+	@for s in $(CPU_STUDIES); do $(BIN)/python -m benchbook.environment.envs $$s & done; \
 	$(BIN)/benchbook publish $(PUBLISHED_SETS); published=$$?; \
 	echo "published results reproduced from their logs: open reports/index.html (the CPU studies follow)"; \
-	wait $$envs; exit $$published
+	wait; exit $$published
 	@n=0; for s in $(CPU_STUDIES); do n=$$((n + 1)); echo "benchbook: CPU study $$n/$(words $(CPU_STUDIES)): $$s"; \
 	$(BIN)/benchbook run $$s --resume --quiet || echo "benchbook: $$s had failures (see its report)"; done
 	$(BIN)/benchbook publish $(CPU_STUDIES)

@@ -167,22 +167,23 @@ def _execute_quietly(target: Target, out: Path, executed: Path) -> dict:
     params = dict(target.parameters, summary_path=str(summary))
     if "sources" not in params:
         params["interactive"] = False
-    exporter = cf.ThreadPoolExecutor(1).submit(_html_exporter)  # made here while the kernel runs the cells
-    for attempt in range(1, KERNEL_STARTS + 1):
-        try:
-            papermill.execute_notebook(  # saved once at the end (and on an error), not after every cell
-                str(target.notebook), str(executed), parameters=params, kernel_name="python3", progress_bar=False,
-                cwd=str(ROOT), request_save_on_cell_execute=False)
-            status, error = "ok", None
-        except papermill.PapermillExecutionError as exc:
-            status, error = "failed", f"{exc.ename}: {exc.evalue}"
-        except Exception as exc:  # the kernel died, the notebook is unreadable...
-            status, error = "failed", f"{type(exc).__name__}: {exc}"
-            if attempt < KERNEL_STARTS and str(exc).startswith(_NOT_STARTED):
-                continue  # no cell ran: start a new kernel
-        break
-    if executed.exists():
-        _convert(executed, out, exporter.result())
+    with cf.ThreadPoolExecutor(1) as pool:
+        exporter = pool.submit(_html_exporter)  # nbconvert's imports and templates while the kernel runs the cells
+        for attempt in range(1, KERNEL_STARTS + 1):
+            try:
+                papermill.execute_notebook(  # saved once at the end (and on an error), not after every cell
+                    str(target.notebook), str(executed), parameters=params, kernel_name="python3", progress_bar=False,
+                    cwd=str(ROOT), request_save_on_cell_execute=False)
+                status, error = "ok", None
+            except papermill.PapermillExecutionError as exc:
+                status, error = "failed", f"{exc.ename}: {exc.evalue}"
+            except Exception as exc:  # the kernel died, the notebook is unreadable...
+                status, error = "failed", f"{type(exc).__name__}: {exc}"
+                if attempt < KERNEL_STARTS and str(exc).startswith(_NOT_STARTED):
+                    continue  # no cell ran: start a new kernel
+            break
+        if executed.exists():
+            _convert(executed, out, exporter.result())
     return {"status": status, "error": error, "executed": str(executed.relative_to(out))}
 
 
@@ -437,7 +438,10 @@ def _execute_all(todo, entries, reports, stamp, jobs, executor, slurm, progress,
             bar.update(1)
             e = entries[t.name]
             line = shown(f"{t.name}: {e['status']}" + (f" ({e['error']})" if e.get("error") else ""))
-            bar.write(f"[{done}/{len(todo)}] {line}, {time.monotonic() - began:.0f} s" if counted else line)
+            if counted:  # flushed: a pipe (`make report | tee`) shows it now, not when its buffer fills
+                print(f"[{done}/{len(todo)}] {line}, {time.monotonic() - began:.0f} s", flush=True)
+            else:
+                bar.write(line)
     bar.close()
 
 

@@ -276,8 +276,8 @@ def _run_locked(study, out, sdir, existing, only, echo, progress, say) -> dict[s
         for i, (run_id, run_dir, cfg, cmd) in enumerate(todo):
             bar.set_postfix_str(run_id)
             if lines:
-                bar.write(f"{study.name}: run {len(runs) - len(todo) + i + 1}/{len(runs)} {run_id} ..."
-                          + left(time.monotonic() - began, i, len(todo) - i))
+                print(f"{study.name}: run {len(runs) - len(todo) + i + 1}/{len(runs)} {run_id} ..."
+                      + left(time.monotonic() - began, i, len(todo) - i), flush=True)  # a pipe shows it now
             if not _may_run(study, run_id, run_dir, bar.write):
                 continue
             results[run_id] = _one(study, run_id, run_dir, cfg, cmd, environment, write)

@@ -22,13 +22,13 @@ setup: $(BIN)/.installed
 
 # The main job: first the published results reproduced from the logs the repository ships (params/published/:
 # no framework, no training; reports/index.html shows them within a minute or two) while the CPU studies'
-# framework environments are built beside them (first use only), then the CPU studies (runs already complete
-# are kept), then their reports join the index. A failed run or environment does not stop the job: its
-# report shows the failure and its cause.
+# framework environments are built beside them (first use only; `nice`: the reports come first), then the
+# CPU studies once no install runs beside them (runs already complete are kept), then their reports join
+# the index. A failed run or environment does not stop the job: its report shows the failure and its cause.
 PUBLISHED_SETS := $(sort $(wildcard params/published/*.yaml))
 report: $(BIN)/.installed
 	@echo "benchbook: publishing the published results from their logs; the framework environments are built meanwhile"
-	@for s in $(CPU_STUDIES); do $(BIN)/python -m benchbook.environment.envs $$s & done; \
+	@for s in $(CPU_STUDIES); do nice $(BIN)/python -m benchbook.environment.envs $$s & done; \
 	$(BIN)/benchbook publish $(PUBLISHED_SETS); published=$$?; \
 	echo "published results reproduced from their logs: open reports/index.html (the CPU studies follow)"; \
 	wait; exit $$published

@@ -106,7 +106,7 @@ def test_check_asks_the_named_python_for_the_framework_and_the_gpu():
 
 
 def test_make_report_builds_the_studies_environments_ahead_and_says_which_failed(tmp_path, monkeypatch, capsys):
-    """`python -m benchbook.environment.envs STUDY...` (what `make report` starts beside the published sets):
+    """`python -m benchbook.studies.runner STUDY...` (what `make report` starts beside the published sets):
     each CPU study's environment is made ready; one that fails is named with its study, the others go on."""
     monkeypatch.setenv("BENCHBOOK_ENVS", str(tmp_path / "envs"))
     built = []
@@ -119,7 +119,7 @@ def test_make_report_builds_the_studies_environments_ahead_and_says_which_failed
 
     monkeypatch.setattr(envs, "ensure", ensure)
     studies = [str(ROOT / "params" / m / "cpu.yaml") for m in ("resnet50_tf", "resnet50_mxnet", "resnet50_pytorch")]
-    assert envs.main(studies) == 1
+    assert runner.prepare_environments(studies) == 1
     assert built == ["tensorflow", "pytorch"]
     assert f"benchbook: {studies[1]}: pip failed" in capsys.readouterr().err
-    assert envs.main(studies[:1]) == 0
+    assert runner.prepare_environments(studies[:1]) == 0

@@ -149,23 +149,3 @@ def ensure(framework: str, say: Callable[[str], None] = print, study_python: str
         (target / READY).write_text(key(framework) + "\n")
     return python(framework)
 
-
-def main(argv: list[str]) -> int:
-    """`python -m benchbook.environment.envs STUDY...`: the environments of these CPU studies, built now
-    (one after the other), as `make report` does while it publishes; 1 when one could not be built."""
-    from ..studies import study
-
-    failed = 0
-    for path in argv:
-        try:
-            spec = study.load(path)
-            if spec.runtime == "cpu":
-                ensure(spec.framework, lambda m: print(m, flush=True), spec.python)
-        except BenchbookError as exc:  # the study's own run says it again, in its report
-            print(f"benchbook: {path}: {exc}", file=sys.stderr, flush=True)
-            failed = 1
-    return failed
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

@@ -28,6 +28,7 @@ from tqdm.auto import tqdm
 
 from .. import __version__
 from ..environment import envs
+from ..errors import BenchbookError
 from ..logs.analysis import analyze
 from ..runfolder import liveness, records
 from . import commands, launchers
@@ -35,7 +36,7 @@ from .commands import Command
 from .failures import classify, storage_cause
 from .launchers import process
 from .launchers.process import no_follow
-from .study import Study, StudyError, digest, expand
+from .study import Study, StudyError, digest, expand, load
 
 execute = process.execute  # one command as a child process, teed to its log (local launchers)
 
@@ -374,3 +375,22 @@ def _ended_early(run_dir: Path, record: dict, exc: BaseException, t0: float) -> 
                                             "exit_code", "failure")}
         with contextlib.suppress(records.StorageError):
             records.write_in_place(path, short)
+
+
+def prepare_environments(paths: list[str]) -> int:
+    """`python -m benchbook.studies.runner STUDY...`: the framework environments of these CPU studies, built
+    now (one after the other), as `make report` does while it publishes; 1 when one could not be built."""
+    failed = 0
+    for path in paths:
+        try:
+            spec = load(path)
+            if spec.runtime == "cpu":
+                envs.ensure(spec.framework, lambda m: print(m, flush=True), spec.python)
+        except BenchbookError as exc:  # the study's own run says it again, in its report
+            print(f"benchbook: {path}: {exc}", file=sys.stderr, flush=True)
+            failed = 1
+    return failed
+
+
+if __name__ == "__main__":  # `make report`: the environments, built beside the published sets
+    sys.exit(prepare_environments(sys.argv[1:]))

@@ -11,24 +11,31 @@ TTT_SMOKE := params/resnet50_tf/cpu_time_to_train_smoke.yaml
 SMOKE_STUDIES := params/resnet50_tf/cpu_smoke.yaml params/resnet50_mxnet/cpu_smoke.yaml params/maskrcnn_tf2/cpu_smoke.yaml \
 	params/resnet50_pytorch/cpu_smoke.yaml
 
-$(BIN)/.installed: pyproject.toml
+# The notebooks' kernel reads its configuration from the environment (notebooks/ipython/: no TCP warning).
+KERNEL_CONFIG := notebooks/ipython/ipython_kernel_config.py
+$(BIN)/.installed: pyproject.toml $(KERNEL_CONFIG)
 	python3 -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/pip install --quiet --no-compile -e '.[test]'
+	install -D -m 644 $(KERNEL_CONFIG) $(VENV)/etc/ipython/ipython_kernel_config.py
 	touch $@
 
 .PHONY: setup report test lint bench reference smoke wheels offline-setup
 setup: $(BIN)/.installed
 
 # The main job: first the published results reproduced from the logs the repository ships (params/published/:
-# no framework, no training; reports/index.html shows them within a minute or two), then the CPU studies
-# (each framework's environment is created on first use; runs already complete are kept), then their reports
-# join the index. A failed run does not stop the job: its report shows the failure and its cause.
+# no framework, no training; reports/index.html shows them within a minute or two) while the CPU studies'
+# framework environments are built beside them (first use only; `nice`: the reports come first), then the
+# CPU studies once no install runs beside them (runs already complete are kept), then their reports join
+# the index. A failed run or environment does not stop the job: its report shows the failure and its cause.
 PUBLISHED_SETS := $(sort $(wildcard params/published/*.yaml))
 report: $(BIN)/.installed
-	$(BIN)/benchbook publish $(PUBLISHED_SETS)
-	@echo "published results reproduced from their logs: open reports/index.html (the CPU studies follow)"
-	@for s in $(CPU_STUDIES); do $(BIN)/benchbook run $$s --resume --quiet || echo "benchbook: $$s had failures (see its report)"; done
+	@echo "benchbook: publishing the published results from their logs; the framework environments are built meanwhile"
+	@for s in $(CPU_STUDIES); do nice $(BIN)/python -m benchbook.studies.runner $$s & done; \
+	$(BIN)/benchbook publish $(PUBLISHED_SETS); published=$$?; \
+	echo "published results reproduced from their logs: open reports/index.html (the CPU studies follow)"; \
+	wait; exit $$published
+	@n=0; for s in $(CPU_STUDIES); do n=$$((n + 1)); echo "benchbook: CPU study $$n/$(words $(CPU_STUDIES)): $$s"; \
+	$(BIN)/benchbook run $$s --resume --quiet || echo "benchbook: $$s had failures (see its report)"; done
 	$(BIN)/benchbook publish $(CPU_STUDIES)
 	@echo "open reports/index.html"
 
@@ -48,6 +55,7 @@ offline-setup:
 	python3 -m venv $(VENV)
 	$(BIN)/pip install --quiet --no-index --find-links dist/wheels "setuptools>=77" wheel
 	$(BIN)/pip install --quiet --no-index --find-links dist/wheels --no-build-isolation -e '.[test]'
+	install -D -m 644 $(KERNEL_CONFIG) $(VENV)/etc/ipython/ipython_kernel_config.py
 	touch $(BIN)/.installed
 
 # CI: the smallest real runs through the launcher, notebooks and reports, on a fresh machine.

@@ -10,15 +10,19 @@ Each side runs in a fresh process, taking turns (best of `--repeat`), on the sam
   papermill saving the notebook after every cell (its default), as publish did before.
 
 It also times the whole command a user runs, `benchbook publish --logs DIR --model M --force` in a
-fresh process (interpreter start, pool, index included). Prints the times and the ratio full/lean;
-with `--check SECONDS` exits 1 when the command takes longer.
+fresh process (interpreter start, pool, index included), and with `--before DIR` the same command from
+another checkout of benchbook taking turns with this one (`git archive COMMIT | tar -x -C DIR`: its
+`lib/` first on the path, in this environment), so that a change is measured before and after in one
+session. Prints the times and the ratio full/lean; with `--check SECONDS` exits 1 when the command
+takes longer.
 
-    python bench/bench_publish.py [--logs DIR --model M --reference R] [--repeat 3] [--check 4]
+    python bench/bench_publish.py [--logs DIR --model M --reference R] [--repeat 3] [--check 4] [--before DIR]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 import tempfile
@@ -58,12 +62,14 @@ def _worker(side: str, args, out: Path) -> float:
     return time.perf_counter() - start
 
 
-def _command(args, reports: Path) -> float:
+def _command(args, reports: Path, root: Path = ROOT) -> float:
+    """Seconds of `benchbook publish --logs` in a fresh process, with the benchbook of checkout `root`."""
+    env = dict(os.environ, PYTHONPATH=str(root / "lib")) if root != ROOT else None
     start = time.perf_counter()
     argv = [sys.executable, "-m", "benchbook", "publish", "--logs", str(args.logs), "--model", args.model,
             "--reports", str(reports), "--force", "--quiet", "--jobs", "1", "--name", "bench"]
-    subprocess.run(argv + (["--reference", args.reference] if args.reference else []), check=True, cwd=ROOT,
-                   capture_output=True)
+    subprocess.run(argv + (["--reference", args.reference] if args.reference else []), check=True, cwd=root,
+                   capture_output=True, env=env)
     return time.perf_counter() - start
 
 
@@ -74,18 +80,21 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--reference", default="ngc_mxnet_resnet50")
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--check", type=float, metavar="SECONDS", help="exit 1 when the command takes longer")
+    p.add_argument("--before", type=Path, metavar="DIR", help="also time the command from this checkout")
     args = p.parse_args(argv)
-    times: dict[str, list[float]] = {"lean": [], "full": [], "command": []}
+    times: dict[str, list[float]] = {"lean": [], "full": [], "command": []} | ({"before": []} if args.before else {})
     with tempfile.TemporaryDirectory() as tmp:
         for i in range(args.repeat):
             for side in (("lean", "full") if i % 2 == 0 else ("full", "lean")):
                 times[side].append(_worker(side, args, Path(tmp) / f"{side}{i}"))
             times["command"].append(_command(args, Path(tmp) / "reports"))
+            if args.before:
+                times["before"].append(_command(args, Path(tmp) / "before", args.before.resolve()))
     best = {k: min(v) for k, v in times.items()}
     for k, v in times.items():
         print(f"{k:8s} best {best[k]:.2f} s  ({', '.join(f'{x:.2f}' for x in v)})")
     print(f"full / lean: {best['full'] / best['lean']:.2f}; `benchbook publish --logs` of one report: "
-          f"{best['command']:.2f} s")
+          f"{best['command']:.2f} s" + (f" ({best['before']:.2f} s from {args.before})" if args.before else ""))
     return 1 if args.check is not None and best["command"] > args.check else 0
 
 

@@ -103,3 +103,23 @@ def test_check_asks_the_named_python_for_the_framework_and_the_gpu():
     (bad,) = checks.check(s, run=run, env={"BENCHBOOK_PYTHON_PYTORCH": "/usr/bin/python3"})
     assert bad.ok is False and bad.detail == ("/usr/bin/python3 (from BENCHBOOK_PYTHON_PYTORCH) cannot import torch: "
                                               "ModuleNotFoundError: No module named 'torch'")
+
+
+def test_make_report_builds_the_studies_environments_ahead_and_says_which_failed(tmp_path, monkeypatch, capsys):
+    """`python -m benchbook.studies.runner STUDY...` (what `make report` starts beside the published sets):
+    each CPU study's environment is made ready; one that fails is named with its study, the others go on."""
+    monkeypatch.setenv("BENCHBOOK_ENVS", str(tmp_path / "envs"))
+    built = []
+
+    def ensure(framework, say=print, study_python=None):
+        if framework == "mxnet":
+            raise envs.FrameworkEnvError("pip failed")
+        built.append(framework)
+        return Path(sys.executable)
+
+    monkeypatch.setattr(envs, "ensure", ensure)
+    studies = [str(ROOT / "params" / m / "cpu.yaml") for m in ("resnet50_tf", "resnet50_mxnet", "resnet50_pytorch")]
+    assert runner.prepare_environments(studies) == 1
+    assert built == ["tensorflow", "pytorch"]
+    assert f"benchbook: {studies[1]}: pip failed" in capsys.readouterr().err
+    assert runner.prepare_environments(studies[:1]) == 0

@@ -401,3 +401,28 @@ def test_papermill_as_the_readme_shows_it_never_hangs_and_never_launches(tmp_pat
         text = out.read_text()
         assert "bb-verdict" in text and "Explore" not in text and "started: " not in text
     assert not (tmp_path / "runs").exists()
+
+
+def test_a_papermill_command_as_the_readme_shows_it_prints_no_kernel_warning(tmp_path):
+    """`papermill notebooks/X.ipynb out.ipynb -p log_dir DIR` from the repository: the kernel, configured by
+    the environment `make setup` made (notebooks/ipython/), keeps its TCP warning off the terminal."""
+    papermill_cli = Path(sys.executable).parent / "papermill"
+    r = subprocess.run([str(papermill_cli), "notebooks/resnet50_mxnet.ipynb", str(tmp_path / "out.ipynb"),
+                        "-p", "log_dir", str(FIXTURES / "ngc_mxnet")], cwd=ROOT, capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    said = [line for line in r.stderr.splitlines() if "IPKernelApp" in line or "WARNING" in line]
+    assert not said, said
+    assert "bb-verdict" in (tmp_path / "out.ipynb").read_text()
+
+
+def test_publish_progress_in_a_log_is_a_plain_line_per_report(tmp_path, capsys):
+    """Into a log or a pipe (`make report > log`): no bar redrawn with carriage returns, but each report's
+    line says how many of how many are done and how long the publish has taken so far."""
+    target = publish.for_logs(str(FIXTURES / "ngc_mxnet"), "resnet50_mxnet", "mx", None)
+    publish.publish([target], tmp_path, progress=True)
+    out = capsys.readouterr()
+    assert "\r" not in out.out + out.err
+    assert re.search(r"^\[1/1\] mx: ok, \d+ s$", out.out, re.MULTILINE), out.out
+    publish.publish([target], tmp_path / "quiet", progress=False)
+    assert capsys.readouterr().out == "mx: ok\n"  # --quiet: the report's status alone, as before

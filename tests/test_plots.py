@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -486,3 +489,28 @@ def test_mask_rcnn_runs_say_samples_on_every_axis():
     fig = plots.throughput_over_time(make_iterations(runs), runs)
     assert "samples/s" in texts(fig) and "images/s" not in texts(fig)
     assert plots.rate_unit(make_runs()) == "images/s"
+
+
+def test_the_figures_need_no_seaborn_nor_scipy():
+    """Drawing a report's figures imports neither (1.3 s of every report's kernel, for a style and a palette)."""
+    code = ("import sys, benchbook.reports.plots as p; import pandas as pd; "
+            "p.repeats(pd.DataFrame({'gpus': [1, 1], 'precision': ['fp32'] * 2, 'batch_size': [8, 8], "
+            "'recomputed_throughput': [10.0, 11.0], 'status': ['complete'] * 2}))._repr_png_(); "
+            "print(sorted(m for m in ('seaborn', 'scipy') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
+
+
+def test_a_figure_is_drawn_once_for_its_png_and_its_html_and_again_once_changed(monkeypatch):
+    from benchbook.reports import plot_base
+
+    drawn = []
+    real = plot_base.figure_to_png
+    monkeypatch.setattr(plot_base, "figure_to_png", lambda fig, dpi=None: drawn.append(1) or real(fig, dpi))
+    fig = plot_base.new_figure(3, 2)
+    ax = fig.subplots()
+    ax.plot([1, 2])
+    png = fig._repr_png_()
+    assert 'alt="' in fig._repr_html_() and fig._repr_png_() == png and len(drawn) == 1
+    ax.set_title("changed")
+    assert fig._repr_png_() != png and len(drawn) == 2

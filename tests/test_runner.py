@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -229,3 +230,21 @@ def test_one_launcher_per_study_folder(tmp_path, fake):
             first.kill()
             first.wait()
     assert first.returncode == 130 and runner.busy(s, out) is None
+
+
+def test_progress_in_a_log_is_a_plain_line_per_run_with_the_time_left(tmp_path, fake, capsys):
+    """`make report > log` (stderr not a terminal): no bar redrawn with carriage returns, but a line per run
+    saying which of how many and, once one has ended, about how long the rest will take."""
+    s = make(tmp_path)
+    runner.run_study(s, tmp_path / "runs", progress=True)
+    out = capsys.readouterr()
+    assert "\r" not in out.out + out.err
+    said = [line for line in out.out.splitlines() if line.startswith(f"{s.name}: run ")]
+    planned = [r[0] for r in runner.plan(s, tmp_path / "runs")]
+    assert [line.split(" ...")[0] for line in said] == [f"{s.name}: run {i}/4 {r}" for i, r in enumerate(planned, 1)]
+    assert "left" not in said[0] and all(re.search(r" ~\d+ s left$", line) for line in said[1:])
+
+
+def test_time_left_is_the_mean_run_so_far_times_the_runs_to_go():
+    assert runner.left(30.0, 2, 3) == " ~45 s left"
+    assert runner.left(0.0, 0, 4) == ""

@@ -129,7 +129,10 @@ def ensure(framework: str, say: Callable[[str], None] = print, study_python: str
         say(f"creating the {framework} environment in {target} from {reqs.name} (first use only; log: {log})")
         venv.EnvBuilder(with_pip=True, symlinks=True).create(target)
         steps = [
-            [str(python(framework)), "-m", "pip", "install", "--disable-pip-version-check", "-r", str(reqs)],
+            # no .pyc compiled ahead for every module of the framework (tens of seconds on two cores): the
+            # first run compiles what it imports, into the environment, for the runs after it
+            [str(python(framework)), "-m", "pip", "install", "--disable-pip-version-check", "--no-compile", "-r",
+             str(reqs)],
             [str(python(framework)), "-c", f"import {IMPORTS[framework]}"],
         ]
         with open(log, "w") as out:
@@ -145,3 +148,4 @@ def ensure(framework: str, say: Callable[[str], None] = print, study_python: str
                         f"environment in {target} will be rebuilt")
         (target / READY).write_text(key(framework) + "\n")
     return python(framework)
+

@@ -8,7 +8,6 @@ import math
 
 import numpy as np
 import pandas as pd
-import seaborn as sns
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
@@ -267,12 +266,14 @@ def repeats(runs: pd.DataFrame, value: str = "recomputed_throughput", complete_o
 
     fig = new_figure(11, 1.6 + 0.38 * len(order))
     ax_abs, ax_rel = fig.subplots(1, 2, sharey=True, width_ratios=[3, 2])
-    palette = [PALETTE[i % len(PALETTE)] for i in range(len(order))]
-    for ax, column in ((ax_abs, "_value"), (ax_rel, "_rel")):
-        sns.stripplot(data=data, x=column, y="_config", order=order, hue="_config", hue_order=order,
-                      palette=palette, legend=False, jitter=0.18, size=5, alpha=0.85, orient="h", ax=ax)
-        ax.set_ylabel("")
     positions = np.arange(len(order))
+    row = data["_config"].map({c: i for i, c in enumerate(order)}).to_numpy()
+    jitter = np.random.default_rng(0).uniform(-0.18, 0.18, len(data))  # points of one row apart, the same each time
+    for ax, column in ((ax_abs, "_value"), (ax_rel, "_rel")):  # a strip plot: one row per configuration
+        ax.scatter(data[column], row + jitter, c=[PALETTE[i % len(PALETTE)] for i in row], s=25, alpha=0.85, lw=0)
+        ax.set_yticks(positions, order)
+        ax.set_ylim(len(order) - 0.5, -0.5)  # the first configuration on top
+        ax.yaxis.grid(False)
     ax_abs.plot(stats["median"].to_numpy(), positions, ls="", marker="|", ms=18, mew=2.2, color="black",
                 label="median", zorder=5)
     ax_rel.plot(np.zeros(len(order)), positions, ls="", marker="|", ms=18, mew=2.2, color="black",

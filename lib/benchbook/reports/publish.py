@@ -62,6 +62,13 @@ from .targets import (  # noqa: F401 -- the makers of targets, publish's public 
     is_published_set,
 )
 
+# jsonschema imports rfc3987-syntax when installed (0.9 s: it builds a grammar) for an "iri" format check
+# nbformat's schema never asks for; None in sys.modules makes that import fail, and jsonschema goes without.
+# Set before anything here reads a notebook (the pair check of each report does, then papermill, nbconvert).
+_UNNEEDED = ("rfc3987_syntax",)
+for _name in _UNNEEDED:
+    sys.modules.setdefault(_name, None)
+
 REPORT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 SLURM_VALUE = re.compile(r"[A-Za-z0-9_.,-]+")  # a partition or account name: nothing a job script would read
 PACKAGE = Path(__file__).resolve().parents[1]  # the whole benchbook package: a report depends on all of it
@@ -152,14 +159,7 @@ def _execute(target: Target, out: Path, stamp: str) -> dict:
         return _execute_quietly(target, out, executed)
 
 
-# jsonschema imports rfc3987-syntax when installed (0.9 s: it builds a grammar) for an "iri" format check
-# nbformat's schema never asks for; None in sys.modules makes that import fail, and jsonschema goes without.
-_UNNEEDED = ("rfc3987_syntax",)
-
-
 def _execute_quietly(target: Target, out: Path, executed: Path) -> dict:
-    for name in _UNNEEDED:
-        sys.modules.setdefault(name, None)
     import papermill
 
     summary = out / "summary.json"
@@ -167,37 +167,47 @@ def _execute_quietly(target: Target, out: Path, executed: Path) -> dict:
     params = dict(target.parameters, summary_path=str(summary))
     if "sources" not in params:
         params["interactive"] = False
-    for attempt in range(1, KERNEL_STARTS + 1):
-        try:
-            papermill.execute_notebook(  # saved once at the end (and on an error), not after every cell
-                str(target.notebook), str(executed), parameters=params, kernel_name="python3", progress_bar=False,
-                cwd=str(ROOT), request_save_on_cell_execute=False)
-            status, error = "ok", None
-        except papermill.PapermillExecutionError as exc:
-            status, error = "failed", f"{exc.ename}: {exc.evalue}"
-        except Exception as exc:  # the kernel died, the notebook is unreadable...
-            status, error = "failed", f"{type(exc).__name__}: {exc}"
-            if attempt < KERNEL_STARTS and str(exc).startswith(_NOT_STARTED):
-                continue  # no cell ran: start a new kernel
-        break
-    if executed.exists():
-        _convert(executed, out)
+    with cf.ThreadPoolExecutor(1) as pool:
+        exporter = pool.submit(_html_exporter)  # nbconvert's imports and templates while the kernel runs the cells
+        for attempt in range(1, KERNEL_STARTS + 1):
+            try:
+                papermill.execute_notebook(  # saved once at the end (and on an error), not after every cell
+                    str(target.notebook), str(executed), parameters=params, kernel_name="python3", progress_bar=False,
+                    cwd=str(ROOT), request_save_on_cell_execute=False)
+                status, error = "ok", None
+            except papermill.PapermillExecutionError as exc:
+                status, error = "failed", f"{exc.ename}: {exc.evalue}"
+            except Exception as exc:  # the kernel died, the notebook is unreadable...
+                status, error = "failed", f"{type(exc).__name__}: {exc}"
+                if attempt < KERNEL_STARTS and str(exc).startswith(_NOT_STARTED):
+                    continue  # no cell ran: start a new kernel
+            break
+        if executed.exists():
+            _convert(executed, out, exporter.result())
     return {"status": status, "error": error, "executed": str(executed.relative_to(out))}
 
 
-def _convert(executed: Path, out: Path) -> None:
-    """The executed notebook as two self-contained HTML pages: report (no code) and code."""
-    import nbformat
+def _html_exporter():
+    """nbconvert's HTML exporter with its templates compiled (0.5 s of imports and Jinja): one for both pages."""
     from nbconvert import HTMLExporter
 
+    exporter = HTMLExporter(template_name="lab", embed_images=True)
+    exporter.template  # noqa: B018 -- compiled now, not on the first page
+    return exporter
+
+
+def _convert(executed: Path, out: Path, exporter=None) -> None:
+    """The executed notebook as two self-contained HTML pages: report (no code) and code."""
+    import nbformat
+
+    exporter = exporter or _html_exporter()
     nb = nbformat.read(executed, as_version=4)
     try:  # the browser's title: the report's own (its summary), not nbconvert's "Notebook"
         title = str(records.read_json(out / "summary.json").get("title") or out.name)
     except (OSError, records.RecordError):
         title = out.name
     for name, hide in (("report.html", True), ("code.html", False)):
-        exporter = HTMLExporter(template_name="lab", exclude_input=hide, exclude_input_prompt=hide,
-                                exclude_output_prompt=hide, embed_images=True)
+        exporter.exclude_input = exporter.exclude_input_prompt = exporter.exclude_output_prompt = hide
         body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": title}})
         write_text(out / name, _offline(body))
 
@@ -414,9 +424,12 @@ def _execute_all(todo, entries, reports, stamp, jobs, executor, slurm, progress,
     """Execute the notebooks to publish; each one's entry.json written as it ends. A report whose
     inputs changed while its notebook ran (a log removed, a record rewritten) is marked failed:
     it may show what is no longer there; a notebook that launches its study changes them on purpose."""
-    bar = tqdm(total=len(todo), unit="report", desc="publish", disable=not progress or not todo)
+    bar = tqdm(total=len(todo), unit="report", desc="publish", disable=not progress or not todo
+               or not sys.stderr.isatty())
+    counted = progress and bar.disable  # a log or a pipe: each line says how far, as no bar is drawn
+    began = time.monotonic()
     if todo:
-        for t, d, result in EXECUTORS[executor](todo, reports, stamp, jobs, slurm or {}):
+        for done, (t, d, result) in enumerate(EXECUTORS[executor](todo, reports, stamp, jobs, slurm or {}), 1):
             try:
                 entries[t.name] = _record(t, d, result, reports / t.name, stamp, before[t.name])
             except Exception as exc:  # noqa: BLE001 -- a full disk, this report alone: the others go on
@@ -424,7 +437,11 @@ def _execute_all(todo, entries, reports, stamp, jobs, executor, slurm, progress,
                                    "error": shown(f"{type(exc).__name__}: {exc}")}
             bar.update(1)
             e = entries[t.name]
-            bar.write(shown(f"{t.name}: {e['status']}" + (f" ({e['error']})" if e.get("error") else "")))
+            line = shown(f"{t.name}: {e['status']}" + (f" ({e['error']})" if e.get("error") else ""))
+            if counted:  # flushed: a pipe (`make report | tee`) shows it now, not when its buffer fills
+                print(f"[{done}/{len(todo)}] {line}, {time.monotonic() - began:.0f} s", flush=True)
+            else:
+                bar.write(line)
     bar.close()
 
 

@@ -28,6 +28,7 @@ from tqdm.auto import tqdm
 
 from .. import __version__
 from ..environment import envs
+from ..errors import BenchbookError
 from ..logs.analysis import analyze
 from ..runfolder import liveness, records
 from . import commands, launchers
@@ -35,7 +36,7 @@ from .commands import Command
 from .failures import classify, storage_cause
 from .launchers import process
 from .launchers.process import no_follow
-from .study import Study, StudyError, digest, expand
+from .study import Study, StudyError, digest, expand, load
 
 execute = process.execute  # one command as a child process, teed to its log (local launchers)
 
@@ -259,8 +260,10 @@ def _run_locked(study, out, sdir, existing, only, echo, progress, say) -> dict[s
     environment = _capture(str(python) if python else None)
 
     todo = [r for r in runs if existing.get(r[0], {}).get("status") != "complete"]
-    bar = tqdm(total=len(runs), initial=len(runs) - len(todo), unit="run", desc=study.name, disable=not progress,
-               dynamic_ncols=True)
+    bar = tqdm(total=len(runs), initial=len(runs) - len(todo), unit="run", desc=study.name,
+               disable=not progress or not sys.stderr.isatty(), dynamic_ncols=True)
+    lines = progress and bar.disable  # a log or a pipe: a plain line per run, not a bar redrawn
+    began = time.monotonic()
     write = (lambda line: bar.write(line)) if echo is True else echo
     results = dict(existing)
     # SIGINT and SIGTERM stop the study cleanly, even when it was started with SIGINT ignored (the
@@ -271,8 +274,11 @@ def _run_locked(study, out, sdir, existing, only, echo, progress, say) -> dict[s
         for s in stops:
             signal.signal(s, _term_as_interrupt)
     try:
-        for run_id, run_dir, cfg, cmd in todo:
+        for i, (run_id, run_dir, cfg, cmd) in enumerate(todo):
             bar.set_postfix_str(run_id)
+            if lines:
+                print(f"{study.name}: run {len(runs) - len(todo) + i + 1}/{len(runs)} {run_id} ..."
+                      + left(time.monotonic() - began, i, len(todo) - i), flush=True)  # a pipe shows it now
             if not _may_run(study, run_id, run_dir, bar.write):
                 continue
             results[run_id] = _one(study, run_id, run_dir, cfg, cmd, environment, write)
@@ -289,6 +295,11 @@ def _run_locked(study, out, sdir, existing, only, echo, progress, say) -> dict[s
             for s, handler in previous.items():
                 signal.signal(s, handler)
     return results
+
+
+def left(spent: float, done: int, remaining: int) -> str:
+    """" ~N s left" from the runs of this invocation so far (their mean duration), "" before the first ends."""
+    return f" ~{round(spent / done * remaining)} s left" if done else ""
 
 
 def _term_as_interrupt(signum, frame):
@@ -364,3 +375,22 @@ def _ended_early(run_dir: Path, record: dict, exc: BaseException, t0: float) -> 
                                             "exit_code", "failure")}
         with contextlib.suppress(records.StorageError):
             records.write_in_place(path, short)
+
+
+def prepare_environments(paths: list[str]) -> int:
+    """`python -m benchbook.studies.runner STUDY...`: the framework environments of these CPU studies, built
+    now (one after the other), as `make report` does while it publishes; 1 when one could not be built."""
+    failed = 0
+    for path in paths:
+        try:
+            spec = load(path)
+            if spec.runtime == "cpu":
+                envs.ensure(spec.framework, lambda m: print(m, flush=True), spec.python)
+        except BenchbookError as exc:  # the study's own run says it again, in its report
+            print(f"benchbook: {path}: {exc}", file=sys.stderr, flush=True)
+            failed = 1
+    return failed
+
+
+if __name__ == "__main__":  # `make report`: the environments, built beside the published sets
+    sys.exit(prepare_environments(sys.argv[1:]))

@@ -30,7 +30,7 @@ setup: $(BIN)/.installed
 PUBLISHED_SETS := $(sort $(wildcard params/published/*.yaml))
 report: $(BIN)/.installed
 	@echo "benchbook: publishing the published results from their logs; the framework environments are built meanwhile"
-	@for s in $(CPU_STUDIES); do nice $(BIN)/python -m benchbook.studies.runner $$s & done; \
+	@for s in $(CPU_STUDIES); do nice -n 19 $(BIN)/python -m benchbook.studies.runner $$s & done; \
 	$(BIN)/benchbook publish $(PUBLISHED_SETS); published=$$?; \
 	echo "published results reproduced from their logs: open reports/index.html (the CPU studies follow)"; \
 	wait; exit $$published

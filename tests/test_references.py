@@ -417,8 +417,8 @@ def test_wrong_values_elsewhere_are_named(tmp_path):
     with pytest.raises(ReferenceError) as err:
         references.load(_write(tmp_path, doc))
     msg = str(err.value)
-    assert ("model = 'resnet101': must be one of 'resnet50_tf', 'resnet50_mxnet', 'maskrcnn_tf2' or "
-            "'resnet50_pytorch'") in msg
+    assert ("model = 'resnet101': must be one of 'maskrcnn_tf2', 'resnet50_mxnet', 'resnet50_pytorch' or "
+            "'resnet50_tf'") in msg
     assert "source.url = 'ftp://x': must be an http:// or https:// address" in msg
     assert "software.commit = 'HEAD': must be a git commit" in msg
     assert "tolerance = 5: Input should be less than 1" in msg

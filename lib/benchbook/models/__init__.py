@@ -1,10 +1,13 @@
 """The model registry: one module per model, each registering a `ModelSpec` (see spec.py).
 
-Adding a model is adding a module here (and importing it below), its study files under params/, its
+Adding a model is adding a module here (found and imported below), its study files under params/, its
 references under params/references/, and its tests; nothing else in the library names a model.
 """
 
 from __future__ import annotations
+
+import importlib
+import pkgutil
 
 from .spec import (
     CommandBuilder,
@@ -21,8 +24,11 @@ from .spec import (
     workload_script,
 )
 
-# Registration, in the order that error messages and choices list the models.
-from . import resnet50_tf, resnet50_mxnet, maskrcnn_tf2, resnet50_pytorch  # noqa: E402,F401,I001  isort:skip
+# Registration: every module of this package but the two above registers its model, in name order (the order
+# that error messages and choices list the models). A new model is a new module here, and no line elsewhere.
+_NOT_MODELS = {"spec", "reference_schema"}
+for _module in sorted(m.name for m in pkgutil.iter_modules(__path__) if m.name not in _NOT_MODELS):
+    importlib.import_module(f"{__name__}.{_module}")
 
 __all__ = ["CommandBuilder", "DataLayout", "ModelSpec", "ReferenceReport", "flags", "framework_workload", "get",
            "names", "of_logs", "register", "specs", "workload_script"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import math
+import tarfile
 from pathlib import Path
 
 import pytest
@@ -179,3 +180,15 @@ def test_the_results_check_cross_checks_analyze_against_score(tmp_path):
         f"{row['run_details'][1]['minutes']}"]
     row["run_details"].append(dict(row["run_details"][0], file="result_9.txt"))
     assert f"{row['folder']}/result_9.txt: scored, not analyzed" in tool.analyzed_like_scored(tmp_path, scored)
+
+
+def test_an_archived_run_folders_mllog_is_not_a_second_run_either(tmp_path):
+    folder = tmp_path / "runs"
+    write(folder / "run_1" / "resnet50.log", "a log\n")
+    write(folder / "run_1" / records.RECORD, "{}")
+    write(folder / "run_1" / MLLOG, result_text(3))
+    write(folder / "loose" / MLLOG, result_text(4))
+    with tarfile.open(tmp_path / "runs.tar.gz", "w:gz") as tar:
+        tar.add(folder, arcname="runs")
+    files, problems = logfiles.log_files([tmp_path / "runs.tar.gz"])
+    assert sorted(f.inner for f in files) == ["runs/loose/mllog.txt", "runs/run_1/resnet50.log"] and not problems

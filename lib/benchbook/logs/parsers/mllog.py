@@ -227,7 +227,7 @@ def sniff(head: str) -> bool:
 def conclude(draft) -> None:
     """A run's KEYED records folded by `take` (those after the first run_stop left out), as the run's
     metadata, reported values, evaluations and end (`assemble.RunDraft`). `reported` holds what the
-    runs frame has no column for (ARCHITECTURE.md, "The MLLOG format")."""
+    runs frame has no column for (README, "MLPerf Training results")."""
     unit = draft.keyed[0][1][0]
     mixed = next((line for line, (other, *_) in draft.keyed if other != unit), None)
     if mixed is not None:
@@ -261,7 +261,6 @@ def conclude(draft) -> None:
             draft.ended = "run_stop, status success"
         else:
             draft.failures.append((run.run_stop_line, f"run_stop status {run.status}"))
-    draft.last_line = max(draft.last_line, *(line for line, _ in draft.keyed))
 
 
 MLPERF = NamedRule(

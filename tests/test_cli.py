@@ -233,7 +233,7 @@ def test_analyze_an_unknown_rule_name_is_an_error_listing_the_known_ones(fixture
     code = main(["analyze", "--rule", "nvdia", str(fixtures / "ngc_tf1" / "tf_gpu1_amp_bs256.log")])
     assert code != 0
     err = capsys.readouterr().err
-    assert "'nvdia'" in err and "dlperf, nvidia" in err
+    assert "'nvdia'" in err and "dlperf, mlperf, nvidia" in err
 
 
 def test_a_reader_that_leaves_early_is_not_an_error(tmp_path, fixtures):

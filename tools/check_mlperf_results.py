@@ -11,7 +11,9 @@ expected.yaml maps each result folder (relative to the given folder) to its `rou
 `submitter`, `system` and `result_files`. Every folder listed must be found, valid, with these fields,
 and its score within 0.0001 minutes of the score published for it, as `params/references/mlperf/`
 holds it with its source (expected.yaml's own `score_minutes` must be that number too); no other
-folder may be found. Runs the CLI, as a user would, and exits 1 with one line per mismatch.
+folder may be found. `benchbook analyze` of the same folder must give one run per result file, its time
+to train the score's (to float precision) and its evaluations. Runs the CLI, as a user would, and
+exits 1 with one line per mismatch.
 """
 
 from __future__ import annotations
@@ -37,21 +39,55 @@ def digests(folder: Path) -> dict[str, str]:
             for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
-def score(folder: Path) -> dict[str, dict]:
+def _cli(folder: Path, *command: str) -> tuple[list[dict], str]:
+    """The JSON lines and the stderr of `benchbook COMMAND --json` on the folder (its archives, if any)."""
     archived = [str(p) for p in sorted(folder.iterdir()) if archives.kind(p.name)]
-    out = subprocess.run([sys.executable, "-m", "benchbook.cli", "mlperf", "score", "--json", *(archived or [folder])],
+    out = subprocess.run([sys.executable, "-m", "benchbook.cli", *command, "--json", *(archived or [str(folder)])],
                          capture_output=True, text=True, check=False)
     if out.returncode != 0:
-        raise SystemExit(f"benchbook mlperf score failed ({out.returncode}):\n{out.stderr}")
-    rows = [json.loads(line) for line in out.stdout.splitlines() if line.strip()]
+        raise SystemExit(f"benchbook {' '.join(command)} failed ({out.returncode}):\n{out.stderr}")
+    return [json.loads(line) for line in out.stdout.splitlines() if line.strip()], out.stderr
+
+
+def score(folder: Path) -> dict[str, dict]:
+    rows, _ = _cli(folder, "mlperf", "score")
     return {r["folder"].rpartition(SEP)[2] if SEP in r["folder"] else str(Path(r["folder"]).relative_to(folder)): r
             for r in rows}
 
 
+def analyzed_like_scored(folder: Path, scored: dict[str, dict]) -> list[str]:
+    """`benchbook analyze` of the same folder (the engine's MLLOG format) against the score's runs: one
+    run per result file, its time to train the score's to float precision, its evaluations read, and no
+    internal error."""
+    runs, stderr = _cli(folder, "analyze")
+    errors = [f"analyze: {line}" for line in stderr.splitlines() if "internal error" in line]
+    by_source = {r["source"]: r for r in runs if r["format"] == "mllog"}
+    files = 0
+    for row in scored.values():
+        for run in row["run_details"]:
+            files += 1
+            source = f"{row['folder']}/{run['file']}"
+            got = by_source.get(source)
+            if got is None:
+                errors.append(f"{source}: scored, not analyzed")
+                continue
+            minutes = got["reported"].get("time_to_train_minutes")
+            if (minutes is None) != (run["minutes"] is None) or (
+                    minutes is not None and abs(minutes - run["minutes"]) > 1e-9 * max(1.0, abs(run["minutes"]))):
+                errors.append(f"{source}: analyze gives {minutes} minutes, score {run['minutes']}")
+            if got["reported"].get("epochs") is None and got["reported"].get("samples") is None:
+                errors.append(f"{source}: analyze found no evaluation")
+    if len(by_source) != files:
+        errors.append(f"analyze found {len(by_source)} MLLOG runs, score {files} result files")
+    return errors
+
+
 def check(folder: Path, expected: dict, published_root: Path | None = None) -> list[str]:
-    """Mismatches of the folders scored against `expected`, and any file that changed."""
+    """Mismatches of the folders scored against `expected`, any file that changed, and where
+    `benchbook analyze` disagrees with the score on a run."""
     before = digests(folder)
     found = score(folder)
+    analyze_errors = analyzed_like_scored(folder, found)
     errors = [f"{name}: {'changed' if name in before else 'written'} by scoring"
               for name, digest in digests(folder).items() if before.get(name) != digest]
     errors += [f"{name}: found, not in expected.yaml" for name in sorted(set(found) - set(expected))]
@@ -79,7 +115,7 @@ def check(folder: Path, expected: dict, published_root: Path | None = None) -> l
         elif abs(got["score_minutes"] - pub.minutes) > TOLERANCE_MINUTES:
             errors.append(f"{name}: {got['score_minutes']:.6f} minutes, published {pub.minutes} "
                           f"(within {TOLERANCE_MINUTES}; {source.where(pub)})")
-    return errors
+    return errors + analyze_errors
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -87,6 +87,12 @@ EVAL_COLUMNS = {
     "eval_throughput": "evaluation images/s", "timestamp": "seconds since the epoch",
     "elapsed": "seconds since the run's first timestamp",
 }
+# Only where an analyzed log names its metrics (MLLOG: an `eval_accuracy` row per metric): the others'
+# evaluation frames keep EVAL_COLUMNS alone.
+EVAL_NAMED_COLUMNS = {
+    "metric": "the metric as the log names it (MLLOG: accuracy, or Mask R-CNN's BBOX and SEGM); NaN for others",
+    "value": "its value as logged (a fraction: 0.759 is 75.9%); `top1` holds an accuracy's value, in percent",
+}
 LOSS_COLUMNS = {
     "source": "path of the log file",
     "run": "run index in the file",
@@ -188,19 +194,21 @@ def _runs(drafts: list[RunDraft], path: Path, fmt: LogFormat, rule: Rule, stats:
             draft.reported["throughput"] = reported = None
         warnings.extend(refused.get(i, ()))
         failed_cause = draft.failures[0][1] if draft.failures else None
-        if draft.ended or reported is not None or draft.reported:  # an end-of-run summary, whatever it says
+        if draft.ended or reported is not None or (draft.reported and not draft.keyed):  # an end-of-run summary
             status = "complete"
         elif failed_cause:
             status = "failed"
         else:
             status = "incomplete"
-        if status == "incomplete":
+        if status == "incomplete" and draft.keyed:
+            warnings.append("no run_stop: the log stops before the run finished")
+        elif status == "incomplete":
             warnings.append("no end-of-run summary: the log stops before the run finished" if b > a
                             else "no iteration was logged and no summary: the run did not start training")
         if status == "failed":
             warnings.append(f"failed at line {draft.failures[0][0]}: {failed_cause}")
         warnings.extend(f"conflicting {c}" for c in draft.conflicts)
-        for key in ("gpus", "batch_size", "precision"):
+        for key in ("gpus", "batch_size", "precision") if not draft.keyed else ():  # (MLLOG logs none of them)
             if meta.get(key) is None:
                 warnings.append(_UNKNOWN[key])
         if b > a and got is None:
@@ -223,6 +231,8 @@ def _runs(drafts: list[RunDraft], path: Path, fmt: LogFormat, rule: Rule, stats:
                           "top1": _pct(e.get("top1")), "top5": _pct(e.get("top5")),
                           "eval_throughput": e.get("eval_throughput"), "timestamp": stamp,
                           "elapsed": stamp - t0 if t0 is not None else np.nan})
+            if "metric" in e:  # a format's named metrics (MLLOG): EVAL_NAMED_COLUMNS
+                evals[-1].update(metric=e["metric"], value=e["value"])
             top1 = evals[-1]["top1"] if evals[-1]["top1"] is not None else top1
 
         rows.append(tuple({  # a row's values in ROW_COLUMNS order: a tuple costs a third of the dict
@@ -349,8 +359,13 @@ def analyze_file(path: str | os.PathLike, rule: Rule | None = None, log_format: 
                                       + "".join(f"; {w}" for w in _read_warnings(stats) if "left out unread" in w))
         read = itertools.chain([first] if first is not None else [], chunks)
         del first  # held by the chain until it is scanned, and no longer
-        drafts, tables, losses = fold(itertools.chain.from_iterable(
-            scanning.scan(c, fmt.patterns, fmt.bulk) for c in read))
+        try:
+            drafts, tables, losses = fold(itertools.chain.from_iterable(
+                scanning.scan(c, fmt.patterns, fmt.bulk) for c in read))
+            for draft in drafts if fmt.conclude else ():
+                fmt.conclude(draft)
+        except scanning.Refused as exc:
+            raise LogError(str(path), str(exc)) from None
     if not drafts:
         raise LogError(str(path), f"recognised as {fmt.name} but no run was found in it")
     _find_failures(path, drafts)
@@ -425,8 +440,8 @@ def analyze(paths: Iterable[str | os.PathLike], rule: Rule | None = None, log_fo
     for col in ("gpus", "nodes", "processes", "batch_size", "global_batch_size", "repeat"):
         runs[col] = pd.to_numeric(runs[col], errors="coerce").astype("Int64")
     iterations = _iterations(iters)
-    evaluations = pd.DataFrame(evals, columns=list(EVAL_COLUMNS)) if evals else \
-        pd.DataFrame().reindex(columns=list(EVAL_COLUMNS))
+    named = [*EVAL_COLUMNS, *EVAL_NAMED_COLUMNS] if any("metric" in e for e in evals) else list(EVAL_COLUMNS)
+    evaluations = pd.DataFrame(evals, columns=named) if evals else pd.DataFrame().reindex(columns=named)
     return Analysis(runs=runs, iterations=iterations, evaluations=evaluations, problems=problems, rule=rule,
                     losses=_loss_frame(losses))
 

@@ -81,6 +81,7 @@ class RunDraft:
     meta: dict = field(default_factory=dict)
     reported: dict = field(default_factory=dict)
     evals: list[dict] = field(default_factory=list)
+    keyed: list[tuple[int, object]] = field(default_factory=list)  # (line, data) of its KEYED events, in order
     start_ranks: set = field(default_factory=set)  # the ranks whose start line announced it
     ranks: set = field(default_factory=set)  # the ranks that logged its records or a RANK line
     ended: str | None = None
@@ -179,4 +180,8 @@ def fold(events: Iterable[scanning.Event]) -> tuple[list[RunDraft], list[tuple[d
             run.ended = run.ended or data
         elif kind == scanning.FAIL:
             run.failures.append((line, data))
+        elif kind == scanning.KEYED:
+            run.keyed.append((line, data))
+        elif kind == scanning.REFUSE:
+            raise scanning.Refused(line, data)
     return runs, tables, losses

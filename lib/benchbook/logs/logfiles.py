@@ -23,11 +23,13 @@ import stat
 from collections.abc import Iterable
 from pathlib import Path, PurePath
 
+from ..runfolder import MLLOG
 from . import archives
 from .archives import ArchivePath, Problem
 
 _NOT_LOGS = (".run.json", ".json", ".yaml", ".yml", ".ipynb", ".html", ".sbatch")  # .sbatch: Slurm job scripts
 _LEGAL = ("NOTICE", "LICENSE")  # beside published logs (examples/published/)
+_RECORD = "run.json"  # runfolder.records.RECORD (that module imports pandas; this one is read by every command)
 
 
 def log_files(paths: Iterable[str | os.PathLike]) -> tuple[list[Path | ArchivePath], list[Problem]]:
@@ -35,8 +37,9 @@ def log_files(paths: Iterable[str | os.PathLike]) -> tuple[list[Path | ArchivePa
     exist or cannot be read (a folder `os.walk` cannot list, a path whose stat is refused).
 
     In folders, hidden files and folders, earlier attempts of a run (`attempts/`, kept by the
-    runner) and files that are not logs (records, studies, notebooks, reports, a NOTICE or LICENSE)
-    are passed over; a file named explicitly is always analyzed. An archive, named or found, stands
+    runner), files that are not logs (records, studies, notebooks, reports, a NOTICE or LICENSE)
+    and a run folder's `runfolder.MLLOG` (beside its `run.json`: the MLPerf lines of the run its
+    log holds) are passed over; a file named explicitly is always analyzed. An archive, named or found, stands
     for its members (in archive order, passed over by the same rules as a folder's files).
     """
     files: list[Path | ArchivePath] = []
@@ -58,8 +61,9 @@ def log_files(paths: Iterable[str | os.PathLike]) -> tuple[list[Path | ArchivePa
             found = []
             for root, folders, names in os.walk(p, onerror=unlisted):
                 folders[:] = [f for f in folders if not f.startswith(".") and f != "attempts"]
+                run_folder = _RECORD in names  # its MLLOG is its log again, as MLPerf lines: not a second run
                 found += [Path(root, n) for n in names if not n.startswith(".") and not n.endswith(_NOT_LOGS)
-                          and n not in _LEGAL]
+                          and n not in _LEGAL and not (run_folder and n == MLLOG)]
             files.extend(sorted(q for q in found if _is_file(q, problems)))
         elif stat.S_ISREG(mode):
             files.append(p)
@@ -81,7 +85,9 @@ def _members(path: Path, problems: list[Problem]) -> list[Path | ArchivePath]:
     problems.extend(listing.problems)
     found = []
     for each in (listing, *(inner for name, inner in listing.nested.items() if _is_log(name))):
-        found += [ArchivePath(each, name) for name in each.files if _is_log(name)]
+        records = {name.rpartition("/")[0] for name in each.files if name.rpartition("/")[2] == _RECORD}
+        found += [ArchivePath(each, name) for name in each.files if _is_log(name)
+                  and not (name.rpartition("/")[2] == MLLOG and name.rpartition("/")[0] in records)]
     return found
 
 

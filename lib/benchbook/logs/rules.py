@@ -73,9 +73,12 @@ class NamedRule:
     window: int | None = None
     decimals: int | None = None
     across_ranks: bool = False
+    words: str | None = None  # the rule in words where it is no average of rates (MLLOG's time to train)
 
     def describe(self) -> str:
         """The rule in words, with its source: the `rule` column of every run it was applied to."""
+        if self.words:
+            return f"{self.name}: {self.words} [{self.source}]"
         window = f", then use at most {self.window} records" if self.window else ""
         extra = []
         if self.across_ranks:
@@ -129,7 +132,7 @@ class Rule:
         """The named rule of `fmt` (a `parsers.LogFormat`, which imports this module) with this rule's
         parts in place of its own; UnknownNameError (listing the format's rules) where the format has no
         rule of that name."""
-        named = fmt.rule(self.name or DEFAULT_RULE)
+        named = fmt.rule(self.name)  # None: the format's default, its first
         parts: dict[str, Any] = {}
         if self.skip_records is not None:
             parts.update(skip=self.skip_records, mark_warmup=None, warmup=f"the first {self.skip_records} records")

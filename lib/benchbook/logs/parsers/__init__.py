@@ -10,4 +10,4 @@ from .registry import FORMATS, LogFormat, choose, detect, get, register
 
 __all__ = ["FORMATS", "LogFormat", "choose", "detect", "get", "register"]
 
-from . import benchbook_cpu, ngc_maskrcnn, ngc_mxnet, ngc_pytorch, ngc_tf1  # noqa: E402,F401  (fill the registry)
+from . import benchbook_cpu, mllog, ngc_maskrcnn, ngc_mxnet, ngc_pytorch, ngc_tf1  # noqa: E402,F401  (fill the registry)

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ...errors import UnknownNameError
-from ..rules import DEFAULT_RULE, NamedRule, Rule
+from ..rules import NamedRule, Rule
 
 if TYPE_CHECKING:
     from . import scanning
@@ -35,6 +35,8 @@ class LogFormat:
         shows (GPU count from the ranks, per-GPU batch from a global one).
     priority : higher wins when several formats sniff the same head.
     warn : (run metadata) -> what the format knows to be wrong with reading such a run, as sentences.
+    conclude : (assemble.RunDraft) -> None, for a format of keyed records (KEYED events, MLLOG): folds
+        them into the run's metadata, reported values, evaluations and end; raises scanning.Refused.
     """
 
     name: str
@@ -47,6 +49,7 @@ class LogFormat:
     finish: Callable[[dict, set], dict] = lambda meta, ranks: {}
     priority: int = 0
     warn: Callable[[dict], list[str]] = lambda meta: []
+    conclude: Callable[[Any], None] | None = None
 
     def rule(self, name: str | None) -> NamedRule:
         """The named rule (None: the format's default, its first); UnknownNameError lists the format's rules."""
@@ -88,7 +91,7 @@ def choose(log_format: str | None = None, **parts) -> Rule:
     problem per file)."""
     rule = Rule(**parts)
     if log_format is not None:
-        get(log_format).rule(rule.name or DEFAULT_RULE)
+        get(log_format).rule(rule.name)
     elif rule.name is not None:
         known = {r.name for f in FORMATS.values() for r in f.rules}
         if rule.name not in known:

@@ -50,6 +50,10 @@ TRAILER = "trailer"  # dict of metadata printed after the run (e.g. the launch c
 BULK = "bulk"  # a Bulk: records start:stop of a chunk's numpy columns
 TABLE = "table"  # (key dict, values dict): a row of a summary table matched to runs by key at the end
 LOSSES = "losses"  # dict of numpy columns line, value, component (codes into names): a chunk's loss components
+# A keyed record of a log of keys, not steps (MLLOG): its data as the format reads it. Its run keeps them
+# in order (`RunDraft.keyed`) and the format's `conclude` folds them; they open no run of their own.
+KEYED = "keyed"
+REFUSE = "refuse"  # a line that makes the file unreadable in its format; data: why (the file is a problem)
 
 ITER_FIELDS = ("epoch", "iteration", "timestamp", "throughput", "loss", "lr", "steps")
 
@@ -69,6 +73,15 @@ class Bulk(NamedTuple):
 
 
 NAN = float("nan")
+
+
+class Refused(Exception):
+    """A line that makes a file unreadable in its format (a REFUSE event): `analysis` makes it a
+    LogError naming the file and this line."""
+
+    def __init__(self, line: int, reason: str):
+        self.line, self.reason = line, reason
+        super().__init__(f"line {line}: {reason}")
 
 
 def step(epoch=None, iteration=None, timestamp=None, throughput=None, loss=None, lr=None, steps=None) -> tuple:

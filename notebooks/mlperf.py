@@ -39,9 +39,10 @@ report = MLPerfReport(results, benchmark, round, submitters, check, expected)
 display.table(report.published(), empty="no result folder", formats={"minutes": 4})
 
 # %%
-if expected:  # a published set: every score beside the one published for it
-    display.table(report.against_published(), empty="no result of expected.yaml found",
-                  formats={"published": 4, "minutes": 4, "deviation": "{:+.4%}".format})
+# Every score beside the one published for it: params/references/mlperf/, else the set's expected.yaml
+display.table(report.against_published(),
+              empty="no published score of these results in params/references/mlperf/",
+              formats={"published": 4, "minutes": 4, "deviation": "{:+.4%}".format})
 
 # %% [markdown]
 # ## Per accelerator

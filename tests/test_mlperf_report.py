@@ -72,3 +72,17 @@ def test_notebook_executes(source, tmp_path):
     text = json.dumps(nbformat.read(out, as_version=4).cells)
     assert "12.0000" in text and "Widget W1" in text and "dropped: did not converge" in text
     assert "image/png" in text  # the convergence curves
+
+
+def test_notebook_sets_each_score_beside_the_published_one(source, tmp_path):
+    """The comparison is a cell's own output (it was once the last line of an `if` block, which a
+    notebook does not display): with a published set's expected.yaml, and without one."""
+    expected = tmp_path / "expected.yaml"
+    expected.write_text("training_results_v0.7/Acme/results/box8/resnet:\n  score_minutes: 12.0001\n",
+                        encoding="utf-8")
+    for given, shown in ((str(expected), ["12.0001", "-0.0008%"]), (None, ["no published score of these results"])):
+        out = tmp_path / "out.ipynb"
+        papermill.execute_notebook(str(NOTEBOOK), str(out), parameters={"results": str(source), "expected": given},
+                                   kernel_name="python3", progress_bar=False, cwd=str(tmp_path))
+        text = json.dumps(nbformat.read(out, as_version=4).cells)
+        assert all(s in text for s in shown), (given, shown)

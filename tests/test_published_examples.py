@@ -117,3 +117,11 @@ def test_an_entry_nested_too_deeply_is_a_clear_error(tmp_path):
     deep.write_text("name: x\nlogs: " + "[" * 5000 + "]" * 5000 + "\n", encoding="utf-8")
     with pytest.raises(published_sets.PublishedError, match=r"deep\.yaml: the YAML is nested too deeply"):
         published_sets.load(deep)
+
+
+def test_an_entry_that_cannot_be_read_or_is_no_mapping_is_named(tmp_path):
+    with pytest.raises(published_sets.PublishedError, match=r"folder\.yaml: cannot read the published-set entry"):
+        published_sets.load((tmp_path / "folder.yaml").mkdir() or tmp_path / "folder.yaml")
+    (tmp_path / "list.yaml").write_text("- a\n- b\n", encoding="utf-8")
+    with pytest.raises(published_sets.PublishedError, match=r"list\.yaml: a published-set entry is a YAML mapping"):
+        published_sets.load(tmp_path / "list.yaml")

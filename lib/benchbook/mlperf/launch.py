@@ -31,7 +31,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from ..errors import BenchbookError
 from ..studies import yamlfile
@@ -142,21 +142,9 @@ class LaunchStudy(BaseModel):
 def load(path: str | Path) -> LaunchStudy:
     """Read and validate a launch study; every problem at once, each with its file and line."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise LaunchError(f"{path}: cannot read the study ({getattr(exc, 'strerror', None) or exc})") from None
-    try:
-        doc = yamlfile.parse(text, path, MAX_YAML_NODES)
-    except (yamlfile.YamlSizeError, yamlfile.YamlSyntaxError) as exc:
-        raise LaunchError(str(exc)) from None
-    if not isinstance(doc, dict):
-        raise LaunchError(f"{path}: a launch study is a YAML mapping (schema_version, name, implementation, config, "
-                          "image, datadir, logdir, nodes, walltime, repeats, reproduces, readme)")
-    try:
-        return LaunchStudy.model_validate({**yamlfile.plain(doc), "path": path})
-    except ValidationError as exc:
-        raise LaunchError("\n".join(yamlfile.describe(e, doc, path, LaunchStudy) for e in exc.errors())) from None
+    doc = yamlfile.read_mapping(path, LaunchError, "launch study", "schema_version, name, implementation, config, "
+                                "image, datadir, logdir, nodes, walltime, repeats, reproduces, readme", MAX_YAML_NODES)
+    return yamlfile.validated(doc, path, LaunchStudy, LaunchError)
 
 
 def submit(study: LaunchStudy) -> list[str]:

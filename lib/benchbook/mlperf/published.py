@@ -14,7 +14,7 @@ from functools import cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..errors import BenchbookError
 from ..studies import yamlfile
@@ -85,22 +85,9 @@ class PublishedScores(_Strict):
 
 def load(path: str | Path) -> PublishedScores:
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise PublishedScoreError(f"{path}: cannot read ({getattr(exc, 'strerror', None) or exc})") from None
-    try:
-        doc = yamlfile.parse(text, path, MAX_YAML_NODES)
-    except (yamlfile.YamlSizeError, yamlfile.YamlSyntaxError) as exc:
-        raise PublishedScoreError(str(exc)) from None
-    if not isinstance(doc, dict):
-        raise PublishedScoreError(f"{path}: a file of published scores is a YAML mapping (schema_version, title, "
-                                  "round, source, scores)")
-    try:
-        return PublishedScores.model_validate({**yamlfile.plain(doc), "path": path})
-    except ValidationError as exc:
-        raise PublishedScoreError("\n".join(yamlfile.describe(e, doc, path, PublishedScores)
-                                            for e in exc.errors())) from None
+    doc = yamlfile.read_mapping(path, PublishedScoreError, "file of published scores",
+                                "schema_version, title, round, source, scores", MAX_YAML_NODES)
+    return yamlfile.validated(doc, path, PublishedScores, PublishedScoreError)
 
 
 @cache

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import BenchbookError
 from . import yamlfile
@@ -97,21 +97,9 @@ def _problems(entry: PublishedSet) -> list[tuple[str, str]]:
 def load(path: str | Path) -> PublishedSet:
     """Read and validate one entry; every problem is reported at once, with file and line."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise PublishedError(f"{path}: cannot read the entry ({getattr(exc, 'strerror', None) or exc})") from None
-    try:
-        doc = yamlfile.parse(text, path, MAX_YAML_NODES)
-    except (yamlfile.YamlSizeError, yamlfile.YamlSyntaxError) as exc:
-        raise PublishedError(str(exc)) from None
-    if not isinstance(doc, dict):
-        raise PublishedError(f"{path}: an entry is a YAML mapping (schema_version, name, logs, model, rule, ...)")
-    try:
-        entry = PublishedSet.model_validate({**yamlfile.plain(doc), "path": path})
-    except ValidationError as exc:
-        raise PublishedError("\n".join(yamlfile.describe(e, doc, path, PublishedSet) for e in exc.errors())) \
-            from None
+    doc = yamlfile.read_mapping(path, PublishedError, "published-set entry",
+                                "schema_version, name, logs, model, rule, ...", MAX_YAML_NODES)
+    entry = yamlfile.validated(doc, path, PublishedSet, PublishedError)
     if problems := _problems(entry):
         raise PublishedError("\n".join(f"{path}:{doc.lines.get(field)}: {field} = {getattr(entry, field)!r}: {why}"
                                        for field, why in problems))

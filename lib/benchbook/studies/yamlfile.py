@@ -8,7 +8,7 @@ import difflib
 from pathlib import Path
 
 import yaml
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from ..errors import BenchbookError
 
@@ -108,6 +108,32 @@ def parse(text: str, path: Path, limit: int):
                               "a few levels deep)") from None
     finally:
         loader.dispose()
+
+
+def read_mapping(path: Path, error: type[Exception], kind: str, holds: str, limit: int):
+    """The YAML mapping of the file at `path` (its size bounded by `limit` values), else `error` naming
+    the file (and the line where there is one): a file that cannot be read, is not YAML, or is no
+    mapping. `kind` is what the file is ("launch study"), `holds` the keys a mapping of it has."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise error(f"{path}: cannot read the {kind} ({getattr(exc, 'strerror', None) or exc})") from None
+    try:
+        doc = parse(text, path, limit)
+    except (YamlSizeError, YamlSyntaxError) as exc:
+        raise error(str(exc)) from None
+    if not isinstance(doc, dict):
+        raise error(f"{path}: a {kind} is a YAML mapping ({holds})")
+    return doc
+
+
+def validated(doc, path: Path, model: type[BaseModel], error: type[Exception]):
+    """`doc` (from read_mapping) as `model`, its `path` field set; every problem at once in one `error`,
+    each with its file and line."""
+    try:
+        return model.model_validate({**plain(doc), "path": path})
+    except ValidationError as exc:
+        raise error("\n".join(describe(e, doc, path, model) for e in exc.errors())) from None
 
 
 def line_of(doc, loc: tuple) -> int | None:

@@ -21,15 +21,13 @@ from ..errors import BenchbookError, LogError
 from .archives import ArchivePath
 from .frames import (  # noqa: F401 -- the frames' documented columns, read here by many
     EPOCH_COLUMNS,
+    EPOCH_TYPES,
     EVAL_COLUMNS,
     EVAL_NAMED_COLUMNS,
     ITERATION_COLUMNS,
     LOSS_COLUMNS,
     ROW_COLUMNS,
     RUN_COLUMNS,
-    epoch_frame,
-    iteration_frame,
-    loss_frame,
 )
 from .logfiles import Problem, from_path, log_files
 from .rules import Rule
@@ -51,10 +49,10 @@ class Analysis:
     runs: pd.DataFrame
     iterations: pd.DataFrame
     evaluations: pd.DataFrame
+    epochs: pd.DataFrame  # columns EPOCH_COLUMNS: the epochs of the runs whose rule is per epoch
     problems: list[Problem] = field(default_factory=list)
     rule: Rule = field(default_factory=Rule)
-    losses: pd.DataFrame = field(default_factory=lambda: loss_frame([]))  # columns LOSS_COLUMNS
-    epochs: pd.DataFrame = field(default_factory=lambda: epoch_frame([]))  # columns EPOCH_COLUMNS
+    losses: pd.DataFrame = field(default_factory=lambda: _loss_frame([]))  # columns LOSS_COLUMNS
 
 
 def _pct(value: float | None) -> float | None:
@@ -93,7 +91,7 @@ def _runs(drafts: list[RunDraft], path: Path, fmt: LogFormat, rule: Rule, stats:
           tables: dict[tuple, dict], record: dict
           ) -> tuple[list[tuple], dict[str, np.ndarray], list[dict], list[tuple]]:
     """The rows of a file's runs, all its records as columns (with run, elapsed, warmup and
-    measured), its evaluations and its epochs (`frames.epoch_frame` rows): the rule is applied to
+    measured), its evaluations and its epochs (rows of EPOCH_COLUMNS): the rule is applied to
     one run at a time (`rules.apply`)."""
     import numpy as np
 
@@ -130,7 +128,7 @@ def _runs(drafts: list[RunDraft], path: Path, fmt: LogFormat, rule: Rule, stats:
             own["steps"][:] = fill_steps(own)
         run = Run(own, meta)
         warm, use, got, wall, run_epochs = apply(run, applied, images)
-        epochs += [(source, draft.index, e) for e in run_epochs]
+        epochs += [(source, draft.index, *e) for e in run_epochs]
         warmup[a:b], measured[a:b] = warm, use
         t0 = None if math.isnan(t0s[i]) else float(t0s[i])
         reported = draft.reported.get("throughput")
@@ -320,6 +318,22 @@ def analyze_file(path: str | os.PathLike, rule: Rule | None = None, log_format: 
     return rows, cols, evals, _file_losses(losses, drafts, cols), epochs
 
 
+def _iterations(files: list[tuple[str, dict[str, np.ndarray]]]) -> pd.DataFrame:
+    """One frame of the records of every run of every file, built once."""
+    import numpy as np
+    import pandas as pd
+    if not files:
+        return pd.DataFrame().reindex(columns=list(ITERATION_COLUMNS))
+    sizes = [len(cols["line"]) for _, cols in files]
+    sources = np.repeat(np.array([source for source, _ in files], dtype=object), sizes)
+    text = pd.Series(["text"]).dtype  # how this pandas stores a column of strings
+    data = {"source": pd.array(sources, dtype=text)}  # typed here: cheaper than pandas guessing it
+    for name in ITERATION_COLUMNS:
+        if name not in data:
+            data[name] = np.concatenate([cols[name] for _, cols in files]) if len(files) > 1 else files[0][1][name]
+    return pd.DataFrame(data, columns=list(ITERATION_COLUMNS), copy=False)  # the arrays are the frame's own
+
+
 def _find_failures(path: Path, drafts: list[RunDraft]) -> None:
     """Read again the lines of runs that did not finish, looking for why (out of memory, crash)."""
     from . import textio
@@ -370,11 +384,12 @@ def analyze(paths: Iterable[str | os.PathLike], rule: Rule | None = None, log_fo
     runs = pd.DataFrame(rows, columns=ROW_COLUMNS)
     for col in ("gpus", "nodes", "processes", "batch_size", "global_batch_size", "repeat"):
         runs[col] = pd.to_numeric(runs[col], errors="coerce").astype("Int64")
-    iterations = iteration_frame(iters)
+    iterations = _iterations(iters)
     named = [*EVAL_COLUMNS, *EVAL_NAMED_COLUMNS] if any("metric" in e for e in evals) else list(EVAL_COLUMNS)
     evaluations = pd.DataFrame(evals, columns=named) if evals else pd.DataFrame().reindex(columns=named)
-    return Analysis(runs=runs, iterations=iterations, evaluations=evaluations, problems=problems, rule=rule,
-                    losses=loss_frame(losses), epochs=epoch_frame(epochs))
+    epoch_frame = pd.DataFrame(epochs, columns=list(EPOCH_COLUMNS)).astype(EPOCH_TYPES)
+    return Analysis(runs=runs, iterations=iterations, evaluations=evaluations, epochs=epoch_frame, problems=problems,
+                    rule=rule, losses=_loss_frame(losses))
 
 
 def _file_losses(chunks: list[dict], drafts: list[RunDraft], records: dict[str, np.ndarray]) -> dict:
@@ -405,3 +420,24 @@ def _file_losses(chunks: list[dict], drafts: list[RunDraft], records: dict[str, 
     iteration = np.where(own, records["iteration"][np.maximum(last, 0)], -1)
     return {"run": run.astype(np.int64), "line": line, "iteration": iteration.astype(np.int64),
             "component": component, "value": value, "names": names}
+
+
+def _loss_frame(files: list[tuple[str, dict]]) -> pd.DataFrame:
+    """One frame of the loss components of every file, LOSS_COLUMNS in order. `source` and
+    `component` are categorical: millions of rows repeat a few names."""
+    import numpy as np
+    import pandas as pd
+
+    files = [(source, cols) for source, cols in files if len(cols["line"])]
+    names = sorted({name for _, cols in files for name in cols["names"]})
+    code = {name: i for i, name in enumerate(names)}
+    sizes = [len(cols["line"]) for _, cols in files]
+    data = {"source": pd.Categorical.from_codes(np.repeat(np.arange(len(files)), sizes),
+                                                categories=pd.Index([source for source, _ in files], dtype=object))}
+    for name in ("run", "line", "iteration", "value"):
+        data[name] = np.concatenate([cols[name] for _, cols in files]) if files else \
+            np.empty(0, float if name == "value" else np.int64)
+    own = [np.array([code[n] for n in cols["names"]], dtype=np.int32)[cols["component"]] for _, cols in files]
+    data["component"] = pd.Categorical.from_codes(np.concatenate(own) if own else np.empty(0, np.int32),
+                                                  categories=pd.Index(names, dtype=object))
+    return pd.DataFrame(data, columns=list(LOSS_COLUMNS))

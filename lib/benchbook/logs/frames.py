@@ -1,19 +1,11 @@
-"""The documented frames of an analysis: each frame's columns in words (`*_COLUMNS`, the frame's
-shape as the README and the reports read it) and the functions that build one frame from the
-columns of every analyzed file, once.
+"""The documented frames of an analysis: each frame's columns in words (`*_COLUMNS`: the frame's
+shape as the README and the reports read it), kept apart from the code that reads the logs.
 
-`analysis` reads the logs and applies the rules; this module gives what it found its tidy form.
+`analysis` builds the frames itself: the path of a log line to its number (issue 27 keeps it at ten
+files, `tools/trace_rule_path.py`) runs through the frame builders, and data here adds no step to it.
 """
 
 from __future__ import annotations
-
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    import numpy as np
-    import pandas as pd
-
-    from .rules import EpochRate
 
 RUN_COLUMNS = {
     "source": "path of the log file",
@@ -95,51 +87,5 @@ EPOCH_COLUMNS = {  # only runs whose rule is per epoch (MXNet's benchmark.py: `r
     "line_start": "first line of the epoch's records the rule reads",
     "line_end": "last line of the epoch's records the rule reads",
 }
-
-
-def epoch_frame(rows: list[tuple[str, int, EpochRate]]) -> pd.DataFrame:
-    """One frame of the epochs of every per-epoch run: rows of (source, run, its `EpochRate`)."""
-    import pandas as pd
-
-    data = [(source, run, *epoch) for source, run, epoch in rows]
-    frame = pd.DataFrame(data, columns=list(EPOCH_COLUMNS))
-    types = {"run": "int64", "epoch": "int64", "rate": "float64", "used": "bool", "line_start": "int64",
-             "line_end": "int64"}
-    return frame.astype(types)
-
-
-def iteration_frame(files: list[tuple[str, dict[str, np.ndarray]]]) -> pd.DataFrame:
-    """One frame of the records of every run of every file, built once."""
-    import numpy as np
-    import pandas as pd
-    if not files:
-        return pd.DataFrame().reindex(columns=list(ITERATION_COLUMNS))
-    sizes = [len(cols["line"]) for _, cols in files]
-    sources = np.repeat(np.array([source for source, _ in files], dtype=object), sizes)
-    text = pd.Series(["text"]).dtype  # how this pandas stores a column of strings
-    data = {"source": pd.array(sources, dtype=text)}  # typed here: cheaper than pandas guessing it
-    for name in ITERATION_COLUMNS:
-        if name not in data:
-            data[name] = np.concatenate([cols[name] for _, cols in files]) if len(files) > 1 else files[0][1][name]
-    return pd.DataFrame(data, columns=list(ITERATION_COLUMNS), copy=False)  # the arrays are the frame's own
-
-
-def loss_frame(files: list[tuple[str, dict]]) -> pd.DataFrame:
-    """One frame of the loss components of every file, LOSS_COLUMNS in order. `source` and
-    `component` are categorical: millions of rows repeat a few names."""
-    import numpy as np
-    import pandas as pd
-
-    files = [(source, cols) for source, cols in files if len(cols["line"])]
-    names = sorted({name for _, cols in files for name in cols["names"]})
-    code = {name: i for i, name in enumerate(names)}
-    sizes = [len(cols["line"]) for _, cols in files]
-    data = {"source": pd.Categorical.from_codes(np.repeat(np.arange(len(files)), sizes),
-                                                categories=pd.Index([source for source, _ in files], dtype=object))}
-    for name in ("run", "line", "iteration", "value"):
-        data[name] = np.concatenate([cols[name] for _, cols in files]) if files else \
-            np.empty(0, float if name == "value" else np.int64)
-    own = [np.array([code[n] for n in cols["names"]], dtype=np.int32)[cols["component"]] for _, cols in files]
-    data["component"] = pd.Categorical.from_codes(np.concatenate(own) if own else np.empty(0, np.int32),
-                                                  categories=pd.Index(names, dtype=object))
-    return pd.DataFrame(data, columns=list(LOSS_COLUMNS))
+EPOCH_TYPES = {"run": "int64", "epoch": "int64", "rate": "float64", "used": "bool", "line_start": "int64",
+               "line_end": "int64"}  # the epochs frame's dtypes, empty or not

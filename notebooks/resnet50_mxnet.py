@@ -100,12 +100,7 @@ page.section("Time to train and accuracy", "First evaluation at or above the tar
              views.time_to_train(report), level=3)
 
 # %%
-page.section(
-    "Per-epoch rates",
-    "What MXNet's number is made of: each epoch's own rate, from the line that closes the epoch, and whether the "
-    "rule used it (the first epoch is the warm-up). The harmonic mean of the rates marked yes is the recomputed "
-    "value in the runs table.",
-    record_views.epoch_rates(report), level=3, when=not record_views.epoch_rates_table(report).empty)
+page.section("Epoch rates", record_views.epoch_rates_why(report), record_views.epoch_rates(report), level=3)
 
 # %%
 page.section("3. Reproduction", "Per published configuration, what the table at the top does not show: the "

@@ -197,7 +197,8 @@ def test_an_unknown_rule_name_is_a_problem_naming_the_format_s_rules(fixtures):
 
 def _columns(epoch, iteration, rates, steps):
     return {"epoch": np.array(epoch), "iteration": np.array(iteration), "throughput": np.array(rates, dtype=float),
-            "steps": np.array(steps, dtype=float), "timestamp": np.arange(len(rates), dtype=float)}
+            "steps": np.array(steps, dtype=float), "timestamp": np.arange(len(rates), dtype=float),
+            "line": np.arange(1, len(rates) + 1)}
 
 
 def test_last_method_is_each_run_s_last_measured_record():

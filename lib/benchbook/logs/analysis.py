@@ -1,5 +1,5 @@
 """Logs in, tidy tables out: one row per run, one row per logged iteration, one per evaluation,
-one per loss component.
+one per loss component, one per epoch of a per-epoch rule (the frames and their columns: `frames`).
 
 `analyze(paths, rule)` is the entry point of the library, the CLI and the notebooks. Files that
 cannot be analyzed are reported as problems next to the results of the others; nothing raises
@@ -19,6 +19,16 @@ from typing import TYPE_CHECKING
 
 from ..errors import BenchbookError, LogError
 from .archives import ArchivePath
+from .frames import (  # noqa: F401 -- the frames' documented columns, read here by many
+    EPOCH_COLUMNS,
+    EPOCH_TYPES,
+    EVAL_COLUMNS,
+    EVAL_NAMED_COLUMNS,
+    ITERATION_COLUMNS,
+    LOSS_COLUMNS,
+    ROW_COLUMNS,
+    RUN_COLUMNS,
+)
 from .logfiles import Problem, from_path, log_files
 from .rules import Rule
 
@@ -32,77 +42,6 @@ if TYPE_CHECKING:
     from .assemble import RunDraft
     from .parsers import LogFormat
 
-RUN_COLUMNS = {
-    "source": "path of the log file",
-    "run": "0-based index of the run in its file, in file order",
-    "format": "log format (registry name)",
-    "framework": "framework that ran",
-    "model": "model that was trained",
-    "gpus": "GPUs in the run, all nodes",
-    "nodes": "nodes, when known",
-    "processes": "processes of the run: MPI ranks of a CPU run; GPUs of an NGC run unless the script starts "
-                 "its own workers",
-    "batch_size": "per-GPU batch size (per process of a CPU run)",
-    "global_batch_size": "batch size over all GPUs (over all processes of a CPU run)",
-    "precision": "fp32, amp, fp16, tf32 or bf16",
-    "xla": "XLA on",
-    "dali": "DALI data loading on",
-    "synthetic": "synthetic input data",
-    "repeat": "repeat number, when the file name or run record gives one",
-    "line_start": "first line of the run in its file",
-    "line_end": "last line of the run in its file",
-    "reported_throughput": "images/s the script reported in its summary",
-    "recomputed_throughput": "images/s recomputed from the records by the rule",
-    "elapsed_throughput": "images/s from wall-clock timestamps of the measured records",
-    "rule": "the recompute rule in words",
-    "iterations": "records used by the rule",
-    "warmup_records": "records skipped as warm-up",
-    "ranks": "ranks that logged records or a line every rank logs (MXNet's `Starting epoch`)",
-    "status": "complete, incomplete or failed",
-    "failure": "cause of failure, when failed",
-    "final_top1": "last evaluated top-1 accuracy, percent",
-    "start_time": "first timestamp of the run, seconds since the epoch",
-    "warnings": "what looked wrong, as sentences",
-}
-ROW_COLUMNS = [*RUN_COLUMNS, "reported", "meta"]  # a row of `runs`: reported values and metadata as logged
-ITERATION_COLUMNS = {
-    "source": "path of the log file",
-    "run": "run index in the file",
-    "line": "line of the record",
-    "rank": "mpirun rank that logged it (-1 when untagged)",
-    "epoch": "epoch as logged (-1 when not logged)",
-    "iteration": "iteration as logged (-1 when not logged)",
-    "timestamp": "seconds since the epoch",
-    "elapsed": "seconds since the run's first timestamp",
-    "throughput": "images/s as logged (all GPUs)",
-    "loss": "loss as logged",
-    "lr": "learning rate as logged",
-    "steps": "iterations the record covers",
-    "warmup": "skipped as warm-up by the rule",
-    "measured": "used by the rule",
-}
-EVAL_COLUMNS = {
-    "source": "path of the log file", "run": "run index in the file", "line": "line of the evaluation",
-    "epoch": "epoch evaluated", "top1": "top-1 accuracy, percent", "top5": "top-5 accuracy, percent",
-    "eval_throughput": "evaluation images/s", "timestamp": "seconds since the epoch",
-    "elapsed": "seconds since the run's first timestamp",
-}
-# Only where an analyzed log names its metrics (MLLOG: an `eval_accuracy` row per metric): the others'
-# evaluation frames keep EVAL_COLUMNS alone.
-EVAL_NAMED_COLUMNS = {
-    "metric": "the metric as the log names it (MLLOG: accuracy, or Mask R-CNN's BBOX and SEGM); NaN for others",
-    "value": "its value as logged (a fraction: 0.759 is 75.9%); `top1` holds an accuracy's value, in percent",
-}
-LOSS_COLUMNS = {
-    "source": "path of the log file",
-    "run": "run index in the file",
-    "line": "line of the loss component",
-    "iteration": "iteration of the run's last record at or before that line (-1 when none)",
-    "component": "the component's name as logged, e.g. \"FastRCNN box loss\"",
-    "value": "its value as logged",
-}
-
-
 @dataclass
 class Analysis:
     """The tidy result of analyzing logs: DataFrames with the documented columns, and problems."""
@@ -110,6 +49,7 @@ class Analysis:
     runs: pd.DataFrame
     iterations: pd.DataFrame
     evaluations: pd.DataFrame
+    epochs: pd.DataFrame  # columns EPOCH_COLUMNS: the epochs of the runs whose rule is per epoch
     problems: list[Problem] = field(default_factory=list)
     rule: Rule = field(default_factory=Rule)
     losses: pd.DataFrame = field(default_factory=lambda: _loss_frame([]))  # columns LOSS_COLUMNS
@@ -148,9 +88,11 @@ def _meta(draft: RunDraft, path: Path, fmt: LogFormat, record: dict, tables: dic
 
 
 def _runs(drafts: list[RunDraft], path: Path, fmt: LogFormat, rule: Rule, stats: textio.ReadStats,
-          tables: dict[tuple, dict], record: dict) -> tuple[list[tuple], dict[str, np.ndarray], list[dict]]:
+          tables: dict[tuple, dict], record: dict
+          ) -> tuple[list[tuple], dict[str, np.ndarray], list[dict], list[tuple]]:
     """The rows of a file's runs, all its records as columns (with run, elapsed, warmup and
-    measured) and its evaluations: the rule is applied to one run at a time (`rules.apply`)."""
+    measured), its evaluations and its epochs (rows of EPOCH_COLUMNS): the rule is applied to
+    one run at a time (`rules.apply`)."""
     import numpy as np
 
     from .parsers.scanning import seconds, seconds_array
@@ -168,6 +110,7 @@ def _runs(drafts: list[RunDraft], path: Path, fmt: LogFormat, rule: Rule, stats:
     t0s = seconds_array([meta.get("start_time") for meta, _ in metas])  # the runs' starts, read at once
     rows: list[tuple] = []
     evals: list[dict] = []
+    epochs: list[tuple] = []
     source = str(path)  # one string for all the file's rows
     read_warnings = _read_warnings(stats)  # the file's, said in each of its runs
     for i, draft in enumerate(drafts):
@@ -184,7 +127,8 @@ def _runs(drafts: list[RunDraft], path: Path, fmt: LogFormat, rule: Rule, stats:
                 t0s[i] = np.fmin.reduce(own["timestamp"])
             own["steps"][:] = fill_steps(own)
         run = Run(own, meta)
-        warm, use, got, wall = apply(run, applied, images)
+        warm, use, got, wall, run_epochs = apply(run, applied, images)
+        epochs += [(source, draft.index, *e) for e in run_epochs]
         warmup[a:b], measured[a:b] = warm, use
         t0 = None if math.isnan(t0s[i]) else float(t0s[i])
         reported = draft.reported.get("throughput")
@@ -253,7 +197,7 @@ def _runs(drafts: list[RunDraft], path: Path, fmt: LogFormat, rule: Rule, stats:
     cols["elapsed"] = cols["timestamp"] - t0s[run_of]
     cols["warmup"] = warmup
     cols["measured"] = measured
-    return rows, cols, evals
+    return rows, cols, evals, epochs
 
 
 _UNKNOWN = {key: f"{key} unknown: neither the log, the file name nor a run record gives it"
@@ -339,7 +283,7 @@ def _lines(kept: list[int], count: int) -> str:
 
 def analyze_file(path: str | os.PathLike, rule: Rule | None = None, log_format: str | None = None):
     """Analyze one log: (run rows, its records as columns, evaluation rows, loss components as
-    columns). Raises LogError if it cannot."""
+    columns, epoch rows). Raises LogError if it cannot."""
     from ..runfolder import records
     from . import parsers, textio
     from .assemble import fold
@@ -370,8 +314,8 @@ def analyze_file(path: str | os.PathLike, rule: Rule | None = None, log_format: 
         raise LogError(str(path), f"recognised as {fmt.name} but no run was found in it")
     _find_failures(path, drafts)
     record = records.config_beside(path) if isinstance(path, Path) else {}  # (none in an archive)
-    rows, cols, evals = _runs(drafts, path, fmt, rule, stats, _table_values(tables), record)
-    return rows, cols, evals, _file_losses(losses, drafts, cols)
+    rows, cols, evals, epochs = _runs(drafts, path, fmt, rule, stats, _table_values(tables), record)
+    return rows, cols, evals, _file_losses(losses, drafts, cols), epochs
 
 
 def _iterations(files: list[tuple[str, dict[str, np.ndarray]]]) -> pd.DataFrame:
@@ -418,10 +362,10 @@ def analyze(paths: Iterable[str | os.PathLike], rule: Rule | None = None, log_fo
 
     rule = rule or Rule()
     files, problems = log_files(paths)
-    rows, iters, evals, losses = [], [], [], []
+    rows, iters, evals, losses, epochs = [], [], [], [], []
     for path in files:
         try:
-            r, i, e, lo = analyze_file(path, rule, log_format)
+            r, i, e, lo, ep = analyze_file(path, rule, log_format)
         except BenchbookError as exc:
             problems.append(Problem(str(path), getattr(exc, "reason", str(exc))))
             continue
@@ -436,14 +380,16 @@ def analyze(paths: Iterable[str | os.PathLike], rule: Rule | None = None, log_fo
         iters.append((str(path), i))
         evals += e
         losses.append((str(path), lo))
+        epochs += ep
     runs = pd.DataFrame(rows, columns=ROW_COLUMNS)
     for col in ("gpus", "nodes", "processes", "batch_size", "global_batch_size", "repeat"):
         runs[col] = pd.to_numeric(runs[col], errors="coerce").astype("Int64")
     iterations = _iterations(iters)
     named = [*EVAL_COLUMNS, *EVAL_NAMED_COLUMNS] if any("metric" in e for e in evals) else list(EVAL_COLUMNS)
     evaluations = pd.DataFrame(evals, columns=named) if evals else pd.DataFrame().reindex(columns=named)
-    return Analysis(runs=runs, iterations=iterations, evaluations=evaluations, problems=problems, rule=rule,
-                    losses=_loss_frame(losses))
+    epoch_frame = pd.DataFrame(epochs, columns=list(EPOCH_COLUMNS)).astype(EPOCH_TYPES)
+    return Analysis(runs=runs, iterations=iterations, evaluations=evaluations, epochs=epoch_frame, problems=problems,
+                    rule=rule, losses=_loss_frame(losses))
 
 
 def _file_losses(chunks: list[dict], drafts: list[RunDraft], records: dict[str, np.ndarray]) -> dict:

@@ -27,7 +27,7 @@ import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..errors import RuleError
 
@@ -218,10 +218,12 @@ def fill_steps(cols: dict[str, np.ndarray]) -> np.ndarray:
     return np.where(missing, gaps, steps)
 
 
-def apply(run: Run, rule: NamedRule, images: float) -> tuple[np.ndarray, np.ndarray, float | None, float | None]:
+def apply(run: Run, rule: NamedRule, images: float) -> tuple[np.ndarray, np.ndarray, float | None, float | None,
+                                                           list[EpochRate]]:
     """The rule applied to one run: (warm-up, measured) as masks over all its records, the rule's
-    value and the wall-clock value of the measured records (images a step over the seconds between
-    the first and last: None where either gives none).
+    value, the wall-clock value of the measured records (images a step over the seconds between
+    the first and last: None where either gives none) and, where the rule is per epoch, the epochs
+    its value is made of (`EpochRate`s; none for the other methods).
 
     The rule reads the lowest rank's records: those without a rate and those it does not `select`
     are neither warm-up nor measured; then the warm-up (its own marks, or its first `skip` records);
@@ -251,11 +253,15 @@ def apply(run: Run, rule: NamedRule, images: float) -> tuple[np.ndarray, np.ndar
 
         keys = pd.DataFrame({"epoch": run.all["epoch"], "iteration": run.all["iteration"], "rate": rates})
         rates = keys.groupby(["epoch", "iteration"], sort=False)["rate"].transform("median").to_numpy()
-    got = value(run.all, rates, use, rule.method, images)
+    epochs: list[EpochRate] = []
+    if rule.method == "epochs":
+        got, epochs = _epochs(run.all, rates, use, warm)
+    else:
+        got = value(run.all, rates, use, rule.method, images)
     if rule.decimals is not None:  # numpy's round, as the scripts round np.mean()'s float64
         got = float(np.round(got, rule.decimals))
     wall = value(run.all, run.all["throughput"], use, "elapsed", images)
-    return warm, use, None if math.isnan(got) else float(got), None if math.isnan(wall) else float(wall)
+    return warm, use, None if math.isnan(got) else float(got), None if math.isnan(wall) else float(wall), epochs
 
 
 def _total(values: np.ndarray) -> float:
@@ -284,7 +290,7 @@ def value(cols: dict[str, np.ndarray], rates: np.ndarray, measured: np.ndarray, 
         return float(rates[np.flatnonzero(measured)[-1]])
     steps = cols["steps"]
     if method == "epochs":
-        return _epochs(cols, rates, measured)
+        return _epochs(cols, rates, measured)[0]
     if method == "harmonic":  # images over the time the rates imply, positive rates only
         with np.errstate(invalid="ignore", divide="ignore"):
             positive = measured & (rates > 0)
@@ -304,30 +310,52 @@ def value(cols: dict[str, np.ndarray], rates: np.ndarray, measured: np.ndarray, 
     return float(global_batch * images / seconds)
 
 
-def _epochs(cols: dict[str, np.ndarray], rates: np.ndarray, measured: np.ndarray) -> float:
+class EpochRate(NamedTuple):
+    """One epoch of a run whose rule is per epoch: the rate the rule gives it, whether the rule's value
+    uses it, and the first and last lines of the epoch's records it reads."""
+
+    epoch: int
+    rate: float
+    used: bool
+    line_start: int
+    line_end: int
+
+
+def _epochs(cols: dict[str, np.ndarray], rates: np.ndarray, measured: np.ndarray,
+            warmup: np.ndarray | None = None) -> tuple[float, list[EpochRate]]:
     """MXNet benchmark.py's number: the harmonic mean of the rates of the run's epochs after its
-    first (`-w 1`; the first alone where it has no other). Where every measured record is a whole
+    first (`-w 1`; the first alone where it has no other), and the epochs it is made of, in line
+    order (with the whole-epoch records of `warmup`, unused). Where every measured record is a whole
     epoch's (no iteration), each carries that epoch's rate (fit.py of 20.12+ logs it); otherwise an
     epoch's rate is images / time of the measured records from the first to the epoch's end, as
     fit.py of 19.07 divides the batch by the mean of a list of durations it never resets."""
     import numpy as np
 
     at = np.flatnonzero(measured)
-    epoch, rate, steps = cols["epoch"][at], rates[at], cols["steps"][at]
+    whole_warm = [] if warmup is None else np.flatnonzero(warmup & (cols["iteration"] < 0) & (cols["epoch"] >= 0))
+    skipped = [EpochRate(int(cols["epoch"][i]), float(rates[i]), False, int(cols["line"][i]), int(cols["line"][i]))
+               for i in whole_warm]  # DLLogger's warm-up epoch: shown, not used
+    if not len(at):
+        return math.nan, skipped
+    epoch, rate, steps, line = cols["epoch"][at], rates[at], cols["steps"][at], cols["line"][at]
     whole = not (cols["iteration"][at] >= 0).any()
     first_epoch = cols["epoch"].min()
-    per_epoch = []  # (epoch, its rate), one per stretch of the measured records in one epoch
+    per_epoch = []  # (epoch, its rate, first and last line), one per stretch of the measured records in one epoch
     images = seconds = 0.0
     with np.errstate(invalid="ignore", divide="ignore"):
         starts = np.flatnonzero(np.concatenate(([True], epoch[1:] != epoch[:-1])))
         for a, b in zip(starts.tolist(), [*starts[1:].tolist(), len(at)], strict=True):
+            lines = (int(line[a]), int(line[b - 1]))
             if whole:
-                per_epoch.append((epoch[a], rate[b - 1]))
+                per_epoch.append((epoch[a], rate[b - 1], *lines))
                 continue
             images += _total(steps[a:b])
             seconds += _total(steps[a:b] / rate[a:b])
-            per_epoch.append((epoch[a], images / seconds))
-    after = [r for e, r in per_epoch if e > first_epoch] or [r for _, r in per_epoch]
+            per_epoch.append((epoch[a], images / seconds, *lines))
+    later = any(e > first_epoch for e, *_ in per_epoch)
+    rows = [EpochRate(int(e), float(r), bool(e > first_epoch or not later), s, t) for e, r, s, t in per_epoch]
+    after = [r.rate for r in rows if r.used]
+    rows = sorted(skipped + rows, key=lambda r: r.line_start)
     if not all(r > 0 for r in after):
-        return math.nan
-    return len(after) / sum(1.0 / r for r in after)
+        return math.nan, rows
+    return len(after) / sum(1.0 / r for r in after), rows

@@ -2,12 +2,12 @@
 notebook adds to the shared ones.
 
 MXNet's `benchmark.py` publishes the harmonic mean of per-epoch rates, so its notebook shows each epoch's
-rate; PyTorch's logger averages every iteration, the first ones included, so its notebook shows how the
-first iterations pull that mean down; Mask R-CNN logs a loss per interval and its components (RPN, Fast
-R-CNN, mask, L2), so its notebook shows them. Each
-`*_table` function reads `report.analysis` (the tidy frames) and returns a frame; the function of the same
-name without `_table` is what the notebook cell shows: the frame as a table, or one line saying why there
-is none.
+rate (`analysis.epochs`) where the rule is per epoch; PyTorch's logger averages every iteration, the first
+ones included, so its notebook shows how the first iterations pull that mean down; Mask R-CNN logs a loss
+per interval and its components (RPN, Fast R-CNN, mask, L2), so its notebook shows them. Each `*_table`
+function reads `report.analysis` (the tidy frames) and returns a frame; the function of the same name
+without `_table` is what the notebook cell shows: the frame as a table, or one line saying why there is
+none (or None, leaving the section out, where it does not apply).
 """
 
 from __future__ import annotations
@@ -34,22 +34,67 @@ def _labelled(report: Report, records: pd.DataFrame) -> pd.DataFrame:
     return joined.assign(run=label)
 
 
+EPOCH_RATE_COLUMNS = ["run", "epoch", "first line", "last line", "images/s", "used by the rule"]
+
+
 def epoch_rates_table(report: Report) -> pd.DataFrame:
-    """One row per epoch summary line (a record with an epoch and no iteration): its rate, and whether the
-    rule used it; MXNet's benchmark.py publishes the harmonic mean of the rates it used."""
-    its = report.analysis.iterations
-    epochs = its[(its["iteration"] < 0) & (its["epoch"] >= 0)]
+    """One row per epoch of each run whose rule is per epoch (`analysis.epochs`, MXNet's benchmark.py): the
+    run, the epoch, the lines of the records the rule reads for it, its rate and whether the rule's value
+    uses it. Empty for the other formats."""
+    epochs = report.analysis.epochs
     if epochs.empty:
-        return pd.DataFrame(columns=["run", "epoch", report.unit, "used by the rule"])
-    view = _labelled(report, epochs)
-    used = view["measured"].map({True: "yes", False: "no (warm-up)"})
-    return view.assign(**{"used by the rule": used})[["run", "epoch", "throughput", "used by the rule"]].rename(
-        columns={"throughput": report.unit}).reset_index(drop=True)
+        return pd.DataFrame(columns=EPOCH_RATE_COLUMNS)
+    view = _labelled(report, epochs).rename(columns={"line_start": "first line", "line_end": "last line",
+                                                     "rate": "images/s", "used": "used by the rule"})
+    return view[EPOCH_RATE_COLUMNS].reset_index(drop=True)
 
 
-def epoch_rates(report: Report) -> display.Html:
-    return display.table(epoch_rates_table(report), empty="no run logged a per-epoch rate",
-                         formats={report.unit: 2, "epoch": 0})
+def epoch_means_table(report: Report) -> pd.DataFrame:
+    """Per run of `epoch_rates_table`: the epochs the rule used, the harmonic mean of their rates and the
+    recomputed value of the runs table (the same number)."""
+    columns = ["run", "epochs used", "harmonic mean of the used", "recomputed images/s"]
+    epochs = report.analysis.epochs
+    if epochs.empty:
+        return pd.DataFrame(columns=columns)
+    used = epochs[epochs["used"]]
+    means = used.groupby(["source", "run"], sort=False)["rate"].agg(
+        epochs=lambda r: ", ".join(map(str, used.loc[r.index, "epoch"])), mean=lambda r: len(r) / (1 / r).sum())
+    runs = report.analysis.runs[["source", "run", "recomputed_throughput"]]
+    joined = _labelled(report, means.reset_index().merge(runs, on=["source", "run"], how="left"))
+    out = joined[["run", "epochs", "mean", "recomputed_throughput"]]
+    out.columns = columns
+    return out.reset_index(drop=True)
+
+
+def epoch_rates_why(report: Report) -> str:
+    """Why the section is there: the published number is made of these epochs' rates (the rule's source)."""
+    from .logged_setup import rule_source
+
+    runs = report.analysis.runs
+    per_epoch = runs.merge(report.analysis.epochs[["source", "run"]].drop_duplicates(), on=["source", "run"])
+    source, _url = rule_source(per_epoch, report.rule.name)
+    return ("The published number is benchmark.py's harmonic mean of the epoch rates after the first (-w 1: "
+            "the first is warm-up unless it is the only one), each rate as fit.py gives it (logged at the "
+            "epoch's end from 20.12; in 19.07, images over time of the measured iterations up to the epoch's "
+            f"end), so the recomputed value is the harmonic mean of the rates used [{source}].")
+
+
+def epoch_rates(report: Report) -> display.Html | None:
+    """A row per run: its lines, each epoch's rate (the unused marked warm-up), the harmonic mean of the
+    used ones and the recomputed value beside it; None where no run's rule is per epoch (no section)."""
+    table = epoch_rates_table(report)
+    if table.empty:
+        return None
+    cells = table.assign(rate=[display.fixed(r, 2) + ("" if used else " (warm-up)")
+                               for r, used in zip(table["images/s"], table["used by the rule"], strict=True)])
+    wide = cells.pivot(index="run", columns="epoch", values="rate").reindex(index=list(dict.fromkeys(table["run"])))
+    wide.columns = [f"epoch {e}" for e in wide.columns]
+    spans = cells.groupby("run", sort=False).agg(first=("first line", "min"), last=("last line", "max"))
+    wide.insert(0, "lines", [f"{a}–{b}" for a, b in spans.loc[wide.index].itertuples(index=False)])
+    means = epoch_means_table(report).set_index("run").drop(columns="epochs used")
+    shown = wide.fillna(display.DASH).join(means).reset_index()
+    return display.table(shown, empty="no run's rule is per epoch",
+                         formats={"harmonic mean of the used": 2, "recomputed images/s": 2})
 
 
 def iteration_rates_table(report: Report) -> pd.DataFrame:

@@ -248,3 +248,16 @@ def test_progress_in_a_log_is_a_plain_line_per_run_with_the_time_left(tmp_path, 
 def test_time_left_is_the_mean_run_so_far_times_the_runs_to_go():
     assert runner.left(30.0, 2, 3) == " ~45 s left"
     assert runner.left(0.0, 0, 4) == ""
+
+
+@pytest.mark.parametrize(("device", "imported"), [("cpu", False), ("cuda", True)])
+def test_a_cpu_study_lists_its_frameworks_without_importing_them(tmp_path, fake, monkeypatch, device, imported):
+    """Importing a framework in the capture only reads its CUDA build: a study on the CPU is spared it."""
+    from benchbook.environment import capture
+
+    seen = []
+    monkeypatch.setattr(capture, "capture", lambda **kwargs: seen.append(kwargs) or {"host": {}})
+    s = make(tmp_path)
+    s = s.model_copy(update={"cpu": s.cpu.model_copy(update={"device": device})})
+    runner.run_study(s, tmp_path / "runs", only=lambda run_id: False, progress=False)
+    assert [k["import_frameworks"] for k in seen] == [imported]

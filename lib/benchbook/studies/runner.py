@@ -165,14 +165,16 @@ def _host() -> dict:
     return {"hostname": socket.gethostname(), "platform": platform.platform(), "python": sys.version.split()[0]}
 
 
-def _capture(python: str | None) -> dict:
-    """The environment of the run's host (and of the framework's Python for CPU runs)."""
+def _capture(python: str | None, import_frameworks: bool = True) -> dict:
+    """The environment of the run's host (and of the framework's Python for CPU runs). The frameworks
+    are imported only to read their CUDA builds: a study on the CPU lists their packages' versions
+    without importing them (importing TensorFlow cost each CPU study about 6 s)."""
     try:
         from ..environment import capture
     except Exception:
         return {"host": _host()}
     try:
-        return capture.capture(python=python)
+        return capture.capture(python=python, import_frameworks=import_frameworks)
     except Exception as exc:  # a capture problem must never cost a run
         return {"host": _host(), "capture_error": f"{type(exc).__name__}: {exc}"}
 
@@ -257,7 +259,8 @@ def _run_locked(study, out, sdir, existing, only, echo, progress, say) -> dict[s
                 benchbook_version=__version__)
     meta["attempts"] = [*meta.get("attempts", []), {"started_at": now(), "pid": os.getpid(), **_host()}]
     records.write(meta_path, meta)
-    environment = _capture(str(python) if python else None)
+    environment = _capture(str(python) if python else None,
+                           import_frameworks=study.runtime != "cpu" or study.cpu.device == "cuda")
 
     todo = [r for r in runs if existing.get(r[0], {}).get("status") != "complete"]
     bar = tqdm(total=len(runs), initial=len(runs) - len(todo), unit="run", desc=study.name,

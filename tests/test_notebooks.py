@@ -366,6 +366,43 @@ def test_cli_publish_logs(tmp_path):
     assert json.loads((tmp_path / "mx" / "entry.json").read_text())["status"] == "ok"
 
 
+def test_the_publishing_process_reads_targets_pairs_and_records_without_pandas_or_jupyter_server(tmp_path):
+    """`benchbook publish` itself only finds targets, checks each notebook against its text source and
+    writes entries: pandas (0.2 s) is imported by the kernel that runs the cells, and jupytext's
+    JupyterLab contents managers (jupyter_server, 0.1 s) by nothing, as each report waits on them."""
+    code = ("import sys\nfrom pathlib import Path\nfrom benchbook.reports import publish, publish_files\n"
+            "from benchbook.runfolder import records\n"
+            f"t = publish.for_logs({str(FIXTURES / 'ngc_mxnet')!r}, 'resnet50_mxnet', reference='ngc_mxnet_resnet50')\n"
+            "assert publish_files.pair_difference(t.notebook) is None\n"
+            f"records.write(Path({str(tmp_path / 'entry.json')!r}), {{'throughput': float('nan')}})\n"
+            "print(sorted(m for m in ('pandas', 'jupyter_server') if sys.modules.get(m)))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.splitlines()[-1] == "[]"
+    assert json.loads((tmp_path / "entry.json").read_text()) == {"throughput": None}
+
+
+def test_the_html_exporter_made_ahead_writes_what_a_new_one_writes():
+    """The exporter `publish` makes while the kernel runs has converted a sample notebook already;
+    the pages it then writes are those of an exporter that converted nothing before."""
+    from nbconvert import HTMLExporter
+
+    v4 = nbformat.v4
+    table = "<table><tr><th>GPUs</th><td>7,799.02</td></tr></table>"
+    nb = v4.new_notebook(cells=[v4.new_markdown_cell("# Title\n\nA *verdict*, `code` and a link <a href='x'>x</a>."),
+                                v4.new_code_cell("print(1)", outputs=[
+                                    v4.new_output("stream", name="stdout", text="1\n"),
+                                    v4.new_output("display_data", data={"text/html": table})])],
+                         metadata={"language_info": {"name": "python", "pygments_lexer": "ipython3"}})
+    made_ahead = publish._html_exporter()
+    for hide in (True, False):
+        fresh = HTMLExporter(template_name="lab", embed_images=True)
+        for exporter in (made_ahead, fresh):
+            exporter.exclude_input = exporter.exclude_input_prompt = exporter.exclude_output_prompt = hide
+        resources = {"metadata": {"name": "t"}}
+        assert made_ahead.from_notebook_node(nb, resources=dict(resources))[0] == \
+            fresh.from_notebook_node(nb, resources=dict(resources))[0]
+
+
 def test_a_kernel_that_does_not_start_is_started_again_but_a_failing_cell_is_not(tmp_path, monkeypatch):
     calls = []
 

@@ -9,14 +9,16 @@ import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import pandas as pd
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .. import models
 from ..errors import BenchbookError, UnknownNameError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 SCHEMA_VERSION = 1
 ENV_VAR = "BENCHBOOK_REFERENCES"
@@ -254,7 +256,10 @@ class Reference(_Strict):
         return self.software.framework or MODELS[self.model]
 
     def frame(self) -> pd.DataFrame:
-        """The published rows as a table (the columns of `Row`)."""
+        """The published rows as a table (the columns of `Row`); pandas imported here, not by every reader of
+        a reference file (`benchbook publish` reads them before any report needs a table)."""
+        import pandas as pd
+
         cols = ["table", "gpus", "nodes", "batch_size", "precision", *FLAGS, "throughput", "speedup", "note"]
         frame = pd.DataFrame([r.model_dump() for r in self.rows], columns=cols)
         frame["throughput_printed"] = [r.as_printed("throughput") for r in self.rows]

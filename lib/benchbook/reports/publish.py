@@ -62,10 +62,13 @@ from .targets import (  # noqa: F401 -- the makers of targets, publish's public 
     is_published_set,
 )
 
-# jsonschema imports rfc3987-syntax when installed (0.9 s: it builds a grammar) for an "iri" format check
-# nbformat's schema never asks for; None in sys.modules makes that import fail, and jsonschema goes without.
+# Imports that a package makes when they are installed and that publishing never uses; None in sys.modules
+# makes them fail, and the package goes without (both catch the ImportError):
+# - jsonschema imports rfc3987-syntax (0.9 s: it builds a grammar) for an "iri" format check nbformat's
+#   schema never asks for;
+# - jupytext imports jupyter_server (0.1 s) for its JupyterLab contents managers; the pair check only reads.
 # Set before anything here reads a notebook (the pair check of each report does, then papermill, nbconvert).
-_UNNEEDED = ("rfc3987_syntax",)
+_UNNEEDED = ("rfc3987_syntax", "jupyter_server")
 for _name in _UNNEEDED:
     sys.modules.setdefault(_name, None)
 
@@ -188,11 +191,23 @@ def _execute_quietly(target: Target, out: Path, executed: Path) -> dict:
 
 
 def _html_exporter():
-    """nbconvert's HTML exporter with its templates compiled (0.5 s of imports and Jinja): one for both pages."""
+    """nbconvert's HTML exporter, made while the kernel runs the cells and used for both pages.
+
+    It has converted a small notebook of the report's kinds of cell (Markdown, highlighted code, an HTML
+    table, an image) already, so that what nbconvert does only once (0.7 s of imports, compiling its
+    Jinja templates, its Markdown parser, the code lexer and its BeautifulSoup selectors) is not done
+    after the last cell, when the pages are all that is left to make."""
+    import nbformat
     from nbconvert import HTMLExporter
 
     exporter = HTMLExporter(template_name="lab", embed_images=True)
-    exporter.template  # noqa: B018 -- compiled now, not on the first page
+    v4 = nbformat.v4
+    outputs = [v4.new_output("display_data", data={"text/html": "<table><tr><td>1</td></tr></table>",
+                                                   "image/png": "iVBORw0KGgo="})]
+    sample = v4.new_notebook(cells=[v4.new_markdown_cell("# A\n\n| a |\n|---|\n| 1 |"),
+                                    v4.new_code_cell("x = 1", outputs=outputs)],
+                             metadata={"language_info": {"name": "python", "pygments_lexer": "ipython3"}})
+    exporter.from_notebook_node(sample)
     return exporter
 
 

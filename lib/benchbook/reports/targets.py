@@ -44,9 +44,9 @@ def for_logs(log_dir: str | Path, model: str, name: str | None = None, reference
     folder = Path(log_dir).resolve()
     if not folder.exists():
         raise BenchbookError(f"{shown(str(log_dir))}: no such folder of logs")
-    if reference:  # a bad name fails here, not later as a failed notebook
-        from . import references
-        references.load(reference)
+    if reference:  # a bad name fails here, not later as a failed notebook (the schema alone: no pandas to import)
+        from ..models import reference_schema
+        reference_schema.load(reference)
     return Target(name or folder.name, NOTEBOOKS / f"{notebook}.ipynb",
                   {"study": None, "log_dir": str(folder), "launch": False, "reference": reference}
                   | ({"rule": rule} if rule else {}),

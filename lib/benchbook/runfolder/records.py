@@ -14,14 +14,16 @@ import json
 import math
 import os
 import stat
+import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from ..errors import BenchbookError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 RECORD = "run.json"
 SCHEMA_VERSION = 1
@@ -69,8 +71,12 @@ _UMASK = _read_umask()
 
 def clean(value):
     """A value as plain JSON: NaN, infinities and pandas' NA become null, numpy scalars Python numbers
-    (strict JSON: `Infinity` is no JSON, and no reader of a run record should meet it)."""
-    if value is pd.NA or value is None:
+    (strict JSON: `Infinity` is no JSON, and no reader of a run record should meet it).
+
+    pandas is not imported here: reading and writing records (each report's entry in `publish`) should
+    not cost its 0.2 s import; a value can be pandas' NA only where pandas is already imported."""
+    pandas = sys.modules.get("pandas")
+    if value is None or (pandas is not None and value is pandas.NA):
         return None
     if isinstance(value, float) and not math.isfinite(value):
         return None
@@ -397,6 +403,8 @@ def live_status(rec: dict) -> tuple[str, str | None]:
 
 def table(study_dir: Path) -> pd.DataFrame:
     """One row per run record of a study folder: the state of a study at a glance (tidy)."""
+    import pandas as pd
+
     rows = []
     found, wrong = scan(study_dir)
     notes = {}

@@ -100,7 +100,7 @@ page.section(
     "Each logged block carries the total loss (Total loss:) beside the throughput: per run, the loss of the first "
     "and last logged interval, and how many intervals logged one. A throughput benchmark only means something if "
     "training went on, and a falling loss says it did.",
-    record_views.loss(report), level=3, when=not record_views.loss_table(report).empty)
+    record_views.loss(report), level=3)
 
 # %%
 page.section(
@@ -109,14 +109,14 @@ page.section(
     "FastRCNN class loss, FastRCNN box loss, Mask loss, L2 loss and the totals of the RPN and Fast R-CNN heads): "
     "per run, the first and last value of each; then each over the iterations, a colour per configuration. A part "
     "that does not fall points at the head that did not learn.",
-    record_views.loss_components(report), level=3, when=not record_views.loss_components_table(report).empty)
+    record_views.loss_components(report), level=3)
 
 # %%
 page.section(
     "Logged rates and the running mean",
     "Up to step 100 each block logs the rate of its own step; after it, the running mean since step 100. Per run: "
     "the first logged rate, the median and mean of all logged rates, and the last running mean (the rule's value).",
-    record_views.iteration_rates(report), level=3, when=not record_views.iteration_rates_table(report).empty)
+    record_views.iteration_rates(report), level=3)
 
 # %%
 page.section("3. Reproduction", "Per published configuration, what the table at the top does not show: the "

@@ -42,7 +42,7 @@ display.table(report.published(), empty="no result folder", formats={"minutes": 
 # Every score beside the one published for it: params/references/mlperf/, else the set's expected.yaml
 display.table(report.against_published(),
               empty="no published score of these results in params/references/mlperf/",
-              formats={"published": 4, "minutes": 4, "deviation": "{:+.4%}".format})
+              formats={"published": 4, "minutes": 4, "deviation": lambda d: display.signed(100 * d, 4, "%")})
 
 # %% [markdown]
 # ## Per accelerator

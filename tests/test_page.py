@@ -50,7 +50,6 @@ def test_dlperf_and_cpu_paragraphs_only_where_they_apply():
 
 def test_a_section_with_nothing_to_show_is_left_out_heading_and_all():
     assert page.section("Repeats", "intro", None) is None
-    assert page.section("Loss", "intro", display.note("x"), when=False) is None
     shown = page.section("Loss", "intro", display.note("x"), level=3)
     assert shown.markup.startswith('<h3 id="loss">Loss</h3><p>intro</p>')
 

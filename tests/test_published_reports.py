@@ -68,5 +68,9 @@ def test_the_index_shows_published_sets_apart_from_runs(tmp_path):
     assert first < html.index("NGC TF1 ResNet-50") < second < html.index("resnet50_tf-cpu")
     assert "8 of 8 within ±5%" in html and "largest deviation +0.02%" in html
     assert "NGC 20.06 &lt;tf1&gt;" in html  # escaped
+    # a repository or a range wraps at its parts, not mid-word; a table too wide for the window scrolls
+    assert "wanghuancoder/<wbr>PerformanceReport" in html and "ratios 1.0000–<wbr>1.0002" in html
+    assert "overflow-wrap: anywhere" not in html
+    assert html.count('<div class="scroll"><table id=') == 2 and html.count("</table></div>") == 2
     only_runs = index_page.write_index(tmp_path, [run]).read_text()
     assert "Published results" not in only_runs and "Runs on this machine" in only_runs

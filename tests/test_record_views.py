@@ -9,7 +9,7 @@ from statistics import harmonic_mean
 
 import pytest
 
-from benchbook.reports import record_views
+from benchbook.reports import page, record_views
 from benchbook.reports.report import Report
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -54,14 +54,15 @@ def test_maskrcnn_loss_is_the_first_and_last_logged_total_loss():
     assert (row["last iteration"], row["last loss"]) == (25, 2.7)
 
 
-def test_sections_with_nothing_to_show_say_why_in_one_line(tmp_path):
+def test_views_of_records_the_logs_do_not_hold_are_none_so_their_sections_are_left_out(tmp_path):
     report = Report(log_dir=FIXTURES / "ngc_pytorch")
     assert record_views.epoch_rates_table(report).empty  # PyTorch's rule is no per-epoch rule
     assert record_views.epoch_rates(report) is None  # so its section is left out, not shown empty
     (tmp_path / "empty.log").write_text("nothing a parser knows\n")
     nothing = Report(log_dir=tmp_path)
-    assert "no run logged per-iteration rates" in str(record_views.iteration_rates(nothing))
-    assert "no run logged a loss" in str(record_views.loss(nothing))
+    assert record_views.iteration_rates_table(nothing).empty and record_views.iteration_rates(nothing) is None
+    assert record_views.loss_table(nothing).empty and record_views.loss(nothing) is None
+    assert page.section("Loss", "intro", record_views.loss(nothing)) is None
 
 
 # The components NGC's TF2 Mask R-CNN registers for its log (NVIDIA/DeepLearningExamples
@@ -107,8 +108,7 @@ def test_maskrcnn_loss_components_per_run_in_the_order_the_log_prints_them(tmp_p
     assert 'alt="Loss components per iteration; FastRCNN box loss' in shown.markup
 
 
-def test_logs_without_loss_components_say_so_in_one_line():
+def test_logs_without_loss_components_leave_their_section_out():
     report = Report(log_dir=FIXTURES / "ngc_maskrcnn")  # total loss only
     assert record_views.loss_components_table(report).empty
-    shown = record_views.loss_components(report)
-    assert shown.plain == "no run logged the components of its loss (only a total loss, or none)"
+    assert record_views.loss_components(report) is None

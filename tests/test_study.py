@@ -203,6 +203,9 @@ def test_invalid_yaml_and_missing_file(tmp_path):
         study.load(tmp_path / "nope.yaml")
     with pytest.raises(StudyError, match="a study file is a YAML mapping"):
         study.load(write(tmp_path, "- 1\n- 2\n"))
+    (tmp_path / "latin1.yaml").write_bytes(b"schema_version: 1\nname: caf\xe9\n")
+    with pytest.raises(StudyError, match=r"latin1.yaml: cannot read the study file \(.*utf-8"):
+        study.load(tmp_path / "latin1.yaml")
 
 
 @pytest.mark.parametrize("text, seconds", [(90, 90), ("90s", 90), ("30m", 1800), ("2h", 7200), ("1h30m", 5400)])

@@ -53,6 +53,11 @@ def test_cells_read_well():
     assert [display.significant(x) for x in (1.0, 0.98765, 12.345, 1234.5)] == ["1.00", "0.988", "12.3", "1234"]
     assert [display.as_printed(x) for x in (1412.0, 381.46, 7601.888)] == ["1412", "381.46", "7601.888"]
     assert display.text(6.0) == "6" and display.text(["a", "b"]) == "a; b" and display.text(True) == "yes"
+    # a deviation has its sign, except where it rounds to zero: a score equal to the published one (MLPerf's
+    # deviation as a fraction, float noise below 0) reads "0.0000%", not "-0.0000%"
+    shown = [display.signed(x) for x in (0.0612, -0.4, -0.004, 0.0, None)]
+    assert shown == ["+0.06", "-0.40", "0.00", "0.00", display.DASH]
+    assert display.signed(100 * (7.9999999999 / 8.0 - 1), 4, "%") == "0.0000%"
     long = "x" * 300
     shown = display.table(pd.DataFrame({"k": ["title"], "v": [long]}).set_index("k"), empty="-")
     assert long in shown.markup  # never cut

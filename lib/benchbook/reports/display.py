@@ -90,6 +90,15 @@ def fixed(value, decimals: int = 2) -> str:
     return DASH if missing(value) else f"{float(value):.{decimals}f}"
 
 
+def signed(value, decimals: int = 2, unit: str = "") -> str:
+    """A deviation with its sign, to `decimals`: "+0.06", "-0.40"; no sign where it rounds to zero ("0.00",
+    never "-0.00": a score equal to the published one is no deviation down)."""
+    if missing(value):
+        return DASH
+    shown = f"{float(value):+.{decimals}f}"
+    return (shown[1:] if float(shown) == 0 else shown) + unit
+
+
 def as_printed(value) -> str:
     """A published number as its report printed it: 1412, 381.46, 7601.888 (no float noise). Text (the
     reference file's printed form, 3038.730) is shown as it is; a float cannot keep a trailing zero."""

@@ -139,10 +139,7 @@ def decimals_by_configuration(grids_: list[Grid]) -> dict[tuple, int]:
 
 def deviation(delta_pct) -> str:
     """A deviation in percent, signed, to 2 decimals: "+0.06", "-0.40", "0.00" (no sign where it rounds to 0)."""
-    if display.missing(delta_pct):
-        return display.DASH
-    text = f"{float(delta_pct):+.2f}"
-    return "0.00" if text in ("+0.00", "-0.00") else text
+    return display.signed(delta_pct, 2)
 
 
 def _column_text(column: tuple) -> str:

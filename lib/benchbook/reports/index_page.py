@@ -44,6 +44,13 @@ def _e(text: str) -> str:  # a file name in an error may hold control characters
     return html.escape(shown(text))
 
 
+def _wrapping(text: str) -> str:
+    """`text` escaped, with a line break allowed after each `/`, `_` and `–`: a repository or container
+    (mlcommons/training_results_v0.7, nvcr.io/nvidia/mxnet:19.07-py3) or a range of ratios wraps at its
+    parts, never mid-word."""
+    return _e(text).replace("/", "/<wbr>").replace("_", "_<wbr>").replace("–", "–<wbr>")
+
+
 def _links(entry: dict) -> str:
     name = entry["name"]
     return (f'<a href="{_e(name)}/report.html">report</a> · <a href="{_e(name)}/code.html">code</a> · '
@@ -63,10 +70,10 @@ def _published_row(entry: dict) -> str:
     return (f'<tr class="{_e(status)}"><td class="set"><a href="{_e(entry["name"])}/report.html">'
             f'{_e(str(about.get("title") or s.get("title") or entry["name"]))}</a>'
             f'<div class="views">{_links(entry)}</div></td>'
-            f'<td>{_e(str(about.get("publisher", "-")))}</td><td>{_e(str(about.get("hardware", "-")))}</td>'
-            f'<td>{_e(str(about.get("software", "-")))}</td><td class="status">{_e(status)}</td>'
+            f'<td>{_wrapping(str(about.get("publisher", "-")))}</td><td>{_e(str(about.get("hardware", "-")))}</td>'
+            f'<td>{_wrapping(str(about.get("software", "-")))}</td><td class="status">{_e(status)}</td>'
             f'<td class="verdict">{_e(str(s.get("verdict", "-")))}</td><td>{_e(within)}</td>'
-            f'<td class="size">{_e(str(s.get("deviation") or "-"))}</td>'
+            f'<td class="size">{_wrapping(str(s.get("deviation") or "-"))}</td>'
             + _error_row(entry, 8) + "</tr>")
 
 
@@ -95,20 +102,21 @@ def write_index(reports: Path, entries: list[dict]) -> Path:
 <p>The logs each publication released with its numbers, shipped in <code>examples/published/</code> and read in
 place; each number recomputed by the rule of the script that printed it. Nothing was run:
 "consistent" says the published numbers follow from these logs.</p>
-<table id="published"><thead><tr><th>set</th><th>publisher</th><th>hardware</th><th>framework and container</th>
-<th>status</th><th>verdict</th><th>configurations</th><th>by how much</th></tr></thead>
+<div class="scroll"><table id="published"><thead><tr><th>set</th><th>publisher</th><th>hardware</th>
+<th>framework and container</th><th>status</th><th>verdict</th><th>configurations</th><th>by how much</th></tr></thead>
 <tbody>
 {chr(10).join(_published_row(x) for x in published)}
-</tbody></table>
+</tbody></table></div>
 """
     runs_part = "" if not runs else f"""<h2>Runs on this machine</h2>
 <p>best = the configuration with the highest median throughput over repeats, in the report's unit ·
 verdict = measured against the published reference.</p>
-<table id="reports"><thead><tr><th>report</th><th>title</th><th>status</th><th>mode</th><th>runs complete</th>
-<th>best configuration</th><th>median</th><th>verdict</th><th>published (UTC)</th><th>views</th></tr></thead>
+<div class="scroll"><table id="reports"><thead><tr><th>report</th><th>title</th><th>status</th><th>mode</th>
+<th>runs complete</th><th>best configuration</th><th>median</th><th>verdict</th><th>published (UTC)</th>
+<th>views</th></tr></thead>
 <tbody>
 {chr(10).join(_run_row(x) for x in runs)}
-</tbody></table>
+</tbody></table></div>
 """
     page = f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>benchbook reports</title><link rel="icon" href="data:,">
@@ -119,7 +127,8 @@ th, td {{ border-bottom: 1px solid #ddd; padding: .4rem .6rem; text-align: left;
 th {{ background: #f4f4f4; }} td.num {{ text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }}
 tr.failed td.status {{ color: #b00020; font-weight: bold; }} tr.ok td.status {{ color: #1b5e20; }}
 tr.error td {{ color: #b00020; font-family: monospace; white-space: pre-wrap; }}
-#published td {{ overflow-wrap: anywhere; }} td.set {{ min-width: 16rem; }} td.size {{ min-width: 11rem; }}
+.scroll {{ overflow-x: auto; margin-bottom: 2rem; }} .scroll table {{ margin-bottom: 0; }}
+#published td {{ overflow-wrap: break-word; }} td.set {{ min-width: 15rem; }} td.size {{ min-width: 9rem; }}
 #published td.verdict, #published td.status {{ overflow-wrap: normal; white-space: nowrap; }}
 .views {{ font-size: .85em; margin-top: .2rem; white-space: nowrap; }}
 </style></head><body>

@@ -85,10 +85,10 @@ def about(report: Report, rule: str, dlperf: str | None = None, cpu: str | None 
     return display.Html("".join(f"<p>{html.escape(p)}</p>" for p in parts), "\n\n".join(parts))
 
 
-def section(heading: str, intro: str | None, body, level: int = 2, when: bool = True):
-    """A section with its heading and paragraph, or None (nothing shown) when its body is None or `when` is
-    false (a model's section whose records the logs do not hold)."""
-    if body is None or not when:
+def section(heading: str, intro: str | None, body, level: int = 2):
+    """A section with its heading and paragraph, or None (nothing shown) when its body is None (a model's
+    section whose records the logs do not hold)."""
+    if body is None:
         return None
     inner = body if isinstance(body, display.Html) else display.Html(body._repr_html_(), repr(body))
     markup = _heading(heading, level) + (f"<p>{html.escape(intro)}</p>" if intro else "") + inner.markup

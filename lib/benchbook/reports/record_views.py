@@ -6,8 +6,8 @@ rate (`analysis.epochs`) where the rule is per epoch; PyTorch's logger averages 
 ones included, so its notebook shows how the first iterations pull that mean down; Mask R-CNN logs a loss
 per interval and its components (RPN, Fast R-CNN, mask, L2), so its notebook shows them. Each `*_table`
 function reads `report.analysis` (the tidy frames) and returns a frame; the function of the same name
-without `_table` is what the notebook cell shows: the frame as a table, or one line saying why there is
-none (or None, leaving the section out, where it does not apply).
+without `_table` is what the notebook cell shows: the frame as a table, or None where the logs hold no
+such records, which leaves the section out (`page.section`), heading and all.
 """
 
 from __future__ import annotations
@@ -115,8 +115,12 @@ def iteration_rates_table(report: Report) -> pd.DataFrame:
     return per_run
 
 
-def iteration_rates(report: Report) -> display.Html:
-    return display.table(iteration_rates_table(report), empty="no run logged per-iteration rates",
+def iteration_rates(report: Report) -> display.Html | None:
+    """The table of `iteration_rates_table`; None where no run logged a rate per iteration (no section)."""
+    table = iteration_rates_table(report)
+    if table.empty:
+        return None
+    return display.table(table, empty="no run logged per-iteration rates",
                          formats=dict.fromkeys(["first iteration", "median", "mean of all", "by the rule"], 2))
 
 
@@ -135,8 +139,12 @@ def loss_table(report: Report) -> pd.DataFrame:
     return per_run
 
 
-def loss(report: Report) -> display.Html:
-    return display.table(loss_table(report), empty="no run logged a loss",
+def loss(report: Report) -> display.Html | None:
+    """The table of `loss_table`; None where no run logged a loss (no section)."""
+    table = loss_table(report)
+    if table.empty:
+        return None
+    return display.table(table, empty="no run logged a loss",
                          formats={"first loss": 4, "last loss": 4, "first iteration": 0, "last iteration": 0})
 
 
@@ -162,15 +170,15 @@ def loss_components_table(report: Report) -> pd.DataFrame:
     return per_run.reset_index(drop=True)
 
 
-def loss_components(report: Report) -> display.Html:
+def loss_components(report: Report) -> display.Html | None:
     """A row per run, a column per component (first value -> last value, over the iterations the row
-    names), then the components' curves per configuration; one line where the logs print no components
-    (a format that logs the total loss alone, shown under Loss)."""
+    names), then the components' curves per configuration; None where the logs print no components (a
+    format that logs the total loss alone, shown under Loss)."""
     from . import plots
     from .views import together
     table = loss_components_table(report)
     if table.empty:
-        return display.note("no run logged the components of its loss (only a total loss, or none)")
+        return None
     components = list(dict.fromkeys(table["component"]))
     cells = table.assign(change=[f"{display.fixed(a, 4)} → {display.fixed(b, 4)}"
                                  for a, b in zip(table["first value"], table["last value"], strict=True)])

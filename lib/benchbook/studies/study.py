@@ -377,18 +377,8 @@ def load(path: str | Path, limits: bool | None = None) -> Study:
     `limits` (default: unless BENCHBOOK_ALLOW_LARGE_STUDY is set) caps the runs of the study and the
     processes of a run (MAX_RUNS, MAX_PROCESSES)."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise StudyError(f"{path}: no such study file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise StudyError(f"{path}: cannot read the study file ({exc})") from None
-    try:
-        doc = yamlfile.parse(text, path, MAX_YAML_NODES)
-    except (yamlfile.YamlSizeError, yamlfile.YamlSyntaxError) as exc:
-        raise StudyError(str(exc)) from None
-    if not isinstance(doc, dict):
-        raise StudyError(f"{path}: a study file is a YAML mapping (schema_version, model, runtime, sweep, ...)")
+    doc = yamlfile.read_mapping(path, StudyError, "study file", "schema_version, model, runtime, sweep, ...",
+                                MAX_YAML_NODES)
     if "schema_version" not in doc:
         raise StudyError(f"{path}: schema_version is missing; this benchbook reads schema_version: {SCHEMA_VERSION}")
     if doc["schema_version"] != SCHEMA_VERSION:

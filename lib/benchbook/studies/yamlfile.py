@@ -116,6 +116,8 @@ def read_mapping(path: Path, error: type[Exception], kind: str, holds: str, limi
     mapping. `kind` is what the file is ("launch study"), `holds` the keys a mapping of it has."""
     try:
         text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise error(f"{path}: no such {kind}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise error(f"{path}: cannot read the {kind} ({getattr(exc, 'strerror', None) or exc})") from None
     try:

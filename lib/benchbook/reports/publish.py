@@ -170,13 +170,17 @@ def _execute_quietly(target: Target, out: Path, executed: Path) -> dict:
     params = dict(target.parameters, summary_path=str(summary))
     if "sources" not in params:
         params["interactive"] = False
+    # A report that only reads has nothing left to do once its last cell has answered: its kernel is stopped
+    # at once rather than asked to exit (0.4 s of the kernel's own exit hooks). One that launches its study
+    # is asked, and given the time to end what it started.
+    shutdown = "graceful" if params.get("launch") else "immediate"
     with cf.ThreadPoolExecutor(1) as pool:
         exporter = pool.submit(_html_exporter)  # nbconvert's imports and templates while the kernel runs the cells
         for attempt in range(1, KERNEL_STARTS + 1):
             try:
                 papermill.execute_notebook(  # saved once at the end (and on an error), not after every cell
                     str(target.notebook), str(executed), parameters=params, kernel_name="python3", progress_bar=False,
-                    cwd=str(ROOT), request_save_on_cell_execute=False)
+                    cwd=str(ROOT), request_save_on_cell_execute=False, shutdown_kernel=shutdown)
                 status, error = "ok", None
             except papermill.PapermillExecutionError as exc:
                 status, error = "failed", f"{exc.ename}: {exc.evalue}"

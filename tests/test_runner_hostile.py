@@ -254,3 +254,24 @@ def test_a_run_folder_of_another_user_is_left_alone(tmp_path, fake, monkeypatch,
     assert sorted(p.name for p in run_dir.iterdir()) == before and results[run_dir.name]["status"] == "running"
     assert capsys.readouterr().out == f"{run_dir.name}: {run_dir} belongs to another user (uid {os.getuid()}): " \
                                       "left alone\n"
+
+
+def test_a_ctrl_c_while_an_ended_run_is_recorded_stops_the_study_after_its_record(tmp_path, fake, monkeypatch):
+    """A second or third Ctrl-C that lands while a finished run is analysed (here: sent from inside the
+    analysis) waits until the record says how the run ended, then stops the study; before, it left the
+    record saying `running`, as if benchbook had died."""
+    analyze = runner.analyze
+
+    def interrupted_analysis(paths):
+        os.kill(os.getpid(), signal.SIGINT)  # what the terminal sends on Ctrl-C
+        time.sleep(0.1)  # the handler runs here, between two bytecodes of this analysis
+        return analyze(paths)
+
+    monkeypatch.setattr(runner, "analyze", interrupted_analysis)
+    s = make(tmp_path)
+    with pytest.raises(KeyboardInterrupt):
+        runner.run_study(s, tmp_path / "runs", progress=False)
+    found = records.find(tmp_path / "runs" / s.name)
+    assert [r["status"] for r in found.values()] == ["complete"]  # the first run, analysed; no other began
+    assert next(iter(found.values()))["analysis"][0]["recomputed_throughput"] == pytest.approx(103.5)
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # the study's handler is gone

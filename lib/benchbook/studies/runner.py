@@ -275,7 +275,7 @@ def _run_locked(study, out, sdir, existing, only, echo, progress, say) -> dict[s
     previous = {s: signal.getsignal(s) for s in stops}
     if threading.current_thread() is threading.main_thread():
         for s in stops:
-            signal.signal(s, _term_as_interrupt)
+            signal.signal(s, _STOPS.handle)
     try:
         for i, (run_id, run_dir, cfg, cmd) in enumerate(todo):
             bar.set_postfix_str(run_id)
@@ -305,8 +305,34 @@ def left(spent: float, done: int, remaining: int) -> str:
     return f" ~{round(spent / done * remaining)} s left" if done else ""
 
 
-def _term_as_interrupt(signum, frame):
-    raise KeyboardInterrupt
+class _Stops:
+    """The study's stop signals (Ctrl-C, SIGTERM, SIGHUP) as a KeyboardInterrupt, at once, except while a
+    run that has ended is being recorded: then the stop waits until its record is written. A second or
+    third Ctrl-C pressed while a run stops would otherwise land in its analysis and leave the record
+    saying `running` (as if benchbook had died) although the run and its log are finished."""
+
+    def __init__(self):
+        self.holding, self.pending = False, False
+
+    def handle(self, signum, frame):
+        if self.holding:
+            self.pending = True
+            return
+        raise KeyboardInterrupt
+
+    @contextlib.contextmanager
+    def held(self):
+        self.holding, self.pending = True, False
+        try:
+            yield
+        finally:
+            self.holding = False
+        if self.pending:
+            self.pending = False
+            raise KeyboardInterrupt
+
+
+_STOPS = _Stops()
 
 
 def _one(study: Study, run_id: str, run_dir: Path, cfg: dict, cmd: Command, environment: dict,
@@ -338,8 +364,15 @@ def _one(study: Study, run_id: str, run_dir: Path, cfg: dict, cmd: Command, envi
     try:
         ending = launchers.get(cmd.launcher).execute(cmd, log, study.timeout, study.no_progress, echo, started)
     except BaseException as exc:  # the record must not stay `running`: say how the run ended, then go on up
-        _ended_early(run_dir, record, exc, t0)
+        with _STOPS.held():
+            _ended_early(run_dir, record, exc, t0)
         raise
+    with _STOPS.held():  # a Ctrl-C now stops the study once the record says how the run ended
+        return _finished(run_dir, record, ending, log, t0)
+
+
+def _finished(run_dir: Path, record: dict, ending, log: Path, t0: float) -> dict:
+    """The record of a run that ended: its end, exit code, analysis and status, written."""
     record.update(ended_at=now(), duration_s=round(time.monotonic() - t0, 3), exit_code=ending.exit_code)
     try:
         result = analyze([log])

@@ -305,6 +305,17 @@ def test_reports_embed_everything_and_load_nothing_from_the_network(published):
         assert 'src="data:image/png;base64,' in page or e["name"] == "cmp"
 
 
+def test_the_page_without_code_opens_with_the_title_not_empty_cells(published):
+    """The parameters and imports show nothing: on report.html they are left out (each was an empty
+    cell's margins above the title); code.html keeps every cell."""
+    reports, entries, _ = published
+    for e in entries:
+        page = (reports / e["name"] / "report.html").read_text()
+        body = page[page.index("<main>"):]
+        assert 'jp-mod-noOutputs' not in body and "celltag_parameters" not in body, e["name"]
+        assert "celltag_parameters" in (reports / e["name"] / "code.html").read_text()
+
+
 def test_index_lists_every_report_with_status_and_verdict(published):
     reports, entries, _ = published
     index = (reports / "index.html").read_text()

@@ -61,6 +61,9 @@ def test_cells_read_well():
     long = "x" * 300
     shown = display.table(pd.DataFrame({"k": ["title"], "v": [long]}).set_index("k"), empty="-")
     assert long in shown.markup  # never cut
+    path = display.table(pd.DataFrame({"source": ["results/NVIDIA/maskrcnn"], "n": [1]}), empty="-")
+    assert "results/<wbr>NVIDIA/<wbr>maskrcnn" in path.markup  # wraps at its parts, not mid-word
+    assert "results/NVIDIA/maskrcnn" in path.plain
     assert "<th>k</th>" in shown.markup  # a named index becomes a column; an unnamed one is dropped
     unnamed = display.table(pd.DataFrame({"v": ["<b>"]}, index=[7]), empty="-")
     assert ">7<" not in unnamed.markup and "&lt;b&gt;" in unnamed.markup  # no index column; escaped

@@ -168,6 +168,12 @@ def cells(frame: pd.DataFrame, formats: Mapping[str, object] | None = None) -> l
     return out
 
 
+def _wrapping(text: str) -> str:
+    """`text` escaped, a line break allowed after each `/`: a path, a repository or an address too long for
+    its column wraps at its parts (training_results_v0.7/NVIDIA/results/...), not mid-word."""
+    return html.escape(text).replace("/", "/<wbr>")
+
+
 def table(frame: pd.DataFrame, empty: str, formats: Mapping[str, object] | None = None,
           numeric: Iterable[str] = ()) -> Html:
     """The frame as a readable HTML table (no index column, nothing cut), or `empty` as one line."""
@@ -178,7 +184,7 @@ def table(frame: pd.DataFrame, empty: str, formats: Mapping[str, object] | None 
     rows = cells(frame, formats)
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in frame.columns)
     body = "".join("<tr>" + "".join(
-        f'<td class="num">{html.escape(v)}</td>' if c in right and v != DASH else f"<td>{html.escape(v)}</td>"
+        f'<td class="num">{html.escape(v)}</td>' if c in right and v != DASH else f"<td>{_wrapping(v)}</td>"
         for c, v in zip(frame.columns, r, strict=True)) + "</tr>" for r in rows)
     plain = "\n".join(" | ".join(r) for r in [list(map(str, frame.columns)), *rows])
     return Html(f'<table class="bb-table"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>', plain)

@@ -137,11 +137,6 @@ def decimals_by_configuration(grids_: list[Grid]) -> dict[tuple, int]:
 # --------------------------------------------------------------------------------------------- rendering
 
 
-def deviation(delta_pct) -> str:
-    """A deviation in percent, signed, to 2 decimals: "+0.06", "-0.40", "0.00" (no sign where it rounds to 0)."""
-    return display.signed(delta_pct, 2)
-
-
 def _column_text(column: tuple) -> str:
     precision, batch, *flags = column
     return configs.column_label(precision, batch, dict(flags))
@@ -175,7 +170,7 @@ def render(grid: Grid, unit: str, word=lambda verdict: verdict) -> display.Html:
                 cls = "num" + (" bb-reproduced" if verdict == "reproduced" else
                                " bb-off" if verdict in ("slower", "faster") else "")
                 row += [(display.as_printed(cell["published"]), "num", ""), (value, "num", ""),
-                        (deviation(cell["delta_pct"]), cls, word(verdict) if verdict else "")]
+                        (display.signed(cell["delta_pct"], 2), cls, word(verdict) if verdict else "")]
             else:
                 row += [(value, "num", ""), (str(cell["runs"]), "num", "")]
                 row += [(display.fixed(cell["speedup"], 2), "num", "")] if speedup else []

@@ -227,8 +227,8 @@ def _convert(executed: Path, out: Path, exporter=None) -> None:
         title = out.name
     # Without the code, a code cell that shows nothing (the parameters, the imports) would be an empty
     # cell's margins: four of them put 80 px of blank page above the title.
-    shown = nbformat.from_dict(dict(nb, cells=[c for c in nb.cells if c.cell_type != "code" or c.get("outputs")]))
-    for name, page, hide in (("report.html", shown, True), ("code.html", nb, False)):
+    showing = nbformat.from_dict(dict(nb, cells=[c for c in nb.cells if c.cell_type != "code" or c.get("outputs")]))
+    for name, page, hide in (("report.html", showing, True), ("code.html", nb, False)):
         exporter.exclude_input = exporter.exclude_input_prompt = exporter.exclude_output_prompt = hide
         body, _ = exporter.from_notebook_node(page, resources={"metadata": {"name": title}})
         write_text(out / name, _offline(body))

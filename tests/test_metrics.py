@@ -168,7 +168,7 @@ def test_cpu_ranks_are_configurations_of_their_own_with_speedup_over_one_process
     assert stats.loc[1, "speedup"] == 1.0 and stats.loc[2, "speedup"] == pytest.approx(20.0 / 11.0)
     assert stats.loc[2, "efficiency"] == pytest.approx(10.0 / 11.0)
     from benchbook.reports import plots
-    assert plots.config_label(stats.reset_index().iloc[1]) == "CPU x2 ranks · fp32 · bs8 · no xla"
+    assert plots.config_label(stats.reset_index().iloc[1]) == "CPU, 2 processes · fp32 · bs8 · no xla"
     assert plots.config_label(stats.reset_index().iloc[0]) == "CPU · fp32 · bs8 · no xla"
     from benchbook.reports import tables
     layout = tables.published_layout(stats.reset_index())

@@ -14,11 +14,11 @@ import pytest
 from benchbook import models, workloads
 
 LIB = Path(__file__).resolve().parents[1] / "lib" / "benchbook"
-STAGES = ("logs", "studies", "reports", "environment", "models", "workloads", "runfolder", "mlperf")
+STAGES = ("core", "logs", "studies", "reports", "environment", "models", "workloads", "runfolder", "mlperf")
 # Bottom to top: a module imports only from its own layer and those below it. `benchbook` is the
 # package's `__init__` (its lazy `analyze` and `Rule` come from logs/).
-LAYERS = ("errors", "workloads", "runfolder", "logs", "environment", "models", "benchbook", "studies", "reports",
-          "mlperf", "cli_env", "cli", "__main__")
+LAYERS = ("errors", "core", "workloads", "runfolder", "logs", "environment", "models", "benchbook", "studies",
+          "reports", "mlperf", "cli_env", "cli", "__main__")
 
 
 def module_name(path: Path, root: Path = LIB.parent) -> str:

@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from benchbook import analyze
+from benchbook.core import config
 from benchbook.errors import BenchbookError, UnknownNameError
 from benchbook.logs.analysis import EVAL_COLUMNS
 from benchbook.reports import metrics, references
@@ -245,7 +246,7 @@ def test_compare_rejects_what_it_cannot_use(tiny):
         references.compare(pd.DataFrame({"gpus": [1], "batch_size": [128], "precision": ["fp32"]}), tiny)
     with pytest.raises(ReferenceError, match="tolerance 2"):
         references.compare(_stats(MEASURED), tiny, tolerance=2)
-    empty = references.compare(metrics.aggregate(pd.DataFrame(columns=[*metrics.CONFIG, "status",
+    empty = references.compare(metrics.aggregate(pd.DataFrame(columns=[*config.identity(), "status",
                                                                          "recomputed_throughput"])), tiny)
     assert len(empty) == len(tiny.rows) and set(empty["verdict"]) == {"not measured"}
 

@@ -127,7 +127,7 @@ def test_repeats_that_vary_by_more_than_ten_percent_are_flagged(tmp_path):
     r = study_folder(tmp_path, [10.0, 20.0])
     shown = views.repeats(r)
     assert "repeats vary by more than 10%" in shown.markup and "CV 47.1% over 2 runs" in shown.markup
-    assert "bs8 on the CPU: CV" in shown.plain and "GPU(s)" not in shown.plain
+    assert "bs8 on CPU: CV" in shown.plain and "GPU(s)" not in shown.plain
     assert 'alt="' in shown.markup  # the figure comes with its alt text
     steady = study_folder(tmp_path / "steady", [10.0, 10.5])
     assert "vary by more than" not in views.repeats(steady).markup

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..core import config
 from ..errors import BenchbookError, LogError
 from .archives import ArchivePath
 from .frames import (  # noqa: F401 -- the frames' documented columns, read here by many
@@ -28,6 +29,7 @@ from .frames import (  # noqa: F401 -- the frames' documented columns, read here
     LOSS_COLUMNS,
     ROW_COLUMNS,
     RUN_COLUMNS,
+    row_columns,
 )
 from .logfiles import Problem, from_path, log_files
 from .rules import Rule
@@ -113,6 +115,7 @@ def _runs(drafts: list[RunDraft], path: Path, fmt: LogFormat, rule: Rule, stats:
     epochs: list[tuple] = []
     source = str(path)  # one string for all the file's rows
     read_warnings = _read_warnings(stats)  # the file's, said in each of its runs
+    keys = config.run_keys()
     for i, draft in enumerate(drafts):
         a, b = edges[i], edges[i + 1]
         meta, warnings = metas[i]
@@ -179,13 +182,11 @@ def _runs(drafts: list[RunDraft], path: Path, fmt: LogFormat, rule: Rule, stats:
                 evals[-1].update(metric=e["metric"], value=e["value"])
             top1 = evals[-1]["top1"] if evals[-1]["top1"] is not None else top1
 
-        rows.append(tuple({  # a row's values in ROW_COLUMNS order: a tuple costs a third of the dict
-            "source": source, "run": draft.index, "format": fmt.name,
-            "framework": meta.get("framework") or fmt.framework, "model": meta.get("model") or fmt.model,
-            "gpus": meta.get("gpus"), "nodes": meta.get("nodes"), "processes": processes,
-            "batch_size": meta.get("batch_size"), "global_batch_size": global_batch,
-            "precision": meta.get("precision"), "xla": meta.get("xla"), "dali": meta.get("dali"),
-            "synthetic": meta.get("synthetic"), "repeat": meta.get("repeat"),
+        axes = {key: meta.get(key) for key in keys}  # the configuration, in the axes' order
+        axes.update(framework=meta.get("framework") or fmt.framework, model=meta.get("model") or fmt.model,
+                    processes=processes, global_batch_size=global_batch)
+        rows.append(tuple({  # a row's values in row_columns() order: a tuple costs a third of the dict
+            "source": source, "run": draft.index, "format": fmt.name, **axes,
             "line_start": draft.first_line, "line_end": draft.last_line,
             "reported_throughput": reported, "recomputed_throughput": got, "elapsed_throughput": wall,
             "rule": described, "iterations": iterations, "warmup_records": int(np.count_nonzero(warm)),
@@ -381,8 +382,8 @@ def analyze(paths: Iterable[str | os.PathLike], rule: Rule | None = None, log_fo
         evals += e
         losses.append((str(path), lo))
         epochs += ep
-    runs = pd.DataFrame(rows, columns=ROW_COLUMNS)
-    for col in ("gpus", "nodes", "processes", "batch_size", "global_batch_size", "repeat"):
+    runs = pd.DataFrame(rows, columns=row_columns())
+    for col in config.of_kind(int):
         runs[col] = pd.to_numeric(runs[col], errors="coerce").astype("Int64")
     iterations = _iterations(iters)
     named = [*EVAL_COLUMNS, *EVAL_NAMED_COLUMNS] if any("metric" in e for e in evals) else list(EVAL_COLUMNS)

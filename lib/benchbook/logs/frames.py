@@ -7,23 +7,15 @@ files, `tools/trace_rule_path.py`) runs through the frame builders, and data her
 
 from __future__ import annotations
 
-RUN_COLUMNS = {
+from ..core import config
+
+_SOURCE = {
     "source": "path of the log file",
     "run": "0-based index of the run in its file, in file order",
     "format": "log format (registry name)",
-    "framework": "framework that ran",
-    "model": "model that was trained",
-    "gpus": "GPUs in the run, all nodes",
-    "nodes": "nodes, when known",
-    "processes": "processes of the run: MPI ranks of a CPU run; GPUs of an NGC run unless the script starts "
-                 "its own workers",
-    "batch_size": "per-GPU batch size (per process of a CPU run)",
-    "global_batch_size": "batch size over all GPUs (over all processes of a CPU run)",
-    "precision": "fp32, amp, fp16, tf32 or bf16",
-    "xla": "XLA on",
-    "dali": "DALI data loading on",
-    "synthetic": "synthetic input data",
-    "repeat": "repeat number, when the file name or run record gives one",
+}
+# After them, the configuration's axes (`core.config`: framework, model, GPUs ... repeat), then these.
+_RUN = {
     "line_start": "first line of the run in its file",
     "line_end": "last line of the run in its file",
     "reported_throughput": "images/s the script reported in its summary",
@@ -39,7 +31,21 @@ RUN_COLUMNS = {
     "start_time": "first timestamp of the run, seconds since the epoch",
     "warnings": "what looked wrong, as sentences",
 }
-ROW_COLUMNS = [*RUN_COLUMNS, "reported", "meta"]  # a row of `runs`: reported values and metadata as logged
+
+
+def run_columns() -> dict[str, str]:
+    """The columns of the `runs` frame in words, the configuration's axes as `core.config` declares them
+    now (with those a model adds)."""
+    return {**_SOURCE, **{a.key: a.doc for a in config.AXES}, **_RUN}
+
+
+def row_columns() -> list[str]:
+    """A row of `runs`: RUN_COLUMNS, then the reported values and the metadata as logged."""
+    return [*run_columns(), "reported", "meta"]
+
+
+RUN_COLUMNS = run_columns()  # the common axes' (a model's own axis joins `run_columns()`)
+ROW_COLUMNS = row_columns()
 ITERATION_COLUMNS = {
     "source": "path of the log file",
     "run": "run index in the file",

@@ -33,8 +33,8 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
+from ..core import yamlfile
 from ..errors import BenchbookError
-from ..studies import yamlfile
 from ..studies.study_limits import Image
 from . import rules
 

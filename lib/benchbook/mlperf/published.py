@@ -16,8 +16,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from ..core import yamlfile
 from ..errors import BenchbookError
-from ..studies import yamlfile
 
 ROOT = Path(__file__).resolve().parents[3] / "params" / "references" / "mlperf"
 MAX_YAML_NODES = 20_000

@@ -15,6 +15,8 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .. import models
+from ..core import config, yamlfile
+from ..core.problems import FieldProblems
 from ..errors import BenchbookError, UnknownNameError
 
 if TYPE_CHECKING:
@@ -27,10 +29,12 @@ MODELS = {spec.name: spec.framework for spec in models.specs()}
 ModelName = Literal[models.names()]  # a Literal, so that a wrong name lists the known ones
 DEFAULT_ROOT = Path(__file__).resolve().parents[3] / "params" / "references"
 PRECISIONS = ("fp32", "amp", "fp16", "tf32", "bf16")
-FLAGS = ("xla", "dali", "synthetic")
+FLAGS = tuple(config.flags())  # a row's on/off axes (XLA, DALI, synthetic data): None, not stated, matches any
 # How each study model appears in the `framework` and `model` columns of an Analysis (the parsers' names).
 LOG_NAMES = {spec.name: spec.log_names for spec in models.specs()}
 VERDICTS = ("reproduced", "slower", "faster", "not measured")
+#: YAML values a reference file may build, aliases expanded (the largest shipped one builds about 1,500).
+MAX_YAML_NODES = 50000
 
 class ReferenceError(BenchbookError, ValueError):  # shadows the builtin (weakref's) inside this module only
     """A reference file that cannot be used as written, or a comparison asked of it that makes no sense."""
@@ -179,14 +183,6 @@ class Outcome(_Printed):
     printed: dict[str, str] = Field({}, description="field -> the number's printed text; filled in by load")
 
 
-class _Problems(ValueError):
-    """Cross-field problems, each with where it is, so that `load` can give every one its line."""
-
-    def __init__(self, problems: list[tuple[tuple, str]]):
-        self.problems = problems
-        super().__init__("; ".join(f"{_where(loc)}: {msg}" for loc, msg in problems))
-
-
 class Reference(_Strict):
     """A reference file, validated. `name` defaults to the file name; `path` is filled in by `load`."""
 
@@ -248,7 +244,7 @@ class Reference(_Strict):
             if entry.top1 is None:
                 problems.append((("accuracy", i, "top1"), "is required for an accuracy entry"))
         if problems:
-            raise _Problems(problems)
+            raise FieldProblems(problems)
         return self
 
     @property
@@ -370,7 +366,7 @@ def _describe(error: dict, node: yaml.Node | None, path: Path) -> list[str]:
         return f"{path}:{line}: " if line else f"{path}: "
 
     cause = (error.get("ctx") or {}).get("error")
-    if isinstance(cause, _Problems):
+    if isinstance(cause, FieldProblems):
         return [f"{at(loc)}{_where(loc)}: {msg}" for loc, msg in cause.problems]
     loc = tuple(p for p in error["loc"] if not (isinstance(p, str) and "[" in p))
     where = _where(loc)
@@ -441,13 +437,11 @@ def load(name_or_path: str | os.PathLike, root: str | os.PathLike | None = None)
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ReferenceError(f"{path}: cannot read the reference file ({exc})") from None
-    try:
-        doc = yaml.safe_load(text)
+    try:  # the line-numbered reader: a duplicate key is refused, the size of aliases bounded
+        doc = yamlfile.plain(yamlfile.parse(text, path, MAX_YAML_NODES))
         node = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark else str(path)
-        raise ReferenceError(f"{where}: not valid YAML ({getattr(exc, 'problem', None) or exc})") from None
+    except (yamlfile.YamlSyntaxError, yamlfile.YamlSizeError) as exc:
+        raise ReferenceError(str(exc)) from None
     if not isinstance(doc, dict):
         raise ReferenceError(f"{path}: a reference file is a YAML mapping "
                              "(schema_version, title, model, statistic, source, hardware, software, rows, ...)")

@@ -1,8 +1,9 @@
 """Several studies (or folders of logs) side by side: same configurations, different stacks.
 
 Used by `notebooks/compare.ipynb`: frameworks against each other, two machines, two containers,
-or a reproduction against the logs it reproduces. Configurations are matched on GPUs, per-GPU
-batch, precision and XLA; ratios are medians against the baseline source's medians.
+or a reproduction against the logs it reproduces. Configurations are matched on the axes marked
+`compared` (`core.config`: GPUs, per-GPU batch, precision and XLA); ratios are medians against the
+baseline source's medians.
 """
 
 from __future__ import annotations
@@ -11,12 +12,11 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..core import config
 from ..errors import BenchbookError
 from ..logs.analysis import analyze
 from ..runfolder import records
 from . import metrics
-
-KEYS = ["gpus", "batch_size", "precision", "xla"]
 
 
 def _split(text: str | list | None) -> list[str]:
@@ -66,7 +66,8 @@ class Comparison:
         s = self.stats()
         if s.empty:
             return pd.DataFrame()
-        return s.pivot_table(index=KEYS, columns="label", values="median", aggfunc="first")[self.labels].round(2)
+        table = s.pivot_table(index=config.compared(), columns="label", values="median", aggfunc="first")
+        return table[self.labels].round(2)
 
     def ratios(self) -> pd.DataFrame:
         """Each source's median over the baseline's, for configurations the baseline measured."""

@@ -12,16 +12,10 @@ from __future__ import annotations
 
 import pandas as pd
 
-from . import display
+from ..core import config
 
 PRECISION_NAMES = {"fp32": "FP32", "tf32": "TF32", "bf16": "BF16", "fp16": "FP16", "amp": "AMP"}
 _PRECISIONS = list(PRECISION_NAMES)
-# What a label adds for a flag that tells columns apart (unknown is said so, never counted as "off").
-FLAG_WORDS = {
-    "xla": {True: "XLA", False: "no XLA", None: "XLA unknown"},
-    "dali": {True: "DALI", False: "no DALI", None: "DALI unknown"},
-    "synthetic": {True: "synthetic data", False: "real data", None: "data unknown"},
-}
 
 
 def precision_order(precision) -> int:
@@ -34,26 +28,14 @@ def precision_name(precision) -> str:
     return PRECISION_NAMES.get(str(precision).lower(), str(precision))
 
 
-def as_int(value) -> int | None:
-    """A count (GPUs, processes, batch) as an int; None when missing or not a number."""
-    try:
-        return None if display.missing(value) else int(value)
-    except (TypeError, ValueError):
-        return None
-
-
-def flag(value) -> bool | None:
-    """A flag column's value: True, False, or None when unknown (NA, "?", text that is no boolean)."""
-    if isinstance(value, bool):
-        return value
-    text = str(value).strip().lower()
-    return True if text == "true" else False if text == "false" else None
+as_int = config.as_int  # a count (GPUs, processes, batch) as an int; None when missing or not a number
+flag = config.as_bool  # a flag column's value: True, False, or None when unknown
 
 
 def column_label(precision, batch, flags: dict | None = None) -> str:
     """A precision x batch column: "AMP bs256", with the flags that tell columns apart: "AMP bs224 XLA"."""
     words = [f"{precision_name(precision)} bs{as_int(batch)}"]
-    words += [FLAG_WORDS[name][flag(value)] for name, value in (flags or {}).items()]
+    words += [config.get(name).words[flag(value)] for name, value in (flags or {}).items()]
     return " ".join(words)
 
 
@@ -72,21 +54,13 @@ def place_label(key: tuple[int, int]) -> str:
     gpus, processes = key
     if gpus < 0:
         return "?"
-    if gpus == 0:
-        return "CPU" if processes == 1 else f"CPU, {processes} processes"
-    return str(gpus)
+    return config.where(0, processes) if gpus == 0 else str(gpus)
 
 
 def describe(gpus, processes, precision, batch, xla=None) -> str:
     """A configuration in words, for a line of text or the index page: "8 GPUs, AMP, batch 256, XLA",
     "1 GPU, FP32, batch 64", "CPU, 2 processes, FP32, batch 8" (processes only on the CPU, where they vary)."""
-    count = as_int(gpus)
-    if count == 0:
-        many = as_int(processes)
-        where = "CPU" + (f", {many} processes" if many and many > 1 else "")
-    else:
-        where = f"{display.text(gpus)} GPU" + "s" * (count != 1)
-    words = [where, precision_name(precision), f"batch {as_int(batch)}"]
+    words = [config.where(gpus, processes), precision_name(precision), f"batch {as_int(batch)}"]
     return ", ".join(words + (["XLA"] if flag(xla) is True else []))
 
 

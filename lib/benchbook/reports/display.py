@@ -17,9 +17,11 @@ from collections.abc import Iterable, Mapping
 import numpy as np
 import pandas as pd
 
+from ..core import config
+
 DASH = "–"
 # "-" is the placeholder records and descriptions write for "none": shown as the dash like the rest.
-MISSING_TEXT = {"", "-", "?", "none", "nan", "<na>", "nat", "null", "[]", "{}"}
+MISSING_TEXT = config.MISSING_TEXT
 STYLE = ("<style>.bb-table{border-collapse:collapse;margin:0.4em 0 1em 0;font-size:13px}"
          ".bb-table th,.bb-table td{border:1px solid #d0d0d0;padding:3px 8px;text-align:left!important;"
          "vertical-align:top;white-space:pre-wrap;overflow-wrap:break-word;max-width:48em}"
@@ -35,15 +37,7 @@ STYLE = ("<style>.bb-table{border-collapse:collapse;margin:0.4em 0 1em 0;font-si
 
 def missing(value) -> bool:
     """None, NaN, NA, NaT, an empty list or mapping, and the text pandas or a log uses for them."""
-    if value is None or value is pd.NA or value is pd.NaT:
-        return True
-    if isinstance(value, float | np.floating):
-        return math.isnan(value)
-    if isinstance(value, list | tuple | set | dict | np.ndarray):
-        return len(value) == 0
-    if isinstance(value, str):
-        return value.strip().lower() in MISSING_TEXT
-    return False
+    return config.missing(value)
 
 
 def utc(value) -> str:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from ..core import config
 from . import configs, display
 
 CELL_COLUMNS = {
@@ -30,7 +31,6 @@ CELL_COLUMNS = {
     "verdict": "the comparison's verdict for the cell (None without a published number)",
     "runs": "runs behind the median", "speedup": "measured speedup against 1 GPU (NaN: none)",
 }
-SETUP_FLAGS = ("xla", "dali", "synthetic")
 
 
 @dataclass
@@ -45,7 +45,7 @@ class Grid:
 def _flags_that_vary(rows: list[dict]) -> list[str]:
     """The flags a column label must name: those with two known values among the rows (a flag a
     publication does not state, or a log does not show, matches either)."""
-    return [f for f in SETUP_FLAGS if len({configs.flag(r.get(f)) for r in rows} - {None}) > 1]
+    return [f for f in config.flags() if len({configs.flag(r.get(f)) for r in rows} - {None}) > 1]
 
 
 def _column(row, varying) -> tuple:

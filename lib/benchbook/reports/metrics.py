@@ -9,8 +9,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-CONFIG = ["framework", "model", "gpus", "nodes", "processes", "batch_size", "precision", "xla", "dali", "synthetic"]
-BASELINE = ["framework", "model", "batch_size", "precision", "xla", "dali", "synthetic"]
+from ..core import config
+
+# A configuration is `config.identity()` (framework, model, GPUs, nodes, processes, batch, precision and the
+# flags); its 1-GPU baseline shares `config.baseline()`, every key but what it scales over.
 STAT_COLUMNS = {
     "runs": "runs with a value in this configuration",
     "mean": "mean over repeats, images/s",
@@ -24,9 +26,8 @@ STAT_COLUMNS = {
     "efficiency": "speedup / GPUs (processes on the CPU)",
     "incomplete": "runs counted whose log has no end-of-run summary (their number is their logged records')",
 }
-# Where a configuration's exact 1-GPU baseline is missing, one that differs only where either side
-# is unknown ("?") is taken, if there is exactly one.
-_LOOSE = ["xla", "dali", "synthetic"]
+# Where a configuration's exact 1-GPU baseline is missing, one that differs only in flags (`config.flags()`)
+# where either side is unknown ("?") is taken, if there is exactly one.
 
 
 def _keys(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
@@ -46,11 +47,12 @@ def aggregate(runs: pd.DataFrame, value: str = "recomputed_throughput", complete
     data = runs[runs["status"] == "complete"] if complete_only else runs
     if "processes" not in data:  # frames from before the column: one process per GPU
         data = data.assign(processes=data["gpus"])
-    data = _keys(data[data[value].notna()], CONFIG)
+    keys = [k for k in config.identity() if k in data]  # (an axis a model declares: only its runs have it)
+    data = _keys(data[data[value].notna()], keys)
     if data.empty:
-        return pd.DataFrame(columns=[*CONFIG, *STAT_COLUMNS])
+        return pd.DataFrame(columns=[*keys, *STAT_COLUMNS])
     data = data.assign(_incomplete=data["status"] == "incomplete" if "status" in data else False)
-    grouped = data.groupby(CONFIG, sort=True, dropna=False)
+    grouped = data.groupby(keys, sort=True, dropna=False)
     stats = grouped[value].agg(runs="count", mean="mean", median="median", std="std", min="min",
                                max="max").reset_index()
     stats["incomplete"] = grouped["_incomplete"].sum().to_numpy().astype(int)
@@ -58,7 +60,7 @@ def aggregate(runs: pd.DataFrame, value: str = "recomputed_throughput", complete
     workers = _workers(stats)
     stats["speedup"] = _speedups(stats, workers)
     stats["efficiency"] = stats["speedup"] / workers
-    return stats[[*CONFIG, *STAT_COLUMNS]]
+    return stats[[*keys, *STAT_COLUMNS]]
 
 
 def _speedups(stats: pd.DataFrame, workers: pd.Series) -> pd.Series:
@@ -69,7 +71,7 @@ def _speedups(stats: pd.DataFrame, workers: pd.Series) -> pd.Series:
     1.0 only when some other row was divided by it: a row with no other run to compare with has no
     speedup (NaN), rather than a 1.0 that says it scaled perfectly.
     """
-    keys = [*BASELINE, "_cpu"]
+    keys = [*(k for k in config.baseline() if k in stats), "_cpu"]
     frame = stats.assign(_cpu=pd.to_numeric(stats["gpus"], errors="coerce").eq(0))
     ones = frame[workers == 1]
     ones = ones[~ones.duplicated(keys)]
@@ -90,9 +92,10 @@ def _speedups(stats: pd.DataFrame, workers: pd.Series) -> pd.Series:
 def _loose_baseline(row: pd.Series, ones: pd.DataFrame) -> float:
     """The one 1-worker configuration that differs from `row` only in XLA, DALI or synthetic data known on
     one side and unknown ("?") on the other; NaN when there is none, or more than one."""
-    strict = [k for k in [*BASELINE, "_cpu"] if k not in _LOOSE]
+    loose = [k for k in config.flags() if k in ones]
+    strict = [k for k in [*config.baseline(), "_cpu"] if k in ones and k not in loose]
     same = ones[(ones[strict] == row[strict]).all(axis=1)]
-    for k in _LOOSE:
+    for k in loose:
         same = same[(same[k] == row[k]) | (same[k] == "?") | (row[k] == "?")]
     return float(same.index[0]) if len(same) == 1 else np.nan
 

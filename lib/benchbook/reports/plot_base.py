@@ -17,10 +17,9 @@ import pandas as pd
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from ..core import config
 from .configs import precision_order
 
-#: Columns that make a configuration in the figures; framework and model join when they vary.
-CONFIG_KEYS = ["gpus", "precision", "batch_size", "xla"]
 METRICS = {
     "recomputed_throughput": "recomputed throughput",
     "reported_throughput": "reported throughput",
@@ -140,24 +139,8 @@ def no_data_figure(title: str, reason: str) -> ReportFigure:
 # ---------------------------------------------------------------- configurations and their names
 
 
-def is_missing(value) -> bool:
-    if value is None or value is pd.NA or value is pd.NaT:
-        return True
-    if isinstance(value, str):
-        return value in ("", "?")
-    try:
-        return bool(np.isnan(value))
-    except (TypeError, ValueError):
-        return False
-
-
-def int_or_none(value) -> int | None:
-    if is_missing(value):
-        return None
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return None
+is_missing = config.missing  # the one conversion of a configuration's values (core.config)
+int_or_none = config.as_int
 
 
 def _xla(value) -> bool | None:
@@ -166,16 +149,6 @@ def _xla(value) -> bool | None:
     if isinstance(value, str):
         return value.strip().lower() in ("true", "1", "yes", "on", "xla")
     return bool(value)
-
-
-def _gpus_text(gpus, processes=None) -> str:
-    n = int_or_none(gpus)
-    if n is None:
-        return "? GPUs"
-    if n == 0:
-        ranks = int_or_none(processes)
-        return f"CPU x{ranks} ranks" if ranks and ranks > 1 else "CPU"
-    return "1 GPU" if n == 1 else f"{n} GPUs"
 
 
 def config_label(row, prefix: Sequence[str] = (), with_gpus: bool = True, with_xla: bool = True) -> str:
@@ -187,7 +160,7 @@ def config_label(row, prefix: Sequence[str] = (), with_gpus: bool = True, with_x
     get = row.get if hasattr(row, "get") else (lambda k, d=None: getattr(row, k, d))
     parts = [" ".join(str(get(k)) for k in prefix if not is_missing(get(k)))] if prefix else []
     if with_gpus:
-        parts.append(_gpus_text(get("gpus"), get("processes")))
+        parts.append(config.where(get("gpus"), get("processes")))
     precision = get("precision")
     parts.append("?" if is_missing(precision) else str(precision))
     batch = int_or_none(get("batch_size"))

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..core import config
 from ..models.reference_schema import FLAGS, LOG_NAMES, VERDICTS, Reference, ReferenceError, Row
 from . import metrics
 
@@ -248,7 +249,7 @@ def compare(stats: pd.DataFrame, ref: Reference, tolerance: float | None = None,
         raise ReferenceError(f"compare() takes the DataFrame of metrics.aggregate, not {type(stats).__name__}")
     missing = [c for c in ("gpus", "batch_size", "precision", value) if c not in stats.columns]
     if missing and not stats.empty:
-        expected = ", ".join([*metrics.CONFIG, *metrics.STAT_COLUMNS])
+        expected = ", ".join([*config.identity(), *metrics.STAT_COLUMNS])
         raise ReferenceError(f"the statistics lack the column(s) {', '.join(missing)}; compare() takes the "
                              f"frame of metrics.aggregate (columns: {expected})")
     records = [r for r in _records(stats, value) if _same_model(r, ref)] if not stats.empty else []

@@ -4,21 +4,13 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .metrics import CONFIG
-
-# What a column label adds when it varies within a table (unknown is said so, never counted as
-# "off"), so that no two configurations share a cell.
-_FLAGS = {
-    "xla": {True: " XLA", False: " no XLA", None: " XLA unknown"},
-    "dali": {True: " DALI", False: " no DALI", None: " DALI unknown"},
-    "synthetic": {True: " synthetic data", False: " real data", None: " data unknown"},
-}
+from ..core import config
 
 
 def _varying(stats: pd.DataFrame) -> list[str]:
     """The configuration columns the labels must name: those with several values (XLA: or any unknown)."""
     names = ["framework"] if stats["framework"].nunique() > 1 else []
-    for name in _FLAGS:
+    for name in (f for f in config.flags() if f in stats):  # said where they vary (unknown is never "off")
         known = stats[name].isin([True, False])
         if stats[name][known].nunique() > 1 or (not known.all() and (name == "xla" or known.any())):
             names.append(name)
@@ -27,7 +19,8 @@ def _varying(stats: pd.DataFrame) -> list[str]:
 
 def _column(row: pd.Series, varying: list[str]) -> str:
     label = f"{str(row['precision']).upper()} bs{row['batch_size']}"
-    label += "".join(_FLAGS[n][row[n] if row[n] in (True, False) else None] for n in varying if n in _FLAGS)
+    words = config.flag_words()
+    label += "".join(" " + words[n][row[n] if row[n] in (True, False) else None] for n in varying if n in words)
     return f"{label} ({row['framework']})" if "framework" in varying else label
 
 
@@ -54,7 +47,7 @@ def published_layout(stats: pd.DataFrame, values: tuple[str, ...] = ("median", "
 
 
 def _differing(rows: pd.DataFrame) -> str:
-    return ", ".join(c for c in CONFIG if c in rows and rows[c].astype(str).nunique() > 1)
+    return ", ".join(c for c in config.identity() if c in rows and rows[c].astype(str).nunique() > 1)
 
 
 def _sort_key(label: str):

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from ..core import config
 from . import configs, display, grid, headline, logged_setup, references
 from .logged_setup import _gpu_counts, log_differences, logs_description  # noqa: F401 -- shown here
 
@@ -139,8 +140,8 @@ def launch_status(report: Report):
 
 
 # The run records' fields as a reader reads them (times are shown in UTC).
-STATUS_HEADERS = {"run_id": "run id", "gpus": "GPUs", "batch_size": "per-GPU batch", "xla": "XLA",
-                  "started_at": "started", "ended_at": "ended", "duration_s": "duration s", "exit_code": "exit code"}
+STATUS_HEADERS = {**config.headers(), "run_id": "run id", "started_at": "started", "ended_at": "ended",
+                  "duration_s": "duration s", "exit_code": "exit code"}
 
 
 def _cpu_as_word(gpus: pd.Series) -> pd.Series:
@@ -149,12 +150,8 @@ def _cpu_as_word(gpus: pd.Series) -> pd.Series:
 
 
 def _on(row) -> str:
-    """Where a configuration ran, for a sentence: "on 8 GPUs", "on 1 GPU", "on the CPU (2 processes)"."""
-    gpus = pd.to_numeric(pd.Series([row.get("gpus")]), errors="coerce").iloc[0]
-    if gpus == 0:
-        processes = pd.to_numeric(pd.Series([row.get("processes")]), errors="coerce").iloc[0]
-        return "on the CPU" + (f" ({int(processes)} processes)" if processes > 1 else "")
-    return f"on {row.get('gpus')} GPU" + "s" * (gpus != 1)
+    """Where a configuration ran, for a sentence: "on 8 GPUs", "on 1 GPU", "on CPU, 2 processes"."""
+    return "on " + config.where(row.get("gpus"), row.get("processes"))
 
 
 def _one_process_per_gpu(gpus: pd.Series, processes: pd.Series) -> bool:
@@ -206,8 +203,7 @@ def scaling(report: Report):
         table = table.drop(columns=["processes"])
     table = table.drop(columns=["median"]).assign(
         efficiency=pd.to_numeric(table["efficiency"], errors="coerce") * 100, gpus=_cpu_as_word(table["gpus"]))
-    table = table.rename(columns={"gpus": "GPUs", "batch_size": "per-GPU batch", "xla": "XLA",
-                                  "efficiency": "efficiency %"})
+    table = table.rename(columns={**config.headers(), "efficiency": "efficiency %"})
     table = table.drop(columns=_constant_flags(table))
     return display.table(table, empty="no run gave a throughput", formats={"speedup": 2, "efficiency %": 1})
 
@@ -264,8 +260,7 @@ def time_to_train(report: Report):
 
 # Reproduction table headers for reading; GPUs, published, measured and verdict are the headers by which
 # tools/check_reference_reports.py finds the table.
-REPRODUCTION_HEADERS = {"gpus": "GPUs", "batch_size": "per-GPU batch", "xla": "XLA", "dali": "DALI",
-                        "synthetic": "synthetic data", "delta_pct": "Δ %", "published_speedup": "published speedup",
+REPRODUCTION_HEADERS = {**config.headers(), "delta_pct": "Δ %", "published_speedup": "published speedup",
                         "measured_speedup": "measured speedup", "differences": "notes"}
 
 
@@ -290,7 +285,7 @@ def reproduction(report: Report):
             if c in table and not table[c].map(display.missing).all()]
     if "table" in cols:
         table = table.assign(table=table["table"].map(lambda t: report.reference.tables.get(t, t)))
-    cols = [c for c in cols if c not in ("nodes", "xla", "dali", "synthetic") or table[c].astype(str).nunique() > 1]
+    cols = [c for c in cols if c not in ("nodes", *config.flags()) or table[c].astype(str).nunique() > 1]
     tol = table.attrs.get("tolerance", report.reference.tolerance)
     shown = display.table(table[cols].rename(columns=REPRODUCTION_HEADERS), empty="nothing published", formats={
         "published speedup": display.as_printed, "measured speedup": 2, "runs": display.text})

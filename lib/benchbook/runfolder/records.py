@@ -20,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..core import config as axes
 from ..errors import BenchbookError
 
 if TYPE_CHECKING:
@@ -40,11 +41,12 @@ FAILURE_CAUSES = {
     "abandoned": "its launcher was killed and its processes are gone; --resume runs it again",
     "launch_error": "benchbook could not start or follow the run",
 }
-# The keys of `benchbook analyze --json`, a contract other tools rely on.
-JSON_KEYS = ["source", "run", "format", "framework", "model", "gpus", "nodes", "processes", "batch_size",
-             "global_batch_size", "precision", "xla", "dali", "synthetic", "repeat", "line_start", "line_end",
-             "reported_throughput", "recomputed_throughput", "elapsed_throughput", "rule", "iterations",
-             "warmup_records", "status", "failure", "final_top1", "warnings", "reported"]
+def json_keys() -> list[str]:
+    """The keys of `benchbook analyze --json`, a contract other tools rely on: the configuration's axes
+    (`core.config`) stand after source, run and format."""
+    return ["source", "run", "format", *axes.run_keys(), "line_start", "line_end", "reported_throughput",
+            "recomputed_throughput", "elapsed_throughput", "rule", "iterations", "warmup_records", "status",
+            "failure", "final_top1", "warnings", "reported"]
 
 
 class RecordError(BenchbookError):
@@ -94,7 +96,7 @@ def run_dicts(runs: pd.DataFrame) -> list[dict]:
 
     The frame is turned into dicts once: reading each field of each row from a Series cost a tenth
     of `benchbook analyze --json` on real-size logs."""
-    return [{k: clean(v) for k, v in row.items()} for row in runs[list(JSON_KEYS)].to_dict("records")]
+    return [{k: clean(v) for k, v in row.items()} for row in runs[json_keys()].to_dict("records")]
 
 
 def write(path: Path, record: dict[str, Any]) -> None:
@@ -290,23 +292,10 @@ def config_beside(log: str | Path) -> dict:
         config = record.get("config") if isinstance(record, dict) else None
         if not isinstance(config, dict):
             return {}
-        typed = {k: _typed(_CONFIG_KEYS[k], v) for k, v in config.items() if k in _CONFIG_KEYS}
+        keys = set(axes.recorded())  # the keys of a record's `config` that describe its log's runs
+        typed = {k: axes.typed(k, v) for k, v in config.items() if k in keys}
         return {k: v for k, v in typed.items() if v is not None}
     return {}
-
-
-# The keys of a record's `config` that describe its log's runs, and their types.
-_CONFIG_KEYS = {"gpus": int, "nodes": int, "batch_size": int, "repeat": int, "precision": str, "xla": bool,
-                "dali": bool, "synthetic": bool, "framework": str}
-
-
-def _typed(kind: type, value):
-    """A record's value as the type its key holds, or None."""
-    if kind is int:
-        if isinstance(value, str) and value.strip().isdigit():
-            return int(value)
-        return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
-    return value if isinstance(value, kind) else None
 
 
 def find(study_dir: Path) -> dict[str, dict]:

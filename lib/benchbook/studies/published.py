@@ -13,8 +13,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..core import yamlfile
 from ..errors import BenchbookError
-from . import yamlfile
 
 SCHEMA_VERSION = 1
 MAX_YAML_NODES = 10_000

@@ -26,8 +26,9 @@ from pydantic import (
 )
 
 from .. import models
+from ..core import yamlfile
+from ..core.problems import raise_any as _raise
 from ..errors import BenchbookError
-from . import yamlfile
 from .study_limits import (  # noqa: F401
     IMAGE,
     LIFT_CAPS_ENV,
@@ -59,20 +60,6 @@ ModelName = Literal[models.names()]  # a Literal, so that a wrong name lists the
 
 class StudyError(BenchbookError, ValueError):
     """A study file that cannot be run as written; the message says where and what is allowed."""
-
-
-class _Problems(ValueError):
-    """What is wrong across fields, each at the field (`loc`, below the model that raises it) whose line
-    the message points at: a cross-field error would otherwise point at the top of the file."""
-
-    def __init__(self, problems: list[tuple[tuple, str]]):
-        self.problems = problems
-        super().__init__("; ".join(msg for _, msg in problems))
-
-
-def _raise(problems: list[tuple[tuple, str]]) -> None:
-    if problems:
-        raise _Problems(problems)
 
 
 class _Strict(BaseModel):

@@ -11,13 +11,11 @@ from __future__ import annotations
 import math
 import os
 import posixpath
-import re
-from typing import Annotated, Any
+from typing import Any
 
-from pydantic import AfterValidator, StrictInt
-
+from ..core.fields import ContainerName, Count, EnvName, Host, Image, Line  # noqa: F401 -- the study's fields
+from ..core.values import CONTAINER_NAME, HOST, IMAGE, PYXIS_IMAGE  # noqa: F401
 from ..runfolder import RESULTS
-from .launchers.command import CONTROL, ENV_NAME
 from .sweep_points import parse_gpus
 
 # What these checks are given: a `studies.study.Study`, which imports this module (naming the type
@@ -36,65 +34,7 @@ LIFT_CAPS_ENV = "BENCHBOOK_ALLOW_LARGE_STUDY"
 #: YAML nodes a study file may build (aliases included): a 1 kB file of nested aliases otherwise
 #: expands to gigabytes (the "billion laughs"); the shipped studies build fewer than 200.
 MAX_YAML_NODES = 20000
-HOST = re.compile(r"[A-Za-z0-9_\[][A-Za-z0-9_.:%\[\]-]*")
-# A docker image reference, as the distribution/reference grammar writes it (docker's own parser):
-# [domain[:port]/]path[:tag][@digest]; path components lowercase, separated by `.`, `_`, `__` or dashes.
-_DOMAIN = r"(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*" \
-          r"|\[[a-fA-F0-9:]+\])(?::[0-9]+)?"
-_PATH = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*"
-_TAG_DIGEST = r"(?::[\w][\w.-]{0,127})?(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,})?"
-IMAGE = re.compile(rf"(?:{_DOMAIN}/)?{_PATH}{_TAG_DIGEST}")
-#: What pyxis (`srun --container-image`) also reads: `[user@][registry#]image` or a squashfs file.
-PYXIS_IMAGE = re.compile(rf"(?:[A-Za-z0-9_.-]+@)?(?:{_DOMAIN}#)?{_PATH}{_TAG_DIGEST}|\.{{0,2}}/[A-Za-z0-9_./+-]+")
-#: A container name as docker allows it.
-CONTAINER_NAME = re.compile(r"[a-zA-Z0-9][a-zA-Z0-9_.-]+")
 
-
-def _one_line(value: str) -> str:
-    """A value that reaches a shell or a job script: one printable line."""
-    if m := CONTROL.search(value):
-        raise ValueError(f"holds the control character {m.group()!r}; values reach shell commands and job "
-                         "scripts and must be one printable line")
-    return value
-
-
-def _env_name(value: str) -> str:
-    if not ENV_NAME.fullmatch(value):
-        raise ValueError(f"{value!r} is not an environment variable name (letters, digits and _, "
-                         "not starting with a digit)")
-    return value
-
-
-def _host(value: str) -> str:
-    if not HOST.fullmatch(value):
-        raise ValueError(f"{value!r} is not a host name or address (letters, digits, '.', '-', '_', ':'; not "
-                         "starting with '-', which ssh and mpirun would read as an option)")
-    return value
-
-
-def _image(value: str) -> str:
-    """A docker image (`docker run ... IMAGE`), or what pyxis reads under launcher slurm."""
-    if len(value) > 255 or not (IMAGE.fullmatch(value) or PYXIS_IMAGE.fullmatch(value)):
-        raise ValueError(f"{value!r} is not a docker image reference ([registry[:port]/]name[:tag][@digest], "
-                         "name in lowercase letters, digits and . _ -; under launcher slurm also pyxis's "
-                         "registry#name[:tag] or a squashfs file path); a name starting with '-' would be read "
-                         "as a docker option")
-    return value
-
-
-def _container_name(value: str) -> str:
-    if not CONTAINER_NAME.fullmatch(value):
-        raise ValueError(f"{value!r} is not a docker container name (letters, digits, '_', '.', '-', starting "
-                         "with a letter or digit; not starting with '-', which docker would read as an option)")
-    return value
-
-
-Line = Annotated[str, AfterValidator(_one_line)]
-Image = Annotated[str, AfterValidator(_image)]
-ContainerName = Annotated[str, AfterValidator(_container_name)]
-Host = Annotated[str, AfterValidator(_host)]
-EnvName = Annotated[str, AfterValidator(_env_name)]
-Count = StrictInt  # a count: 8, never true or "8"
 
 def _inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip("/") + "/")

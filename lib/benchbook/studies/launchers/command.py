@@ -6,15 +6,11 @@ them, both read it without importing each other.
 
 from __future__ import annotations
 
-import re
 import shlex
 from dataclasses import dataclass, field
 
+from ...core.values import CONTROL, ENV_NAME  # noqa: F401 -- read here and by the launchers
 from ...errors import BenchbookError
-
-#: What reaches a shell or a job script: variable names, and no control character (a newline starts a command).
-ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 class UnsafeCommandError(BenchbookError, ValueError):

@@ -1,0 +1,194 @@
+"""A configuration's axes, declared once: what a run was (framework, model, GPUs, processes, batch,
+precision, XLA, DALI, synthetic data...), each axis with its key, its place in the order, its name in
+words, its type and the one conversion of a missing, int or bool value.
+
+Every layer reads the keys from here: the analysis's run rows and `analyze --json` (`run_keys`), a run
+record's typed `config` (`record_types`), the reference schema's flags, the statistics' grouping and
+speedup baseline (`identity`, `baseline`), the grid's and tables' column flags (`flags`), the comparison
+(`compared`), and the words of headers, labels and sentences (`header`, `FLAG_WORDS`, `where`). Adding
+an axis is one `Axis(...)` line in `AXES`, or `ModelSpec.axes` for an axis only a model has (a sequence
+length): `models.register` adds it with `add`.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Literal
+
+#: What an axis is to a configuration: `identity` tells configurations apart; `scale` is what a
+#: configuration scales over (a speedup compares along it); `flag` is an identity that is on or off
+#: (said in a label only where it varies); `derived` and `record` are columns of a run, no identity.
+Role = Literal["identity", "scale", "flag", "derived", "record"]
+
+
+@dataclass(frozen=True)
+class Axis:
+    """One axis of a configuration: `key` (the column), `kind` (int, str, bool), `role`, `header` (its
+    name in a table's header), `doc` (what the analysis's column holds), `words` (a flag's words for
+    on, off and unknown), `compared` (configurations of several sources are matched on it)."""
+
+    key: str
+    kind: type
+    role: Role
+    header: str
+    doc: str
+    words: dict = field(default_factory=dict)
+    compared: bool = False
+    recorded: bool = True  # a run record's `config` may give it (the log's value wins)
+
+
+def _flag(key: str, on: str, off: str, unknown: str, doc: str, compared: bool = False) -> Axis:
+    return Axis(key, bool, "flag", on, doc, {True: on, False: off, None: unknown}, compared)
+
+
+#: The axes every configuration has, in the order of the analysis's columns and `analyze --json`.
+AXES: list[Axis] = [
+    Axis("framework", str, "identity", "framework", "framework that ran"),
+    Axis("model", str, "identity", "model", "model that was trained", recorded=False),
+    Axis("gpus", int, "scale", "GPUs", "GPUs in the run, all nodes", compared=True),
+    Axis("nodes", int, "scale", "nodes", "nodes, when known"),
+    Axis("processes", int, "scale", "processes", "processes of the run: MPI ranks of a CPU run; GPUs of an NGC "
+                                                 "run unless the script starts its own workers", recorded=False),
+    Axis("batch_size", int, "identity", "per-GPU batch", "per-GPU batch size (per process of a CPU run)",
+         compared=True),
+    Axis("global_batch_size", int, "derived", "global batch",
+         "batch size over all GPUs (over all processes of a CPU run)", recorded=False),
+    Axis("precision", str, "identity", "precision", "fp32, amp, fp16, tf32 or bf16", compared=True),
+    _flag("xla", "XLA", "no XLA", "XLA unknown", "XLA on", compared=True),
+    _flag("dali", "DALI", "no DALI", "DALI unknown", "DALI data loading on"),
+    _flag("synthetic", "synthetic data", "real data", "data unknown", "synthetic input data"),
+    Axis("repeat", int, "record", "repeat", "repeat number, when the file name or run record gives one"),
+]
+
+
+def add(axis: Axis) -> Axis:
+    """Add an axis a model declares (after the common ones); the same axis twice is added once, another
+    axis under a taken key is a programming error."""
+    known = {a.key: a for a in AXES}
+    if axis.key in known and known[axis.key] != axis:
+        raise ValueError(f"configuration axis {axis.key!r} is declared twice, differently")
+    if axis.key not in known:
+        AXES.append(axis)
+    return axis
+
+
+@contextmanager
+def added(axis: Axis) -> Iterator[Axis]:
+    """An axis for the time of a `with` block (tests)."""
+    add(axis)
+    try:
+        yield axis
+    finally:
+        AXES.remove(axis)
+
+
+def run_keys() -> list[str]:
+    """Every axis, in order: the configuration part of a run's row."""
+    return [a.key for a in AXES]
+
+
+def identity() -> list[str]:
+    """The keys that tell configurations apart: what statistics over repeats group by."""
+    return [a.key for a in AXES if a.role in ("identity", "scale", "flag")]
+
+
+def baseline() -> list[str]:
+    """The identity without what a configuration scales over: its 1-GPU baseline shares these."""
+    return [a.key for a in AXES if a.role in ("identity", "flag")]
+
+
+def flags() -> list[str]:
+    """The on/off axes (XLA, DALI, synthetic data...): said in a label where they vary."""
+    return [a.key for a in AXES if a.role == "flag"]
+
+
+def compared() -> list[str]:
+    """The keys configurations of several sources are matched on."""
+    return [a.key for a in AXES if a.compared]
+
+
+def of_kind(kind: type) -> list[str]:
+    """The axes of one type (the analysis makes its int axes nullable integers)."""
+    return [a.key for a in AXES if a.kind is kind]
+
+
+def recorded() -> list[str]:
+    """The keys a run record's `config` gives a log's runs (where the log does not)."""
+    return [a.key for a in AXES if a.recorded]
+
+
+def get(key: str) -> Axis:
+    return next(a for a in AXES if a.key == key)
+
+
+def headers() -> dict[str, str]:
+    """Each axis's key -> its name in a table's header ("gpus" -> "GPUs")."""
+    return {a.key: a.header for a in AXES}
+
+
+def flag_words() -> dict[str, dict]:
+    """Each flag -> its words for on, off and unknown ("XLA", "no XLA", "XLA unknown")."""
+    return {a.key: a.words for a in AXES if a.role == "flag"}
+
+
+# The one conversion of a configuration's values, used by every reader of them.
+MISSING_TEXT = {"", "-", "?", "none", "nan", "<na>", "nat", "null", "[]", "{}"}  # "-": records' "none"
+
+def missing(value) -> bool:
+    """None, NaN, pandas' NA or NaT, an empty list or mapping, and the text pandas or a log uses for them."""
+    if value is None:
+        return True
+    pandas = sys.modules.get("pandas")  # its NA and NaT exist only where pandas is imported already
+    if pandas is not None and (value is pandas.NA or value is pandas.NaT):
+        return True
+    if isinstance(value, str):
+        return value.strip().lower() in MISSING_TEXT
+    if isinstance(value, float) or getattr(getattr(value, "dtype", None), "kind", "") == "f" and not hasattr(
+            value, "__len__"):
+        return math.isnan(value)
+    if isinstance(value, list | tuple | set | dict) or hasattr(value, "__len__") and hasattr(value, "dtype"):
+        return len(value) == 0
+    return False
+
+
+def as_int(value) -> int | None:
+    """A count (GPUs, processes, batch) as an int; None when missing or not a number."""
+    try:
+        return None if missing(value) else int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def as_bool(value) -> bool | None:
+    """A flag: True, False, or None when unknown (missing, "?", text that is no boolean)."""
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    return True if text == "true" else False if text == "false" else None
+
+
+def typed(key: str, value):
+    """A value as its axis's type, or None (the one conversion of a run record's `config`): a count is a
+    non-negative whole number (digits in a string are read as one), a flag a bool, a name a string."""
+    kind = get(key).kind
+    if kind is int:
+        if isinstance(value, str) and value.strip().isdigit():
+            return int(value)
+        return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+    return value if isinstance(value, kind) else None
+
+
+def where(gpus, processes=None) -> str:
+    """Where a configuration ran, in words, one spelling for tables, plots, headlines and the index:
+    "8 GPUs", "1 GPU", "CPU", "CPU, 2 processes", "? GPUs" (unknown)."""
+    count = as_int(gpus)
+    if count is None:
+        return "? GPUs"
+    if count == 0:
+        many = as_int(processes)
+        return "CPU" + (f", {many} processes" if many and many > 1 else "")
+    return f"{count} GPU" + "s" * (count != 1)

@@ -1,4 +1,4 @@
-"""The path of a TF1 line to its number stays short enough to follow (issue 27): counted by
+"""The path of a TF1 line to its number stays short enough to follow (issues 27 and 35): measured by
 tools/trace_rule_path.py, as ARCHITECTURE.md's "The parsing engine" states it."""
 
 from __future__ import annotations
@@ -19,11 +19,20 @@ def _tool():
     return module
 
 
-def test_a_tf1_line_reaches_its_number_through_ten_files(fixtures):
+# A function on the path that is longer than the cap, with its length today: it may shrink, never grow.
+# textio.chunks (62 lines) is the reading loop, owned by the log-reading change (issue 35, item 4's formats).
+LONGER = {("logs/textio.py", "chunks"): 62}
+
+
+def test_a_tf1_line_reaches_its_number_through_twelve_files_of_short_functions(fixtures):
+    """Issue 35: a cap on the files and on the length of each function on the path, not on how many
+    functions there are (which would decide where code goes)."""
     path = _tool().trace(fixtures / "ngc_tf1" / "tf_gpu1_amp_bs256.log")
-    files = {file for file, _ in path}
-    assert len(files) <= 10 and len(path) <= 62, (len(files), len(path), path)
-    names = [f"{file}: {name}" for file, name in path]
+    files = {file for file, _, _ in path}
+    assert len(files) <= 12, sorted(files)
+    long = {(file, name): lines for file, name, lines in path if lines > LONGER.get((file, name), 60)}
+    assert not long, long
+    names = [f"{file}: {name}" for file, name, _ in path]
     order = ["logs/analysis.py: analyze", "logs/textio.py: chunks", "logs/assemble.py: fold",  # fold pulls the
              "logs/parsers/scanning.py: scan", "logs/rules.py: Rule.resolve", "logs/rules.py: apply",  # events
              "logs/rules.py: value"]
@@ -35,6 +44,6 @@ def test_a_tf1_line_reaches_its_number_through_ten_files(fixtures):
 def test_the_tool_prints_the_counts_then_the_path(fixtures):
     out = subprocess.run([sys.executable, str(TOOL), str(fixtures / "ngc_tf1" / "tf_gpu1_amp_bs256.log")],
                          capture_output=True, text=True, check=True).stdout.splitlines()
-    files, functions = out[0].split(", ")
-    assert files.endswith(" files") and functions.endswith(" functions")
-    assert len(out) == 1 + int(functions.split()[0]) and out[1] == "logs/analysis.py: analyze"
+    files, functions, longest = out[0].split(", ")
+    assert files.endswith(" files") and functions.endswith(" functions") and longest.endswith(" lines")
+    assert len(out) == 1 + int(functions.split()[0]) and out[1].startswith("logs/analysis.py: analyze (")

@@ -8,7 +8,9 @@ for a bad log.
 
 from __future__ import annotations
 
+import collections
 import contextlib
+import functools
 import itertools
 import math
 import os
@@ -89,19 +91,151 @@ def _meta(draft: RunDraft, path: Path, fmt: LogFormat, record: dict, tables: dic
     return meta, warnings
 
 
+@dataclass(frozen=True)
+class _Sizes:
+    """What a run's configuration says of its size: processes (one per GPU on NGC), the global batch, and
+    the images a step (all GPUs; NaN where unknown) from which the elapsed throughput is computed."""
+
+    processes: int | None
+    global_batch: int | float | None
+    images: float
+
+
+def _sizes(meta: dict) -> _Sizes:
+    gpus, batch = meta.get("gpus"), meta.get("batch_size")
+    processes = meta.get("processes") or gpus  # NGC runs: one process per GPU
+    global_batch = meta.get("global_batch_size") or (processes * batch if processes and batch else None)
+    images = global_batch if isinstance(global_batch, (int, float)) and not isinstance(global_batch, bool) \
+        and global_batch > 0 else math.nan
+    return _Sizes(processes, global_batch, images)
+
+
+def _reported(draft: RunDraft, warnings: list[str]):
+    """The throughput the run reported, refused (with a warning) where it is no rate."""
+    reported = draft.reported.get("throughput")
+    if reported is not None and not (isinstance(reported, (int, float)) and 0 <= reported < math.inf):
+        warnings.append(f"the reported throughput {reported!r} is no rate (negative, infinite or NaN): "
+                        "refused, the run reports none")
+        draft.reported["throughput"] = reported = None
+    return reported
+
+
+def _status(draft: RunDraft, reported, measured_records: bool) -> tuple[str, list[str]]:
+    """complete (an end-of-run summary), failed (a failure sign) or incomplete, and what that status says."""
+    cause = draft.failures[0][1] if draft.failures else None
+    if draft.ended or reported is not None or (draft.reported and not draft.keyed):
+        return "complete", []
+    if cause:
+        return "failed", [f"failed at line {draft.failures[0][0]}: {cause}"]
+    if draft.keyed:
+        return "incomplete", ["no run_stop: the log stops before the run finished"]
+    return "incomplete", ["no end-of-run summary: the log stops before the run finished" if measured_records
+                          else "no iteration was logged and no summary: the run did not start training"]
+
+
+def _rate_warnings(got, reported, wall, method: str, tolerance: float, records: bool) -> list[str]:
+    """What the recomputed, reported and wall-clock throughputs say against one another."""
+    out = []
+    if records and got is None:
+        out.append("no record left after the warm-up to recompute the throughput from")
+    if got and reported and abs(got - reported) / reported > tolerance:
+        out.append(f"recomputed throughput {got:.2f} differs from the reported {reported:.2f} "
+                   f"by {100 * (got - reported) / reported:+.1f}%")
+    if got and wall and method != "elapsed" and abs(wall - got) / got > 0.10:
+        out.append(f"wall-clock throughput {wall:.2f} is {100 * (wall - got) / got:+.1f}% "
+                   f"from the {method} of logged rates: time passes between logged steps")
+    return out
+
+
+def _metadata_warnings(draft: RunDraft, meta: dict) -> list[str]:
+    """Conflicting metadata, and what none of the log, the file name and a run record gives (MLLOG logs none
+    of them)."""
+    out = [f"conflicting {c}" for c in draft.conflicts]
+    return out + [_UNKNOWN[key] for key in (() if draft.keyed else _UNKNOWN) if meta.get(key) is None]
+
+
+def _evaluations(draft: RunDraft, source: str, t0: float | None) -> tuple[list[dict], float | None]:
+    """The run's evaluation rows (EVAL_COLUMNS, and EVAL_NAMED_COLUMNS where the format names its metrics)
+    and its last evaluated top-1, percent."""
+    from .parsers.scanning import seconds
+
+    rows, last = [], None
+    for e in draft.evals:
+        stamp = seconds(e.get("timestamp"))
+        rows.append({"source": source, "run": draft.index, "line": e.get("line"), "epoch": e.get("epoch"),
+                     "top1": _pct(e.get("top1")), "top5": _pct(e.get("top5")),
+                     "eval_throughput": e.get("eval_throughput"), "timestamp": stamp,
+                     "elapsed": stamp - t0 if t0 is not None else math.nan})
+        if "metric" in e:  # a format's named metrics (MLLOG): EVAL_NAMED_COLUMNS
+            rows[-1].update(metric=e["metric"], value=e["value"])
+        last = rows[-1]["top1"] if rows[-1]["top1"] is not None else last
+    return rows, float(last) if last is not None else None
+
+
+@dataclass(frozen=True)
+class _File:
+    """What every run of one file shares: its source, format, the user's rule and the rule applied (the
+    format's named rule with the user's parts), its words, the file's read warnings and the Row type."""
+
+    source: str
+    fmt: LogFormat
+    rule: Rule
+    applied: object  # rules.NamedRule
+    described: str
+    read_warnings: list[str]
+    row: type  # a namedtuple of row_columns(): every value named, in the frame's order
+
+
+def _one_run(file: _File, draft: RunDraft, meta: dict, warnings: list[str], own: dict, t0: float | None,
+             refused: list[str]):
+    """One run's row (named values), evaluation rows and epoch rows, and its warm-up and measured
+    records, the rule applied to its views of the file's columns (`own`); `refused`: its records whose
+    logged rate was refused."""
+    import numpy as np
+
+    from .rules import Run, apply
+
+    size = _sizes(meta)
+    run = Run(own, meta)
+    warm, use, got, wall, run_epochs = apply(run, file.applied, size.images)
+    records = len(own["line"]) > 0
+    reported = _reported(draft, warnings)
+    warnings += refused
+    status, said = _status(draft, reported, records)
+    warnings += said + _metadata_warnings(draft, meta)
+    warnings += _rate_warnings(got, reported, wall, file.applied.method, file.rule.tolerance, records)
+    iterations = int(np.count_nonzero(use))
+    if not isinstance(run.own, slice) and iterations:
+        warnings += _rank_warnings(own["rank"], own["throughput"], int(run["rank"][0]), file.rule.tolerance)
+    warnings += file.read_warnings
+    evals, final = _evaluations(draft, file.source, t0)
+    axes = {key: meta.get(key) for key in config.run_keys()}  # the configuration, in the axes' order
+    axes.update(framework=meta.get("framework") or file.fmt.framework, model=meta.get("model") or file.fmt.model,
+                processes=size.processes, global_batch_size=size.global_batch)
+    row = file.row(
+        source=file.source, run=draft.index, format=file.fmt.name, **axes,
+        line_start=draft.first_line, line_end=draft.last_line, reported_throughput=reported,
+        recomputed_throughput=got, elapsed_throughput=wall, rule=file.described, iterations=iterations,
+        warmup_records=int(np.count_nonzero(warm)), ranks=len(draft.ranks), status=status,
+        failure=draft.failures[0][1] if status == "failed" else None, final_top1=final, start_time=t0,
+        warnings=warnings, reported=draft.reported, meta=meta)
+    epochs = [(file.source, draft.index, *e) for e in run_epochs]
+    return row, evals, epochs, warm, use
+
+
 def _runs(drafts: list[RunDraft], path: Path, fmt: LogFormat, rule: Rule, stats: textio.ReadStats,
           tables: dict[tuple, dict], record: dict
           ) -> tuple[list[tuple], dict[str, np.ndarray], list[dict], list[tuple]]:
     """The rows of a file's runs, all its records as columns (with run, elapsed, warmup and
     measured), its evaluations and its epochs (rows of EPOCH_COLUMNS): the rule is applied to
-    one run at a time (`rules.apply`)."""
+    one run at a time (`_one_run`)."""
     import numpy as np
 
-    from .parsers.scanning import seconds, seconds_array
-    from .rules import Run, apply, fill_steps
+    from .parsers.scanning import seconds_array
+    from .rules import fill_steps
 
     applied = rule.resolve(fmt)  # the format's named rule with the user's parts: one frozen object
-    described, method = applied.describe(), applied.method
+    file = _File(str(path), fmt, rule, applied, applied.describe(), _read_warnings(stats), _row_type())
     cols = drafts[0].store.release()  # the records of every run, in file order (assemble.fold)
     bounds = np.concatenate(([0], np.cumsum([d.count for d in drafts]))).astype(np.int64)  # where each begins
     n, edges = len(cols["line"]), bounds.tolist()
@@ -110,95 +244,36 @@ def _runs(drafts: list[RunDraft], path: Path, fmt: LogFormat, rule: Rule, stats:
     warmup, measured = np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
     metas = [_meta(draft, path, fmt, record, tables) for draft in drafts]
     t0s = seconds_array([meta.get("start_time") for meta, _ in metas])  # the runs' starts, read at once
-    rows: list[tuple] = []
-    evals: list[dict] = []
-    epochs: list[tuple] = []
-    source = str(path)  # one string for all the file's rows
-    read_warnings = _read_warnings(stats)  # the file's, said in each of its runs
-    keys = config.run_keys()
+    rows, evals, epochs = [], [], []
     for i, draft in enumerate(drafts):
         a, b = edges[i], edges[i + 1]
-        meta, warnings = metas[i]
-        gpus, batch = meta.get("gpus"), meta.get("batch_size")
-        processes = meta.get("processes") or gpus  # NGC runs: one process per GPU
-        global_batch = meta.get("global_batch_size") or (processes * batch if processes and batch else None)
-        images = global_batch if isinstance(global_batch, (int, float)) and not isinstance(global_batch, bool) \
-            and global_batch > 0 else math.nan  # images a step (all GPUs), for the elapsed throughput
         own = {name: column[a:b] for name, column in cols.items()}  # views: the run's part of the file's columns
         if b > a:
             if math.isnan(t0s[i]):
                 t0s[i] = np.fmin.reduce(own["timestamp"])
             own["steps"][:] = fill_steps(own)
-        run = Run(own, meta)
-        warm, use, got, wall, run_epochs = apply(run, applied, images)
-        epochs += [(source, draft.index, *e) for e in run_epochs]
-        warmup[a:b], measured[a:b] = warm, use
-        t0 = None if math.isnan(t0s[i]) else float(t0s[i])
-        reported = draft.reported.get("throughput")
-        if reported is not None and not (isinstance(reported, (int, float)) and 0 <= reported < math.inf):
-            warnings.append(f"the reported throughput {reported!r} is no rate (negative, infinite or NaN): "
-                            "refused, the run reports none")
-            draft.reported["throughput"] = reported = None
-        warnings.extend(refused.get(i, ()))
-        failed_cause = draft.failures[0][1] if draft.failures else None
-        if draft.ended or reported is not None or (draft.reported and not draft.keyed):  # an end-of-run summary
-            status = "complete"
-        elif failed_cause:
-            status = "failed"
-        else:
-            status = "incomplete"
-        if status == "incomplete" and draft.keyed:
-            warnings.append("no run_stop: the log stops before the run finished")
-        elif status == "incomplete":
-            warnings.append("no end-of-run summary: the log stops before the run finished" if b > a
-                            else "no iteration was logged and no summary: the run did not start training")
-        if status == "failed":
-            warnings.append(f"failed at line {draft.failures[0][0]}: {failed_cause}")
-        warnings.extend(f"conflicting {c}" for c in draft.conflicts)
-        for key in ("gpus", "batch_size", "precision") if not draft.keyed else ():  # (MLLOG logs none of them)
-            if meta.get(key) is None:
-                warnings.append(_UNKNOWN[key])
-        if b > a and got is None:
-            warnings.append("no record left after the warm-up to recompute the throughput from")
-        if got and reported and abs(got - reported) / reported > rule.tolerance:
-            warnings.append(f"recomputed throughput {got:.2f} differs from the reported {reported:.2f} "
-                            f"by {100 * (got - reported) / reported:+.1f}%")
-        if got and wall and method != "elapsed" and abs(wall - got) / got > 0.10:
-            warnings.append(f"wall-clock throughput {wall:.2f} is {100 * (wall - got) / got:+.1f}% "
-                            f"from the {method} of logged rates: time passes between logged steps")
-        iterations = int(np.count_nonzero(use))
-        if not isinstance(run.own, slice) and iterations:
-            warnings.extend(_rank_warnings(own["rank"], own["throughput"], int(run["rank"][0]), rule.tolerance))
-        warnings.extend(read_warnings)
-
-        top1 = None
-        for e in draft.evals:
-            stamp = seconds(e.get("timestamp"))
-            evals.append({"source": source, "run": draft.index, "line": e.get("line"), "epoch": e.get("epoch"),
-                          "top1": _pct(e.get("top1")), "top5": _pct(e.get("top5")),
-                          "eval_throughput": e.get("eval_throughput"), "timestamp": stamp,
-                          "elapsed": stamp - t0 if t0 is not None else np.nan})
-            if "metric" in e:  # a format's named metrics (MLLOG): EVAL_NAMED_COLUMNS
-                evals[-1].update(metric=e["metric"], value=e["value"])
-            top1 = evals[-1]["top1"] if evals[-1]["top1"] is not None else top1
-
-        axes = {key: meta.get(key) for key in keys}  # the configuration, in the axes' order
-        axes.update(framework=meta.get("framework") or fmt.framework, model=meta.get("model") or fmt.model,
-                    processes=processes, global_batch_size=global_batch)
-        rows.append(tuple({  # a row's values in row_columns() order: a tuple costs a third of the dict
-            "source": source, "run": draft.index, "format": fmt.name, **axes,
-            "line_start": draft.first_line, "line_end": draft.last_line,
-            "reported_throughput": reported, "recomputed_throughput": got, "elapsed_throughput": wall,
-            "rule": described, "iterations": iterations, "warmup_records": int(np.count_nonzero(warm)),
-            "ranks": len(draft.ranks), "status": status, "failure": failed_cause if status == "failed" else None,
-            "final_top1": float(top1) if top1 is not None else None,
-            "start_time": t0, "warnings": warnings, "reported": draft.reported, "meta": meta,
-        }.values()))
+        meta, warnings = metas[i]
+        row, run_evals, run_epochs, warmup[a:b], measured[a:b] = _one_run(
+            file, draft, meta, warnings, own, None if math.isnan(t0s[i]) else float(t0s[i]), refused.get(i, []))
+        rows.append(row)
+        evals += run_evals
+        epochs += run_epochs
     cols["run"] = run_of  # drafts are numbered in file order from 0 (assemble.fold)
     cols["elapsed"] = cols["timestamp"] - t0s[run_of]
     cols["warmup"] = warmup
     cols["measured"] = measured
     return rows, cols, evals, epochs
+
+
+@functools.lru_cache(maxsize=4)
+def _named_row(columns: tuple[str, ...]) -> type:
+    return collections.namedtuple("Row", columns)
+
+
+def _row_type() -> type:
+    """The row of `runs` as a namedtuple of row_columns() (a model's own axis among them): every value is
+    given by name, none by its place, and a tuple costs a third of a dict."""
+    return _named_row(tuple(row_columns()))
 
 
 _UNKNOWN = {key: f"{key} unknown: neither the log, the file name nor a run record gives it"

@@ -91,3 +91,36 @@ def test_a_reference_file_with_a_duplicate_key_is_refused_at_its_line(tmp_path):
 def test_field_problems_keep_each_field():
     problems = FieldProblems([(("a",), "first"), (("b", 0), "second")])
     assert problems.problems[1] == (("b", 0), "second") and str(problems) == "first; second"
+
+
+# Issue 35: the metric and unit words are a model's (ModelSpec.unit, ModelSpec.quality), named only in the model's
+# own module, the log parsers (what a log says) and the workloads. Left, each for a reason it names:
+LEFT = {
+    "lib/benchbook/models/reference_schema.py",  # the reference files' fields (target_top1, top1): a file format
+    "lib/benchbook/reports/reference_compare.py",  # their comparison's columns (published_top1, top1_delta)
+    "lib/benchbook/cli.py",  # summarize's title line: another change owns the CLI
+}
+
+
+def test_no_generic_module_names_a_models_metric_or_unit():
+    from pathlib import Path
+    lib = Path(__file__).resolve().parents[1] / "lib" / "benchbook"
+    own = [lib / "workloads", lib / "logs" / "parsers"] + [lib / "models" / f"{name}.py" for name in
+                                                            __import__("benchbook.models").models.names()]
+    words = ("top1", "top5", "images/s")
+    named = sorted({p.relative_to(lib.parents[1]).as_posix() for p in lib.rglob("*.py")
+                    if not any(p == o or o in p.parents for o in own)
+                    and any(w in p.read_text(encoding="utf-8") for w in words)})
+    assert set(named) == LEFT, named
+
+
+def test_a_models_quality_metrics_and_unit_reach_the_frames():
+    from benchbook import models
+    from benchbook.logs.frames import eval_columns, row_columns
+    top1 = models.get("resnet50_tf").quality[0]
+    assert (top1.key, top1.unit, top1.direction) == ("top1", "%", "higher") and top1.as_logged(0.759) == 75.9
+    assert [m.name for m in models.get("maskrcnn_tf2").quality] == ["box AP", "mask AP"]
+    assert {m.key for spec in models.specs() for m in spec.quality} <= set(eval_columns())
+    assert "final_top1" in row_columns() and "final_top1" in records.json_keys() and config.headline_metric() == top1
+    with pytest.raises(ValueError, match="declared twice"):
+        config.declare(config.Metric("top1", "something else", "%"))

@@ -90,7 +90,7 @@ def test_a_model_s_unit_notebook_and_log_names_live_in_its_spec():
     assert maskrcnn.log_names == ("tensorflow2", "maskrcnn")
     assert models.of_logs("maskrcnn") is maskrcnn and models.of_logs("bert") is None
     assert rate_unit(pd.DataFrame({"model": ["maskrcnn", "maskrcnn"]})) == "samples/s"
-    assert rate_unit(pd.DataFrame({"model": ["maskrcnn", "resnet50"]})) == "images/s"
+    assert rate_unit(pd.DataFrame({"model": ["maskrcnn", "resnet50"]})) == "samples/s"  # no model's own word
     assert for_logs(ROOT / "tests" / "fixtures" / "ngc_maskrcnn", "maskrcnn_tf2").notebook.name == "maskrcnn_tf2.ipynb"
 
 

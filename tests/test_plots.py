@@ -419,7 +419,7 @@ def test_explore_builds_without_kernel_and_redraws(example):
     assert ui.output in ui.children
     assert len(ui.configs.options) == 14 and set(ui.configs.value) == set(ui.configs.options)
     first = ui.figure
-    assert isinstance(first, Figure) and first.axes[0].get_xlabel() == "recomputed throughput (images/s)"
+    assert isinstance(first, Figure) and first.axes[0].get_xlabel() == "recomputed throughput (samples/s)"
     updates = ui.updates
 
     ui.configs.value = tuple(o for o in ui.configs.options if o.startswith("mxnet resnet50") and "fp32" in o)

@@ -19,6 +19,7 @@ NOISE = [
     (re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"), "<UUID>"),
     (re.compile(r'"digest": "[0-9a-f]+"'), '"digest": "<DIGEST>"'),
     (re.compile(r"/tmp/[\w.-]+"), "<TMP>"),
+    (re.compile(r'id="cell-id=[0-9a-f]{8}"'), 'id="cell-id=<ID>"'),  # papermill's injected cell: new each run
 ]
 SKIPPED = {".ipynb", ".log", ".lock"}
 

@@ -81,8 +81,8 @@ def _rule_args(p: argparse.ArgumentParser) -> None:
 
 
 def _analysis(args) -> Analysis:
+    from . import analyze  # through the package: the models declare their metrics first
     from .logs import parsers
-    from .logs.analysis import analyze
 
     try:  # the one validation of a rule (logs/rules.py), the name checked against the formats' rules
         rule = parsers.choose(args.log_format, name=args.rule, skip_records=args.skip_records, window=args.window,

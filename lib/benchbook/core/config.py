@@ -8,6 +8,13 @@ speedup baseline (`identity`, `baseline`), the grid's and tables' column flags (
 (`compared`), and the words of headers, labels and sentences (`header`, `FLAG_WORDS`, `where`). Adding
 an axis is one `Axis(...)` line in `AXES`, or `ModelSpec.axes` for an axis only a model has (a sequence
 length): `models.register` adds it with `add`.
+
+A model's quality metrics (top-1 accuracy, box AP, MLM accuracy...) are declared here too, by its
+`ModelSpec.quality` (`models.register` calls `declare`): nothing here names one. A metric's `key` is its
+column in the evaluations frame (values in `unit`: a percent logged as a fraction, 0.759, is 75.9);
+`final` makes `final_<key>` a column of the runs frame (the run's last value) and of `analyze --json`.
+`benchbook.analyze` (the entry point of the CLI and the notebooks) imports the models before the
+analysis, which sits below them and never imports them itself.
 """
 
 from __future__ import annotations
@@ -192,3 +199,56 @@ def where(gpus, processes=None) -> str:
         many = as_int(processes)
         return "CPU" + (f", {many} processes" if many and many > 1 else "")
     return f"{count} GPU" + "s" * (count != 1)
+
+
+# ---------------------------------------------------------------- quality metrics, as the models declare them
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A quality metric: `key` (its column), `name` in words ("top-1 accuracy"), `unit` ("%", "AP"),
+    `direction` (whether higher or lower is better), `final` (the run's last value is a run column)."""
+
+    key: str
+    name: str
+    unit: str
+    direction: Literal["higher", "lower"] = "higher"
+    final: bool = False
+
+    @property
+    def final_key(self) -> str:
+        return f"final_{self.key}"
+
+    def as_logged(self, value):
+        """A logged value in the metric's unit: a percent logged as a fraction (0.759) is 75.9."""
+        import math
+
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            return None
+        return value * 100 if self.unit == "%" and value <= 1.0 else value
+
+
+_DECLARED: dict[str, Metric] = {}
+
+
+def declare(metric: Metric) -> Metric:
+    """Add a model's metric; the same metric again is kept once, another under its key is refused."""
+    if _DECLARED.setdefault(metric.key, metric) != metric:
+        raise ValueError(f"quality metric {metric.key!r} is declared twice, differently")
+    return metric
+
+
+def declared() -> list[Metric]:
+    """Every declared metric, in the order declared (the models' name order)."""
+    return list(_DECLARED.values())
+
+
+def headline_metric() -> Metric | None:
+    """The first metric a run keeps the final value of (ResNet-50's top-1): what a time to train is
+    measured in where the caller names none."""
+    return next((m for m in _DECLARED.values() if m.final), None)
+
+
+def finals() -> list[str]:
+    """The run columns of the metrics whose last value a run keeps (`final_<key>`)."""
+    return [m.final_key for m in _DECLARED.values() if m.final]

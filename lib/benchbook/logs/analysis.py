@@ -31,8 +31,12 @@ from .frames import (  # noqa: F401 -- the frames' documented columns, read here
     LOSS_COLUMNS,
     ROW_COLUMNS,
     RUN_COLUMNS,
+    eval_columns,
+    file_losses,
+    loss_frame,
     row_columns,
 )
+from .frames import iterations as iteration_frame
 from .logfiles import Problem, from_path, log_files
 from .rules import Rule
 
@@ -56,15 +60,7 @@ class Analysis:
     epochs: pd.DataFrame  # columns EPOCH_COLUMNS: the epochs of the runs whose rule is per epoch
     problems: list[Problem] = field(default_factory=list)
     rule: Rule = field(default_factory=Rule)
-    losses: pd.DataFrame = field(default_factory=lambda: _loss_frame([]))  # columns LOSS_COLUMNS
-
-
-def _pct(value: float | None) -> float | None:
-    import numpy as np
-
-    if value is None or np.isnan(value):
-        return None
-    return value * 100 if value <= 1.0 else value
+    losses: pd.DataFrame = field(default_factory=lambda: loss_frame([]))  # columns LOSS_COLUMNS
 
 
 def _meta(draft: RunDraft, path: Path, fmt: LogFormat, record: dict, tables: dict[tuple, dict]):
@@ -154,22 +150,23 @@ def _metadata_warnings(draft: RunDraft, meta: dict) -> list[str]:
     return out + [_UNKNOWN[key] for key in (() if draft.keyed else _UNKNOWN) if meta.get(key) is None]
 
 
-def _evaluations(draft: RunDraft, source: str, t0: float | None) -> tuple[list[dict], float | None]:
-    """The run's evaluation rows (EVAL_COLUMNS, and EVAL_NAMED_COLUMNS where the format names its metrics)
-    and its last evaluated top-1, percent."""
+def _evaluations(draft: RunDraft, source: str, t0: float | None) -> tuple[list[dict], dict[str, float | None]]:
+    """The run's evaluation rows (eval_columns(): a column per quality metric the models declare, and
+    EVAL_NAMED_COLUMNS where the format names its metrics) and the last value of each `final` metric."""
     from .parsers.scanning import seconds
 
-    rows, last = [], None
+    declared = config.declared()
+    rows, last = [], {m.final_key: None for m in declared if m.final}
     for e in draft.evals:
         stamp = seconds(e.get("timestamp"))
         rows.append({"source": source, "run": draft.index, "line": e.get("line"), "epoch": e.get("epoch"),
-                     "top1": _pct(e.get("top1")), "top5": _pct(e.get("top5")),
+                     **{m.key: m.as_logged(e.get(m.key)) for m in declared},
                      "eval_throughput": e.get("eval_throughput"), "timestamp": stamp,
                      "elapsed": stamp - t0 if t0 is not None else math.nan})
         if "metric" in e:  # a format's named metrics (MLLOG): EVAL_NAMED_COLUMNS
             rows[-1].update(metric=e["metric"], value=e["value"])
-        last = rows[-1]["top1"] if rows[-1]["top1"] is not None else last
-    return rows, float(last) if last is not None else None
+        last.update({m.final_key: float(rows[-1][m.key]) for m in declared if m.final and rows[-1][m.key] is not None})
+    return rows, last
 
 
 @dataclass(frozen=True)
@@ -208,7 +205,7 @@ def _one_run(file: _File, draft: RunDraft, meta: dict, warnings: list[str], own:
     if not isinstance(run.own, slice) and iterations:
         warnings += _rank_warnings(own["rank"], own["throughput"], int(run["rank"][0]), file.rule.tolerance)
     warnings += file.read_warnings
-    evals, final = _evaluations(draft, file.source, t0)
+    evals, finals = _evaluations(draft, file.source, t0)
     axes = {key: meta.get(key) for key in config.run_keys()}  # the configuration, in the axes' order
     axes.update(framework=meta.get("framework") or file.fmt.framework, model=meta.get("model") or file.fmt.model,
                 processes=size.processes, global_batch_size=size.global_batch)
@@ -217,7 +214,7 @@ def _one_run(file: _File, draft: RunDraft, meta: dict, warnings: list[str], own:
         line_start=draft.first_line, line_end=draft.last_line, reported_throughput=reported,
         recomputed_throughput=got, elapsed_throughput=wall, rule=file.described, iterations=iterations,
         warmup_records=int(np.count_nonzero(warm)), ranks=len(draft.ranks), status=status,
-        failure=draft.failures[0][1] if status == "failed" else None, final_top1=final, start_time=t0,
+        failure=draft.failures[0][1] if status == "failed" else None, **finals, start_time=t0,
         warnings=warnings, reported=draft.reported, meta=meta)
     epochs = [(file.source, draft.index, *e) for e in run_epochs]
     return row, evals, epochs, warm, use
@@ -391,23 +388,7 @@ def analyze_file(path: str | os.PathLike, rule: Rule | None = None, log_format: 
     _find_failures(path, drafts)
     record = records.config_beside(path) if isinstance(path, Path) else {}  # (none in an archive)
     rows, cols, evals, epochs = _runs(drafts, path, fmt, rule, stats, _table_values(tables), record)
-    return rows, cols, evals, _file_losses(losses, drafts, cols), epochs
-
-
-def _iterations(files: list[tuple[str, dict[str, np.ndarray]]]) -> pd.DataFrame:
-    """One frame of the records of every run of every file, built once."""
-    import numpy as np
-    import pandas as pd
-    if not files:
-        return pd.DataFrame().reindex(columns=list(ITERATION_COLUMNS))
-    sizes = [len(cols["line"]) for _, cols in files]
-    sources = np.repeat(np.array([source for source, _ in files], dtype=object), sizes)
-    text = pd.Series(["text"]).dtype  # how this pandas stores a column of strings
-    data = {"source": pd.array(sources, dtype=text)}  # typed here: cheaper than pandas guessing it
-    for name in ITERATION_COLUMNS:
-        if name not in data:
-            data[name] = np.concatenate([cols[name] for _, cols in files]) if len(files) > 1 else files[0][1][name]
-    return pd.DataFrame(data, columns=list(ITERATION_COLUMNS), copy=False)  # the arrays are the frame's own
+    return rows, cols, evals, file_losses(losses, drafts, cols), epochs
 
 
 def _find_failures(path: Path, drafts: list[RunDraft]) -> None:
@@ -460,60 +441,11 @@ def analyze(paths: Iterable[str | os.PathLike], rule: Rule | None = None, log_fo
     runs = pd.DataFrame(rows, columns=row_columns())
     for col in config.of_kind(int):
         runs[col] = pd.to_numeric(runs[col], errors="coerce").astype("Int64")
-    iterations = _iterations(iters)
-    named = [*EVAL_COLUMNS, *EVAL_NAMED_COLUMNS] if any("metric" in e for e in evals) else list(EVAL_COLUMNS)
+    iterations = iteration_frame(iters)
+    named = [*eval_columns(), *EVAL_NAMED_COLUMNS] if any("metric" in e for e in evals) else list(eval_columns())
     evaluations = pd.DataFrame(evals, columns=named) if evals else pd.DataFrame().reindex(columns=named)
     epoch_frame = pd.DataFrame(epochs, columns=list(EPOCH_COLUMNS)).astype(EPOCH_TYPES)
     return Analysis(runs=runs, iterations=iterations, evaluations=evaluations, epochs=epoch_frame, problems=problems,
-                    rule=rule, losses=_loss_frame(losses))
+                    rule=rule, losses=loss_frame(losses))
 
 
-def _file_losses(chunks: list[dict], drafts: list[RunDraft], records: dict[str, np.ndarray]) -> dict:
-    """The loss components of a file as columns run, line, iteration, value, and component (codes
-    into `names`). `records` are the file's record columns with their `run`.
-
-    NGC TF2 Mask R-CNN prints, after each logged block's throughput, `FastRCNN box loss: 0.52801`,
-    `Mask loss`, `RPN total loss`... (NVIDIA/DeepLearningExamples TensorFlow2/Segmentation/MaskRCNN
-    mask_rcnn/hooks/logging_hook.py: one line a metric of the block). The parser gives them as
-    columns a chunk (`scanning.LOSSES`); here each gets its run (the run whose lines hold it) and its
-    iteration (that of the run's last record at or before its line). Formats that log no component
-    give an empty frame with the same columns."""
-    import numpy as np
-
-    names = sorted({name for c in chunks for name in c["names"]})
-    if not chunks:
-        return {"run": np.empty(0, np.int64), "line": np.empty(0, np.int64), "iteration": np.empty(0, np.int64),
-                "component": np.empty(0, np.int32), "value": np.empty(0, float), "names": names}
-    line = np.concatenate([c["line"] for c in chunks])
-    value = np.concatenate([c["value"] for c in chunks])
-    code = {name: i for i, name in enumerate(names)}
-    component = np.concatenate([np.array([code[n] for n in c["names"]], dtype=np.int32)[c["component"]]
-                                for c in chunks])
-    # A run's lines reach up to where the next run starts (a component before the first run is the first's).
-    run = np.maximum(np.searchsorted([d.first_line for d in drafts], line, side="right") - 1, 0)
-    last = np.searchsorted(records["line"], line, side="right") - 1  # the file's records are in line order
-    own = (last >= 0) & (records["run"][np.maximum(last, 0)] == run)
-    iteration = np.where(own, records["iteration"][np.maximum(last, 0)], -1)
-    return {"run": run.astype(np.int64), "line": line, "iteration": iteration.astype(np.int64),
-            "component": component, "value": value, "names": names}
-
-
-def _loss_frame(files: list[tuple[str, dict]]) -> pd.DataFrame:
-    """One frame of the loss components of every file, LOSS_COLUMNS in order. `source` and
-    `component` are categorical: millions of rows repeat a few names."""
-    import numpy as np
-    import pandas as pd
-
-    files = [(source, cols) for source, cols in files if len(cols["line"])]
-    names = sorted({name for _, cols in files for name in cols["names"]})
-    code = {name: i for i, name in enumerate(names)}
-    sizes = [len(cols["line"]) for _, cols in files]
-    data = {"source": pd.Categorical.from_codes(np.repeat(np.arange(len(files)), sizes),
-                                                categories=pd.Index([source for source, _ in files], dtype=object))}
-    for name in ("run", "line", "iteration", "value"):
-        data[name] = np.concatenate([cols[name] for _, cols in files]) if files else \
-            np.empty(0, float if name == "value" else np.int64)
-    own = [np.array([code[n] for n in cols["names"]], dtype=np.int32)[cols["component"]] for _, cols in files]
-    data["component"] = pd.Categorical.from_codes(np.concatenate(own) if own else np.empty(0, np.int32),
-                                                  categories=pd.Index(names, dtype=object))
-    return pd.DataFrame(data, columns=list(LOSS_COLUMNS))

@@ -1,13 +1,19 @@
-"""The documented frames of an analysis: each frame's columns in words (`*_COLUMNS`: the frame's
-shape as the README and the reports read it), kept apart from the code that reads the logs.
-
-`analysis` builds the frames itself: the path of a log line to its number (issue 27 keeps it at ten
-files, `tools/trace_rule_path.py`) runs through the frame builders, and data here adds no step to it.
+"""The frames of an analysis: each frame's columns in words (`*_COLUMNS`: the frame's shape as the README
+and the reports read it), and the builders of the frames of records and loss components from every file's
+columns (`iterations`, `file_losses`, `loss_frame`); `analysis` reads the logs and builds the run rows.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..core import config
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
+
+    from .assemble import RunDraft
 
 _SOURCE = {
     "source": "path of the log file",
@@ -18,16 +24,18 @@ _SOURCE = {
 _RUN = {
     "line_start": "first line of the run in its file",
     "line_end": "last line of the run in its file",
-    "reported_throughput": "images/s the script reported in its summary",
-    "recomputed_throughput": "images/s recomputed from the records by the rule",
-    "elapsed_throughput": "images/s from wall-clock timestamps of the measured records",
+    "reported_throughput": "throughput the script reported in its summary, in its model's unit (ModelSpec.unit)",
+    "recomputed_throughput": "throughput recomputed from the records by the rule",
+    "elapsed_throughput": "throughput from wall-clock timestamps of the measured records",
     "rule": "the recompute rule in words",
     "iterations": "records used by the rule",
     "warmup_records": "records skipped as warm-up",
     "ranks": "ranks that logged records or a line every rank logs (MXNet's `Starting epoch`)",
     "status": "complete, incomplete or failed",
     "failure": "cause of failure, when failed",
-    "final_top1": "last evaluated top-1 accuracy, percent",
+}
+# After them, `final_<metric>` of each quality metric a model declares `final` (core.config), then these.
+_RUN_END = {
     "start_time": "first timestamp of the run, seconds since the epoch",
     "warnings": "what looked wrong, as sentences",
 }
@@ -36,7 +44,8 @@ _RUN = {
 def run_columns() -> dict[str, str]:
     """The columns of the `runs` frame in words, the configuration's axes as `core.config` declares them
     now (with those a model adds)."""
-    return {**_SOURCE, **{a.key: a.doc for a in config.AXES}, **_RUN}
+    finals = {m.final_key: f"last evaluated {m.name}, {m.unit}" for m in config.declared() if m.final}
+    return {**_SOURCE, **{a.key: a.doc for a in config.AXES}, **_RUN, **finals, **_RUN_END}
 
 
 def row_columns() -> list[str]:
@@ -55,24 +64,32 @@ ITERATION_COLUMNS = {
     "iteration": "iteration as logged (-1 when not logged)",
     "timestamp": "seconds since the epoch",
     "elapsed": "seconds since the run's first timestamp",
-    "throughput": "images/s as logged (all GPUs)",
+    "throughput": "throughput as logged (all GPUs), the model's unit (ModelSpec.unit)",
     "loss": "loss as logged",
     "lr": "learning rate as logged",
     "steps": "iterations the record covers",
     "warmup": "skipped as warm-up by the rule",
     "measured": "used by the rule",
 }
-EVAL_COLUMNS = {
-    "source": "path of the log file", "run": "run index in the file", "line": "line of the evaluation",
-    "epoch": "epoch evaluated", "top1": "top-1 accuracy, percent", "top5": "top-5 accuracy, percent",
-    "eval_throughput": "evaluation images/s", "timestamp": "seconds since the epoch",
-    "elapsed": "seconds since the run's first timestamp",
-}
+_EVAL = {"source": "path of the log file", "run": "run index in the file", "line": "line of the evaluation",
+         "epoch": "epoch evaluated"}
+# After them, a column per quality metric the models declare (core.config.declared), then these.
+_EVAL_END = {"eval_throughput": "evaluation throughput, the model's unit", "timestamp": "seconds since the epoch",
+             "elapsed": "seconds since the run's first timestamp"}
+
+
+def eval_columns() -> dict[str, str]:
+    """The columns of the `evaluations` frame in words, a column per declared quality metric."""
+    return {**_EVAL, **{m.key: f"{m.name}, {m.unit}" for m in config.declared()}, **_EVAL_END}
+
+
+EVAL_COLUMNS = eval_columns()  # as the models declare them when benchbook is imported
 # Only where an analyzed log names its metrics (MLLOG: an `eval_accuracy` row per metric): the others'
 # evaluation frames keep EVAL_COLUMNS alone.
 EVAL_NAMED_COLUMNS = {
     "metric": "the metric as the log names it (MLLOG: accuracy, or Mask R-CNN's BBOX and SEGM); NaN for others",
-    "value": "its value as logged (a fraction: 0.759 is 75.9%); `top1` holds an accuracy's value, in percent",
+    "value": "its value as logged (a fraction: 0.759 is 75.9%); the parser also gives an accuracy as its model's "
+             "metric, in percent",
 }
 LOSS_COLUMNS = {
     "source": "path of the log file",
@@ -86,8 +103,8 @@ EPOCH_COLUMNS = {  # only runs whose rule is per epoch (MXNet's benchmark.py: `r
     "source": "path of the log file",
     "run": "run index in the file",
     "epoch": "epoch as logged",
-    "rate": "images/s the rule gives the epoch (all GPUs): its logged per-epoch rate, else images / time of "
-            "the run's measured records from the first to the epoch's end",
+    "rate": "throughput the rule gives the epoch (all GPUs): its logged per-epoch rate, else the samples / "
+            "time of the run's measured records from the first to the epoch's end",
     "used": "the rule's value is the harmonic mean of the used epochs' rates (the first epoch is benchmark.py's "
             "-w 1 warm-up, unless it is the only one)",
     "line_start": "first line of the epoch's records the rule reads",
@@ -95,3 +112,70 @@ EPOCH_COLUMNS = {  # only runs whose rule is per epoch (MXNet's benchmark.py: `r
 }
 EPOCH_TYPES = {"run": "int64", "epoch": "int64", "rate": "float64", "used": "bool", "line_start": "int64",
                "line_end": "int64"}  # the epochs frame's dtypes, empty or not
+
+
+def iterations(files: list[tuple[str, dict[str, np.ndarray]]]) -> pd.DataFrame:
+    """One frame of the records of every run of every file, built once."""
+    import numpy as np
+    import pandas as pd
+    if not files:
+        return pd.DataFrame().reindex(columns=list(ITERATION_COLUMNS))
+    sizes = [len(cols["line"]) for _, cols in files]
+    sources = np.repeat(np.array([source for source, _ in files], dtype=object), sizes)
+    text = pd.Series(["text"]).dtype  # how this pandas stores a column of strings
+    data = {"source": pd.array(sources, dtype=text)}  # typed here: cheaper than pandas guessing it
+    for name in ITERATION_COLUMNS:
+        if name not in data:
+            data[name] = np.concatenate([cols[name] for _, cols in files]) if len(files) > 1 else files[0][1][name]
+    return pd.DataFrame(data, columns=list(ITERATION_COLUMNS), copy=False)  # the arrays are the frame's own
+
+
+def file_losses(chunks: list[dict], drafts: list[RunDraft], records: dict[str, np.ndarray]) -> dict:
+    """The loss components of a file as columns run, line, iteration, value, and component (codes
+    into `names`). `records` are the file's record columns with their `run`.
+
+    NGC TF2 Mask R-CNN prints, after each logged block's throughput, `FastRCNN box loss: 0.52801`,
+    `Mask loss`, `RPN total loss`... (NVIDIA/DeepLearningExamples TensorFlow2/Segmentation/MaskRCNN
+    mask_rcnn/hooks/logging_hook.py: one line a metric of the block). The parser gives them as
+    columns a chunk (`scanning.LOSSES`); here each gets its run (the run whose lines hold it) and its
+    iteration (that of the run's last record at or before its line). Formats that log no component
+    give an empty frame with the same columns."""
+    import numpy as np
+
+    names = sorted({name for c in chunks for name in c["names"]})
+    if not chunks:
+        return {"run": np.empty(0, np.int64), "line": np.empty(0, np.int64), "iteration": np.empty(0, np.int64),
+                "component": np.empty(0, np.int32), "value": np.empty(0, float), "names": names}
+    line = np.concatenate([c["line"] for c in chunks])
+    value = np.concatenate([c["value"] for c in chunks])
+    code = {name: i for i, name in enumerate(names)}
+    component = np.concatenate([np.array([code[n] for n in c["names"]], dtype=np.int32)[c["component"]]
+                                for c in chunks])
+    # A run's lines reach up to where the next run starts (a component before the first run is the first's).
+    run = np.maximum(np.searchsorted([d.first_line for d in drafts], line, side="right") - 1, 0)
+    last = np.searchsorted(records["line"], line, side="right") - 1  # the file's records are in line order
+    own = (last >= 0) & (records["run"][np.maximum(last, 0)] == run)
+    iteration = np.where(own, records["iteration"][np.maximum(last, 0)], -1)
+    return {"run": run.astype(np.int64), "line": line, "iteration": iteration.astype(np.int64),
+            "component": component, "value": value, "names": names}
+
+
+def loss_frame(files: list[tuple[str, dict]]) -> pd.DataFrame:
+    """One frame of the loss components of every file, LOSS_COLUMNS in order. `source` and
+    `component` are categorical: millions of rows repeat a few names."""
+    import numpy as np
+    import pandas as pd
+
+    files = [(source, cols) for source, cols in files if len(cols["line"])]
+    names = sorted({name for _, cols in files for name in cols["names"]})
+    code = {name: i for i, name in enumerate(names)}
+    sizes = [len(cols["line"]) for _, cols in files]
+    data = {"source": pd.Categorical.from_codes(np.repeat(np.arange(len(files)), sizes),
+                                                categories=pd.Index([source for source, _ in files], dtype=object))}
+    for name in ("run", "line", "iteration", "value"):
+        data[name] = np.concatenate([cols[name] for _, cols in files]) if files else \
+            np.empty(0, float if name == "value" else np.int64)
+    own = [np.array([code[n] for n in cols["names"]], dtype=np.int32)[cols["component"]] for _, cols in files]
+    data["component"] = pd.Categorical.from_codes(np.concatenate(own) if own else np.empty(0, np.int32),
+                                                  categories=pd.Index(names, dtype=object))
+    return pd.DataFrame(data, columns=list(LOSS_COLUMNS))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .spec import ModelSpec, ReferenceReport, Study, flags, register
+from .spec import Metric, ModelSpec, ReferenceReport, Study, flags, register
 
 
 def ngc_command(study: Study, cfg: dict, run_dir: Path) -> list[str]:
@@ -19,6 +19,7 @@ def ngc_command(study: Study, cfg: dict, run_dir: Path) -> list[str]:
 SPEC = register(ModelSpec(
     name="maskrcnn_tf2", framework="tensorflow", title="Mask R-CNN", log_names=("tensorflow2", "maskrcnn"),
     notebook="maskrcnn_tf2", unit="samples/s",
+    quality=(Metric("box_ap", "box AP", "AP"), Metric("mask_ap", "mask AP", "AP")),
     ngc_command=ngc_command, ngc_script="scripts/benchmark_training.py", dataset="COCO",
     data_layout="coco_tfrecords", data_name="COCO TFRecords", pretrained_checkpoint=True,
     spawns_own_workers=True, ngc_xla="always", ngc_dali=False, ngc_synthetic=False,

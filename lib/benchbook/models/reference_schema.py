@@ -191,7 +191,7 @@ class Reference(_Strict):
     title: str
     description: str = ""
     model: ModelName  # type: ignore[valid-type]
-    unit: str = "images/s"
+    unit: str = Field(description="the throughput unit of its numbers; by default its model's (ModelSpec.unit)")
     statistic: str = Field(description="what the published number is, e.g. median of 5 runs")
     method: str = Field("", description="how the number was computed from the logs")
     tolerance: float = Field(0.05, gt=0, lt=1, description="relative; |measured / published - 1| within it")
@@ -209,6 +209,14 @@ class Reference(_Strict):
     @classmethod
     def _path(cls, v):
         return Path(v) if isinstance(v, str) else v
+
+    @model_validator(mode="before")
+    @classmethod
+    def _model_unit(cls, data):
+        """A reference that names no unit publishes its model's (a wrong model name is told by its field)."""
+        if isinstance(data, dict) and data.get("unit") is None and data.get("model") in MODELS:
+            return {**data, "unit": models.get(data["model"]).unit}
+        return data
 
     @model_validator(mode="after")
     def _coherent(self):

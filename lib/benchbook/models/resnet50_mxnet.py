@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .spec import ModelSpec, ReferenceReport, Study, flags, register
+from .spec import Metric, ModelSpec, ReferenceReport, Study, flags, register
 
 
 def ngc_command(study: Study, cfg: dict, run_dir: Path) -> list[str]:
@@ -21,10 +21,11 @@ def ngc_command(study: Study, cfg: dict, run_dir: Path) -> list[str]:
 
 SPEC = register(ModelSpec(
     name="resnet50_mxnet", framework="mxnet", title="ResNet-50", log_names=("mxnet", "resnet50"),
-    notebook="resnet50_mxnet",
+    notebook="resnet50_mxnet", unit="images/s",
     ngc_command=ngc_command, ngc_script="benchmark.py", dataset="ImageNet",
     data_layout="imagenet_recordio", data_name="ImageNet RecordIO",
     spawns_own_workers=True, ngc_gpu_counts_in_one_run=True, ngc_xla="never",
     cpu_script="resnet50_mxnet.py", framework_workload=True,
+    quality=(Metric("top1", "top-1 accuracy", "%", final=True), Metric("top5", "top-5 accuracy", "%")),
     reference_reports=(ReferenceReport("reference-mxnet", "ngc-mxnet-resnet50", "ngc_mxnet_resnet50"),),
 ))

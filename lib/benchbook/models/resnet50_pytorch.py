@@ -8,7 +8,7 @@ import shlex
 from pathlib import Path
 
 from ..runfolder import RESULTS
-from .spec import ModelSpec, Study, flags, register
+from .spec import Metric, ModelSpec, Study, flags, register
 
 # launch.py's --precision and the platform whose configs.yml entry it reads (TF32 runs on A100s only,
 # FP32 on V100s only, as the README's benchmark commands say); `--platform` in options wins.
@@ -43,9 +43,10 @@ def ngc_command(study: Study, cfg: dict, run_dir: Path) -> list[str]:
 
 SPEC = register(ModelSpec(
     name="resnet50_pytorch", framework="pytorch", title="ResNet-50", log_names=("pytorch", "resnet50"),
-    notebook="resnet50_pytorch",
+    notebook="resnet50_pytorch", unit="images/s",
     ngc_command=ngc_command, ngc_script="launch.py", dataset="ImageNet",
     data_layout="imagenet_folders", data_name="ImageNet folders",
     spawns_own_workers=True, ngc_xla="never",
     cpu_script="resnet50_pytorch.py", framework_workload=True, cuda_workload=True,
+    quality=(Metric("top1", "top-1 accuracy", "%", final=True), Metric("top5", "top-5 accuracy", "%")),
 ))

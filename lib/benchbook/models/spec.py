@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from .. import workloads
+from ..core import config
+from ..core.config import Axis, Metric
 from ..errors import UnknownNameError
 
 # What a command builder is given: a `studies.study.Study`. Models sit below the studies that use
@@ -46,6 +48,7 @@ class ModelSpec:
     title: str  # in messages: "ResNet-50", "Mask R-CNN"
     log_names: tuple[str, str]  # the `framework` and `model` columns the parsers give its logs
     notebook: str  # its report's notebook: notebooks/<notebook>.py, paired with its .ipynb
+    unit: str  # the throughput unit its logs and published tables use (samples a second of its kind)
     ngc_command: CommandBuilder  # the NGC script's argv (DeepLearningExamples), golden-tested
     ngc_script: str  # the script that command runs, named in messages
     dataset: str  # what the NGC script trains on: "ImageNet", "COCO"
@@ -67,7 +70,8 @@ class ModelSpec:
     cpu_modes: tuple[str, ...] = ("training_benchmark", "train_and_evaluate")
     cpu_generated_data: str | None = None  # why the workload always trains on generated data, if it does
     reference_reports: tuple[ReferenceReport, ...] = ()
-    unit: str = "images/s"  # the throughput unit its logs and published tables use
+    quality: tuple[Metric, ...] = ()  # what its evaluations measure, the first its headline (top-1, box AP)
+    axes: tuple[Axis, ...] = ()  # configuration axes only this model has (a sequence length), after the common ones
 
 
 _REGISTRY: dict[str, ModelSpec] = {}
@@ -77,6 +81,10 @@ def register(spec: ModelSpec) -> ModelSpec:
     """Add a model; a second spec under the same name is a programming error."""
     if spec.name in _REGISTRY:
         raise ValueError(f"model {spec.name!r} is registered twice")
+    for metric in spec.quality:  # the layers below the models read them from core
+        config.declare(metric)
+    for axis in spec.axes:
+        config.add(axis)
     _REGISTRY[spec.name] = spec
     return spec
 

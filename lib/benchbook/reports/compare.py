@@ -62,7 +62,7 @@ class Comparison:
         return pd.concat(frames, ignore_index=True)
 
     def table(self) -> pd.DataFrame:
-        """Median images/s: a row per configuration, a column per source."""
+        """Median throughput (the models' unit): a row per configuration, a column per source."""
         s = self.stats()
         if s.empty:
             return pd.DataFrame()
@@ -80,9 +80,13 @@ class Comparison:
     def figure(self):
         from . import plots
         stats = self.stats()
-        return plots.repeats(pd.concat([a.runs.assign(model=label) for label, a in
-                                        zip(self.labels, self.analyses, strict=True)], ignore_index=True)) \
-            if not stats.empty else plots.repeats(self.analyses[0].runs)
+        if stats.empty:
+            return plots.repeats(self.analyses[0].runs)
+        every = pd.concat([a.runs for a in self.analyses], ignore_index=True)
+        labelled = pd.concat([a.runs.assign(model=label) for label, a in zip(self.labels, self.analyses, strict=True)],
+                             ignore_index=True)
+        labelled.attrs["unit"] = plots.rate_unit(every)  # the sources' models' unit, not their labels'
+        return plots.repeats(labelled)
 
     def environment_differences(self) -> pd.DataFrame:
         """What differs between the first run record's environment of each source and the baseline's."""

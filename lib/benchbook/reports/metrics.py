@@ -15,8 +15,8 @@ from ..core import config
 # flags); its 1-GPU baseline shares `config.baseline()`, every key but what it scales over.
 STAT_COLUMNS = {
     "runs": "runs with a value in this configuration",
-    "mean": "mean over repeats, images/s",
-    "median": "median over repeats, images/s",
+    "mean": "mean over repeats, in the model's unit (ModelSpec.unit)",
+    "median": "median over repeats, in the model's unit",
     "std": "sample standard deviation over repeats",
     "cv": "coefficient of variation (std / mean)",
     "min": "slowest repeat", "max": "fastest repeat",
@@ -107,25 +107,29 @@ def _workers(stats: pd.DataFrame) -> pd.Series:
     return gpus.where(gpus != 0, processes)
 
 
-def time_to_target(evaluations: pd.DataFrame, target_top1: float) -> pd.DataFrame:
+def time_to_target(evaluations: pd.DataFrame, target: float, metric: str | None = None) -> pd.DataFrame:
     """Per run: seconds from the run's first log line to its first evaluation at or above the target.
 
-    `target_top1` is in percent (76.10 for the AI-Rank ResNet-50 target). Runs that never reach it
-    get NaN seconds and `reached` False.
+    `metric` is the evaluations' column of a quality metric (a model's `ModelSpec.quality`; default the
+    headline one, `core.config.headline_metric`), `target` in its unit (76.10 % top-1 for the AI-Rank ResNet-50
+    target). Runs that never reach it get NaN seconds and `reached` False; the columns `<metric>` (the
+    value that reached it) and `final_<metric>` (the run's last).
     """
-    cols = ["source", "run", "reached", "seconds", "epoch", "line", "top1", "final_top1"]
+    key = metric or config.headline_metric().key
+    final = f"final_{key}"
+    cols = ["source", "run", "reached", "seconds", "epoch", "line", key, final]
     if evaluations.empty:
         return pd.DataFrame(columns=cols)
     out = []
     for (source, run), group in evaluations.sort_values("line").groupby(["source", "run"], sort=False):
-        hit = group[group["top1"] >= target_top1]
+        hit = group[group[key] >= target]
         first = hit.iloc[0] if len(hit) else None
         out.append({
             "source": source, "run": run, "reached": first is not None,
             "seconds": float(first["elapsed"]) if first is not None else np.nan,
             "epoch": first["epoch"] if first is not None else np.nan,
             "line": int(first["line"]) if first is not None else np.nan,
-            "top1": float(first["top1"]) if first is not None else np.nan,
-            "final_top1": float(group["top1"].dropna().iloc[-1]) if group["top1"].notna().any() else np.nan,
+            key: float(first[key]) if first is not None else np.nan,
+            final: float(group[key].dropna().iloc[-1]) if group[key].notna().any() else np.nan,
         })
     return pd.DataFrame(out, columns=cols)

@@ -25,7 +25,7 @@ METRICS = {
     "reported_throughput": "reported throughput",
     "elapsed_throughput": "wall-clock throughput",
 }
-RATE_UNIT = "images/s"
+RATE_UNIT = "samples/s"  # where the runs' models do not agree on a unit (each model names its own)
 # seaborn's "whitegrid" style in its "notebook" context at font scale 0.85, written out: importing seaborn
 # (scipy.stats with it) costs a report's kernel 1.3 s for these few settings and a palette.
 _STYLE = {
@@ -86,14 +86,30 @@ def alt_text(fig: Figure) -> str:
 
 def rate_unit(frame: pd.DataFrame | None) -> str:
     """The throughput unit word of a report: its models' own (`ModelSpec.unit`: Mask R-CNN's logs and
-    published tables say samples) where every run's model has the same, otherwise "images/s"; one word
-    for a report's tables and axes."""
+    published tables say samples) where every run's model has the same, otherwise RATE_UNIT; one word
+    for a report's tables and axes. A frame whose `model` column holds other labels (a comparison's sources)
+    carries its unit in `frame.attrs["unit"]`."""
+    if frame is not None and frame.attrs.get("unit"):
+        return frame.attrs["unit"]
     if frame is not None and not frame.empty and "model" in frame:
         from ..models import of_logs
         units = {spec.unit if (spec := of_logs(str(model))) else RATE_UNIT for model in frame["model"].unique()}
         if len(units) == 1:
             return units.pop()
     return RATE_UNIT
+
+
+def quality_of(frame: pd.DataFrame | None):
+    """The quality metric a report's evaluations are read in: its models' headline one (the first of
+    `ModelSpec.quality`: ResNet-50's top-1) where every run's model has the same, else the first metric a
+    model keeps the final value of (`core.config.headline_metric`)."""
+    if frame is not None and not frame.empty and "model" in frame:
+        from ..models import of_logs
+        found = {spec.quality[0] if (spec := of_logs(str(model))) and spec.quality else None
+                 for model in frame["model"].unique()}
+        if len(found) == 1 and None not in found:
+            return found.pop()
+    return config.headline_metric()
 
 
 def figure_to_png(fig: Figure, dpi: float | None = None) -> bytes:

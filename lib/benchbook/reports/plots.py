@@ -23,6 +23,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
+from ..core.config import Metric, headline_metric
 from . import metrics
 from .plot_base import (
     MARKERS,
@@ -40,6 +41,7 @@ from .plot_base import (
     left_out_note,
     new_figure,
     no_data_figure,
+    quality_of,
     rate_unit,
     repeat_name,
     set_title,
@@ -50,7 +52,7 @@ from .plots_runs import loss_components, repeats, throughput_over_time
 
 __all__ = [
     "ReportFigure", "alt_text", "comparison", "config_label", "explore", "figure_to_png", "loss_components",
-    "rate_unit", "repeats",
+    "quality_of", "rate_unit", "repeats",
     "scaling", "throughput_over_time", "time_to_train",
 ]
 
@@ -172,18 +174,21 @@ def scaling(stats: pd.DataFrame, reference: pd.DataFrame | None = None) -> Figur
 
 @styled
 def time_to_train(evaluations: pd.DataFrame, runs: pd.DataFrame | None, target: float | None = None,
-                  max_runs: int = 20) -> Figure:
-    """Top-1 accuracy against elapsed time per run, the target as a line, the time to target starred.
+                  max_runs: int = 20, metric: Metric | None = None) -> Figure:
+    """A quality metric against elapsed time per run, the target as a line, the time to target starred.
 
+    `metric` is the model's (`ModelSpec.quality`; default `core.config.headline_metric`, ResNet-50's top-1).
     Time is in seconds, minutes or hours after the run's first log line, whichever reads best
-    (epochs when the evaluations have no timestamps). `target` is top-1 in percent (76.1 for the
-    AI-Rank ResNet-50 target). Runs are named by configuration and repeat; colours follow the
+    (epochs when the evaluations have no timestamps). `target` is in the metric's unit (76.1 % top-1
+    for the AI-Rank ResNet-50 target). Runs are named by configuration and repeat; colours follow the
     configuration. At most `max_runs` runs are drawn.
     """
-    title = "Time to train: top-1 accuracy" + (f" (target {target:g} %)" if target is not None else "")
-    if evaluations is None or evaluations.empty or evaluations["top1"].notna().sum() == 0:
-        return no_data_figure(title, "no evaluation with a top-1 accuracy in these logs")
-    ev = evaluations[evaluations["top1"].notna()]
+    metric = metric or headline_metric()
+    key, unit_word = metric.key, metric.unit
+    title = f"Time to train: {metric.name}" + (f" (target {target:g} {unit_word})" if target is not None else "")
+    if evaluations is None or evaluations.empty or key not in evaluations or evaluations[key].notna().sum() == 0:
+        return no_data_figure(title, f"no evaluation with a {metric.name} in these logs")
+    ev = evaluations[evaluations[key].notna()]
     keys = list(dict.fromkeys(zip(ev["source"], ev["run"], strict=True)))
     info: dict[tuple, dict] = {}
     config_of: dict[tuple, str] = {}
@@ -201,7 +206,7 @@ def time_to_train(evaluations: pd.DataFrame, runs: pd.DataFrame | None, target: 
 
     use_time = ev["elapsed"].notna().all()
     divisor, unit = time_unit(float(ev["elapsed"].max())) if use_time else (1.0, "epoch")
-    reached = metrics.time_to_target(ev, target) if target is not None else pd.DataFrame()
+    reached = metrics.time_to_target(ev, target, key) if target is not None else pd.DataFrame()
     hits = {(r["source"], r["run"]): r for r in reached.to_dict("records") if r["reached"]}
 
     fig = new_figure(9, 5)
@@ -219,17 +224,17 @@ def time_to_train(evaluations: pd.DataFrame, runs: pd.DataFrame | None, target: 
         if target is not None:
             name += f" · {hits[k]['seconds'] / divisor:.2f} {unit}" if k in hits and use_time else (
                 "" if k in hits else " · not reached")
-        ax.plot(xs, g["top1"].to_numpy(float), marker=".", color=color_of[config],
+        ax.plot(xs, g[key].to_numpy(float), marker=".", color=color_of[config],
                 ls=("-", "--", "-.", ":")[n % 4], label=name, gid="run")
         if k in hits:
             hit = hits[k]
             hx = hit["seconds"] / divisor if use_time else float(hit["epoch"])
-            ax.plot([hx], [hit["top1"]], ls="", marker="*", ms=13, color=color_of[config], mec="black",
+            ax.plot([hx], [hit[key]], ls="", marker="*", ms=13, color=color_of[config], mec="black",
                     mew=0.6, zorder=5, gid="time-to-target")
     if target is not None:
-        ax.axhline(target, color="0.3", ls="--", lw=1, label=f"target {target:g} %", gid="target")
+        ax.axhline(target, color="0.3", ls="--", lw=1, label=f"target {target:g} {unit_word}", gid="target")
     ax.set_xlabel(f"elapsed time ({unit})" if use_time else "epoch")
-    ax.set_ylabel("top-1 accuracy (%)")
+    ax.set_ylabel(f"{metric.name} ({unit_word})")
     if hits:
         ax.plot([], [], ls="", marker="*", ms=11, color="0.5", mec="black", label="target first reached")
     fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncols=2, fontsize="x-small")

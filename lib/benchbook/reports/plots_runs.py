@@ -243,7 +243,7 @@ def repeats(runs: pd.DataFrame, value: str = "recomputed_throughput", complete_o
             max_configs: int = 40) -> Figure:
     """Every repeat as a point per configuration, the median marked, so run-to-run spread shows.
 
-    Left: the values of `value` in images/s (log scale when configurations differ by more than 30x).
+    Left: the values of `value` in the models' unit (log scale when configurations differ by more than 30x).
     Right: each repeat's distance from its configuration's median in percent, with the number of
     repeats and the coefficient of variation. Runs whose status is not complete are left out
     unless `complete_only` is False.

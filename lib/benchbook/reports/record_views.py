@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from ..core import config
 from . import display
 
 if TYPE_CHECKING:
@@ -27,32 +28,33 @@ def _labelled(report: Report, records: pd.DataFrame) -> pd.DataFrame:
     """`records` (rows with source and run) with a `run` label: file:run (GPUs or CPU, precision, batch)."""
     runs = report.analysis.runs[["source", "run", "gpus", "precision", "batch_size"]]
     joined = records.merge(runs, on=["source", "run"], how="left")
-    gpus = pd.to_numeric(joined["gpus"], errors="coerce")
-    where = gpus.map(lambda g: "CPU" if g == 0 else "? GPUs" if pd.isna(g) else f"{int(g)} GPU" + "s" * (g != 1))
+    where = joined["gpus"].map(config.where)
     label = (joined["source"].map(lambda s: Path(s).name) + ":" + joined["run"].astype(str) + " (" + where + ", "
              + joined["precision"].astype(str) + ", bs " + joined["batch_size"].astype(str) + ")")
     return joined.assign(run=label)
 
 
-EPOCH_RATE_COLUMNS = ["run", "epoch", "first line", "last line", "images/s", "used by the rule"]
+def epoch_rate_columns(unit: str) -> list[str]:
+    """The epoch rates table's columns, its rate in the report's unit (ModelSpec.unit)."""
+    return ["run", "epoch", "first line", "last line", unit, "used by the rule"]
 
 
 def epoch_rates_table(report: Report) -> pd.DataFrame:
     """One row per epoch of each run whose rule is per epoch (`analysis.epochs`, MXNet's benchmark.py): the
     run, the epoch, the lines of the records the rule reads for it, its rate and whether the rule's value
     uses it. Empty for the other formats."""
-    epochs = report.analysis.epochs
+    epochs, columns = report.analysis.epochs, epoch_rate_columns(report.unit)
     if epochs.empty:
-        return pd.DataFrame(columns=EPOCH_RATE_COLUMNS)
+        return pd.DataFrame(columns=columns)
     view = _labelled(report, epochs).rename(columns={"line_start": "first line", "line_end": "last line",
-                                                     "rate": "images/s", "used": "used by the rule"})
-    return view[EPOCH_RATE_COLUMNS].reset_index(drop=True)
+                                                     "rate": report.unit, "used": "used by the rule"})
+    return view[columns].reset_index(drop=True)
 
 
 def epoch_means_table(report: Report) -> pd.DataFrame:
     """Per run of `epoch_rates_table`: the epochs the rule used, the harmonic mean of their rates and the
     recomputed value of the runs table (the same number)."""
-    columns = ["run", "epochs used", "harmonic mean of the used", "recomputed images/s"]
+    columns = ["run", "epochs used", "harmonic mean of the used", f"recomputed {report.unit}"]
     epochs = report.analysis.epochs
     if epochs.empty:
         return pd.DataFrame(columns=columns)
@@ -86,7 +88,7 @@ def epoch_rates(report: Report) -> display.Html | None:
     if table.empty:
         return None
     cells = table.assign(rate=[display.fixed(r, 2) + ("" if used else " (warm-up)")
-                               for r, used in zip(table["images/s"], table["used by the rule"], strict=True)])
+                               for r, used in zip(table[report.unit], table["used by the rule"], strict=True)])
     wide = cells.pivot(index="run", columns="epoch", values="rate").reindex(index=list(dict.fromkeys(table["run"])))
     wide.columns = [f"epoch {e}" for e in wide.columns]
     spans = cells.groupby("run", sort=False).agg(first=("first line", "min"), last=("last line", "max"))
@@ -94,7 +96,7 @@ def epoch_rates(report: Report) -> display.Html | None:
     means = epoch_means_table(report).set_index("run").drop(columns="epochs used")
     shown = wide.fillna(display.DASH).join(means).reset_index()
     return display.table(shown, empty="no run's rule is per epoch",
-                         formats={"harmonic mean of the used": 2, "recomputed images/s": 2})
+                         formats={"harmonic mean of the used": 2, f"recomputed {report.unit}": 2})
 
 
 def iteration_rates_table(report: Report) -> pd.DataFrame:

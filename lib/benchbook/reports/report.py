@@ -21,6 +21,7 @@ from pathlib import Path
 import pandas as pd
 
 from .. import __version__
+from ..core import config
 from ..environment import envs
 from ..errors import BenchbookError, RuleError
 from ..logs import parsers
@@ -31,12 +32,16 @@ from ..studies import commands
 from ..studies import study as studies
 from . import metrics, tables
 
-# processes: a CPU run's MPI ranks (views.runs shows the column only where it is not one per GPU).
-RUN_TABLE = {"run": "run id (folder) or file:run", "gpus": "GPUs", "processes": "processes",
-             "batch_size": "per-GPU batch", "precision": "precision", "xla": "XLA", "repeat": "repeat",
-             "status": "status", "reported_throughput": "reported images/s",
-             "recomputed_throughput": "recomputed images/s",
-             "iterations": "records used", "warnings": "warnings"}
+# processes: a CPU run's MPI ranks (views.runs shows the column only where it is not one per GPU); the
+# configuration's headers are its axes' (core.config), the throughputs' are in the report's unit.
+RUN_TABLE = ["run", "gpus", "processes", "batch_size", "precision", "xla", "repeat", "status",
+             "reported_throughput", "recomputed_throughput", "iterations", "warnings"]
+
+
+def run_headers(unit: str) -> dict[str, str]:
+    """The runs table's headers: "GPUs", "per-GPU batch", "reported <unit>" (the report's unit)..."""
+    return {**config.headers(), "run": "run id (folder) or file:run", "reported_throughput": f"reported {unit}",
+            "recomputed_throughput": f"recomputed {unit}", "iterations": "records used"}
 
 
 class Report:
@@ -158,8 +163,8 @@ class Report:
         except BenchbookError:
             return pd.DataFrame(columns=cols)
         rows = []
-        for config, entries, differences in loaded.repeat_drift():
-            label = ", ".join(f"{k}={config[k]}" for k in ("gpus", "batch_size", "precision", "xla") if k in config)
+        for cfg, entries, differences in loaded.repeat_drift():
+            label = ", ".join(f"{k}={cfg[k]}" for k in config.compared() if k in cfg)
             for d in differences:
                 rows.append({"configuration": label, "runs": ", ".join(e.label for e in entries), "field": d.key,
                              "values": f"{describe(d.a)} vs {describe(d.b)}"})
@@ -239,7 +244,7 @@ class Report:
                     seen[run_id] = status
                     if not quiet:
                         value = (rec.get("analysis") or [{}])[0].get("recomputed_throughput")
-                        extra = f", {value:.1f} images/s" if value else (
+                        extra = f", {value:.1f} {self.study.spec.unit}" if value else (
                             f", {rec['failure']['cause']}" if rec.get("failure") else "")
                         print(f"[{len(seen)}/{total}] {run_id}: {status}{extra}", flush=True)
             if done:
@@ -287,13 +292,13 @@ class Report:
     def runs(self) -> pd.DataFrame:
         """One row per run found in the logs, the columns a reader needs (all columns: `analysis.runs`)."""
         runs = self.analysis.runs
-        headers = {k: v.replace("images/s", self.unit) for k, v in RUN_TABLE.items()}
+        headers = run_headers(self.unit)
         if runs.empty:
-            return pd.DataFrame(columns=list(headers.values()))
+            return pd.DataFrame(columns=[headers.get(k, k) for k in RUN_TABLE])
         names = runs["source"].map(lambda s: Path(s).parent.name if Path(s).parent != self.source else Path(s).name)
         view = runs.assign(run=names + ":" + runs["run"].astype(str),
                            warnings=runs["warnings"].map(lambda w: "; ".join(w)))
-        return view[list(RUN_TABLE)].rename(columns=headers)
+        return view[RUN_TABLE].rename(columns=headers)
 
     @property
     def unit(self) -> str:
@@ -321,10 +326,11 @@ class Report:
             drop=True)
 
     def time_to_train(self) -> pd.DataFrame:
+        from .plots import quality_of
+        key = quality_of(self.analysis.runs).key  # the model's own headline metric (ModelSpec.quality)
         if self.analysis.evaluations.empty:
-            return pd.DataFrame(columns=["source", "run", "reached", "seconds", "epoch", "top1", "final_top1"])
-        target = self.target or 0.0
-        return metrics.time_to_target(self.analysis.evaluations, target)
+            return pd.DataFrame(columns=["source", "run", "reached", "seconds", "epoch", key, f"final_{key}"])
+        return metrics.time_to_target(self.analysis.evaluations, self.target or 0.0, key)
 
     # --- 5. reproduction -------------------------------------------------------------------------------
 
@@ -382,7 +388,7 @@ class Report:
 
     def headline(self) -> dict:
         """The numbers the index page shows, each traceable to the runs frame; the best median in the
-        report's unit (images/s, samples/s)."""
+        report's unit (ModelSpec.unit)."""
         runs = self.analysis.runs
         best = self.stats.sort_values("median", ascending=False).head(1)
         from .headline import words_for

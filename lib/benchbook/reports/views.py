@@ -77,7 +77,6 @@ def opening(report: Report):
 
 # --------------------------------------------------------------------------------- sections after the opening
 
-RATES = {"reported images/s": 2, "recomputed images/s": 2}
 VARIABLE_CV = 0.10  # repeats that vary more than this (coefficient of variation) are flagged
 
 
@@ -171,7 +170,7 @@ def _constant_flags(table: pd.DataFrame, names=("XLA", "DALI", "synthetic data",
 def runs(report: Report):
     """One row per run, in the page's order; the processes column only where a run had other than one per
     GPU (CPU runs); throughputs to the digits the grid shows their configuration with."""
-    rates = [k.replace("images/s", report.unit) for k in RATES]
+    rates = [f"reported {report.unit}", f"recomputed {report.unit}"]
     table = report.runs()
     if table.empty:
         return display.note(f"no run found in {report.source}")
@@ -248,14 +247,16 @@ def together(*parts) -> display.Html:
 
 
 def time_to_train(report: Report):
-    """Time to the target top-1 and the final top-1, of runs that evaluate; None (no section) otherwise."""
+    """Time to the target and the final value of the model's quality metric (ModelSpec.quality: top-1), of
+    runs that evaluate; None (no section) otherwise."""
     from . import plots
     if report.analysis.evaluations.empty:
         return None
+    metric = plots.quality_of(report.analysis.runs)
     table = display.table(report.time_to_train(), empty="no evaluation reached the target",
-                          formats={"seconds": 1, "top1": 2, "final_top1": 2})
+                          formats={"seconds": 1, metric.key: 2, metric.final_key: 2})
     return together(table, plots.time_to_train(report.analysis.evaluations, report.analysis.runs,
-                                               target=report.target))
+                                               target=report.target, metric=metric))
 
 
 # Reproduction table headers for reading; GPUs, published, measured and verdict are the headers by which

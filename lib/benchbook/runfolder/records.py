@@ -43,10 +43,11 @@ FAILURE_CAUSES = {
 }
 def json_keys() -> list[str]:
     """The keys of `benchbook analyze --json`, a contract other tools rely on: the configuration's axes
-    (`core.config`) stand after source, run and format."""
+    (`core.config`) stand after source, run and format, the final value of each quality metric a model
+    declares `final` (`core.config`: `final_<metric>`) after the failure."""
     return ["source", "run", "format", *axes.run_keys(), "line_start", "line_end", "reported_throughput",
             "recomputed_throughput", "elapsed_throughput", "rule", "iterations", "warmup_records", "status",
-            "failure", "final_top1", "warnings", "reported"]
+            "failure", *axes.finals(), "warnings", "reported"]
 
 
 class RecordError(BenchbookError):

@@ -33,13 +33,15 @@ summary_path: Optional[str] = None  # where to write the headline numbers as JSO
 from benchbook.reports import page, record_views, views
 from benchbook.reports.notebook_params import check, given
 from benchbook.reports.report import Report
+from benchbook.studies import follow
 
 p = check(**given(globals()))  # each parameter typed and checked; a name the parameters cell lacks is refused
 
 # %%
 report = Report(p.study, p.log_dir, p.runs_dir, reference=p.reference,
                 rule=p.throughput_rule())
-launched = report.launch(quiet=True) if p.launch and report.mode == "launch" else None
+if p.launch and report.mode == "launch":  # the study is run (resumed) first; the report reads its folder
+    follow.launch(report.study, p.runs_dir, quiet=True)
 
 # %%
 views.together(page.title(report, "Mask R-CNN on TensorFlow 2 (NGC DeepLearningExamples)"),

@@ -124,3 +124,14 @@ def test_a_models_quality_metrics_and_unit_reach_the_frames():
     assert "final_top1" in row_columns() and "final_top1" in records.json_keys() and config.headline_metric() == top1
     with pytest.raises(ValueError, match="declared twice"):
         config.declare(config.Metric("top1", "something else", "%"))
+
+
+def test_a_models_own_count_axis_tells_grid_columns_apart():
+    seq = config.Axis("seq_len", int, "identity", "sequence length", "tokens a sequence")
+    runs = _runs([True]).drop(columns="fused")
+    runs = pd.concat([runs.assign(seq_len=128), runs.assign(seq_len=512, recomputed_throughput=100.0)])
+    with config.added(seq):
+        stats = metrics.aggregate(runs)
+        assert len(stats) == 4 and "seq_len" in config.labelled()
+        shown = grid.render(grid.grids(stats, None)[0], "sequences/s").markup
+        assert "AMP bs256 sequence length 128" in shown and "AMP bs256 sequence length 512" in shown

@@ -109,3 +109,17 @@ def test_no_shared_module_reaches_500_lines():
     long = {str(p.relative_to(LIB)): n for p in LIB.rglob("*.py")
             if p not in own and (n := len(p.read_text(encoding="utf-8").splitlines())) >= 500}
     assert long == {}
+
+
+def test_no_function_outside_the_workloads_and_plotting_is_longer_than_80_lines():
+    """Issue 35: functions short enough to read (a figure's drawing code and a workload's training loop
+    may be longer: they are one picture, one script)."""
+    plotting = {"plots.py", "plots_runs.py", "plot_base.py"}
+    long = []
+    for path in sorted(LIB.rglob("*.py")):
+        if "workloads" in path.parts or path.name in plotting:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.end_lineno - node.lineno >= 80:
+                long.append(f"{path.relative_to(LIB)}: {node.name} ({node.end_lineno - node.lineno + 1} lines)")
+    assert long == []

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchbook.reports import display, views
+from benchbook.reports import display, machine, views
 from benchbook.reports.report import Report
 from benchbook.runfolder import records
 from conftest import CPU_STUDY as STUDY
@@ -79,9 +79,9 @@ def test_analysis_only_describes_the_logs_never_this_machine():
     described = r.logs_description() if hasattr(r, "logs_description") else views.logs_description(r)
     text = described.to_string()
     assert "not in the logs" in text and "V100-SXM2-16GB" in text and "horovodrun -np" in text
-    machine = (r.capture.get("host") or {}).get("hostname") or "\0"
-    differences = " ".join(r.reference_differences()["difference"])
-    for word in ("CPU", "CUDA", "absent", machine):
+    host = (machine.capture(r).get("host") or {}).get("hostname") or "\0"
+    differences = " ".join(machine.reference_differences(r)["difference"])
+    for word in ("CPU", "CUDA", "absent", host):
         assert word not in differences and word not in str(views.setup_used(r)), word
     assert views.launch_status(r) is None and views.setup_needed(r) is None  # nothing was launched
     opening = views.opening(r)

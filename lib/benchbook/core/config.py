@@ -46,6 +46,19 @@ class Axis:
     words: dict = field(default_factory=dict)
     compared: bool = False
     recorded: bool = True  # a run record's `config` may give it (the log's value wins)
+    labelled: bool = True  # an identity a column label names where it varies (not those a label always says)
+
+    def value(self, value):
+        """A value of the axis as a label compares it: a flag True/False/None, a count an int or None."""
+        return as_bool(value) if self.kind is bool else as_int(value) if self.kind is int else (
+            None if missing(value) else str(value))
+
+    def say(self, value) -> str:
+        """A value in words: a flag's own ("XLA", "no XLA", "XLA unknown"), else "sequence length 128"."""
+        if self.kind is bool:
+            return self.words[as_bool(value)]
+        shown = self.value(value)
+        return f"{self.header} {shown if shown is not None else '?'}"
 
 
 def _flag(key: str, on: str, off: str, unknown: str, doc: str, compared: bool = False) -> Axis:
@@ -54,17 +67,18 @@ def _flag(key: str, on: str, off: str, unknown: str, doc: str, compared: bool = 
 
 #: The axes every configuration has, in the order of the analysis's columns and `analyze --json`.
 AXES: list[Axis] = [
-    Axis("framework", str, "identity", "framework", "framework that ran"),
-    Axis("model", str, "identity", "model", "model that was trained", recorded=False),
+    Axis("framework", str, "identity", "framework", "framework that ran", labelled=False),
+    Axis("model", str, "identity", "model", "model that was trained", recorded=False, labelled=False),
     Axis("gpus", int, "scale", "GPUs", "GPUs in the run, all nodes", compared=True),
     Axis("nodes", int, "scale", "nodes", "nodes, when known"),
     Axis("processes", int, "scale", "processes", "processes of the run: MPI ranks of a CPU run; GPUs of an NGC "
                                                  "run unless the script starts its own workers", recorded=False),
     Axis("batch_size", int, "identity", "per-GPU batch", "per-GPU batch size (per process of a CPU run)",
-         compared=True),
+         compared=True, labelled=False),
     Axis("global_batch_size", int, "derived", "global batch",
          "batch size over all GPUs (over all processes of a CPU run)", recorded=False),
-    Axis("precision", str, "identity", "precision", "fp32, amp, fp16, tf32 or bf16", compared=True),
+    Axis("precision", str, "identity", "precision", "fp32, amp, fp16, tf32 or bf16", compared=True,
+         labelled=False),
     _flag("xla", "XLA", "no XLA", "XLA unknown", "XLA on", compared=True),
     _flag("dali", "DALI", "no DALI", "DALI unknown", "DALI data loading on"),
     _flag("synthetic", "synthetic data", "real data", "data unknown", "synthetic input data"),
@@ -111,6 +125,12 @@ def baseline() -> list[str]:
 def flags() -> list[str]:
     """The on/off axes (XLA, DALI, synthetic data...): said in a label where they vary."""
     return [a.key for a in AXES if a.role == "flag"]
+
+
+def labelled() -> list[str]:
+    """The axes a grid's column label names where they vary: the flags, and the identities a model adds (a
+    sequence length); GPUs, batch and precision are the grid's rows and columns themselves."""
+    return [a.key for a in AXES if a.role == "flag" or (a.role == "identity" and a.labelled)]
 
 
 def compared() -> list[str]:

@@ -35,7 +35,7 @@ flag = config.as_bool  # a flag column's value: True, False, or None when unknow
 def column_label(precision, batch, flags: dict | None = None) -> str:
     """A precision x batch column: "AMP bs256", with the flags that tell columns apart: "AMP bs224 XLA"."""
     words = [f"{precision_name(precision)} bs{as_int(batch)}"]
-    words += [config.get(name).words[flag(value)] for name, value in (flags or {}).items()]
+    words += [config.get(name).say(value) for name, value in (flags or {}).items()]
     return " ".join(words)
 
 

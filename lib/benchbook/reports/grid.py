@@ -45,12 +45,12 @@ class Grid:
 def _flags_that_vary(rows: list[dict]) -> list[str]:
     """The flags a column label must name: those with two known values among the rows (a flag a
     publication does not state, or a log does not show, matches either)."""
-    return [f for f in config.flags() if len({configs.flag(r.get(f)) for r in rows} - {None}) > 1]
+    return [f for f in config.labelled() if len({config.get(f).value(r.get(f)) for r in rows} - {None}) > 1]
 
 
 def _column(row, varying) -> tuple:
     return (str(row["precision"]), configs.as_int(row["batch_size"]),
-            *((f, configs.flag(row.get(f))) for f in varying))
+            *((f, config.get(f).value(row.get(f))) for f in varying))
 
 
 def _measured_rows(stats: pd.DataFrame) -> list[dict]:

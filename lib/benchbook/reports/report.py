@@ -9,28 +9,18 @@ starts `benchbook run --resume` as a separate process and follows its run record
 from __future__ import annotations
 
 import functools
-import os
-import platform
-import shutil
-import socket
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pandas as pd
 
-from .. import __version__
 from ..core import config
-from ..environment import envs
 from ..errors import BenchbookError, RuleError
 from ..logs import parsers
 from ..logs.analysis import Analysis, analyze
 from ..logs.rules import Rule
 from ..runfolder import records
-from ..studies import commands
 from ..studies import study as studies
-from . import metrics, tables
+from . import metrics
 
 # processes: a CPU run's MPI ranks (views.runs shows the column only where it is not one per GPU); the
 # configuration's headers are its axes' (core.config), the throughputs' are in the report's unit.
@@ -90,171 +80,6 @@ class Report:
         """The folder analyzed: `log_dir`, else the study's folder under `runs_dir`."""
         return self.log_dir if self.log_dir else self.runs_dir / self.study.name
 
-    def describe(self) -> pd.DataFrame:
-        rows = {"title": self.page_title or self.title, "mode": self.mode, "logs": str(self.source),
-                "study file": str(self.study.path) if self.study else "-",
-                "model / runtime": f"{self.study.model} / {self.study.runtime}" if self.study else "-",
-                "reference": self.reference_name or "-", "published in": self._published_in(),
-                "rule": self._rule_text(),
-                "benchbook": __version__}
-        return pd.DataFrame({"value": rows}).rename_axis("")
-
-    def _published_in(self) -> str:
-        """Where the published numbers come from, so that a reader can check them at the source."""
-        if self.reference is None:
-            return "-"
-        src = self.reference.source
-        return f"{src.title} ({src.url})" if src.url else src.title
-
-    def _rule_text(self) -> str:
-        return self.rule.describe()
-
-    # --- 1. environment --------------------------------------------------------------------------------
-
-    @functools.cached_property
-    def capture(self) -> dict:
-        """The environment of this machine (and of the CPU framework's Python, when it exists): a run
-        record's capture when one of the study's runs was captured on this machine (the runner captures
-        once per run; capturing again costs seconds of every report), else captured now."""
-        recorded = self._recorded_capture()
-        if recorded is not None:
-            return recorded
-        python = None
-        if self.study and self.study.runtime == "cpu":
-            named = envs.named(self.study.framework, self.study.python)
-            if named and named[0].is_file():
-                python = str(named[0])
-            elif not named and envs.ready(self.study.framework):
-                python = str(envs.python(self.study.framework))
-        try:
-            from ..environment import capture
-            return capture.capture(python=python)
-        except Exception as exc:  # the report goes on without it, saying why
-            return {"host": {"hostname": platform.node(), "platform": platform.platform(),
-                             "python": sys.version.split()[0]}, "capture_error": f"{type(exc).__name__}: {exc}"}
-
-    def _recorded_capture(self) -> dict | None:
-        if self.study is None or not self._exists(self.source):
-            return None
-        for rec in records.find(self.source).values():
-            env = rec.get("environment")
-            if isinstance(env, dict) and env.get("hostname") == socket.gethostname():
-                return env
-        return None
-
-    def environment(self) -> pd.DataFrame:
-        """The machine in one table: what `benchbook env` shows, flattened."""
-        from ..environment.summary import summary_rows
-        try:
-            rows = summary_rows(self.capture)
-        except Exception:  # a fallback capture (see `capture`): show what it holds
-            return pd.json_normalize(self.capture, sep=".").T.rename(columns={0: "value"})
-        from rich.text import Text
-        return pd.DataFrame([(k, Text.from_markup(str(v)).plain) for k, v in rows], columns=["", "value"]).set_index("")
-
-    def drift(self) -> pd.DataFrame:
-        """Repeats of one configuration that ran on environments that differ (from the run records)."""
-        cols = ["configuration", "runs", "field", "values"]
-        if not records.find(self.source) if self._exists(self.source) else True:
-            return pd.DataFrame(columns=cols)
-        from ..environment.diff import describe, load
-        try:
-            loaded = load(self.source)
-        except BenchbookError:
-            return pd.DataFrame(columns=cols)
-        rows = []
-        for cfg, entries, differences in loaded.repeat_drift():
-            label = ", ".join(f"{k}={cfg[k]}" for k in config.compared() if k in cfg)
-            for d in differences:
-                rows.append({"configuration": label, "runs": ", ".join(e.label for e in entries), "field": d.key,
-                             "values": f"{describe(d.a)} vs {describe(d.b)}"})
-        return pd.DataFrame(rows, columns=cols)
-
-    def fits(self) -> pd.DataFrame:
-        """Whether this machine can run the study: GPUs, container tooling, CPU environment."""
-        rows = []
-        if self.study is None:
-            return pd.DataFrame([{"check": "launch", "ok": True, "detail": "analysis-only: nothing is launched"}])
-        gpus = _gpu_count(self.capture)
-        if self.study.runtime == "cpu":
-            rows.append({"check": "runtime", "ok": True, "detail": "CPU workload: runs on any machine"})
-            rows.append({"check": "cores", "ok": True, "detail": f"{os.cpu_count()} CPU cores"})
-        else:
-            need = max((c.get("gpus") or max(c.get("gpu_counts", [0])) for c in
-                        (s.config for s in studies.expand(self.study))), default=0)
-            per_node = min(need, self.study.gpus_per_node)
-            rows.append({"check": "GPUs", "ok": gpus >= per_node,
-                         "detail": f"the study needs {per_node} GPUs per node; this machine has {gpus}"})
-            tool = "docker" if self.study.container.mode != "inside" else None
-            if tool:
-                rows.append({"check": tool, "ok": shutil.which(tool) is not None,
-                             "detail": shutil.which(tool) or f"{tool} is not on the PATH"})
-        return pd.DataFrame(rows)
-
-    # --- 2. set-up -------------------------------------------------------------------------------------
-
-    def setup(self) -> pd.DataFrame:
-        """What the study needs and whether it is there."""
-        if self.study is None:
-            exists = self._exists(self.source)
-            return pd.DataFrame([{"need": "logs", "ready": exists, "how": str(self.source)}])
-        s = self.study
-        if s.runtime == "cpu":
-            return pd.DataFrame([
-                _cpu_python_row(s.framework, s.python),
-                {"need": "data", "ready": True, "how": "synthetic tensors, or scikit-learn's digits (in the package)"},
-            ])
-        rows = [{"need": "set-up step", "ready": None, "how": step} for step in commands.setup_steps(s)]
-        if s.data.path:
-            rows.append({"need": "data", "ready": Path(s.data.path).exists(), "how": s.data.path})
-        return pd.DataFrame(rows)
-
-    # --- 3. launch -------------------------------------------------------------------------------------
-
-    def launch(self, poll_s: float = 2.0, quiet: bool = False) -> pd.DataFrame:
-        """Run the study (resuming it) in a separate process and follow its records until it ends."""
-        if self.study is None:
-            print("analysis-only mode: nothing to launch")
-            return self.status()
-        from ..studies import runner
-
-        folder = self.source
-        holder = runner.busy(self.study, self.runs_dir)
-        if holder:  # a launcher already runs it (another notebook, a terminal): follow it instead
-            print(f"{folder} is being run by {holder}; following its records")
-            while runner.busy(self.study, self.runs_dir):
-                time.sleep(poll_s)
-            return self.status()
-        folder.mkdir(parents=True, exist_ok=True)
-        log = self.runs_dir / f"{self.study.name}.launcher.log"  # beside the study folder, not in it
-        argv = [sys.executable, "-m", "benchbook", "run", str(self.study.path), "--resume", "--out",
-                str(self.runs_dir), "--quiet"]
-        with open(log, "ab") as out:
-            proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                    start_new_session=True)
-        if not quiet:
-            print(f"started: {' '.join(argv)} (pid {proc.pid}); its output goes to {log}")
-        seen: dict[str, str] = {}
-        total = len(studies.expand(self.study))
-        while True:
-            done = proc.poll() is not None
-            for run_id, rec in records.find(folder).items():
-                status = rec.get("status")
-                if status != "running" and seen.get(run_id) != status and rec.get("ended_at"):
-                    seen[run_id] = status
-                    if not quiet:
-                        value = (rec.get("analysis") or [{}])[0].get("recomputed_throughput")
-                        extra = f", {value:.1f} {self.study.spec.unit}" if value else (
-                            f", {rec['failure']['cause']}" if rec.get("failure") else "")
-                        print(f"[{len(seen)}/{total}] {run_id}: {status}{extra}", flush=True)
-            if done:
-                break
-            time.sleep(poll_s)
-        if proc.returncode not in (0, 1) and not quiet:
-            tail = log.read_text(errors="replace").splitlines()[-10:]
-            print(f"benchbook run exited with {proc.returncode}:\n" + "\n".join(tail))
-        return self.status()
-
     def status(self) -> pd.DataFrame:
         """The study folder's run records: one row per run."""
         return records.table(self.source) if self._exists(self.source) else records.table(Path("/nonexistent"))
@@ -279,7 +104,7 @@ class Report:
             return sorted({log for log in logs if self._exists(log)})
         return [self.source]
 
-    def record_problems(self) -> list[tuple[str, str]]:
+    def _record_problems(self) -> list[tuple[str, str]]:
         """Run records that cannot be read and logs that are gone, in launch mode, and paths that cannot be
         examined: never dropped."""
         found = records.problems(self.source) if not self.log_dir and self._exists(self.source) else []
@@ -311,28 +136,8 @@ class Report:
     def problems(self) -> pd.DataFrame:
         from .publish_files import shown  # a file name as it is, escaped: no control character, no invalid byte
         rows = [{"file": shown(str(p.source)), "problem": p.reason} for p in self.analysis.problems]
-        rows += [{"file": run_id, "problem": problem} for run_id, problem in self.record_problems()]
+        rows += [{"file": run_id, "problem": problem} for run_id, problem in self._record_problems()]
         return pd.DataFrame(rows, columns=["file", "problem"])
-
-    def summary(self) -> pd.DataFrame:
-        """The table in the layout of the published reports: median, mean and speedup over repeats."""
-        return tables.published_layout(self.stats).round(2)
-
-    def scaling(self) -> pd.DataFrame:
-        """Median, speedup and efficiency per configuration, unrounded (the view rounds, like the headline)."""
-        cols = ["gpus", "nodes", "processes", "precision", "batch_size", "xla", "runs", "median", "speedup",
-                "efficiency"]
-        return self.stats[cols].sort_values(["precision", "batch_size", "xla", "gpus", "processes"]).reset_index(
-            drop=True)
-
-    def time_to_train(self) -> pd.DataFrame:
-        from .plots import quality_of
-        key = quality_of(self.analysis.runs).key  # the model's own headline metric (ModelSpec.quality)
-        if self.analysis.evaluations.empty:
-            return pd.DataFrame(columns=["source", "run", "reached", "seconds", "epoch", key, f"final_{key}"])
-        return metrics.time_to_target(self.analysis.evaluations, self.target or 0.0, key)
-
-    # --- 5. reproduction -------------------------------------------------------------------------------
 
     @functools.cached_property
     def reference(self):
@@ -349,40 +154,11 @@ class Report:
         from . import references
         return references.compare(self.stats, self.reference)
 
-    def reference_differences(self) -> pd.DataFrame:
-        """What differs between the published set-up and this study's (its first run's environment)."""
-        if self.reference is None:
-            return pd.DataFrame(columns=["difference"])
-        from . import references
-        first = next(iter(records.find(self.source).values()), None) if self._exists(self.source) else None
-        if self.log_dir is not None and not first:
-            from .logged_setup import log_differences
-            return log_differences(self)
-        lines = references.differences(self.reference, first if first else self.capture,
-                                       first.get("config") if first else None)
-        return pd.DataFrame({"difference": lines})
-
     def verdict(self) -> str:
         if self.reference is None:
             return "no reference"
         from . import references
         return references.verdict_summary(self.reproduction())["overall"]
-
-    def failures(self) -> pd.DataFrame:
-        """Runs that did not complete: from run records when the project launched them, else from logs."""
-        rows = []
-        for run_id, rec in (records.find(self.source).items() if self._exists(self.source) else []):
-            if rec.get("status") != "complete":
-                failure = rec.get("failure") or {}
-                rows.append({"run": run_id, "status": rec.get("status"), "cause": failure.get("cause"),
-                             "detail": failure.get("detail"),
-                             "last lines": "\n".join(failure.get("last_lines") or [])[-2000:]})
-        if not rows:
-            runs = self.analysis.runs
-            for _, r in runs[runs["status"] != "complete"].iterrows():
-                rows.append({"run": f"{Path(r['source']).name}:{r['run']}", "status": r["status"],
-                             "cause": r["failure"], "detail": "; ".join(r["warnings"]), "last lines": ""})
-        return pd.DataFrame(rows, columns=["run", "status", "cause", "detail", "last lines"])
 
     # --- for the index page ----------------------------------------------------------------------------
 
@@ -398,7 +174,7 @@ class Report:
             "complete": int((runs["status"] == "complete").sum()) if len(runs) else 0,
             "configurations": int(len(self.stats)), "reference": self.reference_name,
             "verdict": words_for(self.log_dir, self.source)(self.verdict()),
-            "problems": len(self.analysis.problems) + len(self.record_problems()),
+            "problems": len(self.analysis.problems) + len(self._record_problems()),
         }
         if self.reference is not None:  # how many published configurations hold, and by how much
             from . import headline, references
@@ -431,29 +207,3 @@ class Report:
         if path is not None:
             records.write(Path(path), data)  # whole or not at all
         return data
-
-
-def _cpu_python_row(framework: str, study_python: str | None) -> dict:
-    """The set-up row of a CPU study's Python: the one the study's `python:` or BENCHBOOK_PYTHON_<FRAMEWORK>
-    names (used as it is), else the framework's environment (built from pinned requirements by the first run)."""
-    named = envs.named(framework, study_python)
-    if named:
-        python, setting = named
-        usable = python.is_file() and os.access(python, os.X_OK)
-        return {"need": f"{framework} Python", "ready": usable,
-                "how": f"{python}, named by {setting} (used as it is, nothing installed)"
-                       + ("" if usable else ": not an executable file")}
-    ready = envs.ready(framework)
-    return {"need": f"{framework} CPU environment", "ready": ready,
-            "how": str(envs.path(framework)) if ready else "created by the first run (pinned requirements)"}
-
-
-def _gpu_count(capture: dict) -> int:
-    gpus = capture.get("gpus")
-    if isinstance(gpus, dict):
-        if isinstance(gpus.get("devices"), list):
-            return len(gpus["devices"])
-        return int(gpus.get("count") or 0)
-    if isinstance(gpus, list):
-        return len(gpus)
-    return 0

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from ..core import config
-from . import configs, display, grid, headline, logged_setup, references
+from . import configs, display, grid, headline, logged_setup, machine, metrics, references
 from .logged_setup import _gpu_counts, log_differences, logs_description  # noqa: F401 -- shown here
 
 if TYPE_CHECKING:
@@ -28,7 +28,7 @@ def measured_on(report: Report) -> str:
             else ("the CPU" if gpus == [0] else "an unknown number of GPUs")
         return f"{count} (GPU type not in the logs)" if gpus and gpus != [0] else count
     if gpus in ([], [0]):
-        cpu = ((report.capture.get("system") or {}).get("cpu") or {}).get("model")
+        cpu = ((machine.capture(report).get("system") or {}).get("cpu") or {}).get("model")
         return f"this machine's CPU ({cpu})" if cpu else "this machine's CPU"
     return configs.join_counts(gpus) + " GPUs of this machine"
 
@@ -85,11 +85,11 @@ def setup_used(report: Report):
     machine (which ran the study), whether it fits the study, and repeats that ran on different stacks."""
     if report.log_dir is not None:
         return display.table(logs_description(report), empty="the logs hold no run")
-    env = report.environment().reset_index()
+    env = machine.environment(report).reset_index()
     env.columns = ["", "value"]
     parts = [display.table(env, empty="no capture of this machine"),
-             display.table(report.fits(), empty="nothing to check"),
-             display.table(report.drift(), empty="every repeat of a configuration ran on the same stack")]
+             display.table(machine.fits(report), empty="nothing to check"),
+             display.table(machine.drift(report), empty="every repeat of a configuration ran on the same stack")]
     return display.Html("".join(p.markup for p in parts), "\n\n".join(p.plain for p in parts))
 
 
@@ -121,7 +121,7 @@ def setup_needed(report: Report):
     """Launch mode: what the study needs and its state; nothing in analysis-only mode (nothing to set up)."""
     if report.log_dir is not None:
         return None
-    return display.table(report.setup(), empty="the study needs nothing beyond benchbook")
+    return display.table(machine.setup(report), empty="the study needs nothing beyond benchbook")
 
 
 def launch_status(report: Report):
@@ -192,7 +192,9 @@ def runs(report: Report):
 def scaling(report: Report):
     """Speedup and efficiency per configuration against a measured 1-GPU run (1 process on the CPU), in the
     page's order; the medians are the grid's. None where no configuration has a speedup."""
-    table = report.scaling()
+    cols = ["gpus", "nodes", "processes", "precision", "batch_size", "xla", "runs", "median", "speedup", "efficiency"]
+    table = report.stats[cols].sort_values(["precision", "batch_size", "xla", "gpus", "processes"])
+    table = table.reset_index(drop=True)
     if table.empty or table["speedup"].map(display.missing).all():
         return None
     table = configs.sort_frame(table, report.reference)
@@ -253,7 +255,8 @@ def time_to_train(report: Report):
     if report.analysis.evaluations.empty:
         return None
     metric = plots.quality_of(report.analysis.runs)
-    table = display.table(report.time_to_train(), empty="no evaluation reached the target",
+    reached = metrics.time_to_target(report.analysis.evaluations, report.target or 0.0, metric.key)
+    table = display.table(reached, empty="no evaluation reached the target",
                           formats={"seconds": 1, metric.key: 2, metric.final_key: 2})
     return together(table, plots.time_to_train(report.analysis.evaluations, report.analysis.runs,
                                                target=report.target, metric=metric))
@@ -310,12 +313,12 @@ def differences(report: Report):
     """What differs from the published set-up; None without a reference."""
     if report.reference is None:
         return None
-    return display.table(report.reference_differences(), empty="nothing differs from the published set-up as far "
-                                                                 "as the records say")
+    return display.table(machine.reference_differences(report),
+                         empty="nothing differs from the published set-up as far as the records say")
 
 
 def failures(report: Report):
-    return display.table(report.failures(), empty="every run completed")
+    return display.table(machine.failures(report), empty="every run completed")
 
 
 def problems(report: Report):
@@ -324,6 +327,6 @@ def problems(report: Report):
 
 def description(report: Report):
     """Title, mode, logs, study, reference and its address, the throughput rule: every value whole."""
-    frame = report.describe().reset_index()
+    frame = machine.describe(report).reset_index()
     frame.columns = ["", "value"]
     return display.table(frame, empty="nothing to describe")

@@ -209,6 +209,33 @@ def typed(key: str, value):
     return value if isinstance(value, kind) else None
 
 
+def workers(frame):
+    """What each row of a frame of configurations scales over: its GPUs, or its processes (MPI ranks) on
+    the CPU; a frame from before the processes column ran one process per GPU."""
+    import pandas as pd
+
+    gpus = pd.to_numeric(frame["gpus"], errors="coerce")
+    processes = pd.to_numeric(frame["processes"], errors="coerce").fillna(1) if "processes" in frame else gpus
+    return gpus.where(gpus != 0, processes)
+
+
+def on_cpu(frame):
+    """Whether each row of a frame of configurations ran on the CPU (no GPU)."""
+    import pandas as pd
+
+    return pd.to_numeric(frame["gpus"], errors="coerce").eq(0)
+
+
+def with_processes(frame):
+    """A frame of runs with its processes column (older frames lack it: one process per GPU)."""
+    return frame if "processes" in frame else frame.assign(processes=frame["gpus"])
+
+
+def where_of(row) -> str:
+    """`where` of a row (a mapping, a pandas row) of a configuration."""
+    return where(row.get("gpus"), row.get("processes"))
+
+
 def where(gpus, processes=None) -> str:
     """Where a configuration ran, in words, one spelling for tables, plots, headlines and the index:
     "8 GPUs", "1 GPU", "CPU", "CPU, 2 processes", "? GPUs" (unknown)."""

@@ -64,6 +64,29 @@ def describe(gpus, processes, precision, batch, xla=None) -> str:
     return ", ".join(words + (["XLA"] if flag(xla) is True else []))
 
 
+def describe_row(row) -> str:
+    """`describe` of a row (a mapping, a pandas row) of a configuration."""
+    return describe(row.get("gpus"), row.get("processes"), row.get("precision"), row.get("batch_size"),
+                    row.get("xla"))
+
+
+def column_on(row) -> str:
+    """A configuration's column and where it ran, for a sentence: "AMP bs256 on 8 GPUs"."""
+    return f"{column_label(row['precision'], row['batch_size'])} on {config.where_of(row)}"
+
+
+def run_label(source_name: str, run, row) -> str:
+    """A run in a table of its records: "file.log:0 (8 GPUs, amp, bs 256)"."""
+    return f"{source_name}:{run} ({config.where(row.get('gpus'))}, {row.get('precision')}, bs {row.get('batch_size')})"
+
+
+def gpu_counts(runs: pd.DataFrame) -> list[int]:
+    """The GPU counts of the runs (0: CPU runs), leaving out runs whose count is unknown."""
+    if runs.empty:
+        return []
+    return sorted({int(g) for g in pd.to_numeric(runs["gpus"], errors="coerce").dropna()})
+
+
 def join_counts(values) -> str:
     """1 -> "1"; [1, 8] -> "1 and 8"; [1, 4, 8] -> "1, 4 and 8"."""
     values = [str(v) for v in values]

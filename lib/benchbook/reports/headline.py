@@ -79,8 +79,7 @@ def sentence(what: str, on: str, reference, comparison: pd.DataFrame | None, sum
     configs_n = len(stats)
     if reference is None:
         best = stats.sort_values("median", ascending=False).iloc[0]
-        fastest = configs.describe(best.get("gpus"), best.get("processes"), best["precision"],
-                                   best["batch_size"], best.get("xla"))
+        fastest = configs.describe_row(best)
         line = (f"{what} on {on}: {configs_n} configuration{'s' * (configs_n != 1)} measured, the fastest "
                 f"{display.fixed(best['median'])} {unit} ({fastest}); no published reference to compare with.")
         return display.Html(f'<p class="bb-verdict">{html.escape(line)}</p>', line)
@@ -89,10 +88,8 @@ def sentence(what: str, on: str, reference, comparison: pd.DataFrame | None, sum
     link = (f'<a href="{html.escape(src.url)}">{html.escape(src.title)}</a>' if src.url else html.escape(src.title))
     n = summary["rows"]
     if summary["measured"] == 0:
-        pub = sorted({f"{configs.column_label(r.precision, r.batch_size)} on {r.gpus} GPU" + "s" * (r.gpus != 1)
-                      for r in reference.rows})
-        mine = sorted({f"{configs.column_label(r['precision'], r['batch_size'])} on {r['gpus']} GPU"
-                       + "s" * (configs.as_int(r["gpus"]) != 1) for _, r in stats.iterrows()})
+        pub = sorted({configs.column_on(r.model_dump()) for r in reference.rows})
+        mine = sorted({configs.column_on(r) for _, r in stats.iterrows()})
         verdict, how = "not measured", ""
         rest = (f"none of the {configs_n} configuration{'s' * (configs_n != 1)} in the logs "
                 f"({configs.join_counts(mine)}) is one of the {n} published ({configs.join_counts(pub)}).")

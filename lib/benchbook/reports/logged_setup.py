@@ -111,7 +111,7 @@ def logs_description(report: Report) -> pd.DataFrame:
         """A run record's value (records beside the logs), else what the logs said."""
         return f"{value} (run record)" if value not in (None, "", []) and fallback == unknown else fallback
 
-    gpus = _gpu_counts(runs)
+    gpus = configs.gpu_counts(runs)
     frameworks = sorted({str(f) for f in runs["framework"] if isinstance(f, str) and f}) if len(runs) else []
     versions = {k: v if isinstance(v, str) else v.get("version") for k, v in (env.get("frameworks") or {}).items()
                 if isinstance(v, str) or (isinstance(v, dict) and v.get("version"))}
@@ -171,8 +171,3 @@ def log_differences(report: Report) -> pd.DataFrame:
     return pd.DataFrame({"difference": lines})
 
 
-def _gpu_counts(runs: pd.DataFrame) -> list[int]:
-    """The GPU counts of the runs (0: CPU runs), leaving out runs whose count is unknown."""
-    if runs.empty:
-        return []
-    return sorted({int(g) for g in pd.to_numeric(runs["gpus"], errors="coerce").dropna()})

@@ -45,8 +45,7 @@ def aggregate(runs: pd.DataFrame, value: str = "recomputed_throughput", complete
     complete_only : leave out runs whose status is not `complete`.
     """
     data = runs[runs["status"] == "complete"] if complete_only else runs
-    if "processes" not in data:  # frames from before the column: one process per GPU
-        data = data.assign(processes=data["gpus"])
+    data = config.with_processes(data)
     keys = [k for k in config.identity() if k in data]  # (an axis a model declares: only its runs have it)
     data = _keys(data[data[value].notna()], keys)
     if data.empty:
@@ -57,7 +56,7 @@ def aggregate(runs: pd.DataFrame, value: str = "recomputed_throughput", complete
                                max="max").reset_index()
     stats["incomplete"] = grouped["_incomplete"].sum().to_numpy().astype(int)
     stats["cv"] = stats["std"] / stats["mean"]
-    workers = _workers(stats)
+    workers = config.workers(stats)
     stats["speedup"] = _speedups(stats, workers)
     stats["efficiency"] = stats["speedup"] / workers
     return stats[[*keys, *STAT_COLUMNS]]
@@ -72,7 +71,7 @@ def _speedups(stats: pd.DataFrame, workers: pd.Series) -> pd.Series:
     speedup (NaN), rather than a 1.0 that says it scaled perfectly.
     """
     keys = [*(k for k in config.baseline() if k in stats), "_cpu"]
-    frame = stats.assign(_cpu=pd.to_numeric(stats["gpus"], errors="coerce").eq(0))
+    frame = stats.assign(_cpu=config.on_cpu(stats))
     ones = frame[workers == 1]
     ones = ones[~ones.duplicated(keys)]
     first = pd.Series(ones.index, index=pd.MultiIndex.from_frame(ones[keys]))
@@ -98,13 +97,6 @@ def _loose_baseline(row: pd.Series, ones: pd.DataFrame) -> float:
     for k in loose:
         same = same[(same[k] == row[k]) | (same[k] == "?") | (row[k] == "?")]
     return float(same.index[0]) if len(same) == 1 else np.nan
-
-
-def _workers(stats: pd.DataFrame) -> pd.Series:
-    """What a run scales over: its GPUs, or its processes (MPI ranks) when it runs on the CPU."""
-    gpus = pd.to_numeric(stats["gpus"], errors="coerce")
-    processes = pd.to_numeric(stats["processes"], errors="coerce").fillna(1)
-    return gpus.where(gpus != 0, processes)
 
 
 def time_to_target(evaluations: pd.DataFrame, target: float, metric: str | None = None) -> pd.DataFrame:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from ..core import config
-from . import display
+from . import configs, display
 
 if TYPE_CHECKING:
     from .report import Report
@@ -26,11 +26,9 @@ if TYPE_CHECKING:
 
 def _labelled(report: Report, records: pd.DataFrame) -> pd.DataFrame:
     """`records` (rows with source and run) with a `run` label: file:run (GPUs or CPU, precision, batch)."""
-    runs = report.analysis.runs[["source", "run", "gpus", "precision", "batch_size"]]
+    runs = report.analysis.runs[["source", "run", *config.run_keys()]]
     joined = records.merge(runs, on=["source", "run"], how="left")
-    where = joined["gpus"].map(config.where)
-    label = (joined["source"].map(lambda s: Path(s).name) + ":" + joined["run"].astype(str) + " (" + where + ", "
-             + joined["precision"].astype(str) + ", bs " + joined["batch_size"].astype(str) + ")")
+    label = [configs.run_label(Path(row["source"]).name, row["run"], row) for row in joined.to_dict("records")]
     return joined.assign(run=label)
 
 

@@ -184,9 +184,9 @@ class Report:
                     "tolerance": "±" + headline.percent(comparison.attrs.get("tolerance", self.reference.tolerance)),
                     "deviation": headline.size(comparison) if "ratio" in comparison else ""}
         if len(best):
-            from .configs import describe
+            from .configs import describe_row
             b = best.iloc[0]
-            out["best"] = {"label": describe(b["gpus"], b["processes"], b["precision"], b["batch_size"], b["xla"]),
+            out["best"] = {"label": describe_row(b),
                            "median": float(b["median"]), "median_text": self._shown(b), "unit": self.unit,
                            "runs": int(b["runs"])}
         return out

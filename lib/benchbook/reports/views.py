@@ -13,7 +13,8 @@ import pandas as pd
 
 from ..core import config
 from . import configs, display, grid, headline, logged_setup, machine, metrics, references
-from .logged_setup import _gpu_counts, log_differences, logs_description  # noqa: F401 -- shown here
+from .configs import gpu_counts
+from .logged_setup import log_differences, logs_description  # noqa: F401 -- shown here
 
 if TYPE_CHECKING:
     from .report import Report
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
 def measured_on(report: Report) -> str:
     """What the numbers were measured on, as far as the logs (analysis-only) or this machine say."""
     runs = report.analysis.runs
-    gpus = _gpu_counts(runs)
+    gpus = gpu_counts(runs)
     if report.log_dir is not None:
         count = (configs.join_counts(gpus) + " GPU" + "s" * (gpus != [1])) if gpus and gpus != [0] \
             else ("the CPU" if gpus == [0] else "an unknown number of GPUs")
@@ -148,11 +149,6 @@ def _cpu_as_word(gpus: pd.Series) -> pd.Series:
     return gpus.astype(object).where(pd.to_numeric(gpus, errors="coerce") != 0, "CPU")
 
 
-def _on(row) -> str:
-    """Where a configuration ran, for a sentence: "on 8 GPUs", "on 1 GPU", "on CPU, 2 processes"."""
-    return "on " + config.where(row.get("gpus"), row.get("processes"))
-
-
 def _one_process_per_gpu(gpus: pd.Series, processes: pd.Series) -> bool:
     """Every run whose process count is known ran one per GPU: the GPU count says it all (a CPU run's
     processes say more)."""
@@ -212,7 +208,7 @@ def scaling(report: Report):
 def scaling_plot(report: Report):
     """The scaling plot where there is a 1-GPU baseline and another GPU count; None otherwise."""
     from . import plots
-    gpus = _gpu_counts(report.analysis.runs)
+    gpus = gpu_counts(report.analysis.runs)
     if len([g for g in gpus if g > 0]) < 2 or 1 not in gpus:
         return None
     return plots.scaling(report.stats)
@@ -236,7 +232,7 @@ def repeats(report: Report):
     fig = plots.repeats(report.analysis.runs)
     if variable.empty:
         return together(fig)
-    lines = [f"{configs.column_label(r['precision'], r['batch_size'])} {_on(r)}: "
+    lines = [f"{configs.column_on(r)}: "
              f"CV {100 * float(r['cv']):.1f}% over {int(r['runs'])} runs" for _, r in variable.iterrows()]
     return together(display.note("repeats vary by more than 10%: " + "; ".join(lines)), fig)
 

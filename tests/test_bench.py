@@ -73,3 +73,15 @@ def test_the_reading_bench_measures_its_three_cases_and_fails_past_a_limit(capsy
                      r"one run: \d+ MB, ratio [0-9.]+; -?\d+ bytes a run above its records \(limit -1000000000\), "
                      r"[0-9.]+ s$", out, re.M), out
     assert re.findall(r"^FAIL: (.+)$", out, re.M) == ["one line", "CR line ends", "pasted runs"]
+
+
+def test_the_archives_bench_times_a_zip_against_a_folder_of_the_same_logs(capsys):
+    spec = importlib.util.spec_from_file_location("bench_archives", ROOT / "bench" / "bench_archives.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.main(["--members", "30", "--records", "3", "--repeat", "1", "--ratio-limit", "1000"]) == 0
+    assert module.main(["--members", "30", "--records", "3", "--repeat", "1", "--ratio-limit", "0.001"]) == 1
+    out = capsys.readouterr().out
+    assert len(re.findall(r"^archives: 30 logs of 3 records: a folder [0-9.]+ s, a zip [0-9.]+ s \(least of 1\); "
+                          r"ratio zip/folder [0-9.]+ \(limit [0-9.]+\)$", out, re.M)) == 2
+    assert "FAIL: the zip takes more than the limit times the folder" in out

@@ -257,6 +257,17 @@ def test_a_compressed_tar_read_in_archive_order_is_streamed_once(tmp_path, monke
     assert len(opened) == 4  # another listing: its own stream
 
 
+@pytest.mark.parametrize("name", ["logs.zip", "logs.tar", "logs.tar.gz"])
+def test_members_named_out_of_the_archive_are_problems_by_name(tmp_path, log_bytes, name):
+    # Issue 38 item 8: `../up.log` and `a/../../b.log` were neither read nor reported ("0 runs").
+    WRITERS[name](tmp_path / name, {"../up.log": log_bytes, "a/../../b.log": log_bytes, "ok_gpu1_bs256.log": log_bytes})
+    result = analyze([tmp_path / name])
+    assert list(result.runs["source"]) == [f"{tmp_path / name}!ok_gpu1_bs256.log"]
+    assert {p.source: p.reason for p in result.problems} == {
+        f"{tmp_path / name}!{member}": "a name that climbs out of the archive (`..`): refused (a log has a name "
+                                       "inside it)" for member in ("../up.log", "a/../../b.log")}
+
+
 def test_a_zip_is_opened_once_for_all_its_members(tmp_path, monkeypatch, log_bytes):
     # Issue 38 item 3: a ZipFile a member read the whole central directory each time (N members: N**2).
     _zip(tmp_path / "logs.zip", {f"run{i}_gpu1_bs256.log": log_bytes for i in range(40)})

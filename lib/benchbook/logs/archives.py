@@ -7,7 +7,8 @@ down). Opening a member streams the archive up to it (members read in archive or
 once). Archives are hostile input: a member
 that inflates past `Limits.max_bytes` or past `max_ratio` times the compressed bytes behind it, more
 than `max_members` members, an archive inside an archive inside an archive, and links, devices and
-sparse files in a tar are refused with a `Problem` naming the archive and member; a corrupt or
+sparse files in a tar, and names holding `..`, are refused with a `Problem` naming the archive and
+member; a corrupt or
 truncated archive keeps what was read before the fault. The caps come from the environment
 (`BENCHBOOK_ARCHIVE_MAX_BYTES`, `..._MAX_RATIO`, `..._MAX_MEMBERS`)."""
 
@@ -328,6 +329,8 @@ def _admit(found: Listing, member: str, size: int, limits: Limits, compressed: i
         return False
     if irregular:
         found.refuse(member, f"{irregular} inside a tar: refused (only regular files are read)")
+    elif ".." in member.split("/"):
+        found.refuse(member, "a name that climbs out of the archive (`..`): refused (a log has a name inside it)")
     elif size > limits.max_bytes:
         found.refuse(member, f"inflates to {size} bytes, past the cap of {limits.max_bytes} "
                              "(BENCHBOOK_ARCHIVE_MAX_BYTES): refused"

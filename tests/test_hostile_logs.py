@@ -11,7 +11,7 @@ import pytest
 
 from benchbook import analyze
 from benchbook.cli import main
-from benchbook.logs import analysis, textio
+from benchbook.logs import analysis, logfiles, textio
 
 PARAMETER = ("DLL 2021-01-01 00:00:00.000000 - PARAMETER arch : resnet50  mode : training_benchmark  "
              "batch_size : 256  warmup_steps : 0  precision : fp16 \n")
@@ -119,17 +119,47 @@ def test_a_folder_that_cannot_be_listed_is_a_problem_not_skipped_silently(tmp_pa
     assert main(["analyze", str(tmp_path)]) == 0
 
 
-def test_a_folder_of_proc_that_root_cannot_list_is_a_problem_row():
-    """As root in a container, /proc/1/task/1/fdinfo refuses listing (where it does)."""
-    folder = "/proc/1/task/1/fdinfo"
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="no procfs here")
+def test_a_pseudo_file_system_is_skipped_with_a_note_and_nothing_in_it_read(monkeypatch):
+    # Issue 38 item 17: `analyze /proc` read every procfs file (past 100 s), and as root /proc/kmsg,
+    # which consumes the kernel's messages. A folder on procfs, a file in it, and procfs met inside a walk.
+    opened = []
+    monkeypatch.setattr(textio, "chunks", lambda path, *a, **k: opened.append(path) or iter(()))
+    result = analyze(["/proc/self/task", "/proc/self/status"])
+    assert opened == [] and result.runs.empty
+    assert {(p.source, p.reason) for p in result.problems} == {
+        (where, "on the proc pseudo file system (the kernel's state, not logs): skipped, nothing in it read")
+        for where in ("/proc/self/task", "/proc/self/status")}
+
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="no procfs here")
+def test_a_folder_met_in_a_walk_on_a_pseudo_file_system_is_noted_and_not_entered(tmp_path):
+    _log(tmp_path, "tf_gpu1_amp_bs256.log", PARAMETER + _record(1))
+    (tmp_path / "kernel").symlink_to("/proc/self")  # (a walk never enters a link: it is named all the same)
+    files, problems = logfiles.log_files([tmp_path])
+    assert files == [tmp_path / "tf_gpu1_amp_bs256.log"]
+    assert [(p.source, p.reason) for p in problems] == [
+        (str(tmp_path / "kernel"), "on the proc pseudo file system (the kernel's state, not logs): skipped, "
+                                   "nothing in it read")]
+
+
+def test_a_fifo_or_socket_is_skipped_with_a_note(tmp_path):
+    import socket
+
+    _log(tmp_path, "tf_gpu1_amp_bs256.log", PARAMETER + _record(1))
+    os.mkfifo(tmp_path / "pipe.log")  # reading it would wait for a writer for ever
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(tmp_path / "sock.log"))
     try:
-        os.listdir(folder)
-    except PermissionError:
-        pass
-    else:
-        pytest.skip(f"{folder} can be listed here")
-    result = analyze(["/proc/1/task/1"])
-    assert any(p.source == folder and "cannot be listed" in p.reason for p in result.problems)
+        result = analyze([tmp_path, tmp_path / "pipe.log"])
+    finally:
+        server.close()
+    assert len(result.runs) == 1
+    assert sorted((p.source, p.reason) for p in result.problems) == [
+        (str(tmp_path / "pipe.log"), "a FIFO, not a regular file: skipped"),
+        (str(tmp_path / "pipe.log"), "a FIFO, not a regular file: skipped"),
+        (str(tmp_path / "sock.log"), "a socket, not a regular file: skipped")]
 
 
 # --- item 8: bounded reading ---------------------------------------------------------------------

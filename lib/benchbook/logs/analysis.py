@@ -305,7 +305,7 @@ def analyze_file(path: str | os.PathLike, rule: Rule | None = None, log_format: 
         del first  # held by the chain until it is scanned, and no longer
         try:
             drafts, tables, losses = fold(itertools.chain.from_iterable(
-                scanning.scan(c, fmt.patterns, fmt.bulk) for c in read))
+                parsers.scan(c, fmt) for c in read))
             for draft in drafts if fmt.conclude else ():
                 fmt.conclude(draft)
         except scanning.Refused as exc:

@@ -6,8 +6,8 @@ this file; nothing else changes.
 
 from __future__ import annotations
 
-from .registry import FORMATS, LogFormat, choose, detect, get, register
+from .registry import FORMATS, LogFormat, choose, detect, get, register, scan
 
-__all__ = ["FORMATS", "LogFormat", "choose", "detect", "get", "register"]
+__all__ = ["FORMATS", "LogFormat", "choose", "detect", "get", "register", "scan"]
 
 from . import benchbook_cpu, mllog, ngc_maskrcnn, ngc_mxnet, ngc_pytorch, ngc_tf1  # noqa: E402,F401  (fill the registry)

@@ -92,5 +92,6 @@ FORMAT = register(
         bulk=_BULK,
         rules=(NVIDIA,),
         priority=30,
+        opens=(re.compile(r" - PARAMETER workload : "),),
     )
 )

@@ -126,5 +126,6 @@ FORMAT = register(
         finish=finish,
         warn=warn,
         priority=30,
+        opens=(re.compile(r"\[MaskRCNN\] INFO    : (?:Horovod successfully initialized|  +Start Training)"),),
     )
 )

@@ -269,5 +269,6 @@ FORMAT = register(
         rules=(NVIDIA, DLPERF),
         finish=finish,
         priority=20,
+        opens=(_ARGS, re.compile(r" - PARAMETER arch : \S+  num_layers : ")),
     )
 )

@@ -199,5 +199,6 @@ FORMAT = register(
         # above ngc_tf1 (10: both print `PARAMETER arch : `), below ngc_mxnet (20: its DLLogger logs may
         # print train.total_ips too)
         priority=15,
+        opens=(re.compile(r" - PARAMETER data : "), re.compile(r", '-u', '[^'\n]*main\.py'")),  # (the launch: _ARGV)
     )
 )

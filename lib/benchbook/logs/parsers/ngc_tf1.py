@@ -174,6 +174,7 @@ FORMAT = register(
         bulk=_BULK,
         rules=(NVIDIA, DLPERF),
         priority=10,
+        opens=(re.compile(r" - PARAMETER arch : \S+  mode : "),),  # (MXNet's: `num_layers` second)
         warn=warn,
     )
 )

@@ -6,6 +6,7 @@ them.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -37,6 +38,10 @@ class LogFormat:
     warn : (run metadata) -> what the format knows to be wrong with reading such a run, as sentences.
     conclude : (assemble.RunDraft) -> None, for a format of keyed records (KEYED events, MLLOG): folds
         them into the run's metadata, reported values, evaluations and end; raises scanning.Refused.
+    opens : patterns of the lines that open a run of this format and of no other (each a literal
+        first: sought in every chunk of a file in another format, that is refused if it holds one,
+        `scan`). A format without any (MLLOG, whose logs hold their framework's lines) is not sought,
+        and a file in it holds any other.
     """
 
     name: str
@@ -50,6 +55,7 @@ class LogFormat:
     priority: int = 0
     warn: Callable[[dict], list[str]] = lambda meta: []
     conclude: Callable[[Any], None] | None = None
+    opens: tuple[re.Pattern, ...] = ()
 
     def rule(self, name: str | None) -> NamedRule:
         """The named rule (None: the format's default, its first); UnknownNameError lists the format's rules."""
@@ -82,6 +88,33 @@ def detect(head: str) -> LogFormat | None:
     """The registered format that recognises this head of a file, or None."""
     matches = [f for f in FORMATS.values() if f.sniff(head)]
     return max(matches, key=lambda f: f.priority) if matches else None
+
+
+def scan(chunk, fmt: LogFormat) -> list:
+    """The events of a chunk in `fmt` (`scanning.scan`). scanning.Refused at the first line of the
+    chunk that opens a run of another format: a file that holds several formats is read in none
+    (read in the one its head tells, the others' runs were lost), the formats and the lines where
+    they change named."""
+    import numpy as np
+
+    from . import scanning
+
+    others = [other for other in FORMATS.values() if other is not fmt
+              and any(pattern.search(chunk.text) for pattern in other.opens)]
+    if others and fmt.opens:
+        opened = sorted((m.start(), f.name) for f in (fmt, *others) for pattern in f.opens
+                        for m in pattern.finditer(chunk.text))
+        lines = (chunk.first_line + np.searchsorted(chunk.ends, [at for at, _ in opened])).tolist()
+        changes, last = [], None
+        for line, (_, name) in zip(lines, opened, strict=True):
+            if name != last:
+                changes.append(f"{name} from line {line}")
+            last = name
+        first = next(line for line, (_, name) in zip(lines, opened, strict=True) if name != fmt.name)
+        raise scanning.Refused(first, f"a run of another log format than {fmt.name}, the one the file is read in, "
+                                      f"begins here ({', '.join(changes)}); refused, none of its runs read: split it "
+                                      "into one file a format")
+    return scanning.scan(chunk, fmt.patterns, fmt.bulk)
 
 
 def choose(log_format: str | None = None, **parts) -> Rule:

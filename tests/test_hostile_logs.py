@@ -268,3 +268,50 @@ def test_control_and_bidi_characters_in_names_and_log_text_never_reach_the_termi
     assert "a\\x1b[2J\\u202egol.txt" in captured.err.replace("\n", "")
     assert "\\x1b]0;title\\x07" in captured.out.replace("\n", "")
     assert good.exists()
+
+
+# --- issue 38 item 14: values dropped without a word -----------------------------------------------
+
+def _run_warnings(tmp_path, *records: str) -> tuple[dict, list[str]]:
+    result = analyze([_log(tmp_path, "tf_gpu1_amp_bs256.log", PARAMETER + "".join(records))])
+    assert not result.problems, result.problems
+    (run,) = result.runs.to_dict("records")
+    return run, run["warnings"]
+
+
+def test_a_nan_rate_is_said_with_its_line(tmp_path):
+    run, warnings = _run_warnings(tmp_path, _record(1), _record(2, "nan"), _record(3), _record(4, "1.2.3"))
+    assert "records that log no throughput among records that do (NaN or no number), read without one: 2 " \
+           "(line 3, 5)" in warnings
+    assert run["recomputed_throughput"] == 900.0
+
+
+def test_a_step_of_twenty_digits_is_said_with_its_line(tmp_path):
+    run, warnings = _run_warnings(tmp_path, _record(1), _record(12345678901234567890, second=2), _record(3))
+    assert "a step or epoch number past 18 digits: the record is left out: 1 (line 3)" in warnings
+    assert run["iterations"] == 2
+
+
+def test_a_timestamp_that_is_no_date_is_said_with_its_line(tmp_path):
+    bad = _record(2).replace("2021-01-01", "2021-02-30")
+    run, warnings = _run_warnings(tmp_path, _record(1), bad, _record(3))
+    assert "records whose timestamp is no date among records whose is, read without one: 1 (line 3)" in warnings
+
+
+def test_a_clock_going_back_is_said_with_its_line_per_rank(tmp_path):
+    _, warnings = _run_warnings(tmp_path, _record(1, second=5), _record(2, second=2), _record(3, second=6))
+    assert ("records whose time is before that of their rank's record before, by up to 3 s: 1 (line 3): the clock "
+            "went back, times and rates around them are suspect") in warnings
+    # two ranks logging in turns, each forward: no warning
+    _, warnings = _run_warnings(tmp_path, *(_record(i, tag=f"[1,{r}]<stdout>:", second=10 * r + i)
+                                            for i in range(1, 4) for r in (1, 0)))
+    assert not [w for w in warnings if "clock went back" in w]
+
+
+def test_rates_whose_sum_passes_the_largest_float_give_their_mean_without_a_numpy_warning(tmp_path):
+    import warnings as python_warnings
+
+    with python_warnings.catch_warnings():
+        python_warnings.simplefilter("error")  # numpy's RuntimeWarning (overflow in reduceat) fails the test
+        run, _ = _run_warnings(tmp_path, *(_record(i, "1e308") for i in range(1, 4)))
+    assert run["recomputed_throughput"] == 1e308

@@ -25,7 +25,7 @@ def test_the_five_fixtures_concatenated_are_refused_naming_each_format_and_its_f
         ["ngc_tf1_convnets", "ngc_mxnet_resnet50", "ngc_tf2_maskrcnn", "ngc_pytorch_convnets", "benchbook_cpu"],
         starts, strict=True))
     assert problem.source == str(path)
-    assert problem.reason == (f"line 1: a run of another log format than benchbook_cpu, the one the file is read in, "
+    assert problem.reason == (f"line 1: a run of another log format than benchbook_cpu, told by the file's head, "
                               f"begins here ({named}); refused, none of its runs read: split it into one file a format")
 
 
@@ -50,6 +50,13 @@ def test_each_fixture_alone_and_a_format_concatenated_with_itself_are_read_whole
         single, double = analyze([fixtures / name]), analyze([path])
         assert not single.problems and not double.problems, (name, double.problems)
         assert len(double.runs) >= len(single.runs)
+
+
+def test_a_format_forced_by_the_user_reads_the_file_as_it_says(fixtures, tmp_path):
+    path = tmp_path / "two.log"
+    path.write_text("".join((fixtures / name).read_text() for name in FIXTURES[:2]))
+    result = analyze([path], log_format="ngc_tf1_convnets")
+    assert not result.problems and list(result.runs["format"]) == ["ngc_tf1_convnets"]
 
 
 def test_every_format_that_can_be_mixed_names_the_line_that_opens_its_runs():

@@ -152,6 +152,7 @@ def _runs(drafts: list[RunDraft], path: Path, fmt: LogFormat, rule: Rule, stats:
         if status == "failed":
             warnings.append(f"failed at line {draft.failures[0][0]}: {failed_cause}")
         warnings.extend(f"conflicting {c}" for c in draft.conflicts)
+        warnings.extend(draft.notes)  # (assemble: values left out or suspect, with their lines)
         for key in ("gpus", "batch_size", "precision") if not draft.keyed else ():  # (MLLOG logs none of them)
             if meta.get(key) is None:
                 warnings.append(_UNKNOWN[key])
@@ -305,7 +306,7 @@ def analyze_file(path: str | os.PathLike, rule: Rule | None = None, log_format: 
         del first  # held by the chain until it is scanned, and no longer
         try:
             drafts, tables, losses = fold(itertools.chain.from_iterable(
-                parsers.scan(c, fmt) for c in read))
+                parsers.scan(c, fmt, others=log_format is None) for c in read))
             for draft in drafts if fmt.conclude else ():
                 fmt.conclude(draft)
         except scanning.Refused as exc:

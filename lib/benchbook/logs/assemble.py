@@ -13,6 +13,7 @@ from .parsers import scanning
 RECORD_COLUMNS = ("line", "rank", "epoch", "iteration", "timestamp", "throughput", "loss", "lr", "steps")
 _INT_COLUMNS = ("line", "rank", "epoch", "iteration")
 MISSING_INT = -1
+MAX_RANK_KEY = 1 << 20  # above textio.MAX_RANK: the ranks of a run's records, as one sort key with the run
 RESTART_GAP_SECONDS = 60.0  # the clock jump that, with the step counter going back, means another run
 
 
@@ -88,6 +89,8 @@ class RunDraft:
     failures: list[tuple[int, str]] = field(default_factory=list)
     conflicts: list[str] = field(default_factory=list)
     restarted: str | None = None  # why records opened this run without a start line of its own
+    noted: dict[str, list[int]] = field(default_factory=dict)  # NOTE events: what -> its lines
+    notes: list[str] = field(default_factory=list)  # what its records hold that is left out or suspect (`_notes`)
     phase: int = 0  # where in the store the records of its current phase (a PHASE event's) begin
 
     def joined_by(self, rank) -> bool:
@@ -184,4 +187,44 @@ def fold(events: Iterable[scanning.Event]) -> tuple[list[RunDraft], list[tuple[d
             run.keyed.append((line, data))
         elif kind == scanning.REFUSE:
             raise scanning.Refused(line, data)
+        elif kind == scanning.NOTE:
+            run.noted.setdefault(data, []).append(line)
+    for run in runs:
+        run.notes += [f"{what}: {len(lines)} (line {_shown(lines)})" for what, lines in run.noted.items()]
+    if runs:
+        _notes(runs, store)
     return runs, tables, losses
+
+
+def _shown(lines) -> str:
+    """The first lines of a list, as a warning names them."""
+    return ", ".join(map(str, list(lines[:5]))) + (", ..." if len(lines) > 5 else "")
+
+
+def _notes(runs: list[RunDraft], store: Records) -> None:
+    """Say in each run's notes what its records hold that would pass without a word: a throughput
+    logged as NaN or no number (the record read without one), timestamps that are no date while
+    others are (2021-02-30), and a rank's clock going back from one record to its next. Computed
+    over the file's records at once: a file may hold 10**5 runs."""
+    counts = np.array([run.count for run in runs], dtype=np.int64)
+    run_of = np.repeat(np.arange(len(runs)), counts)
+    line, rank, stamp = store["line"], store["rank"], store["timestamp"]
+    for values, what in ((store["throughput"], "records that log no throughput among records that do (NaN or no "
+                                               "number), read without one"),
+                         (stamp, "records whose timestamp is no date among records whose is, read without one")):
+        missing = np.isnan(values)
+        per_run = np.bincount(run_of[missing], minlength=len(runs))
+        for r in np.flatnonzero((per_run > 0) & (per_run < counts)).tolist():
+            at = line[missing & (run_of == r)]
+            runs[r].notes.append(f"{what}: {len(at)} (line {_shown(at.tolist())})")
+    order = np.flatnonzero(~np.isnan(stamp))  # the records with a time, each rank's in each run in file order
+    if len(rank) and (rank != rank[0]).any():
+        order = order[np.argsort(run_of[order] * (MAX_RANK_KEY + 2) + rank[order] + 1, kind="stable")]
+    same = (run_of[order][1:] == run_of[order][:-1]) & (rank[order][1:] == rank[order][:-1])
+    back = np.flatnonzero(same & (np.diff(stamp[order]) < 0)) + 1
+    for r in np.unique(run_of[order][back]).tolist():
+        own = back[run_of[order][back] == r]
+        by = float(np.max(stamp[order][own - 1] - stamp[order][own]))
+        runs[r].notes.append(f"records whose time is before that of their rank's record before, by up to {by:g} s: "
+                             f"{len(own)} (line {_shown(line[order][own].tolist())}): the clock went back, times "
+                             "and rates around them are suspect")

@@ -90,16 +90,16 @@ def detect(head: str) -> LogFormat | None:
     return max(matches, key=lambda f: f.priority) if matches else None
 
 
-def scan(chunk, fmt: LogFormat) -> list:
-    """The events of a chunk in `fmt` (`scanning.scan`). scanning.Refused at the first line of the
-    chunk that opens a run of another format: a file that holds several formats is read in none
-    (read in the one its head tells, the others' runs were lost), the formats and the lines where
-    they change named."""
+def scan(chunk, fmt: LogFormat, others: bool = True) -> list:
+    """The events of a chunk in `fmt` (`scanning.scan`). With `others` (the format told by the
+    file's head, not forced by the user), scanning.Refused at the first line of the chunk that opens
+    a run of another format: a file that holds several formats is read in none (read in the one its
+    head tells, the others' runs were lost), the formats and the lines where they change named."""
     import numpy as np
 
     from . import scanning
 
-    others = [other for other in FORMATS.values() if other is not fmt
+    others = [other for other in FORMATS.values() if others and other is not fmt
               and any(pattern.search(chunk.text) for pattern in other.opens)]
     if others and fmt.opens:
         opened = sorted((m.start(), f.name) for f in (fmt, *others) for pattern in f.opens
@@ -111,7 +111,7 @@ def scan(chunk, fmt: LogFormat) -> list:
                 changes.append(f"{name} from line {line}")
             last = name
         first = next(line for line, (_, name) in zip(lines, opened, strict=True) if name != fmt.name)
-        raise scanning.Refused(first, f"a run of another log format than {fmt.name}, the one the file is read in, "
+        raise scanning.Refused(first, f"a run of another log format than {fmt.name}, told by the file's head, "
                                       f"begins here ({', '.join(changes)}); refused, none of its runs read: split it "
                                       "into one file a format")
     return scanning.scan(chunk, fmt.patterns, fmt.bulk)

@@ -278,7 +278,6 @@ FORMAT = register(
         sniff=sniff,
         patterns=[(_LINE, _record)],
         rules=(MLPERF,),
-        priority=100,  # the token is MLPerf's alone: a framework's own lines around it are not the log
         conclude=conclude,
     )
 )

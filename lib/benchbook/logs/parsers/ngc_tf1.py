@@ -176,7 +176,6 @@ FORMAT = register(
         patterns=_RULES,
         bulk=_BULK,
         rules=(NVIDIA, DLPERF),
-        priority=10,
         opens=(re.compile(r" - PARAMETER arch : \S+  mode : "),),  # (MXNet's: `num_layers` second)
         warn=warn,
     )

@@ -34,7 +34,6 @@ class LogFormat:
     bulk : the `scanning.BulkRule` of the lines that make up most of a log (one record each), or None.
     finish : (run metadata, ranks that logged) -> metadata completed from what only the whole run
         shows (GPU count from the ranks, per-GPU batch from a global one).
-    priority : higher wins when several formats sniff the same head.
     warn : (run metadata) -> what the format knows to be wrong with reading such a run, as sentences.
     conclude : (assemble.RunDraft) -> None, for a format of keyed records (KEYED events, MLLOG): folds
         them into the run's metadata, reported values, evaluations and end; raises scanning.Refused.
@@ -52,7 +51,6 @@ class LogFormat:
     rules: tuple[NamedRule, ...]
     bulk: scanning.BulkRule | None = None
     finish: Callable[[dict, set], dict] = lambda meta, ranks: {}
-    priority: int = 0
     warn: Callable[[dict], list[str]] = lambda meta: []
     conclude: Callable[[Any], None] | None = None
     opens: tuple[re.Pattern, ...] = ()
@@ -69,9 +67,24 @@ class LogFormat:
 
 FORMATS: dict[str, LogFormat] = {}
 
+# Which format a head is in when several recognise it, first first: the one place that orders them.
+PRECEDENCE = (
+    "mllog",  # its `:::MLLOG` token is MLPerf's alone: a framework's own lines around it are not the log
+    "benchbook_cpu",  # `PARAMETER workload :`, this repository's workloads (their DLLogger lines as NGC's)
+    "ngc_tf2_maskrcnn",  # the `[MaskRCNN]` prefix of every line
+    "ngc_mxnet_resnet50",  # its DLLogger logs print `train.total_ips` too, as PyTorch's and TF1's
+    "ngc_pytorch_convnets",  # its `PARAMETER arch :` too, as TF1's
+    "ngc_tf1_convnets",
+)
+
 
 def register(fmt: LogFormat) -> LogFormat:
-    """Add a format to the registry (last registration of a name wins)."""
+    """Add a format to the registry (last registration of a name wins); ValueError where PRECEDENCE
+    does not place it (a head that two formats recognise would have no answer), as a model
+    registered twice is."""
+    if fmt.name not in PRECEDENCE:
+        raise ValueError(f"log format {fmt.name!r} is not placed in parsers/registry.py's PRECEDENCE: add its "
+                            "name there, before the formats whose heads it may share")
     FORMATS[fmt.name] = fmt
     return fmt
 
@@ -85,9 +98,8 @@ def get(name: str) -> LogFormat:
 
 
 def detect(head: str) -> LogFormat | None:
-    """The registered format that recognises this head of a file, or None."""
-    matches = [f for f in FORMATS.values() if f.sniff(head)]
-    return max(matches, key=lambda f: f.priority) if matches else None
+    """The registered format that recognises this head of a file (the first in PRECEDENCE), or None."""
+    return next((FORMATS[name] for name in PRECEDENCE if name in FORMATS and FORMATS[name].sniff(head)), None)
 
 
 def scan(chunk, fmt: LogFormat, others: bool = True) -> list:

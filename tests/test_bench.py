@@ -72,7 +72,10 @@ def test_the_reading_bench_measures_its_three_cases_and_fails_past_a_limit(capsy
     assert re.search(r"^reading: 500 pasted runs of two lines \(0.1 MB\): peak \d+ MB resident, the same records as "
                      r"one run: \d+ MB, ratio [0-9.]+; -?\d+ bytes a run above its records \(limit -1000000000\), "
                      r"[0-9.]+ s$", out, re.M), out
-    assert re.findall(r"^FAIL: (.+)$", out, re.M) == ["one line", "CR line ends", "pasted runs"]
+    assert re.search(r"^reading: the same through `benchbook analyze --json`: peak \d+ MB resident, as one run: "
+                     r"\d+ MB; -?\d+ bytes a run above its records \(limit -1000000000\), [0-9.]+ s$", out, re.M), out
+    assert re.findall(r"^FAIL: (.+)$", out, re.M) == ["one line", "CR line ends", "pasted runs",
+                                                      "pasted runs, analyze --json"]
 
 
 def test_the_archives_bench_times_a_zip_against_a_folder_of_the_same_logs(capsys):

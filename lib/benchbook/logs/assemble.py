@@ -44,7 +44,11 @@ class Records:
         for name, column in self._cols.items():
             column[start : start + n] = bulk.cols[name][bulk.start : bulk.stop]
         self._size += n
-        ranks, from_end = np.unique(self["rank"][start:][::-1], return_index=True)  # each rank's first from the end
+        added = self["rank"][start:]
+        if (added == added[0]).all():  # one rank (a pasted run's record: numpy's unique costs more than it)
+            self._last[int(added[0])] = self._size - 1
+            return
+        ranks, from_end = np.unique(added[::-1], return_index=True)  # each rank's first from the end
         self._last.update(zip(ranks.tolist(), (self._size - 1 - from_end).tolist(), strict=True))
 
     def last_of(self, rank: int, since: int) -> int | None:
@@ -128,7 +132,9 @@ def _restarts(store: Records, since: int, block: dict) -> list[tuple[int, str]]:
 def _add_records(runs: list[RunDraft], bulk: scanning.Bulk) -> None:
     """A BULK event's records, to the current run up to where another run begins among them."""
     run, block = runs[-1], bulk.columns()
-    ranks = {None if x == MISSING_INT else x for x in np.unique(block["rank"]).tolist()}
+    rank = block["rank"]
+    ranks = {None if x == MISSING_INT else x for x in ([int(rank[0])] if (rank == rank[0]).all() else
+                                                      np.unique(rank).tolist())}
     cuts = _restarts(run.store, max(len(run.store) - run.count, run.phase), block) if len(ranks) == 1 else []
     a = 0
     for b, why in [*cuts, (len(block["line"]), None)]:

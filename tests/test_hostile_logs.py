@@ -335,3 +335,17 @@ def test_what_a_pasted_run_costs_through_analyze_json_is_bounded(tmp_path):
             tracemalloc.stop()
     assert len((tmp_path / "out.jsonl").read_text().splitlines()) == runs + 1
     assert peak / runs < 3000, peak / runs  # bytes a run at the peak (4.0 kB before)
+
+
+def test_values_left_out_are_said_in_the_run_that_holds_them(tmp_path):
+    runs = [PARAMETER.replace("00:00:00", f"0{h}:00:00") + "".join(
+        _record(i, rate).replace("00:00:", f"0{h}:00:") for i, rate in enumerate(rates, 1))
+        for h, rates in enumerate([("900.0", "900.0"), ("900.0", "nan", "900.0"), ("900.0", "900.0")])]
+    runs[2] = runs[2].replace("02:00:02", "01:59:59")  # the third run's clock goes back at its second record
+    result = analyze([_log(tmp_path, "tf_gpu1_amp_bs256.log", "".join(runs))])
+    notes = [[w for w in warnings if "read without one" in w or "clock went back" in w]
+             for warnings in result.runs["warnings"]]
+    assert notes == [[], ["records that log no throughput among records that do (NaN or no number), read without "
+                          "one: 1 (line 6)"],
+                     ["records whose time is before that of their rank's record before, by up to 2 s: 1 (line 10): the "
+                      "clock went back, times and rates around them are suspect"]]

@@ -218,19 +218,20 @@ def _notes(runs: list[RunDraft], store: Records) -> None:
     for values, what in ((store["throughput"], "records that log no throughput among records that do (NaN or no "
                                                "number), read without one"),
                          (stamp, "records whose timestamp is no date among records whose is, read without one")):
-        missing = np.isnan(values)
+        missing = np.flatnonzero(np.isnan(values))  # (in run order: a run's are found by bisection)
         per_run = np.bincount(run_of[missing], minlength=len(runs))
         for r in np.flatnonzero((per_run > 0) & (per_run < counts)).tolist():
-            at = line[missing & (run_of == r)]
-            runs[r].notes.append(f"{what}: {len(at)} (line {_shown(at.tolist())})")
+            lo, hi = np.searchsorted(run_of[missing], [r, r + 1])
+            runs[r].notes.append(f"{what}: {hi - lo} (line {_shown(line[missing[lo:hi]].tolist())})")
     order = np.flatnonzero(~np.isnan(stamp))  # the records with a time, each rank's in each run in file order
     if len(rank) and (rank != rank[0]).any():
         order = order[np.argsort(run_of[order] * (MAX_RANK_KEY + 2) + rank[order] + 1, kind="stable")]
-    same = (run_of[order][1:] == run_of[order][:-1]) & (rank[order][1:] == rank[order][:-1])
-    back = np.flatnonzero(same & (np.diff(stamp[order]) < 0)) + 1
-    for r in np.unique(run_of[order][back]).tolist():
-        own = back[run_of[order][back] == r]
-        by = float(np.max(stamp[order][own - 1] - stamp[order][own]))
-        runs[r].notes.append(f"records whose time is before that of their rank's record before, by up to {by:g} s: "
-                             f"{len(own)} (line {_shown(line[order][own].tolist())}): the clock went back, times "
-                             "and rates around them are suspect")
+    run, rank, stamp, line = run_of[order], rank[order], stamp[order], line[order]
+    back = np.flatnonzero((run[1:] == run[:-1]) & (rank[1:] == rank[:-1]) & (np.diff(stamp) < 0)) + 1
+    for r in np.unique(run[back]).tolist():
+        lo, hi = np.searchsorted(run[back], [r, r + 1])
+        own = back[lo:hi]
+        runs[r].notes.append(f"records whose time is before that of their rank's record before, by up to "
+                             f"{float(np.max(stamp[own - 1] - stamp[own])):g} s: {len(own)} (line "
+                             f"{_shown(line[own].tolist())}): the clock went back, times and rates around them "
+                             "are suspect")

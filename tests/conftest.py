@@ -39,6 +39,8 @@ TIERS = {
 TIER_OF = {
     "test_notebooks.py": "notebook",
     "test_publish_hostile.py": "notebook",
+    "test_publish_interrupt.py": "notebook",
+    "test_kernel_config.py": "notebook",
     "test_mlperf_report.py::test_notebook_executes": "notebook",
     "test_mlperf_report.py::test_notebook_sets_each_score_beside_the_published_one": "notebook",
     "test_browser.py": "browser",

@@ -50,6 +50,13 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     r.set_defaults(func=cmd_run)
 
 
+def strict_json(row: dict) -> str:
+    """One line of strict JSON: a number that is not finite (a forged log's) is null, never `Infinity`."""
+    from ..runfolder.records import clean
+
+    return json.dumps(clean(row), allow_nan=False)
+
+
 def _minutes(value) -> str:
     return "-" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.4f}"
 
@@ -66,7 +73,7 @@ def cmd_score(args, out: Console, err: Console) -> int:
             row["checks"] = checks.run(row["folder"], row["round"], row["benchmark"])
     if args.json:
         for row in rows:
-            print(json.dumps(row))
+            print(strict_json(row))
         return 0
     t = Table(title=Text(f"{len(rows)} MLPerf Training result folders (minutes: olympic mean x scaling.json)"))
     for col in ("round", "submitter", "system", "benchmark", "accelerators", "accelerator", "framework", "minutes",
@@ -106,7 +113,7 @@ def cmd_run(args, out: Console, err: Console) -> int:
     rows = launch.score(study)
     if args.json:
         for row in rows:
-            print(json.dumps(row))
+            print(strict_json(row))
         return 0
     want = study.reproduces
     t = Table(title=Text(f"{study.name}: reproducing {want.submitter} {want.system} {want.benchmark} "

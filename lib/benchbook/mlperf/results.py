@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import json
+import math
 import os
 import re
 from dataclasses import asdict, dataclass, field
@@ -120,7 +121,9 @@ def _system(submitter_dir: Path | None, system: str, problems: list[str]) -> dic
         return {}
     path = submitter_dir / "systems" / f"{system}.json"
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open("rb") as f:
+            data = f.read(MAX_SMALL_JSON + 1)
+        text = data.decode("utf-8")
     except FileNotFoundError:
         problems.append(f"{path}: missing (accelerators, accelerator and framework unknown)")
         return {}
@@ -128,9 +131,12 @@ def _system(submitter_dir: Path | None, system: str, problems: list[str]) -> dic
         problems.append(f"{path}: cannot be read ({exc})")
         return {}
     try:
-        described = json.loads(text) if text.lstrip().startswith("{") else _system_v06(text)
-    except (ValueError, SyntaxError, TypeError, KeyError) as exc:
-        problems.append(f"{path}: neither a JSON object nor v0.6's 'key: {{json}}' lines ({exc!r})")
+        if len(data) > MAX_SMALL_JSON:
+            raise ValueError(f"larger than {MAX_SMALL_JSON} bytes")
+        described = _small_json(path) if text.lstrip().startswith("{") else _system_v06(text)
+    except (ValueError, SyntaxError, TypeError, KeyError, RecursionError, MemoryError) as exc:
+        why = "nested too deep" if isinstance(exc, (RecursionError, MemoryError)) else repr(exc)[:200]
+        problems.append(f"{path}: neither a JSON object nor v0.6's 'key: {{json}}' lines ({why})")
         return {}
     if not isinstance(described, dict):
         problems.append(f"{path}: expected a JSON object")
@@ -150,28 +156,76 @@ def _system_v06(text: str) -> dict:
             "division": json.loads(lines["division"])["value"] if "division" in lines else None}
 
 
+# The most a committed scaling.json may multiply a score by. RCP normalisation is the one scaling the
+# review applies: the RCP mean over the submission's mean epochs, never below 1 (mlperf-logging 4.1.68,
+# rcp_checker.py:460-462), and only where the submission is within the record's "Max Speedup" (:487):
+# the largest of its 539 training records is 1.37 (llama31_405b, 5.0.0, with :479-480's offset), one
+# degenerate gpt3 4.1.0 record of identical runs aside. 2.0 leaves room above that and refuses forgeries.
+MAX_SCALING = 2.0
+MAX_ACCELERATORS = 10**7  # accelerators_per_node x number_of_nodes: above any system submitted (thousands)
+MAX_SMALL_JSON = 1 << 20  # a scaling.json or systems file: a few hundred bytes
+
+
 def _accelerators(system: dict, path: str, problems: list[str]) -> int | None:
+    """accelerators_per_node x number_of_nodes, each a whole number (int or digits), at most MAX_ACCELERATORS."""
     if not system:
         return None
-    try:
-        return int(system["accelerators_per_node"]) * int(system["number_of_nodes"])
-    except (KeyError, TypeError, ValueError) as exc:
-        problems.append(f"{path}: accelerators_per_node x number_of_nodes not readable ({exc!r})")
+    counts = []
+    for name in ("accelerators_per_node", "number_of_nodes"):
+        value = system.get(name)
+        if isinstance(value, str) and value.strip().isdecimal() and len(value.strip()) <= 8:
+            value = int(value.strip())
+        if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= MAX_ACCELERATORS:
+            problems.append(f"{path}: {name} = {str(value)[:40]!r}: expected a whole number from 0 to "
+                            f"{MAX_ACCELERATORS} (accelerators unknown)")
+            return None
+        counts.append(value)
+    if counts[0] * counts[1] > MAX_ACCELERATORS:
+        problems.append(f"{path}: accelerators_per_node x number_of_nodes = {counts[0] * counts[1]}: above "
+                        f"{MAX_ACCELERATORS} (accelerators unknown)")
         return None
+    return counts[0] * counts[1]
 
 
-def _scaling(folder: Path, problems: list[str]) -> float | None:
-    """The committed scaling.json's factor (1.0 without one); None when it cannot be read."""
+def _small_json(path: Path | ArchivePath) -> object:
+    """A small JSON file, strictly: NaN and Infinity refused, at most MAX_SMALL_JSON bytes; ValueError
+    (RecursionError for deep nesting) says why not."""
+    with path.open("rb") as f:
+        data = f.read(MAX_SMALL_JSON + 1)
+    if len(data) > MAX_SMALL_JSON:
+        raise ValueError(f"larger than {MAX_SMALL_JSON} bytes")
+
+    def refuse(constant: str):
+        raise ValueError(f"{constant} is not a JSON number")
+
+    return json.loads(data.decode("utf-8"), parse_constant=refuse)
+
+
+def _scaling(folder: Path | ArchivePath, problems: list[str]) -> float | None:
+    """The committed scaling.json's factor (1.0 without one): a JSON number from 1 to MAX_SCALING;
+    None, with the problem, otherwise."""
     path = folder / "scaling.json"
     if not path.is_file():
         return 1.0
+    expected = f'expected {{"scaling_factor": <a JSON number from 1 to {MAX_SCALING}>}}'
     try:
-        with path.open(encoding="utf-8") as f:
-            factor = float(json.load(f)["scaling_factor"])
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        problems.append(f"{path}: expected {{\"scaling_factor\": <number>}} ({exc!r})")
+        doc = _small_json(path)
+    except (OSError, ValueError, RecursionError) as exc:
+        why = "nested too deep" if isinstance(exc, RecursionError) else str(exc)[:200]
+        problems.append(f"{path}: {expected} ({why}): the folder is not scored")
         return None
-    return factor
+    factor = doc.get("scaling_factor") if isinstance(doc, dict) else None
+    if isinstance(factor, (int, float)) and not isinstance(factor, bool):
+        try:
+            value = float(factor)
+        except OverflowError:
+            value = math.inf
+        if 1.0 <= value <= MAX_SCALING:
+            return value
+    shown = json.dumps(factor)[:40] if isinstance(doc, dict) else type(doc).__name__
+    problems.append(f"{path}: scaling_factor = {shown}: {expected} (rcp_checker.py:460-462, :487 of "
+                    "mlperf-logging 4.1.68): the folder is not scored")
+    return None
 
 
 def score_folder(folder: Path | ArchivePath, round_: str | None = None) -> Folder:
@@ -225,7 +279,8 @@ def score_files(where: str, files: list, key: str | None, *, benchmark: str | No
         result = rules.Score(None, False, "round unknown: no training_results_vX.Y in the path (give --round)",
                              rules.RUNS_REQUIRED.get(benchmark), 1, [])
     elif factor is None:
-        result = rules.Score(None, False, "scaling.json cannot be read", rules.RUNS_REQUIRED.get(benchmark), 1, [])
+        why = next((p for p in problems if "scaling.json" in p), "scaling.json refused")
+        result = rules.Score(None, False, why, rules.RUNS_REQUIRED.get(benchmark), 1, [])
     else:
         result = rules.score(verdicts, benchmark, factor)
     if key and goal is None and benchmark in rules.RUNS_REQUIRED:

@@ -112,6 +112,9 @@ def judge(run: Run, benchmark: str, round_: str) -> RunVerdict:
                          best=by_epoch[last] if last else {})
     if run.minutes is None:
         verdict.reason = run.problems[0] if run.problems else "no time to train"
+    elif not (math.isfinite(run.minutes) and run.minutes > 0):
+        verdict.reason = (f"time to train {run.minutes} minutes (run_stop, line {run.run_stop_line}, minus "
+                          f"run_start, line {run.run_start_line}): not a positive finite time")
     elif not run.succeeded:
         verdict.reason = f"run_stop status {run.status!r} (line {run.run_stop_line}), not 'success'"
     elif goal is not None and hit is None:
@@ -151,7 +154,10 @@ def score(verdicts: list[RunVerdict], benchmark: str, scaling_factor: float = 1.
     counted = times[drop: len(times) - (drop - len(failed))]
     if not counted:
         return Score(None, False, "no run left after dropping the fastest and the slowest", required, drop, [])
-    minutes = math.fsum(counted) / len(counted) * scaling_factor
+    minutes = math.fsum(t / len(counted) for t in counted) * scaling_factor  # (each term: no overflow in the sum)
+    if not math.isfinite(minutes):
+        return Score(None, False, f"the mean of the runs' times ({minutes}) is not a finite number", required, drop,
+                     counted)
     return Score(minutes, True, "", required, drop, counted)
 
 

@@ -111,3 +111,23 @@ def test_the_notebook_scores_the_other_folders(tmp_path):
     repository(tmp_path / "b")
     table = MLPerfReport(str(tmp_path)).published()
     assert table["valid"].tolist()[1] == "yes" and "scaling.json: scaling_factor = 9999" in table["valid"].tolist()[0]
+
+
+def test_a_long_line_without_newline_is_bounded_as_analyze_bounds_it(tmp_path):
+    """A 64 MiB line at the end of a result file: read in 8 MiB pieces and left out, named (it was held whole:
+    128 MiB traced)."""
+    import tracemalloc
+
+    from benchbook.mlperf import mllog
+
+    path = write(tmp_path / "result_0.txt", result_text(10))
+    with path.open("a") as f:
+        f.write("x" * (64 << 20))
+    tracemalloc.start()
+    try:
+        run = mllog.read(path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert run.minutes == pytest.approx(10.0) and peak < 48 << 20
+    assert run.problems == [f"{path}: 1 lines longer than 8 MiB left out (lines 40...), as analyze leaves them out"]

@@ -6,6 +6,7 @@ stays strict JSON."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -131,3 +132,58 @@ def test_a_long_line_without_newline_is_bounded_as_analyze_bounds_it(tmp_path):
         tracemalloc.stop()
     assert run.minutes == pytest.approx(10.0) and peak < 48 << 20
     assert run.problems == [f"{path}: 1 lines longer than 8 MiB left out (lines 40...), as analyze leaves them out"]
+
+
+def test_extra_and_copied_result_files_are_named(tmp_path):
+    folder = repository(tmp_path, (10, 11, 12, 13, 14))
+    (folder / "result_00.txt").write_bytes((folder / "result_0.txt").read_bytes())  # a copy of result_0
+    write(folder / "result_-1.txt", result_text(1))
+    write(folder / f"result_{'9' * 23}.txt", result_text(2))
+    (found,) = results.score([folder])
+    assert found.runs == 8 and not found.valid and found.score_minutes is None
+    assert found.reason == "result_00.txt is byte-identical to result_0.txt: one run logged twice is not two runs"
+    assert any("8 result files, resnet needs 5: mlperf-logging's package checker refuses" in p for p in found.problems)
+    assert [d["file"] for d in found.run_details] == ["result_0.txt", "result_00.txt", "result_1.txt", "result_2.txt",
+                                                      "result_3.txt", "result_4.txt", f"result_{'9' * 23}.txt",
+                                                      "result_-1.txt"]
+
+
+@pytest.mark.parametrize("names", [[f"result_{i}.txt" for i in range(5)],
+                                   [f"result_8xSMC-H100_{i}.txt" for i in range(1, 6)],
+                                   [f"result_run{i}.txt" for i in range(1, 6)]])
+def test_every_result_file_name_the_rules_count_is_read(tmp_path, names):
+    """mlperf-logging counts `result_*.txt` (package_checker.py:98): `result_<id>_<N>.txt` and `result_runN.txt`
+    are result files (the v4.0 Supermicro and power submissions name them so)."""
+    folder = tmp_path / "training_results_v4.0" / "Acme" / "results" / "box8" / "resnet"
+    for i, name in enumerate(names):
+        write(folder / name, result_text(10 + i, version="v4.0"))
+    write(folder / "notes.txt", "not a result\n")
+    (found,) = results.score([tmp_path])
+    assert found.valid and found.runs == 5 and found.score_minutes == pytest.approx(12.0)
+    assert [d["file"] for d in found.run_details] == names
+
+
+@pytest.mark.parametrize("level", [1, 0])  # the system folder, the benchmark folder
+def test_a_folder_that_cannot_be_listed_is_named(tmp_path, level, monkeypatch):
+    folder = repository(tmp_path / "a")
+    other = repository(tmp_path / "b")
+    locked = folder.parents[level - 1] if level else folder
+    if os.geteuid() == 0:  # root lists any folder: a listing refused as chmod 000 refuses it
+        def refuse(real):
+            def call(path=".", *args):
+                if os.fspath(path) == str(locked):
+                    raise PermissionError(13, "Permission denied", os.fspath(path))
+                return real(path, *args)
+            return call
+
+        monkeypatch.setattr(os, "scandir", refuse(os.scandir))
+        monkeypatch.setattr(os, "listdir", refuse(os.listdir))
+    else:
+        locked.chmod(0)
+    try:
+        found = {f.folder: f for f in results.score([tmp_path])}
+    finally:
+        locked.chmod(0o755)
+    assert found[str(other)].valid
+    assert not found[str(locked)].valid and found[str(locked)].reason.startswith(f"{locked}: cannot be listed")
+    assert found[str(locked)].system == "box8"

@@ -9,6 +9,7 @@ or an archive holding one (read where it lies: `logs.archives`).
 from __future__ import annotations
 
 import ast
+import hashlib
 import json
 import math
 import os
@@ -22,7 +23,10 @@ from ..logs.archives import ArchivePath
 from ..runfolder import MLLOG
 from . import mllog, rules
 
-RESULT_FILE = re.compile(r"result_(\d+)\.txt")
+# A result file is what mlperf-logging globs: `result_*.txt` (package_checker.py:98, result_summarizer.py:361
+# of 4.1.68): `result_3.txt`, and as some submitters name them `result_<id>_3.txt`, `result_run3.txt`.
+RESULT_FILE = re.compile(r"result_[^/]*\.txt", re.DOTALL)
+_DIGITS = re.compile(r"(\d+)")
 ROUND_IN_PATH = re.compile(r"^training_results_v(\d+\.\d+)$")
 RECORD = "run.json"  # runfolder.records.RECORD, named here so that scoring needs no pandas (records does)
 
@@ -57,9 +61,19 @@ class Folder:
         return asdict(self)
 
 
+def is_result_file(name: str) -> bool:
+    return RESULT_FILE.fullmatch(name) is not None
+
+
+def _natural(name: str) -> list:
+    """result_2 before result_10: digit runs compared by length then digits (no int of a 5,000-digit name)."""
+    return [(len(t.lstrip("0")), t) if i % 2 else (0, t) for i, t in enumerate(_DIGITS.split(name))]
+
+
 def result_files(folder: Path | ArchivePath) -> list[Path | ArchivePath]:
-    found = [p for p in folder.iterdir() if RESULT_FILE.fullmatch(p.name) and p.is_file()]
-    return sorted(found, key=lambda p: int(RESULT_FILE.fullmatch(p.name).group(1)))
+    """The folder's result files, in natural order. OSError when the folder cannot be listed."""
+    found = [p for p in folder.iterdir() if is_result_file(p.name) and p.is_file()]
+    return sorted(found, key=lambda p: _natural(p.name))
 
 
 def find(paths: list[str | Path]) -> list[Path | ArchivePath]:
@@ -80,14 +94,18 @@ def find_all(paths: list[str | Path]) -> tuple[list[Path | ArchivePath], list[Pa
         if not path.is_dir():
             raise BenchbookError(f"{path}: no such folder (give a results repository, a submitter folder, a "
                                  "results/ folder or one <system>/<benchmark> folder, or an archive of one)")
-        for root, dirs, files in os.walk(path):
+        unlisted: list[OSError] = []  # a folder that cannot be listed: scored as one, which names why
+        for root, dirs, files in os.walk(path, onerror=unlisted.append):
             dirs.sort()
-            if any(RESULT_FILE.fullmatch(f) for f in files):
+            found.update((Path(e.filename), None) for e in unlisted)
+            unlisted.clear()
+            if any(map(is_result_file, files)):
                 found[Path(root)] = None
             elif MLLOG in files and RECORD in files:  # a run folder of a benchbook study
                 studies[Path(root).parent] = None
             for f in sorted(f for f in files if archives.kind(f)):
                 found.update(dict.fromkeys(_archived(Path(root, f), named=False)))
+        found.update((Path(e.filename), None) for e in unlisted)
     return list(found), list(studies)
 
 
@@ -97,7 +115,7 @@ def _archived(path: Path, named: bool) -> list[ArchivePath]:
     listing = archives.listing(path)
     folders: dict[ArchivePath, None] = {}
     for each in (listing, *listing.nested.values()):
-        named_files = sorted(PurePosixPath(n) for n in each.files if RESULT_FILE.fullmatch(PurePosixPath(n).name))
+        named_files = sorted(PurePosixPath(n) for n in each.files if is_result_file(PurePosixPath(n).name))
         folders.update((ArchivePath(each, archives.folder_of(str(n))), None) for n in named_files)
     if named and not folders and listing.problems:
         raise BenchbookError("; ".join(f"{p.source}: {p.reason}" for p in listing.problems))
@@ -229,20 +247,38 @@ def _scaling(folder: Path | ArchivePath, problems: list[str]) -> float | None:
 
 
 def score_folder(folder: Path | ArchivePath, round_: str | None = None) -> Folder:
-    """Read every result file of one folder and score it by the round's rule."""
+    """Read every result file of one folder and score it by the round's rule; a folder that cannot be
+    listed is an invalid result saying so."""
     problems: list[str] = []
     if isinstance(folder, ArchivePath):  # what its archive refused there, or refused whole
         problems += [f"{p.source}: {p.reason}" for p in folder.listing.problems
                      if p.source == folder.listing.label or p.source.startswith(f"{folder}/")]
+    try:
+        files = result_files(folder)
+    except OSError as exc:
+        return _unlisted(folder, round_, f"{folder}: cannot be listed ({exc.strerror or exc}): not scored")
     system_name = folder.parent.name
     submitter_dir = folder.parent.parent.parent if folder.parent.parent.name == "results" else None
     system = _system(submitter_dir, system_name, problems)
     systems_path = str(submitter_dir / "systems" / f"{system_name}.json") if submitter_dir else ""
-    return score_files(str(folder), result_files(folder), round_of(folder, round_),
+    return score_files(str(folder), files, round_of(folder, round_),
                        benchmark=rules.BENCHMARK_ALIASES.get(folder.name, folder.name),
                        submitter=submitter_dir.name if submitter_dir else None, system_name=system_name,
                        system=system, systems_path=systems_path, factor=_scaling(folder, problems),
                        problems=problems)
+
+
+def _unlisted(folder: Path | ArchivePath, round_: str | None, why: str) -> Folder:
+    """A folder that cannot be listed: a system folder (`results/<system>`) or a benchmark folder."""
+    is_system = folder.parent.name == "results"
+    key = round_of(folder, round_)
+    return Folder(folder=str(folder), round=f"v{key}" if key else None,
+                  benchmark="unknown" if is_system else folder.name,
+                  submitter=folder.parent.parent.name if is_system else None,
+                  system=folder.name if is_system else folder.parent.name, score_minutes=None, valid=False,
+                  reason=why, runs=0, runs_failed=0, runs_required=None, scaling_factor=None, accelerators=None,
+                  accelerator=None, framework=None, accelerator_minutes=None, division=None, target=None,
+                  target_source=None, problems=[why])
 
 
 def score_files(where: str, files: list, key: str | None, *, benchmark: str | None, submitter: str | None,
@@ -278,11 +314,20 @@ def score_files(where: str, files: list, key: str | None, *, benchmark: str | No
     if key is None:
         result = rules.Score(None, False, "round unknown: no training_results_vX.Y in the path (give --round)",
                              rules.RUNS_REQUIRED.get(benchmark), 1, [])
+    elif twins := _identical(files):
+        result = rules.Score(None, False, "; ".join(f"{os.path.basename(str(b))} is byte-identical to "
+                                                     f"{os.path.basename(str(a))}" for a, b in twins)
+                             + ": one run logged twice is not two runs", rules.RUNS_REQUIRED.get(benchmark), 1, [])
     elif factor is None:
         why = next((p for p in problems if "scaling.json" in p), "scaling.json refused")
         result = rules.Score(None, False, why, rules.RUNS_REQUIRED.get(benchmark), 1, [])
     else:
         result = rules.score(verdicts, benchmark, factor)
+    required = rules.RUNS_REQUIRED.get(benchmark)
+    if required is not None and len(files) > required:
+        problems.append(f"{where}: {len(files)} result files, {benchmark} needs {required}: mlperf-logging's "
+                        "package checker refuses another count (package_checker.py:131-139); all are scored, as "
+                        "its result_summarizer scores them")
     if key and goal is None and benchmark in rules.RUNS_REQUIRED:
         problems.append(f"no quality target known for {benchmark} in v{key}: run_stop's status alone decides")
     accelerators = _accelerators(system, systems_path, problems)
@@ -297,6 +342,35 @@ def score_files(where: str, files: list, key: str | None, *, benchmark: str | No
         target=goal.describe() if goal else None, target_source=goal.source if goal else None,
         problems=problems, run_details=[_detail(v, r, role) for v, r, role in
                                         zip(verdicts, runs, rules.roles(verdicts, benchmark), strict=True)])
+
+
+def _identical(files: list) -> list[tuple]:
+    """Pairs (first, copy) of result files with the same bytes: compared where their sizes are equal."""
+    by_size: dict[int, list] = {}
+    for path in files:
+        try:
+            size = path.size if isinstance(path, ArchivePath) else path.stat().st_size
+        except OSError:
+            continue
+        if size is not None:
+            by_size.setdefault(size, []).append(path)
+    pairs = []
+    for group in (g for g in by_size.values() if len(g) > 1):
+        seen: dict[str, object] = {}
+        for path in group:
+            try:
+                digest = hashlib.sha256()
+                with path.open("rb") as f:
+                    for block in iter(lambda f=f: f.read(1 << 20), b""):
+                        digest.update(block)
+                digest = digest.hexdigest()
+            except (OSError, LogError):
+                continue
+            if digest in seen:
+                pairs.append((seen[digest], path))
+            else:
+                seen[digest] = path
+    return pairs
 
 
 def _detail(verdict: rules.RunVerdict, run, role: str) -> dict:

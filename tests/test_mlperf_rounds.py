@@ -5,11 +5,12 @@ folders of ../shared/mlperf-results scored as their expected.yaml says (skipped 
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 
-from benchbook.mlperf import mllog, results
-from test_mlperf_mllog import mll_line, write
+from benchbook.mlperf import mllog, results, rules
+from test_mlperf_mllog import START_MS, mll_line, mllog_line, write
 from test_mlperf_score import SYSTEM
 
 
@@ -47,3 +48,83 @@ def test_a_list_of_an_unknown_benchmark_is_named_by_position(tmp_path):
         mll_line(2.0, "eval_accuracy", [0.5, 0.6], epoch_num=1) + mll_line(3.0, "run_stop", status="success")
     run = mllog.read(write(tmp_path / "r.txt", text))
     assert [(e.metric, e.value) for e in run.evaluations] == [("accuracy[0]", 0.5), ("accuracy[1]", 0.6)]
+
+
+def test_the_rules_data_is_what_mlperf_logging_ships():
+    """params/references/mlperf/rules/training.yaml is generated from the installed mlperf-logging's files."""
+    pytest.importorskip("mlperf_logging")
+    from benchbook.mlperf import rulesdata
+
+    assert rulesdata.DATA.read_text(encoding="utf-8") == rulesdata.text(*rulesdata._package())
+
+
+@pytest.mark.parametrize(("check", "want"), [
+    ("v['value'] >= 0.7590 and v['value'] < 1.0", [(None, [("accuracy", 0.759, True, 1.0, False)])]),
+    ("(v['value'] <= 0.925) and v['value'] > 0.0", [(None, [("accuracy", 0.0, False, 0.925, True)])]),
+    ("(0.0 <= v['value']['FID'] <= 90.0) and (0.15 <= v['value']['CLIP'] <= 1.0)",
+     [(None, [("FID", 0.0, True, 90.0, True), ("CLIP", 0.15, True, 1.0, True)])]),
+    ("(v['value'] >= 0.712 if s['global_batch_size'] < 8192 else v['value'] >= 0.706) and v['value'] < 1.0",
+     [({"below": 8192}, [("accuracy", 0.712, True, 1.0, False)]),
+      ({"at_least": 8192}, [("accuracy", 0.706, True, 1.0, False)])]),
+])
+def test_a_compliance_check_is_read_as_bounds(check, want):
+    from benchbook.mlperf import rulesdata
+
+    got = [(c["batch"], [(b["metric"], b.get("min"), b.get("min_inclusive"), b.get("max"), b.get("max_inclusive"))
+                         for b in c["bounds"]]) for c in rulesdata.clauses(check)]
+    assert got == want
+
+
+@pytest.mark.parametrize("check", ["v['value'] >= s['target_accuracy']", "is_integer(v['value'])",
+                                   "v['value'] in [0.5, 0.6]"])
+def test_a_check_that_is_no_bound_is_not_made_one(check):
+    from benchbook.mlperf import rulesdata
+
+    with pytest.raises(rulesdata.NotBounds):
+        rulesdata.clauses(check)
+
+
+def _edge(bound, inside: bool) -> float:
+    """A value just inside (or just outside) the bound the target turns on: the lower one where it is not 0."""
+    lower = bound.min not in (None, 0)
+    at, inclusive = (bound.min, bound.min_inclusive) if lower else (bound.max, bound.max_inclusive)
+    inward, outward = (math.inf, -math.inf) if lower else (-math.inf, math.inf)
+    if inside:
+        return at if inclusive else math.nextafter(at, inward)
+    return math.nextafter(at, outward) if inclusive else at
+
+
+def _targets():
+    found = rules.loaded().targets
+    return [(r, b, batch) for r in sorted(found, key=lambda r: tuple(map(int, r.split("."))))
+            if tuple(map(int, r.split("."))) <= (5, 0) for b, t in sorted(found[r].items())
+            for batch in ([4096, 8192] if len(t.clauses) > 1 else [256])]
+
+
+def _run_text(goal, minutes, reach: bool, batch: int, round_: str) -> str:
+    start, out = START_MS, []
+    for key, value in (("submission_benchmark", goal.benchmark), ("submission_division", "closed"),
+                       ("submission_org", "Acme"), ("init_start", None), ("global_batch_size", batch)):
+        out.append(mllog_line(start - 60_000, key, value))
+    out.append(mllog_line(start, "run_start"))
+    bounds = goal.bounds(batch)
+    values = {b.metric: _edge(b, reach) for b in bounds}
+    value = values["accuracy"] if list(values) == ["accuracy"] else values
+    out.append(mllog_line(start + 30_000, goal.key, value, epoch_num=1, samples_count=1000))
+    out.append(mllog_line(start + minutes * 60_000, "run_stop", status="success"))
+    return "".join(out)
+
+
+@pytest.mark.parametrize(("round_", "benchmark", "batch"), _targets())
+def test_every_benchmarks_target_decides_its_runs(tmp_path, round_, benchmark, batch):
+    """Per round and benchmark: runs that reach the target at its very edge converge, one just short of it
+    does not, and the folder needs the runs the round's rule says."""
+    goal = rules.target(benchmark, round_)
+    need = rules.runs_required(benchmark, round_)
+    folder = tmp_path / f"training_results_v{round_}" / "Acme" / "results" / "box8" / benchmark
+    for i in range(need):
+        write(folder / f"result_{i}.txt", _run_text(goal, 10 + i, reach=i != need - 1, batch=batch, round_=round_))
+    (found,) = results.score([folder])
+    assert found.runs == need and found.runs_failed == 1 and found.valid
+    assert goal.source in found.run_details[-1]["reason"] and "not reached" in found.run_details[-1]["reason"]
+    assert all(d["converged"] for d in found.run_details[:-1])

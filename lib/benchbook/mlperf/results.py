@@ -305,6 +305,7 @@ def score_files(where: str, files: list, key: str | None, *, benchmark: str | No
     benchmark = benchmark or "unknown"
     submitter = submitter or logged.get("org")
     goal = rules.target(benchmark, key) if key else None
+    required = rules.runs_required(benchmark, key)
     verdicts = []
     for path, run in zip(files, runs, strict=True):
         if isinstance(run, LogError):
@@ -313,23 +314,26 @@ def score_files(where: str, files: list, key: str | None, *, benchmark: str | No
             verdicts.append(rules.judge(run, benchmark, key or "0.0"))
     if key is None:
         result = rules.Score(None, False, "round unknown: no training_results_vX.Y in the path (give --round)",
-                             rules.RUNS_REQUIRED.get(benchmark), 1, [])
-    elif twins := _identical(files):
-        result = rules.Score(None, False, "; ".join(f"{os.path.basename(str(b))} is byte-identical to "
-                                                     f"{os.path.basename(str(a))}" for a, b in twins)
-                             + ": one run logged twice is not two runs", rules.RUNS_REQUIRED.get(benchmark), 1, [])
+                             required, 1, [])
     elif factor is None:
         why = next((p for p in problems if "scaling.json" in p), "scaling.json refused")
-        result = rules.Score(None, False, why, rules.RUNS_REQUIRED.get(benchmark), 1, [])
+        result = rules.Score(None, False, why, required, 1, [])
     else:
-        result = rules.score(verdicts, benchmark, factor)
-    required = rules.RUNS_REQUIRED.get(benchmark)
+        result = rules.score(verdicts, benchmark, factor, required)
+    if twins := _identical(files):
+        copies = "; ".join(f"{os.path.basename(str(b))} is byte-identical to {os.path.basename(str(a))}"
+                           for a, b in twins) + ": one run logged twice is not two runs"
+        problems.append(f"{where}: {copies}")
+        if result.valid:
+            result = rules.Score(None, False, copies, required, 1, [])
     if required is not None and len(files) > required:
         problems.append(f"{where}: {len(files)} result files, {benchmark} needs {required}: mlperf-logging's "
                         "package checker refuses another count (package_checker.py:131-139); all are scored, as "
                         "its result_summarizer scores them")
     if key and goal is None and benchmark in rules.RUNS_REQUIRED:
-        problems.append(f"no quality target known for {benchmark} in v{key}: run_stop's status alone decides")
+        why = rules.unread_target(benchmark, key) or f"none in {rules.RULES}"
+        problems.append(f"no quality target known for {benchmark} in v{key} ({why}): run_stop's status alone "
+                        "decides")
     accelerators = _accelerators(system, systems_path, problems)
     return Folder(
         folder=where, round=f"v{key}" if key else None, benchmark=benchmark, submitter=submitter,

@@ -4,13 +4,15 @@ folders of ../shared/mlperf-results scored as their expected.yaml says (skipped 
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
+from pathlib import Path
 
 import pytest
 
 from benchbook.mlperf import mllog, results, rules
-from test_mlperf_mllog import START_MS, mll_line, mllog_line, write
+from test_mlperf_mllog import START_MS, mll_line, mllog_line, result_text, write
 from test_mlperf_score import SYSTEM
 
 
@@ -128,3 +130,51 @@ def test_every_benchmarks_target_decides_its_runs(tmp_path, round_, benchmark, b
     assert found.runs == need and found.runs_failed == 1 and found.valid
     assert goal.source in found.run_details[-1]["reason"] and "not reached" in found.run_details[-1]["reason"]
     assert all(d["converged"] for d in found.run_details[:-1])
+
+
+def _with_setup(minutes: float, setup: float, version: str, division: str = "closed") -> str:
+    """A result file whose first init_start is `setup` minutes before its init_stop (and run_start)."""
+    text = result_text(minutes, version=version, division=division).splitlines(keepends=True)
+    v06 = version == "v0.6"
+    scale = 1.0 if v06 else 1000.0
+    init_stop = (START_MS / 1000.0 if v06 else START_MS) - 5 * scale  # where result_text logs it
+    at = next(i for i, t in enumerate(text) if "init_start" in t)
+    text[at] = (mll_line if v06 else mllog_line)(init_stop - setup * 60 * scale, "init_start")
+    return "".join(text)
+
+
+@pytest.mark.parametrize(("version", "division", "setup", "dropped"), [
+    ("v5.0", "closed", 32.3, True), ("v5.0", "closed", 29.9, False), ("v5.0", "open", 200, False),
+    ("v5.0", "open", 241, True), ("v1.0", "closed", 30.0, True), ("v0.7", "closed", 21, True),
+    ("v0.7", "closed", 19, False), ("v0.6", "closed", 21, True)])
+def test_a_setup_over_the_rounds_limit_drops_the_run(tmp_path, version, division, setup, dropped):
+    folder = tmp_path / f"training_results_{version}" / "Acme" / "results" / "box8" / "resnet"
+    for i, minutes in enumerate((10, 11, 12, 13, 14)):
+        text = _with_setup(minutes, setup, version, division) if i == 2 else \
+            result_text(minutes, version=version, division=division)
+        write(folder / f"result_{i}.txt", text)
+    (found,) = results.score([folder])
+    assert found.valid and found.runs_failed == int(dropped)
+    reason = found.run_details[2]["reason"]
+    if dropped:
+        assert reason.startswith(f"setup (the first init_start to init_stop) {setup:.2f} minutes, not under the "
+                                 f"{division} division's") and "common.yaml:" in reason
+        assert found.score_minutes == pytest.approx((11 + 13 + 14) / 3)  # 10 fastest, the dropped run slowest
+    else:
+        assert reason == "" and found.score_minutes == pytest.approx(12.0)
+
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared" / "mlperf-results"  # ../shared from the repository (or worktree) root
+
+
+@pytest.mark.skipif(not (SHARED / "expected.yaml").is_file(), reason="../shared/mlperf-results is not here")
+def test_the_seven_shared_folders_score_as_expected_and_stay_untouched(capsys):
+    """tools/check_mlperf_results.py on ../shared: every folder found, scored as expected.yaml and the published
+    scores say (v4.0's result_<id>_<N>.txt, v0.6's [BBOX, SEGM] lists, v5.0's setup over the limit), analyze
+    agreeing, every file's hash the same after."""
+    spec = importlib.util.spec_from_file_location("check_mlperf_results", ROOT / "tools" / "check_mlperf_results.py")
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    assert tool.main([str(SHARED)]) == 0, capsys.readouterr().out
+    assert capsys.readouterr().out.strip() == "7 of 7 result folders as expected"

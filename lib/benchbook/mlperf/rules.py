@@ -19,7 +19,7 @@ from pathlib import Path
 import yaml
 
 from ..errors import BenchbookError
-from .mllog import Run
+from .mllog import UNIT_SECONDS, Run
 
 MLPERF_LOGGING = "mlcommons/logging (mlperf-logging 4.1.68)"
 RULES = Path(__file__).resolve().parents[3] / "params" / "references" / "mlperf" / "rules"
@@ -93,6 +93,7 @@ class RoundRules:
     runs: dict[str, dict[str, tuple[int, str]]]
     targets: dict[str, dict[str, Target]]
     unread: dict[tuple[str, str], str]  # (round, benchmark) -> why its rule's target is not checked
+    init_limits: dict[str, dict]  # round -> {minutes: {division: minutes}, check, source}
 
 
 def _target(round_: str, benchmark: str, entry: dict) -> Target:
@@ -106,12 +107,17 @@ def loaded(root: Path = RULES) -> RoundRules:
     runs: dict[str, dict[str, tuple[int, str]]] = {}
     targets: dict[str, dict[str, Target]] = {}
     unread: dict[tuple[str, str], str] = {}
+    init_limits: dict[str, dict] = {}
     for name in RULE_FILES:
         path = root / name
         try:
             doc = yaml.safe_load(path.read_text(encoding="utf-8"))
             for round_, benchmarks in doc["rounds"].items():
+                if "init_limit" in benchmarks:
+                    init_limits[round_] = benchmarks["init_limit"]
                 for benchmark, entry in benchmarks.items():
+                    if benchmark == "init_limit":
+                        continue
                     if "runs" in entry:
                         runs.setdefault(round_, {})[benchmark] = (entry["runs"], entry["runs_source"])
                     goal = entry.get("target")
@@ -122,7 +128,7 @@ def loaded(root: Path = RULES) -> RoundRules:
         except (OSError, yaml.YAMLError, KeyError, TypeError, AttributeError) as exc:
             raise BenchbookError(f"{path}: the MLPerf rules as data cannot be read ({exc!r}): restore it from "
                                  "the repository, or `python -m benchbook.mlperf.rulesdata --write`") from None
-    return RoundRules(runs, targets, unread)
+    return RoundRules(runs, targets, unread, init_limits)
 
 
 def _newest(counts: dict[str, dict[str, tuple[int, str]]]) -> dict[str, tuple[int, str]]:
@@ -149,6 +155,23 @@ def runs_required(benchmark: str, round_: str | None = None) -> int | None:
         if found:
             return found[0]
     return RUNS_REQUIRED.get(benchmark)
+
+
+def setup_over_limit(run: Run, round_: str) -> str | None:
+    """Why a run's setup (the first init_start to init_stop, else to run_start) passes its round's limit
+    (the compliance rule's, per division), if it does."""
+    limit = loaded().init_limits.get(round_key(round_))
+    end = run.init_stop if run.init_stop is not None else run.run_start
+    if not limit or run.init_start is None or end is None:
+        return None
+    division = "open" if str(run.submission.get("division", "")).lower() == "open" else "closed"
+    most = limit["minutes"].get(division)
+    setup = (end - run.init_start) / UNIT_SECONDS[run.unit] / 60.0
+    if most is None or setup < most:
+        return None
+    until = "init_stop" if run.init_stop is not None else "run_start"
+    return (f"setup (the first init_start to {until}) {setup:.2f} minutes, not under the {division} division's "
+            f"{most:g} minutes ({limit['source']}): the run is dropped")
 
 
 def rounds_with_target(benchmark: str) -> list[str]:
@@ -190,9 +213,9 @@ class RunVerdict:
 
 
 def judge(run: Run, benchmark: str, round_: str) -> RunVerdict:
-    """A run converged when run_stop says success and (where the round's target is known, and the run
-    is of the closed division) one evaluation reached it; epochs/samples to converge are those of that
-    evaluation (else the last)."""
+    """A run converged when its setup is within the round's limit, run_stop says success and (where the
+    round's target is known, and the run is of the closed division) one evaluation reached it;
+    epochs/samples to converge are those of that evaluation (else the last)."""
     # The open division sets no quality target (mlcommons/logging, mlperf_logging/compliance_checker/
     # training_4.0.0/open_resnet.yaml: eval_accuracy `v['value'] < 1.0`): run_stop's status decides.
     goal = None if str(run.submission.get("division", "")).lower() == "open" else target(benchmark, round_)
@@ -212,6 +235,8 @@ def judge(run: Run, benchmark: str, round_: str) -> RunVerdict:
     elif not (math.isfinite(run.minutes) and run.minutes > 0):
         verdict.reason = (f"time to train {run.minutes} minutes (run_stop, line {run.run_stop_line}, minus "
                           f"run_start, line {run.run_start_line}): not a positive finite time")
+    elif over := setup_over_limit(run, round_):
+        verdict.reason = over
     elif not run.succeeded:
         verdict.reason = f"run_stop status {run.status!r} (line {run.run_stop_line}), not 'success'"
     elif goal is not None and hit is None:

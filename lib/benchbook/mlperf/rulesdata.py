@@ -8,6 +8,8 @@ The runs: `benchmark_meta.py`'s `_ALL_RESULT_FILE_COUNTS['training']` for each b
 (one evaluation must pass it), a Python expression that mlperf-logging evaluates. It is read here with `ast`
 into bounds per metric (`v['value'] >= 0.72 and v['value'] < 1.0`: accuracy from 0.72, below 1.0; `v['value']
 ['BBOX'] >= 0.377 ...`: per metric; `A if s['global_batch_size'] < 8192 else B`: a bound per batch range).
+The setup limit: the round's `common.yaml` check of `init_stop` against the first `init_start` (20 minutes
+to v0.7, then 30; from v2.0 `s['compile_time_mins']`, 240 in the open division), in minutes per division.
 An expression of another form is kept as text with the reason it is not read (the run's own
 `s['target_accuracy']`), so that no target is made up. Every entry names its file and line.
 """
@@ -125,6 +127,61 @@ def _target(path: Path, shown: str) -> dict | None:
     return None
 
 
+def _entries(path: Path) -> dict[str, dict]:
+    """A compliance file's KEY records by NAME: field -> its YAML node (which knows its line)."""
+    out = {}
+    for item in getattr(yaml.compose(path.read_text(encoding="utf-8")), "value", []):
+        entry = dict((k.value, v) for k, v in getattr(item, "value", []) if isinstance(k, yaml.ScalarNode))
+        key = dict((k.value, v) for k, v in getattr(entry.get("KEY"), "value", []))
+        if "NAME" in key:
+            out[key["NAME"].value] = key
+    return out
+
+
+def _strings(node) -> list[yaml.ScalarNode]:
+    return [node] if isinstance(node, yaml.ScalarNode) else list(getattr(node, "value", []))
+
+
+def _value(node: ast.expr, names: dict[str, float]) -> float:
+    """A product of numbers and s['compile_time_mins'] (what the init limits are written as)."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+        return _value(node.left, names) * _value(node.right, names)
+    if _number(node) is not None:
+        return _number(node)
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and node.slice.value in names:
+        return names[node.slice.value]
+    raise NotBounds(f"not a product of numbers: {ast.unparse(node)}")
+
+
+def _compile_minutes(entries: dict) -> tuple[dict[str, float], str | None]:
+    """s['compile_time_mins'] per division, from submission_division's POST (`240 if open else 30`)."""
+    post = entries.get("submission_division", {}).get("POST")
+    for node in ast.walk(ast.parse(post.value.strip())) if post is not None else ():
+        if isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) == "s['compile_time_mins']" \
+                and isinstance(node.value, ast.IfExp) and "'open'" in ast.unparse(node.value.test):
+            return {"open": _number(node.value.body), "closed": _number(node.value.orelse)}, \
+                f"{post.start_mark.line + 1}"
+    return {}, None
+
+
+def _init_limit(path: Path, shown: str, per_second: float) -> dict | None:
+    """The setup limit (first init_start to init_stop) of a round's common.yaml, in minutes per division."""
+    if not path.is_file():
+        return None
+    entries = _entries(path)
+    minutes, post_line = _compile_minutes(entries)
+    for check in _strings(entries.get("init_stop", {}).get("CHECK")):
+        for node in ast.walk(ast.parse(check.value.strip(), mode="eval")):
+            if isinstance(node, ast.Compare) and "s['first_init_start']" in ast.unparse(node.left) \
+                    and isinstance(node.ops[0], ast.Lt):
+                limit = node.comparators[0]
+                out = {division: _value(limit, {"compile_time_mins": m}) / per_second / 60
+                       for division, m in (minutes or {"closed": 0, "open": 0}).items()}
+                where = f"{shown}:{check.start_mark.line + 1}" + (f" and :{post_line}" if post_line else "")
+                return {"minutes": out, "check": ast.unparse(node), "source": where}
+    return None
+
+
 def generate(package_dir: Path) -> dict:
     """The rules of every training round, as mlperf-logging's files in `package_dir` give them."""
     meta_path = package_dir / "benchmark_meta.py"
@@ -141,7 +198,9 @@ def generate(package_dir: Path) -> dict:
             shown = f"{PACKAGE}/compliance_checker/training_{round_}.0/closed_{benchmark}.yaml"
             entries[benchmark] = {"runs": count, "runs_source": f"{PACKAGE}/benchmark_meta.py:{line}",
                                   "target": _target(package_dir / shown.split("/", 1)[1], shown)}
-        rounds[round_] = entries
+        shown = f"{PACKAGE}/compliance_checker/training_{round_}.0/common.yaml"
+        limit = _init_limit(package_dir / shown.split("/", 1)[1], shown, 1.0 if round_ == "0.6" else 1000.0)
+        rounds[round_] = {"init_limit": limit, **entries} if limit else entries
     return rounds
 
 

@@ -61,6 +61,20 @@ def _minutes(value) -> str:
     return "-" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.4f}"
 
 
+def _accelerator(row: dict) -> str:
+    """'8 x NVIDIA A100 (40 GB)': how many, vendor, model and memory (the raw name is `accelerator` in --json)."""
+    from .accelerators import label
+
+    kind = label({"vendor": row["accelerator_vendor"], "model": row["accelerator_model"],
+                  "memory": row["accelerator_memory"]})
+    return f"{row['accelerators'] if row['accelerators'] is not None else '?'} x {kind}"
+
+
+def _failed(row: dict) -> str:
+    """Each run that did not converge, with why (its reason's first 60 characters; --json has it whole)."""
+    return "; ".join(f"{d['file']}: {d['reason'][:60]}" for d in row["run_details"] if not d["converged"]) or "-"
+
+
 def cmd_score(args, out: Console, err: Console) -> int:
     from . import runs
 
@@ -76,15 +90,15 @@ def cmd_score(args, out: Console, err: Console) -> int:
             print(strict_json(row))
         return 0
     t = Table(title=Text(f"{len(rows)} MLPerf Training result folders (minutes: olympic mean x scaling.json)"))
-    for col in ("round", "submitter", "system", "benchmark", "accelerators", "accelerator", "framework", "minutes",
-                "valid", "runs", "scaling"):
+    for col in ("round", "submitter", "system", "benchmark", "accelerators", "framework", "minutes",
+                "accelerator-minutes", "valid", "converged", "scaling", "failed runs"):
         t.add_column(col, overflow="fold")
     for r in rows:
         t.add_row(*(Text(str(c)) for c in (
-            r["round"] or "-", r["submitter"] or "-", r["system"], r["benchmark"], r["accelerators"] or "-",
-            r["accelerator"] or "-", r["framework"] or "-", _minutes(r["score_minutes"]),
-            "yes" if r["valid"] else "no", f"{r['runs'] - r['runs_failed']}/{r['runs']} converged",
-            r["scaling_factor"])))
+            r["round"] or "-", r["submitter"] or "-", r["system"], r["benchmark"], _accelerator(r),
+            r["framework"] or "-", _minutes(r["score_minutes"]), _minutes(r["accelerator_minutes"]),
+            "yes" if r["valid"] else "no", f"{r['runs'] - r['runs_failed']}/{r['runs']}",
+            "-" if r["scaling_factor"] is None else f"{r['scaling_factor']:.4f}", _failed(r))))
     out.print(t)
     for r in rows:
         where = f"{r['system']}/{r['benchmark']} ({r['round']})"

@@ -22,6 +22,7 @@ from ..logs import archives
 from ..logs.archives import ArchivePath
 from ..runfolder import MLLOG
 from . import mllog, rules
+from .accelerators import normalise
 
 # A result file is what mlperf-logging globs: `result_*.txt` (package_checker.py:98, result_summarizer.py:361
 # of 4.1.68): `result_3.txt`, and as some submitters name them `result_<id>_3.txt`, `result_run3.txt`.
@@ -56,6 +57,9 @@ class Folder:
     target_source: str | None
     problems: list[str] = field(default_factory=list)
     run_details: list[dict] = field(default_factory=list)
+    accelerator_vendor: str | None = None  # `accelerators.normalise` of `accelerator` (the raw name)
+    accelerator_model: str | None = None
+    accelerator_memory: str | None = None
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -335,6 +339,7 @@ def score_files(where: str, files: list, key: str | None, *, benchmark: str | No
         problems.append(f"no quality target known for {benchmark} in v{key} ({why}): run_stop's status alone "
                         "decides")
     accelerators = _accelerators(system, systems_path, problems)
+    kind = normalise(system.get("accelerator_model_name"), system.get("accelerator_memory_capacity"))
     return Folder(
         folder=where, round=f"v{key}" if key else None, benchmark=benchmark, submitter=submitter,
         system=system_name, score_minutes=result.minutes, valid=result.valid, reason=result.reason,
@@ -345,7 +350,8 @@ def score_files(where: str, files: list, key: str | None, *, benchmark: str | No
         division=system.get("division") or logged.get("division"),
         target=goal.describe() if goal else None, target_source=goal.source if goal else None,
         problems=problems, run_details=[_detail(v, r, role) for v, r, role in
-                                        zip(verdicts, runs, rules.roles(verdicts, benchmark), strict=True)])
+                                        zip(verdicts, runs, rules.roles(verdicts, benchmark), strict=True)],
+        accelerator_vendor=kind["vendor"], accelerator_model=kind["model"], accelerator_memory=kind["memory"])
 
 
 def _identical(files: list) -> list[tuple]:

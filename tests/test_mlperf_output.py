@@ -47,3 +47,19 @@ def test_the_table_shows_accelerator_minutes_scaling_and_the_failed_run(tmp_path
     minutes = 12.0 * 1.03125
     assert cells[4:] == ["16 x NVIDIA A100 (80 GB)", "PyTorch 2.0", f"{minutes:.4f}", f"{minutes * 16:.4f}", "yes",
                          "4/5", "1.0312", "result_4.txt: run_stop status 'aborted' (line 38), not 'success'"]
+
+
+@pytest.mark.parametrize(("system_name", "implementation", "want"), [
+    ("dgxa100_ngc22.09_pytorch", None, "PyTorch NVIDIA Release 22.09"),
+    ("box8", "mxnet", "MXNet NVIDIA Release 22.09"),
+    ("box8", None, "PyTorch NVIDIA Release 22.09, MXNet NVIDIA Release 22.09, TensorFlow NVIDIA Release 22.09"),
+])
+def test_the_framework_is_the_benchmarks_of_the_systems_list(tmp_path, system_name, implementation, want):
+    listed = "PyTorch NVIDIA Release 22.09, MXNet NVIDIA Release 22.09, TensorFlow NVIDIA Release 22.09"
+    folder = repository(tmp_path, system={**SYSTEM, "framework": listed})
+    folder = folder.parent.rename(folder.parents[1] / system_name) / "resnet"
+    (folder.parents[2] / "systems" / "box8.json").rename(folder.parents[2] / "systems" / f"{system_name}.json")
+    if implementation:
+        (folder.parents[2] / "benchmarks" / "resnet" / "implementations" / implementation).mkdir(parents=True)
+    (found,) = results.score([folder])
+    assert found.framework == want and found.frameworks_listed == listed

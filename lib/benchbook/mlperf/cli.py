@@ -84,7 +84,7 @@ def cmd_score(args, out: Console, err: Console) -> int:
         from . import checks
 
         for row in rows:
-            row["checks"] = checks.run(row["folder"], row["round"], row["benchmark"])
+            row["checks"] = checks.run(row["folder"], row["round"], row["benchmark"], row)
     if args.json:
         for row in rows:
             print(strict_json(row))

@@ -60,6 +60,7 @@ class Folder:
     accelerator_vendor: str | None = None  # `accelerators.normalise` of `accelerator` (the raw name)
     accelerator_model: str | None = None
     accelerator_memory: str | None = None
+    frameworks_listed: str | None = None  # the systems file's `framework` where it lists several (`framework`: ours)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -265,11 +266,36 @@ def score_folder(folder: Path | ArchivePath, round_: str | None = None) -> Folde
     submitter_dir = folder.parent.parent.parent if folder.parent.parent.name == "results" else None
     system = _system(submitter_dir, system_name, problems)
     systems_path = str(submitter_dir / "systems" / f"{system_name}.json") if submitter_dir else ""
+    listed = system.get("framework")
+    if isinstance(listed, str) and _FRAMEWORKS_SPLIT.search(listed):
+        implementations = submitter_dir / "benchmarks" / folder.name / "implementations" if submitter_dir else None
+        names = [system_name, *_names_in(implementations)]
+        system = {**system, "framework": _framework(listed, names), "frameworks_listed": listed}
     return score_files(str(folder), files, round_of(folder, round_),
                        benchmark=rules.BENCHMARK_ALIASES.get(folder.name, folder.name),
                        submitter=submitter_dir.name if submitter_dir else None, system_name=system_name,
                        system=system, systems_path=systems_path, factor=_scaling(folder, problems),
                        problems=problems)
+
+
+_FRAMEWORKS_SPLIT = re.compile(r"\s*[,;]\s*|\s+and\s+")
+
+
+def _names_in(folder) -> list[str]:
+    """The names in a folder (the implementations of a benchmark); none where it cannot be listed."""
+    try:
+        return [p.name for p in folder.iterdir()] if folder is not None and folder.is_dir() else []
+    except OSError:
+        return []
+
+
+def _framework(listed: str, names: list[str]) -> str:
+    """Of a systems file's several frameworks, the one the result ran on: the one whose name the system
+    (dgxa100_ngc20.06_pytorch) or the benchmark's implementation folder names; else the list as it is."""
+    parts = [p for p in _FRAMEWORKS_SPLIT.split(listed) if p]
+    words = " ".join(names).lower()
+    found = [p for p in parts if p.split()[0].lower() in words]
+    return found[0] if len(found) == 1 else listed
 
 
 def _unlisted(folder: Path | ArchivePath, round_: str | None, why: str) -> Folder:
@@ -351,7 +377,8 @@ def score_files(where: str, files: list, key: str | None, *, benchmark: str | No
         target=goal.describe() if goal else None, target_source=goal.source if goal else None,
         problems=problems, run_details=[_detail(v, r, role) for v, r, role in
                                         zip(verdicts, runs, rules.roles(verdicts, benchmark), strict=True)],
-        accelerator_vendor=kind["vendor"], accelerator_model=kind["model"], accelerator_memory=kind["memory"])
+        accelerator_vendor=kind["vendor"], accelerator_model=kind["model"], accelerator_memory=kind["memory"],
+        frameworks_listed=system.get("frameworks_listed"))
 
 
 def _identical(files: list) -> list[tuple]:

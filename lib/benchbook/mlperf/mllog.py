@@ -37,20 +37,34 @@ def read(path: str | Path | ArchivePath) -> Run:
     """The run of one result file. Raises LogError (file and line) for a file that is no MLLOG result
     (missing, v0.5, no MLLOG line, JSON that does not parse); a run without run_start or run_stop is
     returned with its problems (a truncated file ends before run_stop). The file is read as `analyze`
-    reads it (`textio.chunks`: bounded chunks of whole lines, a line past 8 MiB left out and named)."""
+    reads it (`textio.chunks`: bounded chunks of whole lines, a line past 8 MiB left out and named); a
+    line's number is looked up only for a record kept or refused (most are neither)."""
     name = str(path)
     run: Run | None = None
     stats = textio.ReadStats()
     lines = 0
     for chunk in textio.chunks(path, stats):
-        text, ends = chunk.text, chunk.ends
-        lines = chunk.first_line + len(ends) - 2
+        text = chunk.text
+        lines = chunk.first_line + len(chunk.ends) - 2
         at = text.find(TOKEN)
         while at >= 0:  # each line that holds the token (most lines do not: the launcher's, the framework's)
-            index = int(ends.searchsorted(at))
-            end = int(ends[index])
-            run = _line(run, name, chunk.first_line + index, text[at:end],
-                        cut=stats.cut_last_line and index == len(ends) - 2)
+            end = text.find("\n", at)  # a chunk's text ends with a newline
+            if text.startswith(TOKEN_V07, at):
+                unit, parse, body = "ms", parse_v07, text[at + len(TOKEN_V07):end]
+            elif text.startswith(TOKEN_V06, at):
+                unit, parse, body = "s", parse_v06, text[at + len(TOKEN_V06):end]
+            elif text.startswith(TOKEN_V05, at):
+                raise LogError(name, f"line {_number(chunk, at)}: {V05_REFUSED}")
+            else:
+                at = text.find(TOKEN, end)
+                continue
+            if run is None:
+                run = Run(name, unit)
+            elif run.unit != unit:
+                raise LogError(name, f"line {_number(chunk, at)}: mixes ':::MLL' (v0.6, seconds) and ':::MLLOG' "
+                                     "(v0.7 on, milliseconds) lines")
+            if not unneeded(body, unit):
+                _take(run, chunk, at, parse, body, stats.cut_last_line)
             at = text.find(TOKEN, end)
     if run is None:
         raise LogError(name, "no MLLOG line (':::MLLOG' or ':::MLL'): not an MLPerf Training result file")
@@ -68,29 +82,21 @@ def read(path: str | Path | ArchivePath) -> Run:
     return run
 
 
-def _line(run: Run | None, name: str, number: int, text: str, cut: bool) -> Run | None:
-    """The run with one line (from its MLLOG token on) taken into it; LogError for a line refused."""
-    if text.startswith(TOKEN_V07):
-        unit, parse, body = "ms", parse_v07, text[len(TOKEN_V07):]
-    elif text.startswith(TOKEN_V06):
-        unit, parse, body = "s", parse_v06, text[len(TOKEN_V06):]
-    elif text.startswith(TOKEN_V05):
-        raise LogError(name, f"line {number}: {V05_REFUSED}")
-    else:
-        return run
-    if run is None:
-        run = Run(name, unit)
-    elif run.unit != unit:
-        raise LogError(name, f"line {number}: mixes ':::MLL' (v0.6, seconds) and ':::MLLOG' "
-                             "(v0.7 on, milliseconds) lines")
-    if unneeded(body, unit):
-        return run
+def _number(chunk: textio.Chunk, at: int) -> int:
+    """The file line number of the text at `at` in the chunk."""
+    return chunk.first_line + int(chunk.ends.searchsorted(at))
+
+
+def _take(run: Run, chunk: textio.Chunk, at: int, parse, body: str, file_cut: bool) -> None:
+    """Parse one line's record and take it into the run when it is kept; LogError (file and line) when
+    it does not parse (a file cut short in its last line says so)."""
+    number = _number(chunk, at)
     try:
         record = parse(body)
     except LineError as exc:
-        if cut:
-            raise LogError(name, f"line {number}: the file is truncated: its last MLLOG line is cut short") from None
-        raise LogError(name, f"line {number}: {exc}") from None
+        if file_cut and number == chunk.first_line + len(chunk.ends) - 2:
+            raise LogError(run.path, f"line {number}: the file is truncated: its last MLLOG line is cut "
+                                     "short") from None
+        raise LogError(run.path, f"line {number}: {exc}") from None
     if needed(record[1]):
         take(run, number, *record)
-    return run

@@ -292,7 +292,7 @@ def _names_in(folder) -> list[str]:
 def _framework(listed: str, names: list[str]) -> str:
     """Of a systems file's several frameworks, the one the result ran on: the one whose name the system
     (dgxa100_ngc20.06_pytorch) or the benchmark's implementation folder names; else the list as it is."""
-    parts = [p for p in _FRAMEWORKS_SPLIT.split(listed) if p]
+    parts = [p for p in _FRAMEWORKS_SPLIT.split(listed) if p.strip()]
     words = " ".join(names).lower()
     found = [p for p in parts if p.split()[0].lower() in words]
     return found[0] if len(found) == 1 else listed

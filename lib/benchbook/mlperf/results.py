@@ -21,7 +21,7 @@ from ..errors import BenchbookError, LogError
 from ..logs import archives
 from ..logs.archives import ArchivePath
 from ..runfolder import MLLOG
-from . import mllog, rules
+from . import mllog, power, rules
 from .accelerators import normalise
 
 # A result file is what mlperf-logging globs: `result_*.txt` (package_checker.py:98, result_summarizer.py:361
@@ -61,6 +61,7 @@ class Folder:
     accelerator_model: str | None = None
     accelerator_memory: str | None = None
     frameworks_listed: str | None = None  # the systems file's `framework` where it lists several (`framework`: ours)
+    energy_joules: float | None = None  # where the folder has power/ logs (`power.energy`)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -271,11 +272,14 @@ def score_folder(folder: Path | ArchivePath, round_: str | None = None) -> Folde
         implementations = submitter_dir / "benchmarks" / folder.name / "implementations" if submitter_dir else None
         names = [system_name, *_names_in(implementations)]
         system = {**system, "framework": _framework(listed, names), "frameworks_listed": listed}
-    return score_files(str(folder), files, round_of(folder, round_),
-                       benchmark=rules.BENCHMARK_ALIASES.get(folder.name, folder.name),
-                       submitter=submitter_dir.name if submitter_dir else None, system_name=system_name,
-                       system=system, systems_path=systems_path, factor=_scaling(folder, problems),
-                       problems=problems)
+    found = score_files(str(folder), files, round_of(folder, round_),
+                        benchmark=rules.BENCHMARK_ALIASES.get(folder.name, folder.name),
+                        submitter=submitter_dir.name if submitter_dir else None, system_name=system_name,
+                        system=system, systems_path=systems_path, factor=_scaling(folder, problems),
+                        problems=problems)
+    if found.valid and isinstance(folder, Path) and (folder / "power").is_dir():
+        found.energy_joules = power.energy(folder, found.run_details, found.scaling_factor, found.problems)
+    return found
 
 
 _FRAMEWORKS_SPLIT = re.compile(r"\s*[,;]\s*|\s+and\s+")

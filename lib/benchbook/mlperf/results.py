@@ -28,6 +28,8 @@ from .accelerators import normalise
 # of 4.1.68): `result_3.txt`, and as some submitters name them `result_<id>_3.txt`, `result_run3.txt`.
 RESULT_FILE = re.compile(r"result_[^/]*\.txt", re.DOTALL)
 _DIGITS = re.compile(r"(\d+)")
+# The names submitters give them: result_<n>.txt, result_<id>_<n>.txt, result_run<n>.txt, n a plain number.
+PLAIN_NAME = re.compile(r"result_(?:[A-Za-z0-9.+-]+_|run)?(?:0|[1-9]\d{0,5})\.txt")
 ROUND_IN_PATH = re.compile(r"^training_results_v(\d+\.\d+)$")
 RECORD = "run.json"  # runfolder.records.RECORD, named here so that scoring needs no pandas (records does)
 
@@ -263,6 +265,11 @@ def score_folder(folder: Path | ArchivePath, round_: str | None = None) -> Folde
         files = result_files(folder)
     except OSError as exc:
         return _unlisted(folder, round_, f"{folder}: cannot be listed ({exc.strerror or exc}): not scored")
+    odd = [p.name for p in files if not PLAIN_NAME.fullmatch(p.name)]
+    if odd:
+        problems.append(f"{folder}: {', '.join(ascii(n) for n in odd[:10])}{' and more' if len(odd) > 10 else ''}: "
+                        "read as result files (mlperf-logging counts every result_*.txt), but not named "
+                        "result_<n>.txt, result_<id>_<n>.txt or result_run<n>.txt")
     system_name = folder.parent.name
     submitter_dir = folder.parent.parent.parent if folder.parent.parent.name == "results" else None
     system = _system(submitter_dir, system_name, problems)

@@ -287,6 +287,8 @@ def cmd_publish(args, out: Console, err: Console) -> int:
         if not args.model:
             raise BenchbookError(f"--logs needs --model ({', '.join(models.names())}): it picks the notebook")
         targets.append(publish.for_logs(args.logs, args.model, args.name, args.reference, args.rule))
+    if args.labels and not args.compare:
+        raise BenchbookError("--labels names the --compare folders: give --compare DIR DIR... with it")
     if args.compare:
         targets.append(publish.for_comparison(args.compare, args.labels, args.name))
     if not targets:

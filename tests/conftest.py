@@ -58,6 +58,8 @@ TIER_OF = {
     "test_mlperf_checks.py": "bench",
     "test_check_reference_logs.py": "bench",
     "test_hostile_logs.py::test_what_a_pasted_run_costs_is_bounded": "bench",
+    "test_hostile_logs.py::test_what_a_pasted_run_costs_through_analyze_json_is_bounded": "bench",
+    "test_ranks.py::test_rank_pieces_that_never_close_are_read_in_linear_time": "bench",
     "test_mllog_format.py::test_the_results_check_cross_checks_analyze_against_score": "bench",
     "test_mlperf_cli.py::test_check_tool_compares_with_the_published_scores_not_expected_yaml": "bench",
     "test_parsers_ngc_pytorch.py::test_reference_log_nvidia_rule_and_the_published_table": "bench",

@@ -19,7 +19,7 @@ $(BIN)/.installed: pyproject.toml $(KERNEL_CONFIG)
 	install -D -m 644 $(KERNEL_CONFIG) $(VENV)/etc/ipython/ipython_kernel_config.py
 	touch $@
 
-.PHONY: setup report test lint bench reference smoke wheels offline-setup
+.PHONY: setup report test test-slow lint bench reference smoke wheels offline-setup
 setup: $(BIN)/.installed
 
 # The main job: first the published results reproduced from the logs the repository ships (params/published/:
@@ -42,8 +42,15 @@ report: $(BIN)/.installed
 lint: $(BIN)/.installed
 	$(BIN)/ruff check lib tests tools bench
 
+# The test tiers (tests/conftest.py's TIERS): `make test` is the fast tier, every test that starts no
+# kernel, browser, workload, Slurm job or study process and measures nothing; `make test-slow` the others
+# (a framework's tests run where BENCHBOOK_TEST_<FRAMEWORK>_PYTHON names its environment, as .ci/run does).
+SLOW_TIERS := notebook or browser or workload or slurm or process or bench
 test: lint
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -m "not ($(SLOW_TIERS))"
+
+test-slow: $(BIN)/.installed
+	$(BIN)/python -m pytest -m "$(SLOW_TIERS)"
 
 # Where no package index can be reached (a GPU machine whose python3 has PyTorch): `make wheels` here
 # writes benchbook's dependencies and build backend to dist/wheels; copy the checkout with it there and

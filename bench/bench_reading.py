@@ -12,7 +12,8 @@ resident memory against a log of the same records with LF line ends:
 - `--runs` runs (default 50,000) pasted into one file, two lines each (a PARAMETER line that
   starts a run, one record), against the same number of records as one run. What a run costs
   above its records (its draft, metadata, row) is printed per run; limit `--run-bytes` (3,000)
-  bytes a run. Before: about 5.5 kB a run (10**6 runs in 183 MB: 5.5 GB).
+  bytes a run. Before: about 5.5 kB a run (10**6 runs in 183 MB: 5.5 GB). The same through the
+  command, `benchbook analyze --json` (the same limit): before issue 38, 200,000 runs took 1.05 GB.
 
 The defaults run in about 30 s in all (CI). Prints one line per case; exits 1 when a limit is passed.
 """
@@ -80,6 +81,17 @@ def peak(path: Path) -> tuple[int, int, float, float]:
     return int(runs), int(problems), int(kib) * 1024 / 1e6, time.perf_counter() - t
 
 
+def peak_cli(path: Path) -> tuple[float, float]:
+    """(peak resident MB, seconds) of `benchbook analyze --json` of one file, its lines thrown away:
+    the command a user runs (issue 38 item 7 measured it: 1.05 GB for 200,000 pasted runs)."""
+    code = ("import resource, sys, contextlib, os; from benchbook import cli\n"
+            "with open(os.devnull, 'w') as out, contextlib.redirect_stdout(out): cli.main(['analyze', '--json', "
+            "sys.argv[1]])\nprint(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)")
+    t = time.perf_counter()
+    out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True)
+    return int(out.stderr.split()[-1]) * 1024 / 1e6, time.perf_counter() - t
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--line-megabytes", type=float, default=128)
@@ -133,6 +145,12 @@ def main(argv: list[str] | None = None) -> int:
             failed.append(f"pasted runs: {runs} runs found of {args.runs}")
         if per_run > args.run_bytes:
             failed.append("pasted runs")
+        (mb, s), (base, _) = peak_cli(pasted), peak_cli(single)
+        per_run = (mb - base) * 1e6 / args.runs
+        print(f"reading: the same through `benchbook analyze --json`: peak {mb:.0f} MB resident, as one run: "
+              f"{base:.0f} MB; {per_run:.0f} bytes a run above its records (limit {args.run_bytes:.0f}), {s:.1f} s")
+        if per_run > args.run_bytes:
+            failed.append("pasted runs, analyze --json")
     for case in failed:
         print(f"FAIL: {case}")
     return 1 if failed else 0

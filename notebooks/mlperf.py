@@ -45,6 +45,26 @@ display.table(report.against_published(),
               formats={"published": 4, "minutes": 4, "deviation": lambda d: display.signed(100 * d, 4, "%")})
 
 # %% [markdown]
+# ## The round by benchmark
+# Every result, by round and benchmark, fastest first; choose a benchmark, an accelerator or a division
+# (`results` may be a whole clone, `training_results_v4.1`, or several rounds, comma-separated).
+
+# %%
+from benchbook.mlperf import explore
+
+table = explore.round_table(report.folders)
+explore.filters(table, lambda rows: display.table(rows, empty="no result", formats={"minutes": 4,
+                                                                                     "accelerator-minutes": 1}))
+
+# %% [markdown]
+# ## Best time to train
+# Each benchmark's fastest valid result per accelerator count, and per round.
+
+# %%
+explore.best_plot(report.folders) or display.note("no valid result")
+display.table(explore.best(report.folders, "round"), empty="no valid result", formats={"minutes": 4})
+
+# %% [markdown]
 # ## Per accelerator
 # Minutes times accelerators: what a result costs in accelerator time, fastest first.
 

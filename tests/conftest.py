@@ -25,6 +25,62 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 FIXTURES = Path(__file__).parent / "fixtures"
 
+# The test tiers. `make test` runs the fast tier, every test without one of these markers (minutes on two
+# cores); `.ci/run` runs every tier. A tier names what its tests need or what makes them slow. A whole
+# module is marked here; so is a test of another module, by name; a test using the `cluster` fixture is `slurm`.
+TIERS = {
+    "notebook": "starts a Jupyter kernel: papermill, nbclient, `benchbook publish`",
+    "browser": "drives Chromium through Playwright",
+    "workload": "runs a framework's CPU workload (its environment) or MPI ranks",
+    "slurm": "submits jobs to a Slurm cluster",
+    "process": "runs a study through real processes: the runner, its launchers, signals",
+    "bench": "a benchmark, a size or memory bound, or a whole tool over real-size inputs",
+}
+TIER_OF = {
+    "test_notebooks.py": "notebook",
+    "test_publish_hostile.py": "notebook",
+    "test_publish_interrupt.py": "notebook",
+    "test_kernel_config.py": "notebook",
+    "test_mlperf_report.py::test_notebook_executes": "notebook",
+    "test_mlperf_report.py::test_notebook_sets_each_score_beside_the_published_one": "notebook",
+    "test_browser.py": "browser",
+    "test_workloads.py": "workload",
+    "test_workload_mpi.py": "workload",
+    "test_workload_pytorch.py": "workload",
+    "test_workload_maskrcnn.py": "workload",
+    "test_workload_mllog.py": "workload",
+    "test_runner.py": "process",
+    "test_runner_folders.py": "process",
+    "test_runner_hostile.py": "process",
+    "test_runner_output.py": "process",
+    "test_bench.py": "bench",
+    "test_mlperf_bench.py": "bench",
+    "test_mlperf_checks.py": "bench",
+    "test_check_reference_logs.py": "bench",
+    "test_hostile_logs.py::test_what_a_pasted_run_costs_is_bounded": "bench",
+    "test_hostile_logs.py::test_what_a_pasted_run_costs_through_analyze_json_is_bounded": "bench",
+    "test_ranks.py::test_rank_pieces_that_never_close_are_read_in_linear_time": "bench",
+    "test_mllog_format.py::test_the_results_check_cross_checks_analyze_against_score": "bench",
+    "test_mlperf_cli.py::test_check_tool_compares_with_the_published_scores_not_expected_yaml": "bench",
+    "test_parsers_ngc_pytorch.py::test_reference_log_nvidia_rule_and_the_published_table": "bench",
+}
+FAST_TIER = "not (" + " or ".join(TIERS) + ")"  # the Makefile's `make test` selects the same
+
+
+def pytest_configure(config):
+    for name, what in TIERS.items():
+        config.addinivalue_line("markers", f"{name}: {what}")
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        module = item.path.name
+        tier = TIER_OF.get(f"{module}::{item.originalname}") or TIER_OF.get(module)
+        if tier is None and "cluster" in item.fixturenames:
+            tier = "slurm"
+        if tier:
+            item.add_marker(getattr(pytest.mark, tier))
+
 
 @pytest.fixture
 def fixtures() -> Path:

@@ -257,6 +257,45 @@ def test_a_compressed_tar_read_in_archive_order_is_streamed_once(tmp_path, monke
     assert len(opened) == 4  # another listing: its own stream
 
 
+@pytest.mark.parametrize("name", ["logs.zip", "logs.tar", "logs.tar.gz"])
+def test_members_named_out_of_the_archive_are_problems_by_name(tmp_path, log_bytes, name):
+    # Issue 38 item 8: `../up.log` and `a/../../b.log` were neither read nor reported ("0 runs").
+    WRITERS[name](tmp_path / name, {"../up.log": log_bytes, "a/../../b.log": log_bytes, "ok_gpu1_bs256.log": log_bytes})
+    result = analyze([tmp_path / name])
+    assert list(result.runs["source"]) == [f"{tmp_path / name}!ok_gpu1_bs256.log"]
+    assert {p.source: p.reason for p in result.problems} == {
+        f"{tmp_path / name}!{member}": "a name that climbs out of the archive (`..`): refused (a log has a name "
+                                       "inside it)" for member in ("../up.log", "a/../../b.log")}
+
+
+def test_a_zip_is_opened_once_for_all_its_members(tmp_path, monkeypatch, log_bytes):
+    # Issue 38 item 3: a ZipFile a member read the whole central directory each time (N members: N**2).
+    _zip(tmp_path / "logs.zip", {f"run{i}_gpu1_bs256.log": log_bytes for i in range(40)})
+    opened = []
+    real = zipfile.ZipFile
+    monkeypatch.setattr(archives.zipfile, "ZipFile", lambda *a, **k: opened.append(1) or real(*a, **k))
+    result = analyze([tmp_path / "logs.zip"])
+    assert list(result.runs["source"]) == [f"{tmp_path / 'logs.zip'}!run{i}_gpu1_bs256.log" for i in range(40)]
+    assert len(opened) == 2  # the listing, then every member in turn
+
+
+def test_members_of_two_zips_read_at_once_and_a_zip_in_a_zip_share_the_openings(tmp_path, log_bytes):
+    _zip(tmp_path / "a.zip", {"a.log": log_bytes, "b.log": log_bytes[:100]})
+    inner = io.BytesIO()
+    with zipfile.ZipFile(inner, "w") as zf:
+        zf.writestr("x.log", log_bytes[:200])
+        zf.writestr("y.log", log_bytes[:300])
+    _zip(tmp_path / "b.zip", {"inner.zip": inner.getvalue()})
+    a, b = archives.listing(tmp_path / "a.zip"), archives.listing(tmp_path / "b.zip")
+    with archives.ArchivePath(a, "a.log").open("rb") as first:
+        head = first.read(50)
+        x = archives.ArchivePath(b.nested["inner.zip"], "x.log").read_text()  # another zip, while a.log is open
+        y = archives.ArchivePath(b.nested["inner.zip"], "y.log").read_text()
+        assert head + first.read() == log_bytes
+    assert (x, y) == (log_bytes[:200].decode(), log_bytes[:300].decode())
+    assert archives.ArchivePath(a, "b.log").read_text() == log_bytes[:100].decode()
+
+
 def test_mlperf_score_finds_archives_in_a_folder(tmp_path):
     repository(tmp_path / "clone")
     (tmp_path / "mixed").mkdir()

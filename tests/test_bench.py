@@ -72,4 +72,33 @@ def test_the_reading_bench_measures_its_three_cases_and_fails_past_a_limit(capsy
     assert re.search(r"^reading: 500 pasted runs of two lines \(0.1 MB\): peak \d+ MB resident, the same records as "
                      r"one run: \d+ MB, ratio [0-9.]+; -?\d+ bytes a run above its records \(limit -1000000000\), "
                      r"[0-9.]+ s$", out, re.M), out
-    assert re.findall(r"^FAIL: (.+)$", out, re.M) == ["one line", "CR line ends", "pasted runs"]
+    assert re.search(r"^reading: the same through `benchbook analyze --json`: peak \d+ MB resident, as one run: "
+                     r"\d+ MB; -?\d+ bytes a run above its records \(limit -1000000000\), [0-9.]+ s$", out, re.M), out
+    assert re.findall(r"^FAIL: (.+)$", out, re.M) == ["one line", "CR line ends", "pasted runs",
+                                                      "pasted runs, analyze --json"]
+
+
+def test_the_archives_bench_times_a_zip_against_a_folder_of_the_same_logs(capsys):
+    spec = importlib.util.spec_from_file_location("bench_archives", ROOT / "bench" / "bench_archives.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.main(["--members", "30", "--records", "3", "--repeat", "1", "--ratio-limit", "1000"]) == 0
+    assert module.main(["--members", "30", "--records", "3", "--repeat", "1", "--ratio-limit", "0.001"]) == 1
+    out = capsys.readouterr().out
+    assert len(re.findall(r"^archives: 30 logs of 3 records: a folder [0-9.]+ s, a zip [0-9.]+ s \(least of 1\); "
+                          r"ratio zip/folder [0-9.]+ \(limit [0-9.]+\)$", out, re.M)) == 2
+    assert "FAIL: the zip takes more than the limit times the folder" in out
+
+
+def test_the_ranks_bench_reads_pieces_that_never_close_against_the_same_bytes_apart(capsys):
+    spec = importlib.util.spec_from_file_location("bench_ranks", ROOT / "bench" / "bench_ranks.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.main(["--megabytes", "0.2", "--ratio-limit", "1000"]) == 0
+    assert module.main(["--megabytes", "0.2", "--ratio-limit", "0.001"]) == 1
+    out = capsys.readouterr().out
+    assert len(re.findall(r"^ranks: 0.2 MB, \d+ lines each ending a piece of a rank that never closes its line: "
+                          r"[0-9.]+ s; the pieces on lines of their own: [0-9.]+ s; ratio [0-9.]+ \(limit [0-9.]+\)$",
+                          out, re.M)) == 2
+    assert out.rstrip().endswith("FAIL: reading rank pieces that never close took more than the limit times the "
+                                 "same bytes apart")

@@ -209,3 +209,26 @@ def test_main_env_diff_of_a_wrongly_typed_or_deep_capture_exits_2_naming_file_an
     assert main(["env", "diff", str(deep), str(two_captures[0])]) == 2
     err = capsys.readouterr().err
     assert "deep.json: nested too deeply" in err and "internal error" not in err
+
+
+def test_env_diff_shows_terminal_escapes_and_bidi_controls_never_sends_them(tmp_path, two_captures):
+    """Issue 38 (16): a capture's host name `\\x1b[2J\\x1b]0;PWN\\x07` cleared the screen and retitled the
+    terminal; every value, label and warning is escaped as `analyze` escapes its names."""
+    a, b = (json.loads(p.read_text()) for p in two_captures)
+    b["hostname"] = "\x1b[2J\x1b]0;PWN\x07"
+    b["container"]["image"] = "img\u202egpj.exe"
+    folder = tmp_path / "run\x1b[31m"
+    folder.mkdir()
+    (folder / "run.json").write_text(json.dumps({"status": "complete", "config": {}, "environment": b}))
+    for i, env in enumerate((a, b, {"host": {"hostname": "x"}, "capture_error": "boom\x1b[5m"})):
+        run = tmp_path / "study\x1b]0;T\x07" / f"r{i}"
+        run.mkdir(parents=True)
+        (run / "run.json").write_text(json.dumps({"status": "complete", "config": {}, "environment": env}))
+    for argv in ([str(two_captures[0]), str(folder)], [str(tmp_path / "study\x1b]0;T\x07"), str(folder)]):
+        code, out, err = _run(["env", "diff", *argv, "--all"])
+        assert code == 0
+        for text in (out, err):
+            assert "\x1b" not in text and "\x07" not in text and "\u202e" not in text, text
+        assert "\\x1b[2J\\x1b]0;PWN\\x07" in out.replace("│", "").replace(" ", "").replace("\n", "")
+    assert "img\\u202egpj.exe" in out and "study\\x1b]0;T\\x07" in out
+    assert "r2" in err and "\\x1b[5m" in err  # the warning of the study's record without a capture

@@ -3,6 +3,7 @@ cannot be read, lines no chunk holds, rates that are no rates, names that would 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import tracemalloc
@@ -11,7 +12,7 @@ import pytest
 
 from benchbook import analyze
 from benchbook.cli import main
-from benchbook.logs import analysis, textio
+from benchbook.logs import analysis, logfiles, textio
 
 PARAMETER = ("DLL 2021-01-01 00:00:00.000000 - PARAMETER arch : resnet50  mode : training_benchmark  "
              "batch_size : 256  warmup_steps : 0  precision : fp16 \n")
@@ -119,17 +120,47 @@ def test_a_folder_that_cannot_be_listed_is_a_problem_not_skipped_silently(tmp_pa
     assert main(["analyze", str(tmp_path)]) == 0
 
 
-def test_a_folder_of_proc_that_root_cannot_list_is_a_problem_row():
-    """As root in a container, /proc/1/task/1/fdinfo refuses listing (where it does)."""
-    folder = "/proc/1/task/1/fdinfo"
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="no procfs here")
+def test_a_pseudo_file_system_is_skipped_with_a_note_and_nothing_in_it_read(monkeypatch):
+    # Issue 38 item 17: `analyze /proc` read every procfs file (past 100 s), and as root /proc/kmsg,
+    # which consumes the kernel's messages. A folder on procfs, a file in it, and procfs met inside a walk.
+    opened = []
+    monkeypatch.setattr(textio, "chunks", lambda path, *a, **k: opened.append(path) or iter(()))
+    result = analyze(["/proc/self/task", "/proc/self/status"])
+    assert opened == [] and result.runs.empty
+    assert {(p.source, p.reason) for p in result.problems} == {
+        (where, "on the proc pseudo file system (the kernel's state, not logs): skipped, nothing in it read")
+        for where in ("/proc/self/task", "/proc/self/status")}
+
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="no procfs here")
+def test_a_folder_met_in_a_walk_on_a_pseudo_file_system_is_noted_and_not_entered(tmp_path):
+    _log(tmp_path, "tf_gpu1_amp_bs256.log", PARAMETER + _record(1))
+    (tmp_path / "kernel").symlink_to("/proc/self")  # (a walk never enters a link: it is named all the same)
+    files, problems = logfiles.log_files([tmp_path])
+    assert files == [tmp_path / "tf_gpu1_amp_bs256.log"]
+    assert [(p.source, p.reason) for p in problems] == [
+        (str(tmp_path / "kernel"), "on the proc pseudo file system (the kernel's state, not logs): skipped, "
+                                   "nothing in it read")]
+
+
+def test_a_fifo_or_socket_is_skipped_with_a_note(tmp_path):
+    import socket
+
+    _log(tmp_path, "tf_gpu1_amp_bs256.log", PARAMETER + _record(1))
+    os.mkfifo(tmp_path / "pipe.log")  # reading it would wait for a writer for ever
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(tmp_path / "sock.log"))
     try:
-        os.listdir(folder)
-    except PermissionError:
-        pass
-    else:
-        pytest.skip(f"{folder} can be listed here")
-    result = analyze(["/proc/1/task/1"])
-    assert any(p.source == folder and "cannot be listed" in p.reason for p in result.problems)
+        result = analyze([tmp_path, tmp_path / "pipe.log"])
+    finally:
+        server.close()
+    assert len(result.runs) == 1
+    assert sorted((p.source, p.reason) for p in result.problems) == [
+        (str(tmp_path / "pipe.log"), "a FIFO, not a regular file: skipped"),
+        (str(tmp_path / "pipe.log"), "a FIFO, not a regular file: skipped"),
+        (str(tmp_path / "sock.log"), "a socket, not a regular file: skipped")]
 
 
 # --- item 8: bounded reading ---------------------------------------------------------------------
@@ -238,3 +269,83 @@ def test_control_and_bidi_characters_in_names_and_log_text_never_reach_the_termi
     assert "a\\x1b[2J\\u202egol.txt" in captured.err.replace("\n", "")
     assert "\\x1b]0;title\\x07" in captured.out.replace("\n", "")
     assert good.exists()
+
+
+# --- issue 38 item 14: values dropped without a word -----------------------------------------------
+
+def _run_warnings(tmp_path, *records: str) -> tuple[dict, list[str]]:
+    result = analyze([_log(tmp_path, "tf_gpu1_amp_bs256.log", PARAMETER + "".join(records))])
+    assert not result.problems, result.problems
+    (run,) = result.runs.to_dict("records")
+    return run, run["warnings"]
+
+
+def test_a_nan_rate_is_said_with_its_line(tmp_path):
+    run, warnings = _run_warnings(tmp_path, _record(1), _record(2, "nan"), _record(3), _record(4, "1.2.3"))
+    assert "records that log no throughput among records that do (NaN or no number), read without one: 2 " \
+           "(line 3, 5)" in warnings
+    assert run["recomputed_throughput"] == 900.0
+
+
+def test_a_step_of_twenty_digits_is_said_with_its_line(tmp_path):
+    run, warnings = _run_warnings(tmp_path, _record(1), _record(12345678901234567890, second=2), _record(3))
+    assert "a step or epoch number past 18 digits: the record is left out: 1 (line 3)" in warnings
+    assert run["iterations"] == 2
+
+
+def test_a_timestamp_that_is_no_date_is_said_with_its_line(tmp_path):
+    bad = _record(2).replace("2021-01-01", "2021-02-30")
+    run, warnings = _run_warnings(tmp_path, _record(1), bad, _record(3))
+    assert "records whose timestamp is no date among records whose is, read without one: 1 (line 3)" in warnings
+
+
+def test_a_clock_going_back_is_said_with_its_line_per_rank(tmp_path):
+    _, warnings = _run_warnings(tmp_path, _record(1, second=5), _record(2, second=2), _record(3, second=6))
+    assert ("records whose time is before that of their rank's record before, by up to 3 s: 1 (line 3): the clock "
+            "went back, times and rates around them are suspect") in warnings
+    # two ranks logging in turns, each forward: no warning
+    _, warnings = _run_warnings(tmp_path, *(_record(i, tag=f"[1,{r}]<stdout>:", second=10 * r + i)
+                                            for i in range(1, 4) for r in (1, 0)))
+    assert not [w for w in warnings if "clock went back" in w]
+
+
+def test_rates_whose_sum_passes_the_largest_float_give_their_mean_without_a_numpy_warning(tmp_path):
+    import warnings as python_warnings
+
+    with python_warnings.catch_warnings():
+        python_warnings.simplefilter("error")  # numpy's RuntimeWarning (overflow in reduceat) fails the test
+        run, _ = _run_warnings(tmp_path, *(_record(i, "1e308") for i in range(1, 4)))
+    assert run["recomputed_throughput"] == 1e308
+
+
+def test_what_a_pasted_run_costs_through_analyze_json_is_bounded(tmp_path):
+    """Issue 38 item 7: 200,000 pasted runs took 1.05 GB through `benchbook analyze --json`, every
+    run's dict and JSON line held at once (2 kB a run above what `analyze` holds)."""
+    runs = 20000
+    text = "".join(PARAMETER.replace("00:00:00", f"{i // 30 % 24:02d}:{i * 2 % 60:02d}:00") + _record(1)
+                   for i in range(runs))
+    path = _log(tmp_path, "tf_gpu1_amp_bs256.log", text)
+    with open(tmp_path / "out.jsonl", "w") as out, contextlib.redirect_stdout(out):  # (not held, as a terminal's)
+        main(["analyze", "--json", str(_log(tmp_path / "..", "warm.log", PARAMETER + _record(1)))])
+        tracemalloc.start()
+        try:
+            assert main(["analyze", "--json", str(path)]) == 0
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+    assert len((tmp_path / "out.jsonl").read_text().splitlines()) == runs + 1
+    assert peak / runs < 3000, peak / runs  # bytes a run at the peak (4.0 kB before)
+
+
+def test_values_left_out_are_said_in_the_run_that_holds_them(tmp_path):
+    runs = [PARAMETER.replace("00:00:00", f"0{h}:00:00") + "".join(
+        _record(i, rate).replace("00:00:", f"0{h}:00:") for i, rate in enumerate(rates, 1))
+        for h, rates in enumerate([("900.0", "900.0"), ("900.0", "nan", "900.0"), ("900.0", "900.0")])]
+    runs[2] = runs[2].replace("02:00:02", "01:59:59")  # the third run's clock goes back at its second record
+    result = analyze([_log(tmp_path, "tf_gpu1_amp_bs256.log", "".join(runs))])
+    notes = [[w for w in warnings if "read without one" in w or "clock went back" in w]
+             for warnings in result.runs["warnings"]]
+    assert notes == [[], ["records that log no throughput among records that do (NaN or no number), read without "
+                          "one: 1 (line 6)"],
+                     ["records whose time is before that of their rank's record before, by up to 2 s: 1 (line 10): the "
+                      "clock went back, times and rates around them are suspect"]]

@@ -41,7 +41,8 @@ def test_verdicts_beside_the_score(tmp_path):
     found = checks.run(folder, "v1.0", "resnet")
     assert found["compliance"] == "pass (5 of 5 files)"
     verdict, norm, committed = re.fullmatch(r"pass \(RCP found\), normalisation (\d\.\d{4}); committed "
-                                            r"scaling.json (\d\.\d{4})", found["rcp"]).group(0, 1, 2)
+                                            r"scaling.json (\d\.\d{4}), the factor of the published score",
+                                            found["rcp"]).group(0, 1, 2)
     assert 1.0 < float(norm) < 1.1 and committed == "1.0625"
     assert found["result_summarizer"] == f"{results.score([folder])[0].score_minutes:.4f} minutes"
 
@@ -50,13 +51,18 @@ def test_rcp_failure_gives_no_normalisation(tmp_path):
     folder = repository(tmp_path, version="v1.0", batch=1632)  # 2 epochs: far faster than any reference run
     found = checks.run(folder, "v1.0", "resnet")
     assert found["rcp"].startswith("fail (") and "normalisation" not in found["rcp"]
-    assert found["rcp"].endswith("; no committed scaling.json")
+    assert found["rcp"].endswith("; no committed scaling.json: the published score is unscaled")
 
 
 def test_compliance_failure_names_the_file(tmp_path):
     folder = repository(tmp_path, overrides={2: {"accuracies": (0.5, 0.7)}})
     found = checks.run(folder, "v0.7", "resnet")
     assert found["compliance"] == "fail (1 of 5 files: result_2.txt)"
+    (ours,) = results.score([folder])
+    explained = checks.run(folder, "v0.7", "resnet", ours.as_dict())
+    assert explained["compliance"] == ("fail (1 of 5 files: result_2.txt, a failed run in the score too: target "
+                                       "accuracy >= 0.759 not reached (last evaluation: {'accuracy': 0.7}; mlperf)")
+    assert explained["result_summarizer"] == f"{ours.score_minutes:.4f} minutes; benchbook the same"
     assert found["rcp"].startswith("not applicable: mlperf-logging's RCP check begins with v1.0")
 
 
@@ -75,3 +81,7 @@ def test_the_known_difference_a_run_logged_aborted(tmp_path):
     official = checks.official(folder, "v0.7", "resnet")
     assert ours.score_minutes == pytest.approx(12.0)  # 11, 12, 13: the aborted 5 takes the slowest slot
     assert official["summarizer"] == pytest.approx(11.0)  # 10, 11, 12: the aborted 5 counted as the fastest
+    said = checks.run(folder, "v0.7", "resnet", ours.as_dict())["result_summarizer"]
+    assert said == ("11.0000 minutes; benchbook 12.0000 minutes: from v0.7 its rules ask only that run_stop has a "
+                    "status (training_0.7.0/common.yaml:95) and count result_4.txt; benchbook counts a run that did "
+                    "not log success as failed")

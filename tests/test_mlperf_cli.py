@@ -35,7 +35,7 @@ def test_table_and_problems(tmp_path, capsys):
     folder = repository(tmp_path, system=None, overrides={0: {"status": "aborted"}, 1: {"status": "aborted"}})
     assert main(["mlperf", "score", str(folder)]) == 0
     captured = capsys.readouterr()
-    assert "box8" in captured.out and "3/5 converged" in captured.out
+    assert "box8" in captured.out and "│ 3/5 " in captured.out and "converged" in captured.out
     assert "invalid: box8/resnet (v0.7): 2 runs did not converge" in " ".join(captured.out.split())
     assert "systems/box8.json: missing" in captured.err
 

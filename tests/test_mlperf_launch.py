@@ -205,11 +205,37 @@ def test_scoring_before_the_job_ran_says_so(tmp_path, capsys):
     assert "no <log base>_<n>.log file" in capsys.readouterr().err
 
 
-def test_a_jobs_file_that_is_not_ours_keeps_the_job_id_in_the_error(tmp_path, monkeypatch, capsys):
+def test_a_jobs_file_that_is_not_ours_submits_nothing(tmp_path, monkeypatch, capsys):
     _implementation(tmp_path)
-    _fake_sbatch(tmp_path)
+    seen = _fake_sbatch(tmp_path)
     write(tmp_path / "logs" / launch.JOBS_FILE, "{not json")
     monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
     assert main(["mlperf", "run", str(_study(tmp_path))]) == 2
     err = capsys.readouterr().err
-    assert "not the list of jobs benchbook writes" in err and "submitted job 4242" in err
+    assert "not the list of jobs benchbook writes" in err and "nothing submitted" in err
+    assert not seen.exists()
+
+
+def test_a_link_planted_as_the_jobs_file_is_refused(tmp_path, monkeypatch, capsys):
+    _implementation(tmp_path)
+    seen = _fake_sbatch(tmp_path)
+    victim = write(tmp_path / "victim.json", "[1, 2]\n")
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / launch.JOBS_FILE).symlink_to(victim)
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    assert main(["mlperf", "run", str(_study(tmp_path))]) == 2
+    err = capsys.readouterr().err
+    assert f"{launch.JOBS_FILE}: a link or not a plain file, refused" in err and "nothing submitted" in err
+    assert victim.read_text() == "[1, 2]\n" and not seen.exists()
+
+
+def test_the_jobs_file_is_replaced_whole(tmp_path, monkeypatch):
+    _implementation(tmp_path)
+    _fake_sbatch(tmp_path)
+    record = write(tmp_path / "logs" / launch.JOBS_FILE, '[{"job": "1"}]\n')
+    other = tmp_path / "other-name"
+    os.link(record, other)  # a second name of the same file: a write in place would change it too
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    assert main(["mlperf", "run", str(_study(tmp_path))]) == 0
+    assert [j["job"] for j in json.loads(record.read_text())] == ["1", "4242"]
+    assert other.read_text() == '[{"job": "1"}]\n' and not list((tmp_path / "logs").glob(".run.*"))

@@ -165,7 +165,7 @@ def test_no_mllog_line_is_an_error(tmp_path):
 
 
 def test_missing_file_is_an_error(tmp_path):
-    with pytest.raises(LogError, match="cannot read"):
+    with pytest.raises(LogError, match="cannot be read"):
         mllog.read(tmp_path / "absent.txt")
 
 

@@ -22,8 +22,12 @@ GOOD = {"schema_version": 1, "title": "Acme", "round": "v0.7",
 
 def test_the_shipped_published_scores_are_those_of_the_shipped_set():
     files = published.files()
-    assert [f.round for f in files] == ["v0.6", "v0.7", "v2.1"]
+    assert [f.round for f in files] == ["v0.6", "v0.7", "v2.1", "v4.0", "v5.0"]
     expected = yaml.safe_load((ROOT / "examples" / "published" / "mlperf" / "expected.yaml").read_text("utf-8"))
+    shared = ROOT.parent / "shared" / "mlperf-results" / "expected.yaml"  # the three more real folders, if here
+    if shared.is_file():
+        expected |= yaml.safe_load(shared.read_text("utf-8"))
+    assert sum(len(f.scores) for f in files) == 7 if shared.is_file() else len(expected) == 4
     for name, want in expected.items():
         score, source = published.lookup(want["round"], want["submitter"], want["system"], want["benchmark"])
         assert score.minutes == want["score_minutes"]

@@ -41,7 +41,7 @@ def test_targets_name_their_source():
     assert rules.target("maskrcnn", "training_results_v2.1").thresholds == (("BBOX", 0.377), ("SEGM", 0.339))
     assert "closed_maskrcnn.yaml:94" in rules.target("maskrcnn", "v2.1").source
     assert rules.target("maskrcnn", "v4.0") is None  # Mask R-CNN ended with v3.1
-    assert all(t.source for t in rules.TARGETS)
+    assert all(t.source for found in rules.loaded().targets.values() for t in found.values())
 
 
 def test_round_key():

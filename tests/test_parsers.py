@@ -274,3 +274,32 @@ def test_cpu_step_lines_are_read_as_columns_and_those_with_values_that_are_no_pl
     assert after["line"].tolist() == before["line"].tolist()
     loss = after["loss"].tolist()
     assert loss[1] != loss[1] and loss[0] == before["loss"].tolist()[0]  # NaN where the log says nan
+
+
+# --- issue 35: formats found as models are, one precedence in one place ----------------------------
+
+def test_every_module_of_the_parsers_package_but_the_shared_ones_registers_a_format():
+    import pkgutil
+
+    modules = {m.name for m in pkgutil.iter_modules(parsers.__path__)} - {"registry", "scanning", "dllogger"}
+    assert sorted(modules) == sorted(fmt.sniff.__module__.rsplit(".", 1)[1] for fmt in parsers.FORMATS.values())
+
+
+def test_one_precedence_places_every_format_and_decides_a_head_that_several_recognise():
+    assert sorted(parsers.PRECEDENCE) == sorted(parsers.FORMATS)
+    assert not any(hasattr(fmt, "priority") for fmt in parsers.FORMATS.values())
+    # a TF1 head recognised by the PyTorch format too: the one first in PRECEDENCE
+    head = ("DLL 2021-01-01 00:00:00.000000 - PARAMETER arch : resnet50  raport_file : r.json \n"
+            "DLL 2021-01-01 00:00:01.000000 - (0, 1) total_ips : 900.0 \n")
+    both = [name for name in parsers.PRECEDENCE if parsers.get(name).sniff(head)]
+    assert both == ["ngc_pytorch_convnets", "ngc_tf1_convnets"]
+    assert parsers.detect(head).name == both[0]
+
+
+def test_a_format_that_precedence_does_not_place_is_refused_at_registration():
+    from dataclasses import replace
+
+    fake = replace(parsers.get("ngc_tf1_convnets"), name="fake_format")
+    with pytest.raises(ValueError, match="'fake_format' is not placed in parsers/registry.py's PRECEDENCE"):
+        parsers.register(fake)
+    assert "fake_format" not in parsers.FORMATS

@@ -379,3 +379,25 @@ def test_names_printed_by_publish_carry_no_terminal_escapes(tmp_path, capsys, mo
                      str(tmp_path / "rep\x1b]0;owned\x07"), "--quiet"])
     out = capsys.readouterr().out
     assert code == 0 and "\x1b" not in out and "\x07" not in out and "rep\\x1b]0;owned\\x07" in re.sub(r"\s+", "", out)
+
+
+@pytest.mark.parametrize(("compare", "labels", "message"), [
+    (["tf", "mx"], ["one"], "--labels: 1 labels for 2 --compare folders; give one label per folder"),
+    (["tf", "mx"], ["a", "b", "c"], "--labels: 3 labels for 2 --compare folders"),
+    (["tf", "mx"], ["a", " "], "label 2 is empty"),
+    (["tf", "mx"], ["a", "a "], "two folders have the same label"),
+    (["tf"], None, "a comparison needs at least two folders"),
+    (["tf", "nowhere"], None, "--compare: no such folder: "),
+    ([], ["a", "b"], "--labels names the --compare folders"),
+])
+def test_compare_arguments_the_notebook_would_refuse_are_refused_before_anything_runs(tmp_path, capsys, monkeypatch,
+                                                                                      compare, labels, message):
+    """Issue 38 (15): a wrong --labels count was found only inside the notebook, after its kernel ran, and left a
+    failed report in the index."""
+    shutil.copytree(FIXTURES / "ngc_tf1", tmp_path / "tf")
+    shutil.copytree(FIXTURES / "ngc_mxnet", tmp_path / "mx")
+    monkeypatch.chdir(tmp_path)
+    argv = ["publish", "--reports", str(tmp_path / "reports"), "--quiet"] + (["--compare", *compare] if compare else [])
+    code = cli.main(argv + (["--labels", *labels] if labels else []))
+    assert code == 2 and message in re.sub(r"\s+", " ", capsys.readouterr().err)
+    assert not (tmp_path / "reports").exists()  # no kernel, no entry, no index

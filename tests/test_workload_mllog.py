@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -129,4 +130,24 @@ def test_a_rank_other_than_0_writes_nothing(tmp_path):
 def test_a_file_that_cannot_be_written_says_so(tmp_path, capsys):
     with pytest.raises(SystemExit) as stopped:
         common.MLPerfLog(str(tmp_path / "no-folder" / "mllog.txt"))
-    assert stopped.value.code == 2 and "cannot write it" in capsys.readouterr().err
+    assert stopped.value.code == 2 and "cannot write MLLOG" in capsys.readouterr().err
+
+
+def test_a_link_at_the_path_is_not_followed(tmp_path, capsys):
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me\n")
+    (tmp_path / "mllog.txt").symlink_to(victim)
+    with pytest.raises(SystemExit) as stopped:
+        common.MLPerfLog(str(tmp_path / "mllog.txt"))
+    assert stopped.value.code == 2 and "cannot write MLLOG" in capsys.readouterr().err
+    assert victim.read_text() == "keep me\n"
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full (a device whose writes fail: ENOSPC)")
+def test_a_record_that_cannot_be_written_ends_the_run(capsys):
+    log = common.MLPerfLog("/dev/full")  # as a full disk: every write fails with ENOSPC
+    with pytest.raises(SystemExit) as stopped:
+        log.init(common.parse_args("tensorflow", []), processes=1)
+    err = capsys.readouterr().err
+    assert stopped.value.code == 2 and "--mllog /dev/full: cannot write MLLOG (No space left on device)" in err
+    assert "Logging error" not in err

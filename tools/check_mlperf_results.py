@@ -29,7 +29,7 @@ import yaml
 
 from benchbook.logs import archives
 from benchbook.logs.archives import SEP
-from benchbook.mlperf import published
+from benchbook.mlperf import published, rules
 
 TOLERANCE_MINUTES = published.TOLERANCE_MINUTES
 
@@ -97,7 +97,7 @@ def check(folder: Path, expected: dict, published_root: Path | None = None) -> l
             errors.append(f"{name}: not found")
             continue
         for key in ("round", "benchmark", "submitter", "system"):
-            if got[key] != want[key]:
+            if got[key] != (rules.BENCHMARK_ALIASES.get(want[key], want[key]) if key == "benchmark" else want[key]):
                 errors.append(f"{name}: {key} {got[key]!r}, expected {want[key]!r}")
         if got["runs"] != want["result_files"]:
             errors.append(f"{name}: {got['runs']} result files, expected {want['result_files']}")

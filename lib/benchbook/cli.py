@@ -30,6 +30,8 @@ from .errors import BenchbookError, RuleError, UnknownNameError, shown
 from .logs.rules import DEFAULT_TOLERANCE, METHODS  # standard library only: no pydantic, no numpy
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     import pandas as pd
 
     from .logs.analysis import Analysis
@@ -46,12 +48,15 @@ LAZY_HELP = {"check": "check what a study needs (docker, image, GPUs, ssh, code,
 LIFT_CAPS_ENV = "BENCHBOOK_ALLOW_LARGE_STUDY"  # study.LIFT_CAPS_ENV (tests/test_cli.py keeps them the same)
 
 
-def run_lines(runs: pd.DataFrame) -> list[str]:
+def run_lines(runs: pd.DataFrame) -> Iterator[str]:
     """The runs as the JSON lines of the CLI contract, one object per run: strict JSON, a value
-    that is no finite number (a log's `inf`) is null, never `Infinity` or `NaN`."""
+    that is no finite number (a log's `inf`) is null, never `Infinity` or `NaN`. Made 1,000 runs
+    at a time: every run's dict and line held at once cost 2 kB a run (bench/bench_reading.py)."""
     from .runfolder import records
 
-    return [json.dumps(_finite(run), sort_keys=False, allow_nan=False) for run in records.run_dicts(runs)]
+    for at in range(0, len(runs), 1000):
+        for run in records.run_dicts(runs.iloc[at : at + 1000]):
+            yield json.dumps(_finite(run), sort_keys=False, allow_nan=False)
 
 
 def _finite(value):
@@ -282,6 +287,8 @@ def cmd_publish(args, out: Console, err: Console) -> int:
         if not args.model:
             raise BenchbookError(f"--logs needs --model ({', '.join(models.names())}): it picks the notebook")
         targets.append(publish.for_logs(args.logs, args.model, args.name, args.reference, args.rule))
+    if args.labels and not args.compare:
+        raise BenchbookError("--labels names the --compare folders: give --compare DIR DIR... with it")
     if args.compare:
         targets.append(publish.for_comparison(args.compare, args.labels, args.name))
     if not targets:

@@ -15,16 +15,22 @@ import shutil
 from pathlib import Path
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from . import environment
 from .environment import Difference, Loaded, describe
 from .environment.capture import capture
 from .environment.summary import summary_rows
-from .errors import BenchbookError
+from .errors import BenchbookError, shown
 
 DIFF_LIMIT = 40  # rows `env diff` shows without --all: the rest are Python packages in practice
+
+
+def _text(value: str, style: str = "") -> Text:
+    """A value from a capture or a path as terminal text: never rich markup, and its terminal escapes and
+    bidi controls shown (`errors.shown`), never sent: a capture's host name can be anything."""
+    return Text(shown(value), style=style)
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
@@ -62,11 +68,11 @@ def cmd_env(args, out: Console, err: Console) -> int:
     if args.json:
         print(json.dumps(record, indent=2))
         return 0
-    t = Table(title=f"environment of {escape(str(record.get('hostname')))}", show_header=False)
+    t = Table(title=_text(f"environment of {record.get('hostname')}"), show_header=False)
     t.add_column("part", style="bold")
     t.add_column("value", overflow="fold")
     for part, value in summary_rows(record):
-        t.add_row(part, value)
+        t.add_row(part, value)  # rich markup, escaped by summary_rows
     out.print(t)
     return 0
 
@@ -84,28 +90,29 @@ def cmd_env_diff(args, out: Console, err: Console) -> int:
     differences = environment.diff(a, b)
     drifts = {side: loaded.drift() for side, loaded in (("a", a), ("b", b)) if len(loaded.entries) > 1}
     for problem in a.problems + b.problems:
-        err.print(f"[yellow]warning[/]: {escape(problem)}", highlight=False)
+        err.print(Text.assemble(("warning", "yellow"), _text(f": {problem}")), highlight=False)
     if args.diff_json:
         print(json.dumps({"a": str(a.path), "b": str(b.path), "differences": [d.to_json() for d in differences],
                           "drift": {side: [d.to_json() for d in ds] for side, ds in drifts.items()},
                           "problems": a.problems + b.problems}, indent=2))
         return 0
     if not differences:
-        out.print(f"[green]no differences[/] between {escape(_label(a))} and {escape(_label(b))}", highlight=False)
+        out.print(Text.assemble(("no differences", "green"), _text(f" between {_label(a)} and {_label(b)}")),
+                  highlight=False)
     else:
-        shown = differences if args.all else differences[:DIFF_LIMIT]
+        listed = differences if args.all else differences[:DIFF_LIMIT]
         t = Table(title=f"{len(differences)} differences, most significant first")
         t.add_column("field", overflow="fold")
         t.add_column("what", style="dim")
-        t.add_column(escape(f"A: {_label(a)}"), overflow="fold")
-        t.add_column(escape(f"B: {_label(b)}"), overflow="fold")
-        for d in shown:
-            t.add_row(escape(d.key), d.category, escape(describe(d.a)), escape(describe(d.b)))
+        t.add_column(_text(f"A: {_label(a)}"), overflow="fold")
+        t.add_column(_text(f"B: {_label(b)}"), overflow="fold")
+        for d in listed:
+            t.add_row(_text(d.key), d.category, _text(describe(d.a)), _text(describe(d.b)))
         out.print(t)
-        if len(shown) < len(differences):
-            rest = differences[len(shown):]
+        if len(listed) < len(differences):
+            rest = differences[len(listed):]
             kinds = ", ".join(dict.fromkeys(d.category for d in rest))
-            out.print(f"... and {len(rest)} more ({escape(kinds)}); --all lists them", highlight=False)
+            out.print(_text(f"... and {len(rest)} more ({kinds}); --all lists them"), highlight=False)
     for side, ds in drifts.items():
         loaded = a if side == "a" else b
         if ds:
@@ -118,10 +125,10 @@ def _drift_table(side: str, loaded: Loaded, drift: list[Difference]) -> Table:
     labels = [e.label for e in loaded.entries]
     t = Table(title=f"drift within {side}: {len(loaded.entries)} environments that should be alike")
     t.add_column("field", overflow="fold")
-    t.add_column(escape(f"{labels[0]}"), overflow="fold")
+    t.add_column(_text(labels[0]), overflow="fold")
     t.add_column("instead", overflow="fold")
     t.add_column("in", overflow="fold")
     for d in drift:
-        t.add_row(escape(d.key), escape(describe(d.a)), escape(describe(d.b)), escape(", ".join(labels[i]
-                                                                                                for i in d.where)))
+        t.add_row(_text(d.key), _text(describe(d.a)), _text(describe(d.b)), _text(", ".join(labels[i]
+                                                                                              for i in d.where)))
     return t

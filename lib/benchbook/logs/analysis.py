@@ -144,9 +144,10 @@ def _rate_warnings(got, reported, wall, method: str, tolerance: float, records: 
 
 
 def _metadata_warnings(draft: RunDraft, meta: dict) -> list[str]:
-    """Conflicting metadata, and what none of the log, the file name and a run record gives (MLLOG logs none
-    of them)."""
+    """Conflicting metadata, values the folding left out or found suspect, and what none of the log, the file
+    name and a run record gives (MLLOG logs none of them)."""
     out = [f"conflicting {c}" for c in draft.conflicts]
+    out += draft.notes  # (assemble: values left out or suspect, with their lines)
     return out + [_UNKNOWN[key] for key in (() if draft.keyed else _UNKNOWN) if meta.get(key) is None]
 
 
@@ -378,7 +379,7 @@ def analyze_file(path: str | os.PathLike, rule: Rule | None = None, log_format: 
         del first  # held by the chain until it is scanned, and no longer
         try:
             drafts, tables, losses = fold(itertools.chain.from_iterable(
-                scanning.scan(c, fmt.patterns, fmt.bulk) for c in read))
+                parsers.scan(c, fmt, others=log_format is None) for c in read))
             for draft in drafts if fmt.conclude else ():
                 fmt.conclude(draft)
         except scanning.Refused as exc:

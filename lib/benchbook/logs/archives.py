@@ -7,7 +7,8 @@ down). Opening a member streams the archive up to it (members read in archive or
 once). Archives are hostile input: a member
 that inflates past `Limits.max_bytes` or past `max_ratio` times the compressed bytes behind it, more
 than `max_members` members, an archive inside an archive inside an archive, and links, devices and
-sparse files in a tar are refused with a `Problem` naming the archive and member; a corrupt or
+sparse files in a tar, and names holding `..`, are refused with a `Problem` naming the archive and
+member; a corrupt or
 truncated archive keeps what was read before the fault. The caps come from the environment
 (`BENCHBOOK_ARCHIVE_MAX_BYTES`, `..._MAX_RATIO`, `..._MAX_MEMBERS`)."""
 
@@ -328,6 +329,8 @@ def _admit(found: Listing, member: str, size: int, limits: Limits, compressed: i
         return False
     if irregular:
         found.refuse(member, f"{irregular} inside a tar: refused (only regular files are read)")
+    elif ".." in member.split("/"):
+        found.refuse(member, "a name that climbs out of the archive (`..`): refused (a log has a name inside it)")
     elif size > limits.max_bytes:
         found.refuse(member, f"inflates to {size} bytes, past the cap of {limits.max_bytes} "
                              "(BENCHBOOK_ARCHIVE_MAX_BYTES): refused"
@@ -374,16 +377,18 @@ def _open_member(found: Listing, member: str, limits: Limits) -> io.BufferedRead
         resumed = _resume(found, member) if how == "tar" else None
         if resumed:
             tar, meter, stack = resumed
-        else:
+        elif how != "zip":
             source = stack.enter_context(_open_member(found.outer, found.name, limits) if found.outer
                                          else open(found.path, "rb"))
         park = None
         if how == "zip":
-            zf = stack.enter_context(zipfile.ZipFile(source))
-            info = next((i for i in zf.infolist() if _clean(i.filename) == member and not i.is_dir()), None)
+            opened = _zip_of(found, limits)
+            info = opened.members.get(member)
             if info is None:
                 raise LogError(f"{found.label}{SEP}{member}", "no longer in the archive")
-            data = stack.enter_context(zf.open(info))
+            data = stack.enter_context(opened.zf.open(info))
+            opened.reading += 1
+            stack.callback(opened.done)
             stream = _Meter(data, found.label, limits)
         elif how == "tar":
             if not resumed:
@@ -412,6 +417,46 @@ def _open_member(found: Listing, member: str, limits: Limits) -> io.BufferedRead
             from None
     finally:
         stack.close()
+
+
+@dataclass
+class _OpenZip:
+    """A zip left open for its next member (`zf`, its members by name), `reading` of them open now."""
+
+    listing: Listing
+    zf: zipfile.ZipFile
+    members: dict[str, zipfile.ZipInfo]
+    stack: contextlib.ExitStack
+    reading: int = 0
+
+    def done(self) -> None:
+        self.reading -= 1
+
+
+_zips: list[_OpenZip] = []  # the zip read last (and the zip it is a member of), left open
+
+
+def _zip_of(found: Listing, limits: Limits) -> _OpenZip:
+    """The zip of `found`, open: opening one reads its whole central directory, so the members read
+    one after another share one opening (one each made N members cost N**2: bench/bench_archives.py).
+    Opening another closes those no member is read from (the innermost first)."""
+    for opened in _zips:
+        if opened.listing is found:
+            return opened
+    for opened in reversed(list(_zips)):
+        if not opened.reading:
+            _zips.remove(opened)
+            opened.stack.close()
+    with contextlib.ExitStack() as stack:
+        source = stack.enter_context(_open_member(found.outer, found.name, limits) if found.outer
+                                     else open(found.path, "rb"))
+        zf = stack.enter_context(zipfile.ZipFile(source))
+        members: dict[str, zipfile.ZipInfo] = {}
+        for info in zf.infolist():
+            if not info.is_dir():
+                members.setdefault(_clean(info.filename), info)  # (the first of a name, as listed)
+        _zips.append(_OpenZip(found, zf, members, stack.pop_all()))
+    return _zips[-1]
 
 
 _parked: list[tuple] = []  # the tar whose member was read last, left open: (listing, member, tar, meter, stack)

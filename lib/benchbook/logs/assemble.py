@@ -13,6 +13,7 @@ from .parsers import scanning
 RECORD_COLUMNS = ("line", "rank", "epoch", "iteration", "timestamp", "throughput", "loss", "lr", "steps")
 _INT_COLUMNS = ("line", "rank", "epoch", "iteration")
 MISSING_INT = -1
+MAX_RANK_KEY = 1 << 20  # above textio.MAX_RANK: the ranks of a run's records, as one sort key with the run
 RESTART_GAP_SECONDS = 60.0  # the clock jump that, with the step counter going back, means another run
 
 
@@ -43,7 +44,11 @@ class Records:
         for name, column in self._cols.items():
             column[start : start + n] = bulk.cols[name][bulk.start : bulk.stop]
         self._size += n
-        ranks, from_end = np.unique(self["rank"][start:][::-1], return_index=True)  # each rank's first from the end
+        added = self["rank"][start:]
+        if (added == added[0]).all():  # one rank (a pasted run's record: numpy's unique costs more than it)
+            self._last[int(added[0])] = self._size - 1
+            return
+        ranks, from_end = np.unique(added[::-1], return_index=True)  # each rank's first from the end
         self._last.update(zip(ranks.tolist(), (self._size - 1 - from_end).tolist(), strict=True))
 
     def last_of(self, rank: int, since: int) -> int | None:
@@ -88,6 +93,8 @@ class RunDraft:
     failures: list[tuple[int, str]] = field(default_factory=list)
     conflicts: list[str] = field(default_factory=list)
     restarted: str | None = None  # why records opened this run without a start line of its own
+    noted: dict[str, list[int]] = field(default_factory=dict)  # NOTE events: what -> its lines
+    notes: list[str] = field(default_factory=list)  # what its records hold that is left out or suspect (`_notes`)
     phase: int = 0  # where in the store the records of its current phase (a PHASE event's) begin
 
     def joined_by(self, rank) -> bool:
@@ -125,7 +132,9 @@ def _restarts(store: Records, since: int, block: dict) -> list[tuple[int, str]]:
 def _add_records(runs: list[RunDraft], bulk: scanning.Bulk) -> None:
     """A BULK event's records, to the current run up to where another run begins among them."""
     run, block = runs[-1], bulk.columns()
-    ranks = {None if x == MISSING_INT else x for x in np.unique(block["rank"]).tolist()}
+    rank = block["rank"]
+    ranks = {None if x == MISSING_INT else x for x in ([int(rank[0])] if (rank == rank[0]).all() else
+                                                      np.unique(rank).tolist())}
     cuts = _restarts(run.store, max(len(run.store) - run.count, run.phase), block) if len(ranks) == 1 else []
     a = 0
     for b, why in [*cuts, (len(block["line"]), None)]:
@@ -184,4 +193,45 @@ def fold(events: Iterable[scanning.Event]) -> tuple[list[RunDraft], list[tuple[d
             run.keyed.append((line, data))
         elif kind == scanning.REFUSE:
             raise scanning.Refused(line, data)
+        elif kind == scanning.NOTE:
+            run.noted.setdefault(data, []).append(line)
+    for run in runs:
+        run.notes += [f"{what}: {len(lines)} (line {_shown(lines)})" for what, lines in run.noted.items()]
+    if runs:
+        _notes(runs, store)
     return runs, tables, losses
+
+
+def _shown(lines) -> str:
+    """The first lines of a list, as a warning names them."""
+    return ", ".join(map(str, list(lines[:5]))) + (", ..." if len(lines) > 5 else "")
+
+
+def _notes(runs: list[RunDraft], store: Records) -> None:
+    """Say in each run's notes what its records hold that would pass without a word: a throughput
+    logged as NaN or no number (the record read without one), timestamps that are no date while
+    others are (2021-02-30), and a rank's clock going back from one record to its next. Computed
+    over the file's records at once: a file may hold 10**5 runs."""
+    counts = np.array([run.count for run in runs], dtype=np.int64)
+    run_of = np.repeat(np.arange(len(runs)), counts)
+    line, rank, stamp = store["line"], store["rank"], store["timestamp"]
+    for values, what in ((store["throughput"], "records that log no throughput among records that do (NaN or no "
+                                               "number), read without one"),
+                         (stamp, "records whose timestamp is no date among records whose is, read without one")):
+        missing = np.flatnonzero(np.isnan(values))  # (in run order: a run's are found by bisection)
+        per_run = np.bincount(run_of[missing], minlength=len(runs))
+        for r in np.flatnonzero((per_run > 0) & (per_run < counts)).tolist():
+            lo, hi = np.searchsorted(run_of[missing], [r, r + 1])
+            runs[r].notes.append(f"{what}: {hi - lo} (line {_shown(line[missing[lo:hi]].tolist())})")
+    order = np.flatnonzero(~np.isnan(stamp))  # the records with a time, each rank's in each run in file order
+    if len(rank) and (rank != rank[0]).any():
+        order = order[np.argsort(run_of[order] * (MAX_RANK_KEY + 2) + rank[order] + 1, kind="stable")]
+    run, rank, stamp, line = run_of[order], rank[order], stamp[order], line[order]
+    back = np.flatnonzero((run[1:] == run[:-1]) & (rank[1:] == rank[:-1]) & (np.diff(stamp) < 0)) + 1
+    for r in np.unique(run[back]).tolist():
+        lo, hi = np.searchsorted(run[back], [r, r + 1])
+        own = back[lo:hi]
+        runs[r].notes.append(f"records whose time is before that of their rank's record before, by up to "
+                             f"{float(np.max(stamp[own - 1] - stamp[own])):g} s: {len(own)} (line "
+                             f"{_shown(line[own].tolist())}): the clock went back, times and rates around them "
+                             "are suspect")

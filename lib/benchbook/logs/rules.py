@@ -270,7 +270,20 @@ def _total(values: np.ndarray) -> float:
     from it in the last digits)."""
     import numpy as np
 
-    return float(np.add.reduceat(values, [0])[0]) if len(values) else 0.0
+    with np.errstate(over="ignore"):  # a sum past the largest float is inf, said by the caller (`_mean`)
+        return float(np.add.reduceat(values, [0])[0]) if len(values) else 0.0
+
+
+def _mean(values: np.ndarray, count: int) -> float:
+    """`_total(values) / count`; where the sum passes the largest float (rates of 1e308), the mean
+    of the values scaled by the largest of them, then scaled back: a mean of finite values is finite."""
+    import numpy as np
+
+    total = _total(values)
+    if math.isfinite(total) or not np.isfinite(values).all():
+        return total / count
+    scale = float(np.abs(values).max())
+    return _total(values / scale) / count * scale
 
 
 def value(cols: dict[str, np.ndarray], rates: np.ndarray, measured: np.ndarray, method: str,
@@ -283,7 +296,7 @@ def value(cols: dict[str, np.ndarray], rates: np.ndarray, measured: np.ndarray, 
     if not count:
         return math.nan
     if method == "mean":
-        return _total(np.where(measured, rates, 0.0)) / count
+        return _mean(np.where(measured, rates, 0.0), count)
     if method == "median":
         return float(np.median(rates[measured]))
     if method == "last":

@@ -78,7 +78,9 @@ def demux(text: str, carry: dict | None = None) -> tuple[str, dict]:
     the line it completes (as many lines as before), and the partial lines still open at its end:
     pass those as `carry` with the text that follows. Without interleaved tags or carry, the text
     itself comes back, after one regex search."""
-    pending: dict[int | None, str] = dict(carry or {})  # rank -> its partial line
+    # rank -> the pieces of its partial line, joined when a line completes it: a piece added to a
+    # string copied the whole partial line, quadratic in a rank that never closes one (bench_ranks.py)
+    pending: dict[int | None, list[str]] = {rank: [piece] for rank, piece in (carry or {}).items()}
     out, pos = [], 0  # pos: where the text not yet copied to `out` begins, a line's start
     while pos < len(text):
         if not pending:  # from the next line that holds a second tag, until no rank has a partial line
@@ -93,15 +95,16 @@ def demux(text: str, carry: dict | None = None) -> tuple[str, dict]:
         rank, last = None, pos  # the text before a line's first tag has no rank
         for m in TAG.finditer(text, pos, end):
             if m.start() > last or rank is not None:
-                pending[rank] = pending.get(rank, "") + text[last : m.start()]
+                pending.setdefault(rank, []).append(text[last : m.start()])
             rank, last = m.group(1) and int(m.group(1)), m.end()
-        line = pending.pop(rank, "") + text[last:end]
+        line = "".join(pending.pop(rank, ())) + text[last:end]
         out.append((line if rank is None else f"[1,{rank}]<stdout>:{line}") + text[end : end + 1])
         pos = end + 1
+    left = {rank: "".join(pieces) for rank, pieces in pending.items()}
     if not out:
-        return text, pending
+        return text, left
     out.append(text[pos:])
-    return "".join(out), pending
+    return "".join(out), left
 
 
 @dataclass

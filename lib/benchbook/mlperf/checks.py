@@ -80,8 +80,9 @@ def official(folder: str | Path, round_: str, benchmark: str, timeout: float = 6
     return json.loads(line.split(" ", 1)[1])
 
 
-def run(folder: str | Path, round_: str | None, benchmark: str) -> dict[str, str]:
-    """The verdicts printed beside a folder's score."""
+def run(folder: str | Path, round_: str | None, benchmark: str, ours: dict | None = None) -> dict[str, str]:
+    """The verdicts printed beside a folder's score; with `ours` (the folder's JSON row), where the official
+    tools and benchbook differ, which check makes them differ and both numbers."""
     if not available():
         return {"checks": f"not run: mlperf-logging is not installed ({INSTALL})"}
     if round_ is None:
@@ -89,13 +90,16 @@ def run(folder: str | Path, round_: str | None, benchmark: str) -> dict[str, str
     found = official(folder, round_, benchmark)
     if "error" in found:
         return {"checks": found["error"]}
-    failed = [f"{name}{' (' + why + ')' if why else ''}" for name, ok, why in found["compliance"] if not ok]
+    runs = {d["file"]: d for d in (ours or {}).get("run_details", [])}
+    failed = [f"{name}{' (' + why + ')' if why else ''}{_as_scored(runs.get(name))}"
+              for name, ok, why in found["compliance"] if not ok]
     total = len(found["compliance"])
     verdicts = {"compliance": f"pass ({total} of {total} files)" if not failed else
                 f"fail ({len(failed)} of {total} files: {', '.join(failed)})"}
     committed = results._scaling(Path(folder), [])
-    committed_text = f"committed scaling.json {committed:.4f}" if (Path(folder) / "scaling.json").is_file() \
-        else "no committed scaling.json"
+    committed_text = (f"committed scaling.json {committed:.4f}, the factor of the published score"
+                      if (Path(folder) / "scaling.json").is_file() and committed is not None
+                      else "no committed scaling.json: the published score is unscaled")
     if float(rules.round_key(round_)) < 1.0:
         verdicts["rcp"] = f"not applicable: mlperf-logging's RCP check begins with v1.0; {committed_text}"
     elif "rcp" in found:
@@ -105,9 +109,37 @@ def run(folder: str | Path, round_: str | None, benchmark: str) -> dict[str, str
     else:
         verdicts["rcp"] = f"not run by mlperf-logging: {found['rcp_error']}"
     if "summarizer" in found:
-        value = found["summarizer"]
-        note = " (it reads v0.6's seconds as milliseconds: 1000x too small)" if rules.round_key(round_) == "0.6" else ""
-        verdicts["result_summarizer"] = "no score" if value is None else f"{value:.4f} minutes{note}"
+        verdicts["result_summarizer"] = _summarizer(found, round_, ours)
     else:
         verdicts["result_summarizer"] = f"failed: {found['summarizer_error']}"
     return verdicts
+
+
+def _as_scored(detail: dict | None) -> str:
+    """How the score took a file the compliance checker fails: a failed run too, or counted as logged."""
+    if detail is None:
+        return ""
+    if not detail["converged"]:
+        return f", a failed run in the score too: {detail['reason'][:80]}"
+    return ", counted by benchbook: its time to train is read as logged"
+
+
+def _summarizer(found: dict, round_: str, ours: dict | None) -> str:
+    """result_summarizer's score, and where it is not benchbook's, both numbers and which check says why."""
+    value = found["summarizer"]
+    text = "no score" if value is None else f"{value:.4f} minutes"
+    if rules.round_key(round_) == "0.6":
+        return text + " (it reads v0.6's seconds as milliseconds: 1000x too small)"
+    mine = (ours or {}).get("score_minutes")
+    if ours is None or (value is not None and mine is not None and round(value, 4) == round(mine, 4)):
+        return text + ("; benchbook the same" if ours is not None else "")
+    both = f"{text}; benchbook {'no score' if mine is None else f'{mine:.4f} minutes'}"
+    refused = [name for name, ok, _ in found["compliance"] if not ok]
+    aborted = [d["file"] for d in ours.get("run_details", []) if d["status"] not in (None, "success")]
+    if refused:
+        return (f"{both}: it drops the files its compliance checker fails ({', '.join(refused)}) as failed runs; "
+                "benchbook scores what each log says (a rule checked after its round is not applied to it)")
+    if aborted:
+        return (f"{both}: from v0.7 its rules ask only that run_stop has a status (training_0.7.0/common.yaml:95) "
+                f"and count {', '.join(aborted)}; benchbook counts a run that did not log success as failed")
+    return f"{both}: a difference no known check explains"

@@ -50,8 +50,29 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     r.set_defaults(func=cmd_run)
 
 
+def strict_json(row: dict) -> str:
+    """One line of strict JSON: a number that is not finite (a forged log's) is null, never `Infinity`."""
+    from ..runfolder.records import clean
+
+    return json.dumps(clean(row), allow_nan=False)
+
+
 def _minutes(value) -> str:
     return "-" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.4f}"
+
+
+def _accelerator(row: dict) -> str:
+    """'8 x NVIDIA A100 (40 GB)': how many, vendor, model and memory (the raw name is `accelerator` in --json)."""
+    from .accelerators import label
+
+    kind = label({"vendor": row["accelerator_vendor"], "model": row["accelerator_model"],
+                  "memory": row["accelerator_memory"]})
+    return f"{row['accelerators'] if row['accelerators'] is not None else '?'} x {kind}"
+
+
+def _failed(row: dict) -> str:
+    """Each run that did not converge, with why (its reason's first 60 characters; --json has it whole)."""
+    return "; ".join(f"{d['file']}: {d['reason'][:60]}" for d in row["run_details"] if not d["converged"]) or "-"
 
 
 def cmd_score(args, out: Console, err: Console) -> int:
@@ -63,21 +84,21 @@ def cmd_score(args, out: Console, err: Console) -> int:
         from . import checks
 
         for row in rows:
-            row["checks"] = checks.run(row["folder"], row["round"], row["benchmark"])
+            row["checks"] = checks.run(row["folder"], row["round"], row["benchmark"], row)
     if args.json:
         for row in rows:
-            print(json.dumps(row))
+            print(strict_json(row))
         return 0
     t = Table(title=Text(f"{len(rows)} MLPerf Training result folders (minutes: olympic mean x scaling.json)"))
-    for col in ("round", "submitter", "system", "benchmark", "accelerators", "accelerator", "framework", "minutes",
-                "valid", "runs", "scaling"):
+    for col in ("round", "submitter", "system", "benchmark", "accelerators", "framework", "minutes",
+                "accelerator-minutes", "valid", "converged", "scaling", "failed runs"):
         t.add_column(col, overflow="fold")
     for r in rows:
         t.add_row(*(Text(str(c)) for c in (
-            r["round"] or "-", r["submitter"] or "-", r["system"], r["benchmark"], r["accelerators"] or "-",
-            r["accelerator"] or "-", r["framework"] or "-", _minutes(r["score_minutes"]),
-            "yes" if r["valid"] else "no", f"{r['runs'] - r['runs_failed']}/{r['runs']} converged",
-            r["scaling_factor"])))
+            r["round"] or "-", r["submitter"] or "-", r["system"], r["benchmark"], _accelerator(r),
+            r["framework"] or "-", _minutes(r["score_minutes"]), _minutes(r["accelerator_minutes"]),
+            "yes" if r["valid"] else "no", f"{r['runs'] - r['runs_failed']}/{r['runs']}",
+            "-" if r["scaling_factor"] is None else f"{r['scaling_factor']:.4f}", _failed(r))))
     out.print(t)
     for r in rows:
         where = f"{r['system']}/{r['benchmark']} ({r['round']})"
@@ -106,7 +127,7 @@ def cmd_run(args, out: Console, err: Console) -> int:
     rows = launch.score(study)
     if args.json:
         for row in rows:
-            print(json.dumps(row))
+            print(strict_json(row))
         return 0
     want = study.reproduces
     t = Table(title=Text(f"{study.name}: reproducing {want.submitter} {want.system} {want.benchmark} "

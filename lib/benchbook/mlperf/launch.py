@@ -35,6 +35,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validat
 
 from ..core import yamlfile
 from ..errors import BenchbookError
+from ..runfolder import records
 from ..studies.study_limits import Image
 from . import rules
 
@@ -148,7 +149,8 @@ def load(path: str | Path) -> LaunchStudy:
 
 
 def submit(study: LaunchStudy) -> list[str]:
-    """Run sbatch as the README does; the job ids, recorded in LOGDIR's benchbook-mlperf-jobs.json."""
+    """Run sbatch as the README does; the job ids, recorded in LOGDIR's benchbook-mlperf-jobs.json (read
+    first, through no link, and written to a temporary file renamed over it)."""
     if shutil.which("sbatch") is None:
         raise LaunchError("sbatch is not on PATH: `benchbook mlperf run` submits to Slurm (with pyxis for CONT); "
                           "run it on the cluster's login node, or give --dry-run to see the lines")
@@ -156,26 +158,41 @@ def submit(study: LaunchStudy) -> list[str]:
     if not (folder / "run.sub").is_file() or not (folder / study.config).is_file():
         raise LaunchError(f"{study.path}: implementation = {study.implementation!r}: needs run.sub and "
                           f"{study.config} in it")
+    logdir = Path(study.logdir)
+    logdir.mkdir(parents=True, exist_ok=True)
+    record = logdir / JOBS_FILE
+    known = _known_jobs(record)  # before sbatch: a list that cannot be recorded into submits nothing
     done = subprocess.run(study.argv(), cwd=folder, env={**os.environ, **study.environment()},
                           capture_output=True, text=True, timeout=300, check=False)
     jobs = SUBMITTED.findall(done.stdout)
     if done.returncode != 0 or not jobs:
         tail = (done.stderr.strip() or done.stdout.strip() or "no output").splitlines()[-1]
         raise LaunchError(f"sbatch failed (exit {done.returncode}): {tail}")
-    logdir = Path(study.logdir)
-    logdir.mkdir(parents=True, exist_ok=True)
-    record = logdir / JOBS_FILE
-    try:
-        known = json.loads(record.read_text(encoding="utf-8")) if record.is_file() else []
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        known = exc
-    if not isinstance(known, list):
-        raise LaunchError(f"{record}: not the list of jobs benchbook writes ({known!r:.80}); submitted job "
-                          f"{', '.join(jobs)}, not recorded there")
     stamp = datetime.now(UTC).isoformat(timespec="seconds")
     known += [{"job": j, "study": study.name, "submitted": stamp, "argv": study.argv()} for j in jobs]
-    record.write_text(json.dumps(known, indent=1) + "\n", encoding="utf-8")
+    try:  # a temporary file renamed over it: a link planted there is replaced, never written through
+        records.write(record, known)
+    except OSError as exc:
+        raise LaunchError(f"{record}: cannot be written ({exc}); submitted job {', '.join(jobs)}") from None
     return jobs
+
+
+def _known_jobs(record: Path) -> list:
+    """The jobs LOGDIR's list already holds; a link in its place, or anything but that list, refused."""
+    if record.is_symlink() or (record.exists() and not record.is_file()):
+        raise LaunchError(f"{record}: a link or not a plain file, refused (benchbook writes its job list there "
+                          f"itself); nothing submitted")
+    try:
+        fd = os.open(record, os.O_RDONLY | os.O_NOFOLLOW)
+        with os.fdopen(fd, encoding="utf-8") as f:
+            known = json.load(f)
+    except FileNotFoundError:
+        return []
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+        known = exc
+    if not isinstance(known, list):
+        raise LaunchError(f"{record}: not the list of jobs benchbook writes ({known!r:.80}); nothing submitted")
+    return known
 
 
 def job_logs(logdir: Path) -> dict[str, list[Path]]:

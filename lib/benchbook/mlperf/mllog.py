@@ -1,8 +1,9 @@
 """Reading one MLPerf Training result file (`result_N.txt`): the run it holds, as the MLLOG lines say.
 
-The file is read line by line (bounded memory). What a line is, and what a run keeps of it, is the
-engine's MLLOG format's (`logs/parsers/mllog.py`: the one reader of the line forms, which `benchbook
-analyze` uses too); this module is the scorer's fast loop over a file, with its errors (file and line).
+The file is read as `analyze` reads it (`logs.textio`: bounded chunks of whole lines). What a line is,
+and what a run keeps of it, is the engine's MLLOG format's (`logs/parsers/mllog.py`: the one reader of
+the line forms, which `benchbook analyze` uses too); this module is the scorer's fast loop over a file,
+with its errors (file and line).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import LogError
+from ..logs import textio
 from ..logs.archives import ArchivePath
 from ..logs.parsers.mllog import (
     TOKEN,
@@ -34,52 +36,67 @@ __all__ = ["UNIT_SECONDS", "Evaluation", "Run", "read"]
 def read(path: str | Path | ArchivePath) -> Run:
     """The run of one result file. Raises LogError (file and line) for a file that is no MLLOG result
     (missing, v0.5, no MLLOG line, JSON that does not parse); a run without run_start or run_stop is
-    returned with its problems (a truncated file ends before run_stop)."""
+    returned with its problems (a truncated file ends before run_stop). The file is read as `analyze`
+    reads it (`textio.chunks`: bounded chunks of whole lines, a line past 8 MiB left out and named); a
+    line's number is looked up only for a record kept or refused (most are neither)."""
     name = str(path)
     run: Run | None = None
-    number = 0
-    last_was_cut = False
-    try:
-        opened = path.open(encoding="utf-8", errors="replace") if isinstance(path, ArchivePath) else \
-            open(path, encoding="utf-8", errors="replace")
-        with opened as f:
-            for number, text in enumerate(f, 1):
-                if TOKEN not in text:  # most lines: the launcher's and the framework's
-                    continue
-                at = text.find(TOKEN)
-                if text.startswith(TOKEN_V07, at):
-                    unit, parse, body = "ms", parse_v07, text[at + len(TOKEN_V07):]
-                elif text.startswith(TOKEN_V06, at):
-                    unit, parse, body = "s", parse_v06, text[at + len(TOKEN_V06):]
-                elif text.startswith(TOKEN_V05, at):
-                    raise LogError(name, f"line {number}: {V05_REFUSED}")
-                else:
-                    continue
-                last_was_cut = not text.endswith("\n")
-                if run is None:
-                    run = Run(name, unit)
-                elif run.unit != unit:
-                    raise LogError(name, f"line {number}: mixes ':::MLL' (v0.6, seconds) and ':::MLLOG' "
-                                         "(v0.7 on, milliseconds) lines")
-                if unneeded(body, unit):
-                    continue
-                try:
-                    record = parse(body)
-                except LineError as exc:
-                    if last_was_cut:
-                        raise LogError(name, f"line {number}: the file is truncated: its last MLLOG line "
-                                             "is cut short") from None
-                    raise LogError(name, f"line {number}: {exc}") from None
-                if needed(record[1]):
-                    take(run, number, *record)
-    except OSError as exc:
-        raise LogError(name, f"cannot read: {exc.strerror or exc}") from None
+    stats = textio.ReadStats()
+    lines = 0
+    for chunk in textio.chunks(path, stats):
+        text = chunk.text
+        lines = chunk.first_line + len(chunk.ends) - 2
+        at = text.find(TOKEN)
+        while at >= 0:  # each line that holds the token (most lines do not: the launcher's, the framework's)
+            end = text.find("\n", at)  # a chunk's text ends with a newline
+            if text.startswith(TOKEN_V07, at):
+                unit, parse, body = "ms", parse_v07, text[at + len(TOKEN_V07):end]
+            elif text.startswith(TOKEN_V06, at):
+                unit, parse, body = "s", parse_v06, text[at + len(TOKEN_V06):end]
+            elif text.startswith(TOKEN_V05, at):
+                raise LogError(name, f"line {_number(chunk, at)}: {V05_REFUSED}")
+            else:
+                at = text.find(TOKEN, end)
+                continue
+            if run is None:
+                run = Run(name, unit)
+            elif run.unit != unit:
+                raise LogError(name, f"line {_number(chunk, at)}: mixes ':::MLL' (v0.6, seconds) and ':::MLLOG' "
+                                     "(v0.7 on, milliseconds) lines")
+            if not unneeded(body, unit):
+                _take(run, chunk, at, parse, body, stats.cut_last_line)
+            at = text.find(TOKEN, end)
     if run is None:
         raise LogError(name, "no MLLOG line (':::MLLOG' or ':::MLL'): not an MLPerf Training result file")
-    run.lines = number
+    run.lines = lines
+    if stats.long_count:
+        run.problems.append(f"{name}: {stats.long_count} lines longer than {textio.LINE_BYTES >> 20} MiB left out "
+                            f"(lines {', '.join(map(str, stats.long_lines))}...), as analyze leaves them out")
+    if stats.fault:
+        run.problems.append(f"{name}: {stats.fault}")
     if run.run_start is None:
-        run.problems.append(f"{name}: no run_start in its {number} lines")
+        run.problems.append(f"{name}: no run_start in its {lines} lines")
     elif run.run_stop is None:
         run.problems.append(f"{name}: no run_stop after run_start (line {run.run_start_line}); the file ends "
-                            f"at line {number}: a truncated or aborted run")
+                            f"at line {lines}: a truncated or aborted run")
     return run
+
+
+def _number(chunk: textio.Chunk, at: int) -> int:
+    """The file line number of the text at `at` in the chunk."""
+    return chunk.first_line + int(chunk.ends.searchsorted(at))
+
+
+def _take(run: Run, chunk: textio.Chunk, at: int, parse, body: str, file_cut: bool) -> None:
+    """Parse one line's record and take it into the run when it is kept; LogError (file and line) when
+    it does not parse (a file cut short in its last line says so)."""
+    number = _number(chunk, at)
+    try:
+        record = parse(body)
+    except LineError as exc:
+        if file_cut and number == chunk.first_line + len(chunk.ends) - 2:
+            raise LogError(run.path, f"line {number}: the file is truncated: its last MLLOG line is cut "
+                                     "short") from None
+        raise LogError(run.path, f"line {number}: {exc}") from None
+    if needed(record[1]):
+        take(run, number, *record)

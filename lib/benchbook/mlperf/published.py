@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..core import yamlfile
 from ..errors import BenchbookError
+from . import rules
 
 ROOT = Path(__file__).resolve().parents[3] / "params" / "references" / "mlperf"
 MAX_YAML_NODES = 20_000
@@ -102,11 +103,14 @@ def files(root: str | Path | None = None) -> tuple[PublishedScores, ...]:
 
 def lookup(round_: str | None, submitter: str | None, system: str, benchmark: str,
            root: str | Path | None = None) -> tuple[Score, PublishedScores] | None:
-    """The published score of one result, with its file; None when none is published here."""
+    """The published score of one result, with its file; None when none is published here. A benchmark
+    is matched by its official name (v0.6's folder `mask` is `maskrcnn`)."""
+    alias = rules.BENCHMARK_ALIASES
     for f in files(root):
         if f.round != round_:
             continue
         for s in f.scores:
-            if (s.submitter, s.system, s.benchmark) == (submitter, system, benchmark):
+            if (s.submitter, s.system, alias.get(s.benchmark, s.benchmark)) == \
+                    (submitter, system, alias.get(benchmark, benchmark)):
                 return s, f
     return None

@@ -148,7 +148,7 @@ class MLPerfReport:
             return pd.DataFrame()
         rows = []
         for f in self.folders:
-            for name, verdict in checks.run(f.folder, f.round, f.benchmark).items():
+            for name, verdict in checks.run(f.folder, f.round, f.benchmark, f.as_dict()).items():
                 rows.append({"result": self._label(f), "check": name, "verdict": verdict})
         return pd.DataFrame(rows)
 

@@ -9,7 +9,9 @@ or an archive holding one (read where it lies: `logs.archives`).
 from __future__ import annotations
 
 import ast
+import hashlib
 import json
+import math
 import os
 import re
 from dataclasses import asdict, dataclass, field
@@ -19,9 +21,15 @@ from ..errors import BenchbookError, LogError
 from ..logs import archives
 from ..logs.archives import ArchivePath
 from ..runfolder import MLLOG
-from . import mllog, rules
+from . import mllog, power, rules
+from .accelerators import normalise
 
-RESULT_FILE = re.compile(r"result_(\d+)\.txt")
+# A result file is what mlperf-logging globs: `result_*.txt` (package_checker.py:98, result_summarizer.py:361
+# of 4.1.68): `result_3.txt`, and as some submitters name them `result_<id>_3.txt`, `result_run3.txt`.
+RESULT_FILE = re.compile(r"result_[^/]*\.txt", re.DOTALL)
+_DIGITS = re.compile(r"(\d+)")
+# The names submitters give them: result_<n>.txt, result_<id>_<n>.txt, result_run<n>.txt, n a plain number.
+PLAIN_NAME = re.compile(r"result_(?:[A-Za-z0-9.+-]+_|run)?(?:0|[1-9]\d{0,5})\.txt")
 ROUND_IN_PATH = re.compile(r"^training_results_v(\d+\.\d+)$")
 RECORD = "run.json"  # runfolder.records.RECORD, named here so that scoring needs no pandas (records does)
 
@@ -51,14 +59,29 @@ class Folder:
     target_source: str | None
     problems: list[str] = field(default_factory=list)
     run_details: list[dict] = field(default_factory=list)
+    accelerator_vendor: str | None = None  # `accelerators.normalise` of `accelerator` (the raw name)
+    accelerator_model: str | None = None
+    accelerator_memory: str | None = None
+    frameworks_listed: str | None = None  # the systems file's `framework` where it lists several (`framework`: ours)
+    energy_joules: float | None = None  # where the folder has power/ logs (`power.energy`)
 
     def as_dict(self) -> dict:
         return asdict(self)
 
 
+def is_result_file(name: str) -> bool:
+    return RESULT_FILE.fullmatch(name) is not None
+
+
+def _natural(name: str) -> list:
+    """result_2 before result_10: digit runs compared by length then digits (no int of a 5,000-digit name)."""
+    return [(len(t.lstrip("0")), t) if i % 2 else (0, t) for i, t in enumerate(_DIGITS.split(name))]
+
+
 def result_files(folder: Path | ArchivePath) -> list[Path | ArchivePath]:
-    found = [p for p in folder.iterdir() if RESULT_FILE.fullmatch(p.name) and p.is_file()]
-    return sorted(found, key=lambda p: int(RESULT_FILE.fullmatch(p.name).group(1)))
+    """The folder's result files, in natural order. OSError when the folder cannot be listed."""
+    found = [p for p in folder.iterdir() if is_result_file(p.name) and p.is_file()]
+    return sorted(found, key=lambda p: _natural(p.name))
 
 
 def find(paths: list[str | Path]) -> list[Path | ArchivePath]:
@@ -79,14 +102,18 @@ def find_all(paths: list[str | Path]) -> tuple[list[Path | ArchivePath], list[Pa
         if not path.is_dir():
             raise BenchbookError(f"{path}: no such folder (give a results repository, a submitter folder, a "
                                  "results/ folder or one <system>/<benchmark> folder, or an archive of one)")
-        for root, dirs, files in os.walk(path):
+        unlisted: list[OSError] = []  # a folder that cannot be listed: scored as one, which names why
+        for root, dirs, files in os.walk(path, onerror=unlisted.append):
             dirs.sort()
-            if any(RESULT_FILE.fullmatch(f) for f in files):
+            found.update((Path(e.filename), None) for e in unlisted)
+            unlisted.clear()
+            if any(map(is_result_file, files)):
                 found[Path(root)] = None
             elif MLLOG in files and RECORD in files:  # a run folder of a benchbook study
                 studies[Path(root).parent] = None
             for f in sorted(f for f in files if archives.kind(f)):
                 found.update(dict.fromkeys(_archived(Path(root, f), named=False)))
+        found.update((Path(e.filename), None) for e in unlisted)
     return list(found), list(studies)
 
 
@@ -96,7 +123,7 @@ def _archived(path: Path, named: bool) -> list[ArchivePath]:
     listing = archives.listing(path)
     folders: dict[ArchivePath, None] = {}
     for each in (listing, *listing.nested.values()):
-        named_files = sorted(PurePosixPath(n) for n in each.files if RESULT_FILE.fullmatch(PurePosixPath(n).name))
+        named_files = sorted(PurePosixPath(n) for n in each.files if is_result_file(PurePosixPath(n).name))
         folders.update((ArchivePath(each, archives.folder_of(str(n))), None) for n in named_files)
     if named and not folders and listing.problems:
         raise BenchbookError("; ".join(f"{p.source}: {p.reason}" for p in listing.problems))
@@ -120,7 +147,9 @@ def _system(submitter_dir: Path | None, system: str, problems: list[str]) -> dic
         return {}
     path = submitter_dir / "systems" / f"{system}.json"
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open("rb") as f:
+            data = f.read(MAX_SMALL_JSON + 1)
+        text = data.decode("utf-8")
     except FileNotFoundError:
         problems.append(f"{path}: missing (accelerators, accelerator and framework unknown)")
         return {}
@@ -128,9 +157,12 @@ def _system(submitter_dir: Path | None, system: str, problems: list[str]) -> dic
         problems.append(f"{path}: cannot be read ({exc})")
         return {}
     try:
-        described = json.loads(text) if text.lstrip().startswith("{") else _system_v06(text)
-    except (ValueError, SyntaxError, TypeError, KeyError) as exc:
-        problems.append(f"{path}: neither a JSON object nor v0.6's 'key: {{json}}' lines ({exc!r})")
+        if len(data) > MAX_SMALL_JSON:
+            raise ValueError(f"larger than {MAX_SMALL_JSON} bytes")
+        described = _small_json(path) if text.lstrip().startswith("{") else _system_v06(text)
+    except (ValueError, SyntaxError, TypeError, KeyError, RecursionError, MemoryError) as exc:
+        why = "nested too deep" if isinstance(exc, (RecursionError, MemoryError)) else repr(exc)[:200]
+        problems.append(f"{path}: neither a JSON object nor v0.6's 'key: {{json}}' lines ({why})")
         return {}
     if not isinstance(described, dict):
         problems.append(f"{path}: expected a JSON object")
@@ -150,45 +182,144 @@ def _system_v06(text: str) -> dict:
             "division": json.loads(lines["division"])["value"] if "division" in lines else None}
 
 
+# The most a committed scaling.json may multiply a score by. RCP normalisation is the one scaling the
+# review applies: the RCP mean over the submission's mean epochs, never below 1 (mlperf-logging 4.1.68,
+# rcp_checker.py:460-462), and only where the submission is within the record's "Max Speedup" (:487):
+# the largest of its 539 training records is 1.37 (llama31_405b, 5.0.0, with :479-480's offset), one
+# degenerate gpt3 4.1.0 record of identical runs aside. 2.0 leaves room above that and refuses forgeries.
+MAX_SCALING = 2.0
+MAX_ACCELERATORS = 10**7  # accelerators_per_node x number_of_nodes: above any system submitted (thousands)
+MAX_SMALL_JSON = 1 << 20  # a scaling.json or systems file: a few hundred bytes
+
+
 def _accelerators(system: dict, path: str, problems: list[str]) -> int | None:
+    """accelerators_per_node x number_of_nodes, each a whole number (int or digits), at most MAX_ACCELERATORS."""
     if not system:
         return None
-    try:
-        return int(system["accelerators_per_node"]) * int(system["number_of_nodes"])
-    except (KeyError, TypeError, ValueError) as exc:
-        problems.append(f"{path}: accelerators_per_node x number_of_nodes not readable ({exc!r})")
+    counts = []
+    for name in ("accelerators_per_node", "number_of_nodes"):
+        value = system.get(name)
+        if isinstance(value, str) and value.strip().isdecimal() and len(value.strip()) <= 8:
+            value = int(value.strip())
+        if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= MAX_ACCELERATORS:
+            problems.append(f"{path}: {name} = {str(value)[:40]!r}: expected a whole number from 0 to "
+                            f"{MAX_ACCELERATORS} (accelerators unknown)")
+            return None
+        counts.append(value)
+    if counts[0] * counts[1] > MAX_ACCELERATORS:
+        problems.append(f"{path}: accelerators_per_node x number_of_nodes = {counts[0] * counts[1]}: above "
+                        f"{MAX_ACCELERATORS} (accelerators unknown)")
         return None
+    return counts[0] * counts[1]
 
 
-def _scaling(folder: Path, problems: list[str]) -> float | None:
-    """The committed scaling.json's factor (1.0 without one); None when it cannot be read."""
+def _small_json(path: Path | ArchivePath) -> object:
+    """A small JSON file, strictly: NaN and Infinity refused, at most MAX_SMALL_JSON bytes; ValueError
+    (RecursionError for deep nesting) says why not."""
+    with path.open("rb") as f:
+        data = f.read(MAX_SMALL_JSON + 1)
+    if len(data) > MAX_SMALL_JSON:
+        raise ValueError(f"larger than {MAX_SMALL_JSON} bytes")
+
+    def refuse(constant: str):
+        raise ValueError(f"{constant} is not a JSON number")
+
+    return json.loads(data.decode("utf-8"), parse_constant=refuse)
+
+
+def _scaling(folder: Path | ArchivePath, problems: list[str]) -> float | None:
+    """The committed scaling.json's factor (1.0 without one): a JSON number from 1 to MAX_SCALING;
+    None, with the problem, otherwise."""
     path = folder / "scaling.json"
     if not path.is_file():
         return 1.0
+    expected = f'expected {{"scaling_factor": <a JSON number from 1 to {MAX_SCALING}>}}'
     try:
-        with path.open(encoding="utf-8") as f:
-            factor = float(json.load(f)["scaling_factor"])
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        problems.append(f"{path}: expected {{\"scaling_factor\": <number>}} ({exc!r})")
+        doc = _small_json(path)
+    except (OSError, ValueError, RecursionError) as exc:
+        why = "nested too deep" if isinstance(exc, RecursionError) else str(exc)[:200]
+        problems.append(f"{path}: {expected} ({why}): the folder is not scored")
         return None
-    return factor
+    factor = doc.get("scaling_factor") if isinstance(doc, dict) else None
+    if isinstance(factor, (int, float)) and not isinstance(factor, bool):
+        try:
+            value = float(factor)
+        except OverflowError:
+            value = math.inf
+        if 1.0 <= value <= MAX_SCALING:
+            return value
+    shown = json.dumps(factor)[:40] if isinstance(doc, dict) else type(doc).__name__
+    problems.append(f"{path}: scaling_factor = {shown}: {expected} (rcp_checker.py:460-462, :487 of "
+                    "mlperf-logging 4.1.68): the folder is not scored")
+    return None
 
 
 def score_folder(folder: Path | ArchivePath, round_: str | None = None) -> Folder:
-    """Read every result file of one folder and score it by the round's rule."""
+    """Read every result file of one folder and score it by the round's rule; a folder that cannot be
+    listed is an invalid result saying so."""
     problems: list[str] = []
     if isinstance(folder, ArchivePath):  # what its archive refused there, or refused whole
         problems += [f"{p.source}: {p.reason}" for p in folder.listing.problems
                      if p.source == folder.listing.label or p.source.startswith(f"{folder}/")]
+    try:
+        files = result_files(folder)
+    except OSError as exc:
+        return _unlisted(folder, round_, f"{folder}: cannot be listed ({exc.strerror or exc}): not scored")
+    odd = [p.name for p in files if not PLAIN_NAME.fullmatch(p.name)]
+    if odd:
+        problems.append(f"{folder}: {', '.join(ascii(n) for n in odd[:10])}{' and more' if len(odd) > 10 else ''}: "
+                        "read as result files (mlperf-logging counts every result_*.txt), but not named "
+                        "result_<n>.txt, result_<id>_<n>.txt or result_run<n>.txt")
     system_name = folder.parent.name
     submitter_dir = folder.parent.parent.parent if folder.parent.parent.name == "results" else None
     system = _system(submitter_dir, system_name, problems)
     systems_path = str(submitter_dir / "systems" / f"{system_name}.json") if submitter_dir else ""
-    return score_files(str(folder), result_files(folder), round_of(folder, round_),
-                       benchmark=rules.BENCHMARK_ALIASES.get(folder.name, folder.name),
-                       submitter=submitter_dir.name if submitter_dir else None, system_name=system_name,
-                       system=system, systems_path=systems_path, factor=_scaling(folder, problems),
-                       problems=problems)
+    listed = system.get("framework")
+    if isinstance(listed, str) and _FRAMEWORKS_SPLIT.search(listed):
+        implementations = submitter_dir / "benchmarks" / folder.name / "implementations" if submitter_dir else None
+        names = [system_name, *_names_in(implementations)]
+        system = {**system, "framework": _framework(listed, names), "frameworks_listed": listed}
+    found = score_files(str(folder), files, round_of(folder, round_),
+                        benchmark=rules.BENCHMARK_ALIASES.get(folder.name, folder.name),
+                        submitter=submitter_dir.name if submitter_dir else None, system_name=system_name,
+                        system=system, systems_path=systems_path, factor=_scaling(folder, problems),
+                        problems=problems)
+    if found.valid and isinstance(folder, Path) and (folder / "power").is_dir():
+        found.energy_joules = power.energy(folder, found.run_details, found.scaling_factor, found.problems)
+    return found
+
+
+_FRAMEWORKS_SPLIT = re.compile(r"\s*[,;]\s*|\s+and\s+")
+
+
+def _names_in(folder) -> list[str]:
+    """The names in a folder (the implementations of a benchmark); none where it cannot be listed."""
+    try:
+        return [p.name for p in folder.iterdir()] if folder is not None and folder.is_dir() else []
+    except OSError:
+        return []
+
+
+def _framework(listed: str, names: list[str]) -> str:
+    """Of a systems file's several frameworks, the one the result ran on: the one whose name the system
+    (dgxa100_ngc20.06_pytorch) or the benchmark's implementation folder names; else the list as it is."""
+    parts = [p for p in _FRAMEWORKS_SPLIT.split(listed) if p.strip()]
+    words = " ".join(names).lower()
+    found = [p for p in parts if p.split()[0].lower() in words]
+    return found[0] if len(found) == 1 else listed
+
+
+def _unlisted(folder: Path | ArchivePath, round_: str | None, why: str) -> Folder:
+    """A folder that cannot be listed: a system folder (`results/<system>`) or a benchmark folder."""
+    is_system = folder.parent.name == "results"
+    key = round_of(folder, round_)
+    return Folder(folder=str(folder), round=f"v{key}" if key else None,
+                  benchmark="unknown" if is_system else folder.name,
+                  submitter=folder.parent.parent.name if is_system else None,
+                  system=folder.name if is_system else folder.parent.name, score_minutes=None, valid=False,
+                  reason=why, runs=0, runs_failed=0, runs_required=None, scaling_factor=None, accelerators=None,
+                  accelerator=None, framework=None, accelerator_minutes=None, division=None, target=None,
+                  target_source=None, problems=[why])
 
 
 def score_files(where: str, files: list, key: str | None, *, benchmark: str | None, submitter: str | None,
@@ -215,6 +346,7 @@ def score_files(where: str, files: list, key: str | None, *, benchmark: str | No
     benchmark = benchmark or "unknown"
     submitter = submitter or logged.get("org")
     goal = rules.target(benchmark, key) if key else None
+    required = rules.runs_required(benchmark, key)
     verdicts = []
     for path, run in zip(files, runs, strict=True):
         if isinstance(run, LogError):
@@ -223,14 +355,28 @@ def score_files(where: str, files: list, key: str | None, *, benchmark: str | No
             verdicts.append(rules.judge(run, benchmark, key or "0.0"))
     if key is None:
         result = rules.Score(None, False, "round unknown: no training_results_vX.Y in the path (give --round)",
-                             rules.RUNS_REQUIRED.get(benchmark), 1, [])
+                             required, 1, [])
     elif factor is None:
-        result = rules.Score(None, False, "scaling.json cannot be read", rules.RUNS_REQUIRED.get(benchmark), 1, [])
+        why = next((p for p in problems if "scaling.json" in p), "scaling.json refused")
+        result = rules.Score(None, False, why, required, 1, [])
     else:
-        result = rules.score(verdicts, benchmark, factor)
+        result = rules.score(verdicts, benchmark, factor, required)
+    if twins := _identical(files):
+        copies = "; ".join(f"{os.path.basename(str(b))} is byte-identical to {os.path.basename(str(a))}"
+                           for a, b in twins) + ": one run logged twice is not two runs"
+        problems.append(f"{where}: {copies}")
+        if result.valid:
+            result = rules.Score(None, False, copies, required, 1, [])
+    if required is not None and len(files) > required:
+        problems.append(f"{where}: {len(files)} result files, {benchmark} needs {required}: mlperf-logging's "
+                        "package checker refuses another count (package_checker.py:131-139); all are scored, as "
+                        "its result_summarizer scores them")
     if key and goal is None and benchmark in rules.RUNS_REQUIRED:
-        problems.append(f"no quality target known for {benchmark} in v{key}: run_stop's status alone decides")
+        why = rules.unread_target(benchmark, key) or f"none in {rules.RULES}"
+        problems.append(f"no quality target known for {benchmark} in v{key} ({why}): run_stop's status alone "
+                        "decides")
     accelerators = _accelerators(system, systems_path, problems)
+    kind = normalise(system.get("accelerator_model_name"), system.get("accelerator_memory_capacity"))
     return Folder(
         folder=where, round=f"v{key}" if key else None, benchmark=benchmark, submitter=submitter,
         system=system_name, score_minutes=result.minutes, valid=result.valid, reason=result.reason,
@@ -241,7 +387,38 @@ def score_files(where: str, files: list, key: str | None, *, benchmark: str | No
         division=system.get("division") or logged.get("division"),
         target=goal.describe() if goal else None, target_source=goal.source if goal else None,
         problems=problems, run_details=[_detail(v, r, role) for v, r, role in
-                                        zip(verdicts, runs, rules.roles(verdicts, benchmark), strict=True)])
+                                        zip(verdicts, runs, rules.roles(verdicts, benchmark), strict=True)],
+        accelerator_vendor=kind["vendor"], accelerator_model=kind["model"], accelerator_memory=kind["memory"],
+        frameworks_listed=system.get("frameworks_listed"))
+
+
+def _identical(files: list) -> list[tuple]:
+    """Pairs (first, copy) of result files with the same bytes: compared where their sizes are equal."""
+    by_size: dict[int, list] = {}
+    for path in files:
+        try:
+            size = path.size if isinstance(path, ArchivePath) else path.stat().st_size
+        except OSError:
+            continue
+        if size is not None:
+            by_size.setdefault(size, []).append(path)
+    pairs = []
+    for group in (g for g in by_size.values() if len(g) > 1):
+        seen: dict[str, object] = {}
+        for path in group:
+            try:
+                digest = hashlib.sha256()
+                with path.open("rb") as f:
+                    for block in iter(lambda f=f: f.read(1 << 20), b""):
+                        digest.update(block)
+                digest = digest.hexdigest()
+            except (OSError, LogError):
+                continue
+            if digest in seen:
+                pairs.append((seen[digest], path))
+            else:
+                seen[digest] = path
+    return pairs
 
 
 def _detail(verdict: rules.RunVerdict, run, role: str) -> dict:

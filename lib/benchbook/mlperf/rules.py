@@ -3,66 +3,186 @@ the score (the olympic mean of the runs' times to train, in minutes, times the f
 
 Every number here names where it comes from. The official scorer is mlperf-logging's
 `result_summarizer` (mlcommons/logging); the rule is repeated, not imported, so that scoring needs
-nothing outside the standard library (`checks.py` runs the official tools beside it).
+nothing but the standard library and PyYAML (`checks.py` runs the official tools beside it). The targets
+and run counts are data (`params/references/mlperf/rules/`), read from mlperf-logging's own files
+(`rulesdata`), not numbers written here.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
 
 from ..errors import BenchbookError
-from .mllog import Run
+from .mllog import UNIT_SECONDS, Run
 
 MLPERF_LOGGING = "mlcommons/logging (mlperf-logging 4.1.68)"
+RULES = Path(__file__).resolve().parents[3] / "params" / "references" / "mlperf" / "rules"
+# training.yaml: generated from mlperf-logging (`rulesdata`); training_0.6.yaml: v0.6 targets, by hand.
+RULE_FILES = ("training.yaml", "training_0.6.yaml")
+
+
+@dataclass(frozen=True)
+class Bound:
+    """What one metric of an evaluation must be: from `min`, up to `max`, each inclusive or not."""
+
+    metric: str
+    min: float | None = None
+    min_inclusive: bool = True
+    max: float | None = None
+    max_inclusive: bool = False
+
+    def holds(self, value: float | None) -> bool:
+        if value is None:
+            return False
+        low = self.min is None or (value >= self.min if self.min_inclusive else value > self.min)
+        high = self.max is None or (value <= self.max if self.max_inclusive else value < self.max)
+        return low and high
+
+    def describe(self) -> str:
+        """`accuracy >= 0.759` (the rule's `< 1.0` beside a lower bound, and `> 0` beside an upper one,
+        left out: they only refuse a broken value)."""
+        parts = []
+        if self.min is not None and not (self.max is not None and self.min == 0):
+            parts.append(f"{'>=' if self.min_inclusive else '>'} {self.min:g}")
+        if self.max is not None and not (self.min not in (None, 0) and self.max == 1.0):
+            parts.append(f"{'<=' if self.max_inclusive else '<'} {self.max:g}")
+        return f"{self.metric} {' and '.join(parts)}"
 
 
 @dataclass(frozen=True)
 class Target:
-    """The quality a run must reach in one evaluation: every metric at least its threshold and below
-    1.0 (the compliance rules' `v['value'] >= 0.7590 and v['value'] < 1.0`)."""
+    """The quality a run must reach in one evaluation of `key`, as its round's closed rule says: the bounds
+    of the clause that applies to the run's global batch (most rules have one clause for every batch)."""
 
     benchmark: str
-    rounds: tuple[str, ...]
-    thresholds: tuple[tuple[str, float], ...]
+    round: str
+    key: str
+    check: str
     source: str
+    clauses: tuple[tuple[dict | None, tuple[Bound, ...]], ...]
 
-    def reached(self, values: dict[str, float]) -> bool:
-        return all(name in values and threshold <= values[name] < 1.0 for name, threshold in self.thresholds)
+    def bounds(self, batch: float | None = None) -> tuple[Bound, ...]:
+        for when, bounds in self.clauses:
+            if when is None or batch is None or \
+                    (batch < when["below"] if "below" in when else batch >= when["at_least"]):
+                return bounds
+        return self.clauses[0][1]
 
-    def describe(self) -> str:
-        return " and ".join(f"{name} >= {threshold}" for name, threshold in self.thresholds)
+    def reached(self, values: dict[str, float], batch: float | None = None) -> bool:
+        return all(b.holds(values.get(b.metric)) for b in self.bounds(batch))
+
+    def describe(self, batch: float | None = None) -> str:
+        return " and ".join(b.describe() for b in self.bounds(batch))
+
+    @property
+    def thresholds(self) -> tuple[tuple[str, float], ...]:
+        """(metric, the bound a curve is drawn at) of the first clause."""
+        return tuple((b.metric, b.min if b.min not in (None, 0) else b.max) for b in self.clauses[0][1])
 
 
-def _closed(round_: str, name: str, line: int) -> str:
-    return f"{MLPERF_LOGGING}: mlperf_logging/compliance_checker/training_{round_}.0/closed_{name}.yaml:{line}"
+@dataclass(frozen=True)
+class RoundRules:
+    """Per round (`'4.0'`), per benchmark: the runs a result needs (with their source) and the target."""
+
+    runs: dict[str, dict[str, tuple[int, str]]]
+    targets: dict[str, dict[str, Target]]
+    unread: dict[tuple[str, str], str]  # (round, benchmark) -> why its rule's target is not checked
+    init_limits: dict[str, dict]  # round -> {minutes: {division: minutes}, check, source}
 
 
-TARGETS = (
-    Target("resnet", ("0.6",), (("accuracy", 0.759),),
-           "mlcommons/training_policies issue #170 (2019-01-17, 'Resnet quality target moved to 0.759') and "
-           "#179 ('used this accuracy successfully in v0.6'); mlperf-logging's training_0.6.0 configs do not "
-           "check it (common.yaml: 'since target is not printed I can not confirm the accuracy')"),
-    *(Target("resnet", (r,), (("accuracy", 0.759),), _closed(r, "resnet", line))
-      for r, line in (("0.7", 18), ("1.0", 18), ("1.1", 195), ("2.0", 195), ("2.1", 195), ("3.0", 17),
-                      ("3.1", 17), ("4.0", 17))),
-    Target("maskrcnn", ("0.6",), (("BBOX", 0.377), ("SEGM", 0.339)),
-           "mlcommons/training@cdb75f06: object_detection/caffe2/README.md ('Box mAP of 0.377, mask mAP of "
-           "0.339'); mlperf-logging's training_0.6.0 configs do not check it"),
-    *(Target("maskrcnn", (r,), (("BBOX", 0.377), ("SEGM", 0.339)), _closed(r, "maskrcnn", line))
-      for r, line in (("0.7", 55), ("1.0", 55), ("1.1", 92), ("2.0", 94), ("2.1", 94), ("3.0", 55), ("3.1", 55))),
-)
+def _target(round_: str, benchmark: str, entry: dict) -> Target:
+    clauses = tuple((c.get("batch"), tuple(Bound(**b) for b in c["bounds"])) for c in entry["clauses"])
+    return Target(benchmark, round_, entry["key"], entry["check"], entry["source"], clauses)
 
-# The result files a result needs, by benchmark: mlperf-logging's benchmark_meta.py
-# (_ALL_RESULT_FILE_COUNTS['training'], which result_summarizer applies to every round).
-RUNS_REQUIRED = {"bert": 10, "dlrm": 5, "dlrm_dcnv2": 10, "gnmt": 10, "gpt3": 3, "maskrcnn": 5, "minigo": 10,
-                 "resnet": 5, "ssd": 5, "retinanet": 5, "stable_diffusion": 10, "transformer": 10, "ncf": 10,
-                 "rnnt": 10, "unet3d": 40, "gnn": 10, "rgat": 10, "llama2_70b_lora": 10, "llama31_405b": 3}
-RUNS_SOURCE = f"{MLPERF_LOGGING}: mlperf_logging/benchmark_meta.py (_ALL_RESULT_FILE_COUNTS)"
+
+@functools.cache
+def loaded(root: Path = RULES) -> RoundRules:
+    """The rule files of `root`, read once."""
+    runs: dict[str, dict[str, tuple[int, str]]] = {}
+    targets: dict[str, dict[str, Target]] = {}
+    unread: dict[tuple[str, str], str] = {}
+    init_limits: dict[str, dict] = {}
+    for name in RULE_FILES:
+        path = root / name
+        try:
+            # libyaml's loader where PyYAML has it: the pure-Python one takes 0.3 s over training.yaml
+            doc = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+            for round_, benchmarks in doc["rounds"].items():
+                if "init_limit" in benchmarks:
+                    init_limits[round_] = benchmarks["init_limit"]
+                for benchmark, entry in benchmarks.items():
+                    if benchmark == "init_limit":
+                        continue
+                    if "runs" in entry:
+                        runs.setdefault(round_, {})[benchmark] = (entry["runs"], entry["runs_source"])
+                    goal = entry.get("target")
+                    if goal and "unread" in goal:
+                        unread[(round_, benchmark)] = f"{goal['source']}: {goal['check']} ({goal['unread']})"
+                    elif goal:
+                        targets.setdefault(round_, {})[benchmark] = _target(round_, benchmark, goal)
+        except (OSError, yaml.YAMLError, KeyError, TypeError, AttributeError) as exc:
+            raise BenchbookError(f"{path}: the MLPerf rules as data cannot be read ({exc!r}): restore it from "
+                                 "the repository, or `python -m benchbook.mlperf.rulesdata --write`") from None
+    return RoundRules(runs, targets, unread, init_limits)
+
+
+def _newest(counts: dict[str, dict[str, tuple[int, str]]]) -> dict[str, tuple[int, str]]:
+    out: dict[str, tuple[int, str]] = {}
+    for round_ in sorted(counts, key=lambda r: tuple(map(int, r.split(".")))):
+        out.update(counts[round_])
+    return out
+
+
+# The result files a result needs, by benchmark (each round's are `runs_required`): mlperf-logging's
+# benchmark_meta.py (_ALL_RESULT_FILE_COUNTS['training']), through training.yaml.
+RUNS_REQUIRED = {b: n for b, (n, _) in _newest(loaded().runs).items()}
+RUNS_SOURCE = f"{MLPERF_LOGGING}: mlperf_logging/benchmark_meta.py (_ALL_RESULT_FILE_COUNTS), params/references/" \
+              "mlperf/rules/training.yaml"
 # Runs dropped at each end: result_summarizer.py's `max_dropped_scores = 4 if benchmark == "unet3d" else 1`.
 DROPPED = {"unet3d": 4}
 BENCHMARK_ALIASES = {"mask": "maskrcnn"}  # result_summarizer's _benchmark_alias
+
+
+def runs_required(benchmark: str, round_: str | None = None) -> int | None:
+    """The result files `benchmark` needs in `round_` (else in the newest round that has it)."""
+    if round_:
+        found = loaded().runs.get(round_key(round_), {}).get(benchmark)
+        if found:
+            return found[0]
+    return RUNS_REQUIRED.get(benchmark)
+
+
+def setup_over_limit(run: Run, round_: str) -> str | None:
+    """Why a run's setup (the first init_start to init_stop, else to run_start) passes its round's limit
+    (the compliance rule's, per division), if it does."""
+    limit = loaded().init_limits.get(round_key(round_))
+    end = run.init_stop if run.init_stop is not None else run.run_start
+    if not limit or run.init_start is None or end is None:
+        return None
+    division = "open" if str(run.submission.get("division", "")).lower() == "open" else "closed"
+    most = limit["minutes"].get(division)
+    setup = (end - run.init_start) / UNIT_SECONDS[run.unit] / 60.0
+    if most is None or setup < most:
+        return None
+    until = "init_stop" if run.init_stop is not None else "run_start"
+    return (f"setup (the first init_start to {until}) {setup:.2f} minutes, not under the {division} division's "
+            f"{most:g} minutes ({limit['source']}): the run is dropped")
+
+
+def rounds_with_target(benchmark: str) -> list[str]:
+    return [r for r, found in loaded().targets.items() if benchmark in found]
+
+
+def unread_target(benchmark: str, round_: str) -> str | None:
+    """Why the round's rule for `benchmark` has a target benchbook does not check, if it has one."""
+    return loaded().unread.get((round_key(round_), benchmark))
+
 
 _ROUND = re.compile(r"v?(\d+)\.(\d+)(?:\.\d+)?")
 
@@ -76,8 +196,7 @@ def round_key(text: str) -> str:
 
 
 def target(benchmark: str, round_: str) -> Target | None:
-    key = round_key(round_)
-    return next((t for t in TARGETS if t.benchmark == benchmark and key in t.rounds), None)
+    return loaded().targets.get(round_key(round_), {}).get(benchmark)
 
 
 @dataclass
@@ -95,16 +214,18 @@ class RunVerdict:
 
 
 def judge(run: Run, benchmark: str, round_: str) -> RunVerdict:
-    """A run converged when run_stop says success and (where the round's target is known, and the run
-    is of the closed division) one evaluation reached it; epochs/samples to converge are those of that
-    evaluation (else the last)."""
-    by_epoch: dict[tuple, dict[str, float]] = {}
-    for e in run.evaluations:
-        by_epoch.setdefault((e.line, e.epoch, e.samples), {})[e.metric] = e.value
+    """A run converged when its setup is within the round's limit, run_stop says success and (where the
+    round's target is known, and the run is of the closed division) one evaluation reached it;
+    epochs/samples to converge are those of that evaluation (else the last)."""
     # The open division sets no quality target (mlcommons/logging, mlperf_logging/compliance_checker/
     # training_4.0.0/open_resnet.yaml: eval_accuracy `v['value'] < 1.0`): run_stop's status decides.
     goal = None if str(run.submission.get("division", "")).lower() == "open" else target(benchmark, round_)
-    hit = next((k for k, values in by_epoch.items() if goal and goal.reached(values)), None)
+    by_epoch: dict[tuple, dict[str, float]] = {}
+    for e in run.evaluations:
+        if goal is None or e.key == goal.key:
+            by_epoch.setdefault((e.line, e.epoch, e.samples), {})[e.metric] = e.value
+    batch = run.global_batch_size
+    hit = next((k for k, values in by_epoch.items() if goal and goal.reached(values, batch)), None)
     last = next(reversed(by_epoch), None)
     where = hit or last
     verdict = RunVerdict(run.path, run.minutes, run.status, False, "",
@@ -112,10 +233,16 @@ def judge(run: Run, benchmark: str, round_: str) -> RunVerdict:
                          best=by_epoch[last] if last else {})
     if run.minutes is None:
         verdict.reason = run.problems[0] if run.problems else "no time to train"
+    elif not (math.isfinite(run.minutes) and run.minutes > 0):
+        verdict.reason = (f"time to train {run.minutes} minutes (run_stop, line {run.run_stop_line}, minus "
+                          f"run_start, line {run.run_start_line}): not a positive finite time")
+    elif over := setup_over_limit(run, round_):
+        verdict.reason = over
     elif not run.succeeded:
         verdict.reason = f"run_stop status {run.status!r} (line {run.run_stop_line}), not 'success'"
     elif goal is not None and hit is None:
-        verdict.reason = f"target {goal.describe()} not reached (last evaluation: {verdict.best or 'none'})"
+        verdict.reason = (f"target {goal.describe(batch)} not reached (last evaluation: {verdict.best or 'none'}; "
+                          f"{goal.source})")
     else:
         verdict.converged = True
     return verdict
@@ -133,10 +260,11 @@ class Score:
     counted: list[float]
 
 
-def score(verdicts: list[RunVerdict], benchmark: str, scaling_factor: float = 1.0) -> Score:
+def score(verdicts: list[RunVerdict], benchmark: str, scaling_factor: float = 1.0,
+          required: int | None = None) -> Score:
     """Drop the fastest and the slowest (unet3d: 4 each), mean of the rest, times scaling_factor; a run
     that did not converge takes a slowest slot, and more of them than slots dropped make it invalid."""
-    required = RUNS_REQUIRED.get(benchmark)
+    required = required or RUNS_REQUIRED.get(benchmark)
     drop = DROPPED.get(benchmark, 1)
     failed = [v for v in verdicts if not v.converged]
     times = sorted(v.minutes for v in verdicts if v.converged)
@@ -151,7 +279,10 @@ def score(verdicts: list[RunVerdict], benchmark: str, scaling_factor: float = 1.
     counted = times[drop: len(times) - (drop - len(failed))]
     if not counted:
         return Score(None, False, "no run left after dropping the fastest and the slowest", required, drop, [])
-    minutes = math.fsum(counted) / len(counted) * scaling_factor
+    minutes = math.fsum(t / len(counted) for t in counted) * scaling_factor  # (each term: no overflow in the sum)
+    if not math.isfinite(minutes):
+        return Score(None, False, f"the mean of the runs' times ({minutes}) is not a finite number", required, drop,
+                     counted)
     return Score(minutes, True, "", required, drop, counted)
 
 

@@ -25,7 +25,7 @@ _REPEAT = re.compile(r"_r\d+$")
 
 
 def _latest_round(benchmark: str) -> str | None:
-    rounds = [r for t in rules.TARGETS if t.benchmark == benchmark for r in t.rounds]
+    rounds = rules.rounds_with_target(benchmark)
     return max(rounds, key=lambda r: tuple(map(int, r.split("."))), default=None)
 
 

@@ -19,16 +19,14 @@ from __future__ import annotations
 import concurrent.futures as cf
 import contextlib
 import datetime as dt
-import errno
-import fcntl
 import hashlib
 import json
 import multiprocessing
 import os
 import re
 import shlex
-import socket
 import sys
+import threading
 import time
 import uuid
 from dataclasses import asdict
@@ -41,12 +39,12 @@ from ..errors import BenchbookError, ReportNameError
 from ..runfolder import records
 from .index_page import write_index
 from .publish_files import (
-    ReportFolderError,
     changed_inputs,
     input_files,
     pair_difference,
     read_entry,
     real_folder,
+    report_lock,
     shown,
     unreadable,
     write_text,
@@ -87,32 +85,6 @@ def check_name(name: str) -> str:
         raise ReportNameError(f"report name {name!r}: a report is a folder of --reports, and names ending in "
                               "'.html' or '.lock' are kept for the index page (give --name NAME)")
     return name
-
-
-@contextlib.contextmanager
-def _report_lock(folder: Path):
-    """One publish of a report at a time: None when this one may go on, else who holds it."""
-    try:
-        handle = os.fdopen(os.open(folder / ".publish.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644), "r+")
-    except OSError as exc:
-        if exc.errno != errno.ELOOP:
-            raise
-        raise ReportFolderError(f"{shown(str(folder / '.publish.lock'))} is a symbolic link; publish writes only "
-                                "inside the real reports folder: remove the link") from None
-    try:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            handle.seek(0)
-            yield handle.read().strip() or "another publish"
-            return
-        handle.seek(0)
-        handle.truncate()
-        handle.write(f"pid {os.getpid()} on {socket.gethostname()}")
-        handle.flush()
-        yield None
-    finally:
-        handle.close()  # releases the lock
 
 
 def digest(target: Target, files: dict[str, tuple[int, int]] | None = None) -> str:
@@ -174,24 +146,40 @@ def _execute_quietly(target: Target, out: Path, executed: Path) -> dict:
     # at once rather than asked to exit (0.4 s of the kernel's own exit hooks). One that launches its study
     # is asked, and given the time to end what it started.
     shutdown = "graceful" if params.get("launch") else "immediate"
-    with cf.ThreadPoolExecutor(1) as pool:
-        exporter = pool.submit(_html_exporter)  # nbconvert's imports and templates while the kernel runs the cells
-        for attempt in range(1, KERNEL_STARTS + 1):
-            try:
-                papermill.execute_notebook(  # saved once at the end (and on an error), not after every cell
-                    str(target.notebook), str(executed), parameters=params, kernel_name="python3", progress_bar=False,
-                    cwd=str(ROOT), request_save_on_cell_execute=False, shutdown_kernel=shutdown)
-                status, error = "ok", None
-            except papermill.PapermillExecutionError as exc:
-                status, error = "failed", f"{exc.ename}: {exc.evalue}"
-            except Exception as exc:  # the kernel died, the notebook is unreadable...
-                status, error = "failed", f"{type(exc).__name__}: {exc}"
-                if attempt < KERNEL_STARTS and str(exc).startswith(_NOT_STARTED):
-                    continue  # no cell ran: start a new kernel
-            break
-        if executed.exists():
-            _convert(executed, out, exporter.result())
+    exporter = _in_background(_html_exporter)  # nbconvert's imports and templates while the kernel runs the cells
+    for attempt in range(1, KERNEL_STARTS + 1):
+        try:
+            papermill.execute_notebook(  # saved once at the end (and on an error), not after every cell
+                str(target.notebook), str(executed), parameters=params, kernel_name="python3", progress_bar=False,
+                cwd=str(ROOT), request_save_on_cell_execute=False, shutdown_kernel=shutdown)
+            status, error = "ok", None
+        except papermill.PapermillExecutionError as exc:
+            status, error = "failed", f"{exc.ename}: {exc.evalue}"
+        except Exception as exc:  # the kernel died, the notebook is unreadable...
+            status, error = "failed", f"{type(exc).__name__}: {exc}"
+            if attempt < KERNEL_STARTS and str(exc).startswith(_NOT_STARTED):
+                continue  # no cell ran: start a new kernel
+        break
+    if executed.exists():
+        _convert(executed, out, exporter.result())
     return {"status": status, "error": error, "executed": str(executed.relative_to(out))}
+
+
+def _in_background(make) -> cf.Future:
+    """`make()` in a daemon thread, its result when asked for: a Ctrl-C never waits for it. A KeyboardInterrupt in
+    an import of the main thread (papermill's, as the kernel starts) can leave CPython's import lock held (between
+    importlib's `_imp.acquire_lock()` and its `try`), and a thread that imports then waits forever: a pool's thread,
+    joined on the way out (at its `with`, at the interpreter's exit), hung publish there (issue 38)."""
+    future: cf.Future = cf.Future()
+
+    def run():
+        try:
+            future.set_result(make())
+        except BaseException as exc:  # noqa: BLE001 -- raised again by future.result(), in the main thread
+            future.set_exception(exc)
+
+    threading.Thread(target=run, name=f"background {make.__name__}", daemon=True).start()
+    return future
 
 
 def _html_exporter():
@@ -416,7 +404,7 @@ def _prepare(t: Target, reports: Path, stamp: str, force: bool, locks: contextli
     if why:
         return {"name": t.name, "status": "failed", "summary": {},
                 "error": f"{why}: run `jupytext --sync` on it (a reviewer reads the text source), then publish again"}
-    holder = locks.enter_context(_report_lock(out))
+    holder = locks.enter_context(report_lock(out))
     if holder:
         return {"name": t.name, "status": "busy", "summary": {},
                 "error": f"being published by {holder}; publish it again when that one ends"}

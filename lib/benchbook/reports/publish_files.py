@@ -13,8 +13,11 @@ never reach the terminal as they are.
 from __future__ import annotations
 
 import contextlib
+import errno
+import fcntl
 import json
 import os
+import socket
 import stat
 import tempfile
 from pathlib import Path
@@ -44,6 +47,32 @@ def real_folder(reports: Path, *parts: str) -> Path:
             raise ReportFolderError(f"{shown(str(folder))} is not a folder; remove it or publish elsewhere")
         folder.mkdir(exist_ok=True)
     return folder
+
+
+@contextlib.contextmanager
+def report_lock(folder: Path):
+    """One publish of a report at a time: None when this one may go on, else who holds it."""
+    try:
+        handle = os.fdopen(os.open(folder / ".publish.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644), "r+")
+    except OSError as exc:
+        if exc.errno != errno.ELOOP:
+            raise
+        raise ReportFolderError(f"{shown(str(folder / '.publish.lock'))} is a symbolic link; publish writes only "
+                                "inside the real reports folder: remove the link") from None
+    try:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            yield handle.read().strip() or "another publish"
+            return
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"pid {os.getpid()} on {socket.gethostname()}")
+        handle.flush()
+        yield None
+    finally:
+        handle.close()  # releases the lock
 
 
 def write_text(path: Path, text: str) -> None:

@@ -80,7 +80,23 @@ def for_published(path: str | Path) -> Target:
 
 
 def for_comparison(sources: list[str], labels: list[str] | None, name: str | None = None) -> Target:
-    """The sources and labels reach the notebook as lists: a comma in a path stays part of it."""
+    """The sources and labels reach the notebook as lists: a comma in a path stays part of it. What the
+    notebook would refuse (one source, a missing folder, a label count that is not the sources') is
+    refused here, before a kernel starts or the index gains a failed report."""
+    if len(sources) < 2:
+        raise BenchbookError(f"--compare {shown(' '.join(sources))}: a comparison needs at least two folders")
+    missing = [s for s in sources if not Path(s).is_dir()]
+    if missing:
+        raise BenchbookError(f"--compare: no such folder: {shown(', '.join(missing))}")
+    if labels is not None:
+        if len(labels) != len(sources):
+            raise BenchbookError(f"--labels: {len(labels)} labels for {len(sources)} --compare folders; give one "
+                                 "label per folder, in their order")
+        blank = [i + 1 for i, label in enumerate(labels) if not label.strip()]
+        if blank or len({label.strip() for label in labels}) != len(labels):
+            raise BenchbookError(f"--labels {shown(' '.join(map(repr, labels)))}: "
+                                 + (f"label {blank[0]} is empty" if blank else "two folders have the same label")
+                                 + "; each folder needs its own label (its column in the tables)")
     resolved = [str(Path(s).resolve()) for s in sources]
     return Target(name or "comparison", NOTEBOOKS / "compare.ipynb",
                   {"sources": resolved, "labels": list(labels) if labels else None}, resolved,

@@ -13,7 +13,9 @@ the digits, not ImageNet, in the open division: the accuracy logged is the real 
 target that `success` answers to, not MLPerf ResNet's 0.759.
 
 mlperf_logging is imported only when a file is asked for, so the scripts still run without it (asked for
-and missing: exit 2, saying so). With several MPI ranks rank 0 writes the file (`enabled`).
+and missing: exit 2, saying so). With several MPI ranks rank 0 writes the file (`enabled`). The file is
+opened with O_NOFOLLOW (a link at its path is refused), and a record that cannot be written exits 2,
+"cannot write MLLOG".
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from __future__ import annotations
 import logging
 import os
 import platform
+import sys
 from typing import Any
 
 try:
@@ -29,6 +32,26 @@ except ImportError:  # run as a script's sibling file (`import _common`), not as
     from _common_cli import reject
 
 SUBMISSION = {"benchmark": "resnet", "org": "benchbook", "division": "open", "status": "research"}
+
+
+class _MLLogFile(logging.StreamHandler):
+    """The MLLOG file's handler: a record that cannot be written (a full disk, an I/O error) ends the run
+    with exit 2, where logging would print `--- Logging error ---` and go on with a log that lacks it."""
+
+    def __init__(self, stream, path: str):
+        super().__init__(stream)
+        self.path = path
+
+    def handleError(self, record: logging.LogRecord) -> None:  # noqa: N802 (logging's name)
+        error = sys.exc_info()[1]
+        why = getattr(error, "strerror", None) or error
+        reject(f"--mllog {self.path}: cannot write MLLOG ({why}): the run's MLPerf log would lack its records")
+
+    def close(self) -> None:
+        try:
+            self.stream.close()
+        finally:
+            super().close()
 
 
 class MLPerfLog:
@@ -56,10 +79,11 @@ class MLPerfLog:
         for old in list(logger.handlers):
             logger.removeHandler(old)
             old.close()
-        try:
-            logger.addHandler(logging.FileHandler(self.path, mode="w", encoding="utf-8"))
+        try:  # never through a link planted at the path (O_NOFOLLOW refuses one: ELOOP)
+            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
         except OSError as exc:
-            reject(f"--mllog {path}: cannot write it ({exc.strerror or exc})")
+            reject(f"--mllog {path}: cannot write MLLOG ({exc.strerror or exc}; a link is not followed)")
+        logger.addHandler(_MLLogFile(os.fdopen(fd, "w", encoding="utf-8"), self.path))
         self._mllogger = mllog.mllog.MLLogger(logger=logger, default_stack_offset=2)
         self._constants = mllog.constants
 

@@ -1,13 +1,21 @@
-"""The log formats: each format is a small module that registers one LogFormat (`registry.py`).
+"""The log formats: each format is a small module of this package that registers one LogFormat
+(`registry.py`); the modules are found and imported below, as models are (`benchbook.models`).
 
-Adding a format is adding a module that calls `registry.register` and importing it at the bottom of
-this file; nothing else changes.
+Adding a format is adding a module that calls `registry.register`, and placing its name in
+`registry.PRECEDENCE` (which format a head is in when several recognise it); nothing else changes.
 """
 
 from __future__ import annotations
 
-from .registry import FORMATS, LogFormat, choose, detect, get, register
+import importlib
+import pkgutil
 
-__all__ = ["FORMATS", "LogFormat", "choose", "detect", "get", "register"]
+from .registry import FORMATS, PRECEDENCE, LogFormat, choose, detect, get, register, scan
 
-from . import benchbook_cpu, mllog, ngc_maskrcnn, ngc_mxnet, ngc_pytorch, ngc_tf1  # noqa: E402,F401  (fill the registry)
+__all__ = ["FORMATS", "PRECEDENCE", "LogFormat", "choose", "detect", "get", "register", "scan"]
+
+# Registration: every module of this package but the shared pieces below registers its format, in name
+# order (the order `benchbook formats` lists them).
+_NOT_FORMATS = {"registry", "scanning", "dllogger"}
+for _module in sorted(m.name for m in pkgutil.iter_modules(__path__) if m.name not in _NOT_FORMATS):
+    importlib.import_module(f"{__name__}.{_module}")

@@ -91,6 +91,6 @@ FORMAT = register(
         patterns=_RULES,
         bulk=_BULK,
         rules=(NVIDIA,),
-        priority=30,
+        opens=(re.compile(r" - PARAMETER workload : "),),
     )
 )

@@ -125,6 +125,6 @@ FORMAT = register(
         rules=(NVIDIA,),
         finish=finish,
         warn=warn,
-        priority=30,
+        opens=(re.compile(r"\[MaskRCNN\] INFO    : (?:Horovod successfully initialized|  +Start Training)"),),
     )
 )

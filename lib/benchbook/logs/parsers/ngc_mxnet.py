@@ -268,6 +268,6 @@ FORMAT = register(
         bulk=_BULK,
         rules=(NVIDIA, DLPERF),
         finish=finish,
-        priority=20,
+        opens=(_ARGS, re.compile(r" - PARAMETER arch : \S+  num_layers : ")),
     )
 )

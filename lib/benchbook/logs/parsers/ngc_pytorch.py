@@ -196,8 +196,6 @@ FORMAT = register(
         bulk=_BULK,
         rules=(NVIDIA, PERF),
         finish=finish,
-        # above ngc_tf1 (10: both print `PARAMETER arch : `), below ngc_mxnet (20: its DLLogger logs may
-        # print train.total_ips too)
-        priority=15,
+        opens=(re.compile(r" - PARAMETER data : "), re.compile(r", '-u', '[^'\n]*main\.py'")),  # (the launch: _ARGV)
     )
 )

@@ -33,7 +33,10 @@ _BULK = scanning.BulkRule(
             rf"total_ips : (?P<throughput>{scanning.NUM})",
     types={"timestamp": "stamp", "epoch": "int", "iteration": "int", "throughput": "float"},
 )
-_OTHER = re.compile(LINE.pattern.replace(" - (", " - (?!\\(\\d+, \\d+\\) total_ips : )(", 1))
+# Every other DLLogger line, a step line the bulk pattern does not read among them (a rate of `nan`, a
+# step of 20 digits: read, or said, one by one).
+_OTHER = re.compile(LINE.pattern.replace(
+    " - (", f" - (?!\\({scanning.INT}, {scanning.INT}\\) total_ips : {scanning.NUM})(", 1))
 _GPUS = re.compile(r"Num GPUs (\d+)")
 _BATCH = re.compile(r"Per-GPU Batch Size (\d+)")
 _END = re.compile(r"Ending Model Training")
@@ -173,7 +176,7 @@ FORMAT = register(
         patterns=_RULES,
         bulk=_BULK,
         rules=(NVIDIA, DLPERF),
-        priority=10,
+        opens=(re.compile(r" - PARAMETER arch : \S+  mode : "),),  # (MXNet's: `num_layers` second)
         warn=warn,
     )
 )

@@ -6,6 +6,7 @@ them.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -33,10 +34,13 @@ class LogFormat:
     bulk : the `scanning.BulkRule` of the lines that make up most of a log (one record each), or None.
     finish : (run metadata, ranks that logged) -> metadata completed from what only the whole run
         shows (GPU count from the ranks, per-GPU batch from a global one).
-    priority : higher wins when several formats sniff the same head.
     warn : (run metadata) -> what the format knows to be wrong with reading such a run, as sentences.
     conclude : (assemble.RunDraft) -> None, for a format of keyed records (KEYED events, MLLOG): folds
         them into the run's metadata, reported values, evaluations and end; raises scanning.Refused.
+    opens : patterns of the lines that open a run of this format and of no other (each a literal
+        first: sought in every chunk of a file in another format, that is refused if it holds one,
+        `scan`). A format without any (MLLOG, whose logs hold their framework's lines) is not sought,
+        and a file in it holds any other.
     """
 
     name: str
@@ -47,9 +51,9 @@ class LogFormat:
     rules: tuple[NamedRule, ...]
     bulk: scanning.BulkRule | None = None
     finish: Callable[[dict, set], dict] = lambda meta, ranks: {}
-    priority: int = 0
     warn: Callable[[dict], list[str]] = lambda meta: []
     conclude: Callable[[Any], None] | None = None
+    opens: tuple[re.Pattern, ...] = ()
 
     def rule(self, name: str | None) -> NamedRule:
         """The named rule (None: the format's default, its first); UnknownNameError lists the format's rules."""
@@ -63,9 +67,24 @@ class LogFormat:
 
 FORMATS: dict[str, LogFormat] = {}
 
+# Which format a head is in when several recognise it, first first: the one place that orders them.
+PRECEDENCE = (
+    "mllog",  # its `:::MLLOG` token is MLPerf's alone: a framework's own lines around it are not the log
+    "benchbook_cpu",  # `PARAMETER workload :`, this repository's workloads (their DLLogger lines as NGC's)
+    "ngc_tf2_maskrcnn",  # the `[MaskRCNN]` prefix of every line
+    "ngc_mxnet_resnet50",  # its DLLogger logs print `train.total_ips` too, as PyTorch's and TF1's
+    "ngc_pytorch_convnets",  # its `PARAMETER arch :` too, as TF1's
+    "ngc_tf1_convnets",
+)
+
 
 def register(fmt: LogFormat) -> LogFormat:
-    """Add a format to the registry (last registration of a name wins)."""
+    """Add a format to the registry (last registration of a name wins); ValueError where PRECEDENCE
+    does not place it (a head that two formats recognise would have no answer), as a model
+    registered twice is."""
+    if fmt.name not in PRECEDENCE:
+        raise ValueError(f"log format {fmt.name!r} is not placed in parsers/registry.py's PRECEDENCE: add its "
+                            "name there, before the formats whose heads it may share")
     FORMATS[fmt.name] = fmt
     return fmt
 
@@ -79,9 +98,35 @@ def get(name: str) -> LogFormat:
 
 
 def detect(head: str) -> LogFormat | None:
-    """The registered format that recognises this head of a file, or None."""
-    matches = [f for f in FORMATS.values() if f.sniff(head)]
-    return max(matches, key=lambda f: f.priority) if matches else None
+    """The registered format that recognises this head of a file (the first in PRECEDENCE), or None."""
+    return next((FORMATS[name] for name in PRECEDENCE if name in FORMATS and FORMATS[name].sniff(head)), None)
+
+
+def scan(chunk, fmt: LogFormat, others: bool = True) -> list:
+    """The events of a chunk in `fmt` (`scanning.scan`). With `others` (the format told by the
+    file's head, not forced by the user), scanning.Refused at the first line of the chunk that opens
+    a run of another format: a file that holds several formats is read in none (read in the one its
+    head tells, the others' runs were lost), the formats and the lines where they change named."""
+    import numpy as np
+
+    from . import scanning
+
+    others = [other for other in FORMATS.values() if others and other is not fmt
+              and any(pattern.search(chunk.text) for pattern in other.opens)]
+    if others and fmt.opens:
+        opened = sorted((m.start(), f.name) for f in (fmt, *others) for pattern in f.opens
+                        for m in pattern.finditer(chunk.text))
+        lines = (chunk.first_line + np.searchsorted(chunk.ends, [at for at, _ in opened])).tolist()
+        changes, last = [], None
+        for line, (_, name) in zip(lines, opened, strict=True):
+            if name != last:
+                changes.append(f"{name} from line {line}")
+            last = name
+        first = next(line for line, (_, name) in zip(lines, opened, strict=True) if name != fmt.name)
+        raise scanning.Refused(first, f"a run of another log format than {fmt.name}, told by the file's head, "
+                                      f"begins here ({', '.join(changes)}); refused, none of its runs read: split it "
+                                      "into one file a format")
+    return scanning.scan(chunk, fmt.patterns, fmt.bulk)
 
 
 def choose(log_format: str | None = None, **parts) -> Rule:

@@ -54,6 +54,7 @@ LOSSES = "losses"  # dict of numpy columns line, value, component (codes into na
 # in order (`RunDraft.keyed`) and the format's `conclude` folds them; they open no run of their own.
 KEYED = "keyed"
 REFUSE = "refuse"  # a line that makes the file unreadable in its format; data: why (the file is a problem)
+NOTE = "note"  # a line whose values are left out (a step past 18 digits); data: what, said among its run's warnings
 
 ITER_FIELDS = ("epoch", "iteration", "timestamp", "throughput", "loss", "lr", "steps")
 
@@ -123,6 +124,7 @@ DATE_TIME = "[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}"
 STAMP = DATE_TIME + "(?:[.,][0-9]+)?"
 
 _INT_FIELDS = ("epoch", "iteration")
+_INT_MAX = 2**63 - 1
 
 
 @dataclass(frozen=True)
@@ -247,6 +249,14 @@ def _hits(text: str, rules: Iterable[Rule], spans: list[tuple[int, int]]) -> lis
     return sorted(hits, key=itemgetter(0))
 
 
+def _narrow(hit: tuple) -> tuple:
+    """A STEP hit whose epoch or step numpy's int64 cannot hold (20 digits) as a NOTE: its record
+    left out, and said."""
+    if hit[1] != STEP or (-_INT_MAX <= hit[2][0] <= _INT_MAX and -_INT_MAX <= hit[2][1] <= _INT_MAX):
+        return hit
+    return hit[0], NOTE, "a step or epoch number past 18 digits: the record is left out"
+
+
 def scan(chunk: Chunk, rules: Iterable[Rule], bulk: BulkRule | None = None) -> list[Event]:
     """The events of every rule in the chunk, in text order: the records as BULK events, one for
     each stretch of records between two other events."""
@@ -258,6 +268,7 @@ def scan(chunk: Chunk, rules: Iterable[Rule], bulk: BulkRule | None = None) -> l
     if bulk and bulk.values:
         cols, leftover, losses = _blocks(chunk, bulk, np.array([h[0] for h in hits if h[1] == RUN_START]))
         hits = sorted(hits + leftover, key=itemgetter(0)) + ([(len(text), LOSSES, losses)] if losses else [])
+    hits = [_narrow(h) for h in hits]
     steps = [h for h in hits if h[1] == STEP]
     if steps:  # records read one at a time join the columns
         cols = _steps(chunk, cols, steps)

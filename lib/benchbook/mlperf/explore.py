@@ -1,0 +1,89 @@
+"""A round's results (or several rounds') to explore in the `mlperf` notebook: the table by benchmark,
+filters as ipywidgets (benchmark, accelerator, division), each benchmark's best time to train against the
+accelerator count, and the best per round. Everything is read from the scored folders (`results.Folder`)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from .accelerators import label
+from .results import Folder
+
+COLUMNS = ["round", "benchmark", "submitter", "system", "division", "accelerators", "accelerator", "minutes",
+           "accelerator-minutes", "valid"]
+
+
+def round_table(folders: list[Folder]) -> pd.DataFrame:
+    """One row per result, by round and benchmark, fastest first; `valid` says why not where it is not."""
+    rows = [{"round": f.round, "benchmark": f.benchmark, "submitter": f.submitter, "system": f.system,
+             "division": f.division, "accelerators": f.accelerators,
+             "accelerator": label({"vendor": f.accelerator_vendor, "model": f.accelerator_model,
+                                   "memory": f.accelerator_memory}),
+             "minutes": f.score_minutes, "accelerator-minutes": f.accelerator_minutes,
+             "valid": "yes" if f.valid else f"no: {f.reason}"} for f in folders]
+    table = pd.DataFrame(rows, columns=COLUMNS)
+    return table.sort_values(["round", "benchmark", "minutes"], na_position="last", kind="stable",
+                             ignore_index=True)
+
+
+def filtered(table: pd.DataFrame, benchmark: str = "all", accelerator: str = "all",
+             division: str = "all") -> pd.DataFrame:
+    """The rows of `table` that match each choice ('all': any)."""
+    keep = pd.Series(True, index=table.index)
+    for column, choice in (("benchmark", benchmark), ("accelerator", accelerator), ("division", division)):
+        if choice != "all":
+            keep &= table[column].astype(str) == choice
+    return table[keep]
+
+
+def filters(table: pd.DataFrame, show):
+    """Dropdowns for benchmark, accelerator and division over `table`; `show(frame)` draws the rows
+    chosen (each change draws them again). Returns the widget to display."""
+    import ipywidgets as widgets
+
+    def options(column: str) -> list[str]:
+        return ["all", *sorted({str(v) for v in table[column].dropna()})]
+
+    boxes = {c: widgets.Dropdown(options=options(c), value="all", description=c) for c in
+             ("benchmark", "accelerator", "division")}
+    out = widgets.Output()
+
+    def draw(_=None):
+        out.clear_output(wait=True)
+        with out:
+            show(filtered(table, **{c: box.value for c, box in boxes.items()}))
+
+    for box in boxes.values():
+        box.observe(draw, names="value")
+    draw()
+    return widgets.VBox([widgets.HBox(list(boxes.values())), out])
+
+
+def best(folders: list[Folder], by: str) -> pd.DataFrame:
+    """Each benchmark's fastest valid result per `by` ('accelerators' or 'round')."""
+    columns = ["benchmark", by, *(c for c in ("minutes", "submitter", "system", "round", "accelerators") if c != by)]
+    table = round_table([f for f in folders if f.valid and f.score_minutes is not None])
+    if table.empty or table[by].isna().all():
+        return pd.DataFrame(columns=columns)
+    rows = table.dropna(subset=[by]).sort_values("minutes", kind="stable").groupby(["benchmark", by]).head(1)
+    return rows[columns].sort_values(["benchmark", by], kind="stable", ignore_index=True)
+
+
+def best_plot(folders: list[Folder]):
+    """Best time to train against accelerator count (log-log), a line per benchmark; None without one."""
+    import matplotlib.pyplot as plt
+
+    found = best(folders, "accelerators")
+    if found.empty:
+        return None
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    for name, group in found.groupby("benchmark"):
+        ax.plot(group["accelerators"], group["minutes"], marker="o", label=name)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("accelerators")
+    ax.set_ylabel("minutes to train (best valid result)")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    plt.close(fig)
+    return fig

@@ -1,0 +1,83 @@
+"""Energy to train, where a result folder has power logs (`power/<result>/node_*.txt`, `sw_*.txt`), as
+mlperf-logging's result_summarizer computes it (4.1.68, result_summarizer.py:693-765): per node, the
+power readings between power_measurement_start and _stop integrated over time, scaled to the run's time
+to train, times the logged conversion efficiency; per switch, its interconnect_power_est times the time
+to train; the result's energy is the mean over the runs its time score counts, times scaling.json.
+The logs are MLLOG lines with times in ms, read as result files are (`logs.textio`)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from ..errors import LogError
+from ..logs import textio
+from ..logs.parsers.mllog import TOKEN_V07, LineError, parse_v07
+
+KEYS = ("power_measurement_start", "power_reading", "power_measurement_stop", "conversion_eff",
+        "interconnect_power_est")
+
+
+def _records(path) -> list[tuple[float, str, float | None]]:
+    """(time in ms, key, the logged number) of the power records of one file."""
+    out = []
+    for chunk in textio.chunks(path):
+        for line in chunk.text.split("\n"):
+            at = line.find(TOKEN_V07)
+            if at < 0 or not any(k in line for k in KEYS):
+                continue
+            try:
+                time, key, value, _ = parse_v07(line[at + len(TOKEN_V07):])
+            except LineError as exc:
+                raise LogError(str(path), str(exc)) from None
+            number = value.get("value") if isinstance(value, dict) else value
+            out.append((time, key, float(number) if isinstance(number, (int, float)) else None))
+    return sorted(out, key=lambda r: r[0])
+
+
+def _node(path, ttt_ms: float) -> float:
+    records = _records(path)
+    starts = [t for t, k, _ in records if k == "power_measurement_start"]
+    if not starts:
+        raise LogError(str(path), "no power_measurement_start")
+    start = starts[-1]
+    stops = [t for t, k, _ in records if k == "power_measurement_stop" and t >= start]
+    readings = [(t, v) for t, k, v in records if k == "power_reading" and v is not None and t >= start
+                and (not stops or t <= stops[0])]
+    stop = stops[0] if stops else max((t for t, _ in readings), default=start)
+    if stop <= start:
+        raise LogError(str(path), "power_measurement_stop is not after power_measurement_start")
+    efficiency = next((v for _, k, v in reversed(records) if k == "conversion_eff" and v is not None), 1.0)
+    previous, total = start, 0.0
+    for t, watts in readings:
+        total += watts * (t - previous)
+        previous = t
+    return efficiency * total * ttt_ms / (stop - start) / 1000
+
+
+def _switch(path, ttt_ms: float) -> float:
+    records = _records(path)
+    efficiency = next((v for _, k, v in records if k == "conversion_eff" and v is not None), 1.0)
+    watts = next((v for _, k, v in records if k == "interconnect_power_est" and v is not None), 0.0)
+    return efficiency * watts * ttt_ms / 1000
+
+
+def run_energy(folder: Path, result_file: str, minutes: float) -> float:
+    """Joules of one run (its result file's name, its time to train in minutes); LogError says why not."""
+    logs = folder / "power" / result_file.split(".")[0]
+    nodes = sorted(logs.glob("node_*.txt"))
+    if not nodes:
+        raise LogError(str(logs), "no node_*.txt power log")
+    ttt_ms = minutes * 60_000.0
+    return math.fsum([*(_node(p, ttt_ms) for p in nodes), *(_switch(p, ttt_ms) for p in sorted(logs.glob("sw_*.txt")))])
+
+
+def energy(folder: Path, run_details: list[dict], factor: float, problems: list[str]) -> float | None:
+    """The result's energy in joules: the mean over the runs counted in its score, times `factor`."""
+    counted = [d for d in run_details if d["role"] == "counted" and d["minutes"] is not None]
+    try:
+        each = [run_energy(folder, d["file"], d["minutes"]) for d in counted]
+    except LogError as exc:
+        problems.append(f"{exc}: no energy for the result")
+        return None
+    return math.fsum(each) / len(each) * factor if each else None

@@ -1,0 +1,47 @@
+"""mlperf.power: energy to train from a result folder's power/ logs, as result_summarizer computes it."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchbook.mlperf import power, results
+from test_mlperf_mllog import START_MS, mllog_line, write
+from test_mlperf_score import repository
+
+
+def power_logs(folder, runs: int, watts=(500.0, 520.0, 480.0), switch=100.0, efficiency=0.95):
+    """power/result_<i>/node_0.txt (readings every second from start to stop) and sw_0.txt per run."""
+    for i in range(runs):
+        logs = folder / "power" / f"result_{i}"
+        lines = [mllog_line(START_MS, "conversion_eff", efficiency), mllog_line(START_MS, "power_measurement_start")]
+        lines += [mllog_line(START_MS + 1000 * (k + 1), "power_reading", watts[k % len(watts)]) for k in range(60)]
+        lines.append(mllog_line(START_MS + 60_000, "power_measurement_stop"))
+        write(logs / "node_0.txt", "".join(lines))
+        write(logs / "sw_0.txt", mllog_line(START_MS, "interconnect_power_est", switch))
+
+
+def test_energy_is_the_counted_runs_mean(tmp_path):
+    folder = repository(tmp_path, (10, 11, 12, 13, 14), version="v2.1", scaling=1.25)
+    power_logs(folder, 5)
+    (found,) = results.score([folder])
+    mean_watts = 0.95 * (500 + 520 + 480) / 3 + 100  # the node's readings (their mean over the minute), the switch
+    assert found.energy_joules == pytest.approx(mean_watts * 12.0 * 60 * 1.25)  # 11, 12, 13 minutes counted
+    assert found.problems == []
+
+
+def test_a_run_without_its_power_log_is_named(tmp_path):
+    folder = repository(tmp_path, (10, 11, 12, 13, 14), version="v2.1")
+    power_logs(folder, 2)  # result_2.. have none
+    (found,) = results.score([folder])
+    assert found.energy_joules is None and any("result_2: no node_*.txt power log" in p for p in found.problems)
+
+
+def test_as_result_summarizer_computes_it(tmp_path):
+    pytest.importorskip("mlperf_logging")
+    from mlperf_logging.result_summarizer import result_summarizer
+
+    folder = repository(tmp_path, (10, 11, 12, 13, 14), version="v2.1")
+    power_logs(folder, 5, watts=(300.0, 700.0))
+    ours = power.run_energy(folder, "result_0.txt", 10.0)
+    official = result_summarizer._compute_total_power(str(folder), str(folder / "result_0.txt"), 600_000, "2.1.0")
+    assert ours == pytest.approx(official)

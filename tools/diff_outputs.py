@@ -9,6 +9,7 @@ their code cells are the notebook's source, which the change rewrites on purpose
 """
 
 import difflib
+import json
 import re
 import sys
 from pathlib import Path
@@ -20,6 +21,7 @@ NOISE = [
     (re.compile(r'"digest": "[0-9a-f]+"'), '"digest": "<DIGEST>"'),
     (re.compile(r"/tmp/[\w.-]+"), "<TMP>"),
     (re.compile(r'id="cell-id=[0-9a-f]{8}"'), 'id="cell-id=<ID>"'),  # papermill's injected cell: new each run
+    (re.compile(r"(?<![0-9a-f])[0-9a-f]{32}(?![0-9a-f])"), "<WIDGET>"),  # an ipywidgets model id: new each run
 ]
 SKIPPED = {".ipynb", ".log", ".lock"}
 
@@ -29,7 +31,19 @@ def normalised(path: Path) -> list[str]:
     text = path.read_text(encoding="utf-8", errors="replace")
     for pattern, placeholder in NOISE:
         text = pattern.sub(placeholder, text)
-    return text.splitlines(keepends=True)
+    return [_widget_state(line) for line in text.splitlines(keepends=True)]
+
+
+def _widget_state(line: str) -> str:
+    """ipywidgets' saved state is a mapping keyed by the models' random ids, in their order: its models,
+    each written canonically, in sorted order (the same widgets, whatever ids they drew)."""
+    if not line.startswith('{"state": {'):
+        return line
+    try:
+        models = json.loads(line.replace("\\/", "/"))["state"].values()
+    except (ValueError, AttributeError):
+        return line
+    return json.dumps(sorted(json.dumps(m, sort_keys=True) for m in models)) + "\n"
 
 
 def compared(root: Path) -> set[Path]:

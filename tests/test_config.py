@@ -135,3 +135,15 @@ def test_a_models_own_count_axis_tells_grid_columns_apart():
         assert len(stats) == 4 and "seq_len" in config.labelled()
         shown = grid.render(grid.grids(stats, None)[0], "sequences/s").markup
         assert "AMP bs256 sequence length 128" in shown and "AMP bs256 sequence length 512" in shown
+
+
+def test_an_analysis_without_the_models_keeps_every_evaluated_value(fixtures):
+    """The log formats declare the metrics their evaluations carry: `benchbook.logs.analysis` imported on its
+    own (no model loaded) still has the top-1 column and its values (it had none: they were left out)."""
+    code = ("import sys; from benchbook.logs.analysis import analyze; "
+            f"a = analyze([{str(fixtures / 'ngc_tf1' / 'train_and_evaluate_gpu1_amp_bs256.log')!r}]); "
+            "assert 'benchbook.models' not in sys.modules; "
+            "print(a.evaluations['top1'].tolist()[-1], a.runs['final_top1'].tolist())")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["76.81", "[76.81]"]

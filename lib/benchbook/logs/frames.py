@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..core import config
+from . import parsers  # noqa: F401 -- its formats declare the quality metrics their evaluations carry
 
 if TYPE_CHECKING:
     import numpy as np
@@ -73,7 +74,7 @@ ITERATION_COLUMNS = {
 }
 _EVAL = {"source": "path of the log file", "run": "run index in the file", "line": "line of the evaluation",
          "epoch": "epoch evaluated"}
-# After them, a column per quality metric the models declare (core.config.declared), then these.
+# After them, a column per quality metric the log formats and the models declare (core.config.declared), then these.
 _EVAL_END = {"eval_throughput": "evaluation throughput, the model's unit", "timestamp": "seconds since the epoch",
              "elapsed": "seconds since the run's first timestamp"}
 
@@ -83,7 +84,7 @@ def eval_columns() -> dict[str, str]:
     return {**_EVAL, **{m.key: f"{m.name}, {m.unit}" for m in config.declared()}, **_EVAL_END}
 
 
-EVAL_COLUMNS = eval_columns()  # as the models declare them when benchbook is imported
+EVAL_COLUMNS = eval_columns()  # the log formats' metrics (a model's own join `eval_columns()`)
 # Only where an analyzed log names its metrics (MLLOG: an `eval_accuracy` row per metric): the others'
 # evaluation frames keep EVAL_COLUMNS alone.
 EVAL_NAMED_COLUMNS = {

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .spec import Metric, ModelSpec, ReferenceReport, Study, flags, register
+from ..logs.parsers.scanning import IMAGE_CLASSIFICATION
+from .spec import ModelSpec, ReferenceReport, Study, flags, register
 
 
 def ngc_command(study: Study, cfg: dict, run_dir: Path) -> list[str]:
@@ -26,6 +27,6 @@ SPEC = register(ModelSpec(
     data_layout="imagenet_recordio", data_name="ImageNet RecordIO",
     spawns_own_workers=True, ngc_gpu_counts_in_one_run=True, ngc_xla="never",
     cpu_script="resnet50_mxnet.py", framework_workload=True,
-    quality=(Metric("top1", "top-1 accuracy", "%", final=True), Metric("top5", "top-5 accuracy", "%")),
+    quality=IMAGE_CLASSIFICATION,  # as its logs' formats read them
     reference_reports=(ReferenceReport("reference-mxnet", "ngc-mxnet-resnet50", "ngc_mxnet_resnet50"),),
 ))

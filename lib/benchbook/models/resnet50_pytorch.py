@@ -7,8 +7,9 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
+from ..logs.parsers.scanning import IMAGE_CLASSIFICATION
 from ..runfolder import RESULTS
-from .spec import Metric, ModelSpec, Study, flags, register
+from .spec import ModelSpec, Study, flags, register
 
 # launch.py's --precision and the platform whose configs.yml entry it reads (TF32 runs on A100s only,
 # FP32 on V100s only, as the README's benchmark commands say); `--platform` in options wins.
@@ -48,5 +49,5 @@ SPEC = register(ModelSpec(
     data_layout="imagenet_folders", data_name="ImageNet folders",
     spawns_own_workers=True, ngc_xla="never",
     cpu_script="resnet50_pytorch.py", framework_workload=True, cuda_workload=True,
-    quality=(Metric("top1", "top-1 accuracy", "%", final=True), Metric("top5", "top-5 accuracy", "%")),
+    quality=IMAGE_CLASSIFICATION,  # as its logs' formats read them
 ))

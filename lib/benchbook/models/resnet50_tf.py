@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..logs.parsers.scanning import IMAGE_CLASSIFICATION
 from ..runfolder import RESULTS
-from .spec import Metric, ModelSpec, ReferenceReport, Study, flags, register
+from .spec import ModelSpec, ReferenceReport, Study, flags, register
 
 
 def ngc_command(study: Study, cfg: dict, run_dir: Path) -> list[str]:
@@ -38,6 +39,6 @@ SPEC = register(ModelSpec(
     ngc_command=ngc_command, ngc_script="main.py", dataset="ImageNet",
     data_layout="imagenet_tfrecords", data_name="ImageNet TFRecords", dali_index=True,
     cpu_script="resnet50_tf.py", framework_workload=True, cpu_processes=True, cpu_xla=True, cpu_mllog=True,
-    quality=(Metric("top1", "top-1 accuracy", "%", final=True), Metric("top5", "top-5 accuracy", "%")),
+    quality=IMAGE_CLASSIFICATION,  # as its logs' formats read them
     reference_reports=(ReferenceReport("reference-tf1", "ngc-tf1-resnet50", "ngc_tf1_resnet50"),),
 ))

@@ -91,6 +91,7 @@ FORMAT = register(
         patterns=_RULES,
         bulk=_BULK,
         rules=(NVIDIA,),
+        quality=scanning.IMAGE_CLASSIFICATION,
         opens=(re.compile(r" - PARAMETER workload : "),),
     )
 )

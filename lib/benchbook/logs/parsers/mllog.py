@@ -291,6 +291,7 @@ FORMAT = register(
         sniff=sniff,
         patterns=[(_LINE, _record)],
         rules=(MLPERF,),
+        quality=scanning.IMAGE_CLASSIFICATION,
         conclude=conclude,
     )
 )

@@ -267,6 +267,7 @@ FORMAT = register(
         patterns=_RULES,
         bulk=_BULK,
         rules=(NVIDIA, DLPERF),
+        quality=scanning.IMAGE_CLASSIFICATION,
         finish=finish,
         opens=(_ARGS, re.compile(r" - PARAMETER arch : \S+  num_layers : ")),
     )

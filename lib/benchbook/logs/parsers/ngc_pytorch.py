@@ -195,6 +195,7 @@ FORMAT = register(
         patterns=_RULES,
         bulk=_BULK,
         rules=(NVIDIA, PERF),
+        quality=scanning.IMAGE_CLASSIFICATION,
         finish=finish,
         opens=(re.compile(r" - PARAMETER data : "), re.compile(r", '-u', '[^'\n]*main\.py'")),  # (the launch: _ARGV)
     )

@@ -176,6 +176,7 @@ FORMAT = register(
         patterns=_RULES,
         bulk=_BULK,
         rules=(NVIDIA, DLPERF),
+        quality=scanning.IMAGE_CLASSIFICATION,
         opens=(re.compile(r" - PARAMETER arch : \S+  mode : "),),  # (MXNet's: `num_layers` second)
         warn=warn,
     )

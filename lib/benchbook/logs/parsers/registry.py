@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ...core import config
 from ...errors import UnknownNameError
 from ..rules import NamedRule, Rule
 
@@ -37,6 +38,8 @@ class LogFormat:
     warn : (run metadata) -> what the format knows to be wrong with reading such a run, as sentences.
     conclude : (assemble.RunDraft) -> None, for a format of keyed records (KEYED events, MLLOG): folds
         them into the run's metadata, reported values, evaluations and end; raises scanning.Refused.
+    quality : the quality metrics its EVAL events carry (`core.config.Metric`), declared when it registers: the
+        evaluations frame has their columns before any model is loaded.
     opens : patterns of the lines that open a run of this format and of no other (each a literal
         first: sought in every chunk of a file in another format, that is refused if it holds one,
         `scan`). A format without any (MLLOG, whose logs hold their framework's lines) is not sought,
@@ -54,6 +57,7 @@ class LogFormat:
     warn: Callable[[dict], list[str]] = lambda meta: []
     conclude: Callable[[Any], None] | None = None
     opens: tuple[re.Pattern, ...] = ()
+    quality: tuple[config.Metric, ...] = ()
 
     def rule(self, name: str | None) -> NamedRule:
         """The named rule (None: the format's default, its first); UnknownNameError lists the format's rules."""
@@ -85,6 +89,8 @@ def register(fmt: LogFormat) -> LogFormat:
     if fmt.name not in PRECEDENCE:
         raise ValueError(f"log format {fmt.name!r} is not placed in parsers/registry.py's PRECEDENCE: add its "
                             "name there, before the formats whose heads it may share")
+    for metric in fmt.quality:
+        config.declare(metric)
     FORMATS[fmt.name] = fmt
     return fmt
 

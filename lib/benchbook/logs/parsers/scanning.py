@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
+from ...core.config import Metric
+
 if TYPE_CHECKING:  # (listing the formats reads no log)
     from ..textio import Chunk
 
@@ -55,6 +57,13 @@ LOSSES = "losses"  # dict of numpy columns line, value, component (codes into na
 KEYED = "keyed"
 REFUSE = "refuse"  # a line that makes the file unreadable in its format; data: why (the file is a problem)
 NOTE = "note"  # a line whose values are left out (a step past 18 digits); data: what, said among its run's warnings
+
+# The quality metrics of an EVAL's data that the formats of image classification logs read (the key, how a
+# report names it): declared with each such format (LogFormat.quality), so that an analysis keeps their values
+# whichever models are loaded; a model names them as its quality (ModelSpec.quality).
+TOP1 = Metric("top1", "top-1 accuracy", "%", final=True)
+TOP5 = Metric("top5", "top-5 accuracy", "%")
+IMAGE_CLASSIFICATION = (TOP1, TOP5)
 
 ITER_FIELDS = ("epoch", "iteration", "timestamp", "throughput", "loss", "lr", "steps")
 

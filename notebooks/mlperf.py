@@ -62,6 +62,8 @@ explore.filters(table, lambda rows: display.table(rows, empty="no result", forma
 
 # %%
 explore.best_plot(report.folders) or display.note("no valid result")
+
+# %%
 display.table(explore.best(report.folders, "round"), empty="no valid result", formats={"minutes": 4})
 
 # %% [markdown]

@@ -39,6 +39,16 @@ def test_filters(folders):
     assert [len(f) for f in shown] == [4, 3]
 
 
+def test_the_filtered_table_is_displayed(folders, capsys):
+    """What `show` returns is displayed (the notebook's `display.table`), not dropped in the callback."""
+    from benchbook.reports import display
+
+    box = explore.filters(explore.round_table(folders), lambda rows: display.table(rows, empty="no result"))
+    box.children[0].children[2].value = "closed"  # the division dropdown
+    printed = capsys.readouterr().out  # (outside a kernel, IPython's display prints)
+    assert printed.count("round | benchmark") == 2 and "bert" in printed.split("round | benchmark")[1]
+
+
 def test_the_best_per_accelerator_count_and_per_round(folders):
     by_count = explore.best(folders, "accelerators")
     assert by_count[["benchmark", "accelerators", "minutes", "round"]].values.tolist() == [

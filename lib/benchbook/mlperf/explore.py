@@ -37,9 +37,11 @@ def filtered(table: pd.DataFrame, benchmark: str = "all", accelerator: str = "al
 
 
 def filters(table: pd.DataFrame, show):
-    """Dropdowns for benchmark, accelerator and division over `table`; `show(frame)` draws the rows
-    chosen (each change draws them again). Returns the widget to display."""
+    """Dropdowns for benchmark, accelerator and division over `table`; what `show(frame)` returns for the
+    rows chosen (a table) is displayed below them, again at each change: in a widget's callback a value
+    returned is not shown, as a cell's last one is. Returns the widget to display."""
     import ipywidgets as widgets
+    from IPython.display import display
 
     def options(column: str) -> list[str]:
         return ["all", *sorted({str(v) for v in table[column].dropna()})]
@@ -51,7 +53,9 @@ def filters(table: pd.DataFrame, show):
     def draw(_=None):
         out.clear_output(wait=True)
         with out:
-            show(filtered(table, **{c: box.value for c, box in boxes.items()}))
+            drawn = show(filtered(table, **{c: box.value for c, box in boxes.items()}))
+            if drawn is not None:
+                display(drawn)
 
     for box in boxes.values():
         box.observe(draw, names="value")

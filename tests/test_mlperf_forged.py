@@ -69,6 +69,18 @@ def test_a_deep_systems_file_is_a_problem(tmp_path):
                                for p in found.problems)
 
 
+def test_a_systems_file_is_read_once_and_strictly(tmp_path, monkeypatch):
+    folder = repository(tmp_path)
+    path = folder.parents[2] / "systems" / "box8.json"
+    path.write_text('{"system_name": "box8", "accelerators_per_node": NaN}')
+    opened = []
+    real_open = type(path).open
+    monkeypatch.setattr(type(path), "open", lambda self, *a, **k: opened.append(self.name) or real_open(self, *a, **k))
+    (found,) = results.score([folder])
+    assert opened.count("box8.json") == 1
+    assert any("box8.json: neither a JSON object" in p and "NaN is not a JSON number" in p for p in found.problems)
+
+
 @pytest.mark.parametrize(("stop_ms", "why"), [(START_MS - 1_590_000_000_000, "not a positive finite time"),
                                               (START_MS, "not a positive finite time"),
                                               ("1e400", "not a positive finite time")])

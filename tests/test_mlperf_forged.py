@@ -143,7 +143,7 @@ def test_a_long_line_without_newline_is_bounded_as_analyze_bounds_it(tmp_path):
     finally:
         tracemalloc.stop()
     assert run.minutes == pytest.approx(10.0) and peak < 48 << 20
-    assert run.problems == [f"{path}: 1 lines longer than 8 MiB left out (lines 40...), as analyze leaves them out"]
+    assert run.problems == [f"{path}: 1 line of 8 MiB or more left out (line 40), as analyze leaves them out"]
 
 
 def test_extra_and_copied_result_files_are_named(tmp_path):

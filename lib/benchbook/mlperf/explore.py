@@ -63,6 +63,19 @@ def filters(table: pd.DataFrame, show):
     return widgets.VBox([widgets.HBox(list(boxes.values())), out])
 
 
+def round_view(folders: list[Folder], interactive: bool | None = None):
+    """The round's table as the notebook shows it: with the filters in a live notebook, the whole table
+    otherwise (`interactive` None: `notebook_params.live()`): a widget is nothing on a published page."""
+    from ..reports import display
+    from ..reports.notebook_params import live
+
+    def show(rows: pd.DataFrame):
+        return display.table(rows, empty="no result folder", formats={"minutes": 4, "accelerator-minutes": 1})
+
+    table = round_table(folders)
+    return filters(table, show) if (live() if interactive is None else interactive) else show(table)
+
+
 def best(folders: list[Folder], by: str) -> pd.DataFrame:
     """Each benchmark's fastest valid result per `by` ('accelerators' or 'round')."""
     columns = ["benchmark", by, *(c for c in ("minutes", "submitter", "system", "round", "accelerators") if c != by)]

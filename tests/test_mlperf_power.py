@@ -69,3 +69,17 @@ def test_a_power_record_that_does_not_parse_is_named_with_its_line(tmp_path):
     (found,) = results.score([folder])
     assert found.energy_joules is None
     assert any(f"{node}: line 64: " in p and "no energy for the result" in p for p in found.problems)
+
+
+def test_power_logs_inside_an_archive_are_named_not_left_out_silently(tmp_path):
+    import tarfile
+
+    folder = repository(tmp_path / "tree", (10, 11, 12, 13, 14), version="v2.1")
+    power_logs(folder, 5)
+    archive = tmp_path / "results.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        tar.add(tmp_path / "tree" / "training_results_v2.1", arcname="training_results_v2.1")
+    (found,) = results.score([archive])
+    assert found.valid and found.energy_joules is None
+    assert [p for p in found.problems if "power" in p] == [
+        f"{found.folder}/power: power logs inside an archive are not read: no energy for the result"]

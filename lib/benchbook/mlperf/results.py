@@ -289,8 +289,12 @@ def score_folder(folder: Path | ArchivePath, round_: str | None = None) -> Folde
                         submitter=submitter_dir.name if submitter_dir else None, system_name=system_name,
                         system=system, systems_path=systems_path, factor=_scaling(folder, problems),
                         problems=problems)
-    if found.valid and isinstance(folder, Path) and (folder / "power").is_dir():
-        found.energy_joules = power.energy(folder, found.run_details, found.scaling_factor, found.problems)
+    if found.valid and (folder / "power").is_dir():
+        if isinstance(folder, ArchivePath):  # (power.energy globs a folder on disk)
+            found.problems.append(f"{folder / 'power'}: power logs inside an archive are not read: no energy for "
+                                  "the result")
+        else:
+            found.energy_joules = power.energy(folder, found.run_details, found.scaling_factor, found.problems)
     return found
 
 

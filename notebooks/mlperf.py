@@ -46,15 +46,13 @@ display.table(report.against_published(),
 
 # %% [markdown]
 # ## The round by benchmark
-# Every result, by round and benchmark, fastest first; choose a benchmark, an accelerator or a division
-# (`results` may be a whole clone, `training_results_v4.1`, or several rounds, comma-separated).
+# Every result, by round and benchmark, fastest first; in a live notebook, choose a benchmark, an accelerator
+# or a division (`results` may be a whole clone, `training_results_v4.1`, or several rounds, comma-separated).
 
 # %%
 from benchbook.mlperf import explore
 
-table = explore.round_table(report.folders)
-explore.filters(table, lambda rows: display.table(rows, empty="no result", formats={"minutes": 4,
-                                                                                     "accelerator-minutes": 1}))
+explore.round_view(report.folders)
 
 # %% [markdown]
 # ## Best time to train
@@ -62,6 +60,8 @@ explore.filters(table, lambda rows: display.table(rows, empty="no result", forma
 
 # %%
 explore.best_plot(report.folders) or display.note("no valid result")
+
+# %%
 display.table(explore.best(report.folders, "round"), empty="no valid result", formats={"minutes": 4})
 
 # %% [markdown]

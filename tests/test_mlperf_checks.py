@@ -54,6 +54,15 @@ def test_rcp_failure_gives_no_normalisation(tmp_path):
     assert found["rcp"].endswith("; no committed scaling.json: the published score is unscaled")
 
 
+def test_a_refused_scaling_json_is_not_said_to_be_missing(tmp_path):
+    folder = repository(tmp_path, scaling=0.5)
+    found = checks.run(folder, "v0.7", "resnet")
+    assert found["rcp"].startswith("not applicable: ") and "no committed scaling.json" not in found["rcp"]
+    assert found["rcp"].endswith("scaling.json: scaling_factor = 0.5: expected {\"scaling_factor\": <a JSON number "
+                                 "from 1 to 2.0>} (rcp_checker.py:460-462, :487 of mlperf-logging 4.1.68): the "
+                                 "folder is not scored")
+
+
 def test_compliance_failure_names_the_file(tmp_path):
     folder = repository(tmp_path, overrides={2: {"accuracies": (0.5, 0.7)}})
     found = checks.run(folder, "v0.7", "resnet")

@@ -39,6 +39,16 @@ def test_filters(folders):
     assert [len(f) for f in shown] == [4, 3]
 
 
+def test_the_filtered_table_is_displayed(folders, capsys):
+    """What `show` returns is displayed (the notebook's `display.table`), not dropped in the callback."""
+    from benchbook.reports import display
+
+    box = explore.filters(explore.round_table(folders), lambda rows: display.table(rows, empty="no result"))
+    box.children[0].children[2].value = "closed"  # the division dropdown
+    printed = capsys.readouterr().out  # (outside a kernel, IPython's display prints)
+    assert printed.count("round | benchmark") == 2 and "bert" in printed.split("round | benchmark")[1]
+
+
 def test_the_best_per_accelerator_count_and_per_round(folders):
     by_count = explore.best(folders, "accelerators")
     assert by_count[["benchmark", "accelerators", "minutes", "round"]].values.tolist() == [
@@ -48,3 +58,12 @@ def test_the_best_per_accelerator_count_and_per_round(folders):
                                                                             ["resnet", "v1.0", 20.0]]
     assert explore.best_plot(folders) is not None
     assert explore.best_plot([f for f in folders if not f.valid]) is None
+
+
+def test_the_round_view_is_the_whole_table_where_no_widget_can_be_shown(folders, monkeypatch):
+    monkeypatch.delenv("JPY_SESSION_NAME", raising=False)  # papermill, nbclient: not a live notebook
+    shown = explore.round_view(folders)
+    assert "<th>division</th>" in shown.markup and shown.plain.count("\n") == 4  # the header and 4 results
+    monkeypatch.setenv("JPY_SESSION_NAME", "mlperf.ipynb")  # a notebook open in JupyterLab
+    assert type(explore.round_view(folders)).__name__ == "VBox"
+    assert type(explore.round_view(folders, interactive=False)).__name__ == "Html"

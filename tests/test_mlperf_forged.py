@@ -69,6 +69,18 @@ def test_a_deep_systems_file_is_a_problem(tmp_path):
                                for p in found.problems)
 
 
+def test_a_systems_file_is_read_once_and_strictly(tmp_path, monkeypatch):
+    folder = repository(tmp_path)
+    path = folder.parents[2] / "systems" / "box8.json"
+    path.write_text('{"system_name": "box8", "accelerators_per_node": NaN}')
+    opened = []
+    real_open = type(path).open
+    monkeypatch.setattr(type(path), "open", lambda self, *a, **k: opened.append(self.name) or real_open(self, *a, **k))
+    (found,) = results.score([folder])
+    assert opened.count("box8.json") == 1
+    assert any("box8.json: neither a JSON object" in p and "NaN is not a JSON number" in p for p in found.problems)
+
+
 @pytest.mark.parametrize(("stop_ms", "why"), [(START_MS - 1_590_000_000_000, "not a positive finite time"),
                                               (START_MS, "not a positive finite time"),
                                               ("1e400", "not a positive finite time")])
@@ -131,7 +143,7 @@ def test_a_long_line_without_newline_is_bounded_as_analyze_bounds_it(tmp_path):
     finally:
         tracemalloc.stop()
     assert run.minutes == pytest.approx(10.0) and peak < 48 << 20
-    assert run.problems == [f"{path}: 1 lines longer than 8 MiB left out (lines 40...), as analyze leaves them out"]
+    assert run.problems == [f"{path}: 1 line of 8 MiB or more left out (line 40), as analyze leaves them out"]
 
 
 def test_extra_and_copied_result_files_are_named(tmp_path):

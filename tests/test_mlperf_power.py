@@ -45,3 +45,41 @@ def test_as_result_summarizer_computes_it(tmp_path):
     ours = power.run_energy(folder, "result_0.txt", 10.0)
     official = result_summarizer._compute_total_power(str(folder), str(folder / "result_0.txt"), 600_000, "2.1.0")
     assert ours == pytest.approx(official)
+
+
+def test_a_switch_log_is_read_in_its_order_as_result_summarizer_reads_it(tmp_path):
+    """The last conversion_eff before the first interconnect_power_est, in the file's order (not by time)."""
+    pytest.importorskip("mlperf_logging")
+    from mlperf_logging.compliance_checker.mlp_parser import parse_file
+    from mlperf_logging.result_summarizer import result_summarizer
+
+    sw = write(tmp_path / "sw_0.txt", mllog_line(START_MS, "conversion_eff", 0.9)
+               + mllog_line(START_MS + 5, "conversion_eff", 0.8)
+               + mllog_line(START_MS + 9, "interconnect_power_est", 100.0)
+               + mllog_line(START_MS + 1, "conversion_eff", 0.5))
+    official = result_summarizer._compute_power_sw(parse_file(str(sw), "2.1.0")[0], 600_000)
+    assert power._switch(sw, 600_000) == pytest.approx(official) == pytest.approx(0.8 * 100.0 * 600)
+
+
+def test_a_power_record_that_does_not_parse_is_named_with_its_line(tmp_path):
+    folder = repository(tmp_path, (10, 11, 12, 13, 14), version="v2.1")
+    power_logs(folder, 5)
+    node = folder / "power" / "result_1" / "node_0.txt"
+    node.write_text(node.read_text() + ':::MLLOG {"key": "power_reading", "value": \n', encoding="utf-8")
+    (found,) = results.score([folder])
+    assert found.energy_joules is None
+    assert any(f"{node}: line 64: " in p and "no energy for the result" in p for p in found.problems)
+
+
+def test_power_logs_inside_an_archive_are_named_not_left_out_silently(tmp_path):
+    import tarfile
+
+    folder = repository(tmp_path / "tree", (10, 11, 12, 13, 14), version="v2.1")
+    power_logs(folder, 5)
+    archive = tmp_path / "results.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        tar.add(tmp_path / "tree" / "training_results_v2.1", arcname="training_results_v2.1")
+    (found,) = results.score([archive])
+    assert found.valid and found.energy_joules is None
+    assert [p for p in found.problems if "power" in p] == [
+        f"{found.folder}/power: power logs inside an archive are not read: no energy for the result"]

@@ -71,7 +71,8 @@ def test_notebook_executes(source, tmp_path):
                                kernel_name="python3", progress_bar=False, cwd=str(tmp_path))
     text = json.dumps(nbformat.read(out, as_version=4).cells)
     assert "12.0000" in text and "Widget W1" in text and "dropped: did not converge" in text
-    assert "image/png" in text  # the convergence curves
+    assert text.count("image/png") == 2  # the best time to train against accelerators, the convergence curves
+    assert "<th>division</th>" in text and "widget-view" not in text  # the round's table, not a dead widget
 
 
 def test_notebook_sets_each_score_beside_the_published_one(source, tmp_path):

@@ -96,10 +96,14 @@ def run(folder: str | Path, round_: str | None, benchmark: str, ours: dict | Non
     total = len(found["compliance"])
     verdicts = {"compliance": f"pass ({total} of {total} files)" if not failed else
                 f"fail ({len(failed)} of {total} files: {', '.join(failed)})"}
-    committed = results._scaling(Path(folder), [])
-    committed_text = (f"committed scaling.json {committed:.4f}, the factor of the published score"
-                      if (Path(folder) / "scaling.json").is_file() and committed is not None
-                      else "no committed scaling.json: the published score is unscaled")
+    refused: list[str] = []
+    committed = results._scaling(Path(folder), refused)
+    if committed is None:  # a scaling.json benchbook refuses is not "no scaling.json"
+        committed_text = refused[0]
+    elif (Path(folder) / "scaling.json").is_file():
+        committed_text = f"committed scaling.json {committed:.4f}, the factor of the published score"
+    else:
+        committed_text = "no committed scaling.json: the published score is unscaled"
     if float(rules.round_key(round_)) < 1.0:
         verdicts["rcp"] = f"not applicable: mlperf-logging's RCP check begins with v1.0; {committed_text}"
     elif "rcp" in found:

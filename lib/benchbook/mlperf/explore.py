@@ -37,9 +37,11 @@ def filtered(table: pd.DataFrame, benchmark: str = "all", accelerator: str = "al
 
 
 def filters(table: pd.DataFrame, show):
-    """Dropdowns for benchmark, accelerator and division over `table`; `show(frame)` draws the rows
-    chosen (each change draws them again). Returns the widget to display."""
+    """Dropdowns for benchmark, accelerator and division over `table`; what `show(frame)` returns for the
+    rows chosen (a table) is displayed below them, again at each change: in a widget's callback a value
+    returned is not shown, as a cell's last one is. Returns the widget to display."""
     import ipywidgets as widgets
+    from IPython.display import display
 
     def options(column: str) -> list[str]:
         return ["all", *sorted({str(v) for v in table[column].dropna()})]
@@ -51,12 +53,27 @@ def filters(table: pd.DataFrame, show):
     def draw(_=None):
         out.clear_output(wait=True)
         with out:
-            show(filtered(table, **{c: box.value for c, box in boxes.items()}))
+            drawn = show(filtered(table, **{c: box.value for c, box in boxes.items()}))
+            if drawn is not None:
+                display(drawn)
 
     for box in boxes.values():
         box.observe(draw, names="value")
     draw()
     return widgets.VBox([widgets.HBox(list(boxes.values())), out])
+
+
+def round_view(folders: list[Folder], interactive: bool | None = None):
+    """The round's table as the notebook shows it: with the filters in a live notebook, the whole table
+    otherwise (`interactive` None: `notebook_params.live()`): a widget is nothing on a published page."""
+    from ..reports import display
+    from ..reports.notebook_params import live
+
+    def show(rows: pd.DataFrame):
+        return display.table(rows, empty="no result folder", formats={"minutes": 4, "accelerator-minutes": 1})
+
+    table = round_table(folders)
+    return filters(table, show) if (live() if interactive is None else interactive) else show(table)
 
 
 def best(folders: list[Folder], by: str) -> pd.DataFrame:

@@ -69,9 +69,11 @@ def read(path: str | Path | ArchivePath) -> Run:
     if run is None:
         raise LogError(name, "no MLLOG line (':::MLLOG' or ':::MLL'): not an MLPerf Training result file")
     run.lines = lines
-    if stats.long_count:
-        run.problems.append(f"{name}: {stats.long_count} lines longer than {textio.LINE_BYTES >> 20} MiB left out "
-                            f"(lines {', '.join(map(str, stats.long_lines))}...), as analyze leaves them out")
+    if count := stats.long_count:  # worded as analyze words it: the first lines, ", ..." where there are more
+        more = ", ..." if count > len(stats.long_lines) else ""
+        run.problems.append(f"{name}: {count} line{'s' if count > 1 else ''} of {textio.LINE_BYTES >> 20} MiB or "
+                            f"more left out (line {', '.join(map(str, stats.long_lines))}{more}), as analyze "
+                            "leaves them out")
     if stats.fault:
         run.problems.append(f"{name}: {stats.fault}")
     if run.run_start is None:

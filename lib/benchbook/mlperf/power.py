@@ -19,24 +19,25 @@ KEYS = ("power_measurement_start", "power_reading", "power_measurement_stop", "c
 
 
 def _records(path) -> list[tuple[float, str, float | None]]:
-    """(time in ms, key, the logged number) of the power records of one file."""
+    """(time in ms, key, the logged number) of the power records of one file, in the file's order;
+    LogError (file and line) for a record that does not parse."""
     out = []
     for chunk in textio.chunks(path):
-        for line in chunk.text.split("\n"):
+        for number, line in enumerate(chunk.text.split("\n"), chunk.first_line):
             at = line.find(TOKEN_V07)
             if at < 0 or not any(k in line for k in KEYS):
                 continue
             try:
                 time, key, value, _ = parse_v07(line[at + len(TOKEN_V07):])
             except LineError as exc:
-                raise LogError(str(path), str(exc)) from None
-            number = value.get("value") if isinstance(value, dict) else value
-            out.append((time, key, float(number) if isinstance(number, (int, float)) else None))
-    return sorted(out, key=lambda r: r[0])
+                raise LogError(str(path), f"line {number}: {exc}") from None
+            number_logged = value.get("value") if isinstance(value, dict) else value
+            out.append((time, key, float(number_logged) if isinstance(number_logged, (int, float)) else None))
+    return out
 
 
 def _node(path, ttt_ms: float) -> float:
-    records = _records(path)
+    records = sorted(_records(path), key=lambda r: r[0])  # by time, as _compute_power_node sorts them
     starts = [t for t, k, _ in records if k == "power_measurement_start"]
     if not starts:
         raise LogError(str(path), "no power_measurement_start")
@@ -56,9 +57,15 @@ def _node(path, ttt_ms: float) -> float:
 
 
 def _switch(path, ttt_ms: float) -> float:
-    records = _records(path)
-    efficiency = next((v for _, k, v in records if k == "conversion_eff" and v is not None), 1.0)
-    watts = next((v for _, k, v in records if k == "interconnect_power_est" and v is not None), 0.0)
+    """As _compute_power_sw: in the file's order, the first interconnect_power_est, and the last
+    conversion_eff before it."""
+    efficiency, watts = 1.0, 0.0
+    for _, key, value in _records(path):
+        if key == "conversion_eff" and value is not None:
+            efficiency = value
+        elif key == "interconnect_power_est" and value is not None:
+            watts = value
+            break
     return efficiency * watts * ttt_ms / 1000
 
 

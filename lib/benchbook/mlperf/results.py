@@ -159,7 +159,7 @@ def _system(submitter_dir: Path | None, system: str, problems: list[str]) -> dic
     try:
         if len(data) > MAX_SMALL_JSON:
             raise ValueError(f"larger than {MAX_SMALL_JSON} bytes")
-        described = _small_json(path) if text.lstrip().startswith("{") else _system_v06(text)
+        described = _strict_json(text) if text.lstrip().startswith("{") else _system_v06(text)
     except (ValueError, SyntaxError, TypeError, KeyError, RecursionError, MemoryError) as exc:
         why = "nested too deep" if isinstance(exc, (RecursionError, MemoryError)) else repr(exc)[:200]
         problems.append(f"{path}: neither a JSON object nor v0.6's 'key: {{json}}' lines ({why})")
@@ -220,11 +220,16 @@ def _small_json(path: Path | ArchivePath) -> object:
         data = f.read(MAX_SMALL_JSON + 1)
     if len(data) > MAX_SMALL_JSON:
         raise ValueError(f"larger than {MAX_SMALL_JSON} bytes")
+    return _strict_json(data.decode("utf-8"))
+
+
+def _strict_json(text: str) -> object:
+    """JSON with NaN and Infinity refused (ValueError): not JSON numbers."""
 
     def refuse(constant: str):
         raise ValueError(f"{constant} is not a JSON number")
 
-    return json.loads(data.decode("utf-8"), parse_constant=refuse)
+    return json.loads(text, parse_constant=refuse)
 
 
 def _scaling(folder: Path | ArchivePath, problems: list[str]) -> float | None:
@@ -284,8 +289,12 @@ def score_folder(folder: Path | ArchivePath, round_: str | None = None) -> Folde
                         submitter=submitter_dir.name if submitter_dir else None, system_name=system_name,
                         system=system, systems_path=systems_path, factor=_scaling(folder, problems),
                         problems=problems)
-    if found.valid and isinstance(folder, Path) and (folder / "power").is_dir():
-        found.energy_joules = power.energy(folder, found.run_details, found.scaling_factor, found.problems)
+    if found.valid and (folder / "power").is_dir():
+        if isinstance(folder, ArchivePath):  # (power.energy globs a folder on disk)
+            found.problems.append(f"{folder / 'power'}: power logs inside an archive are not read: no energy for "
+                                  "the result")
+        else:
+            found.energy_joules = power.energy(folder, found.run_details, found.scaling_factor, found.problems)
     return found
 
 

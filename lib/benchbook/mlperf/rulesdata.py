@@ -97,9 +97,8 @@ def clauses(check: str) -> list[dict]:
 
 
 def _literal(tree: ast.Module, name: str) -> ast.Dict:
-    node = next(n.value for n in tree.body if isinstance(n, ast.Assign)
+    return next(n.value for n in tree.body if isinstance(n, ast.Assign)
                 and any(isinstance(t, ast.Name) and t.id == name for t in n.targets))
-    return node
 
 
 def _training(node: ast.Dict) -> ast.Dict:
@@ -110,15 +109,11 @@ def _target(path: Path, shown: str) -> dict | None:
     """The closed rule's ATLEAST_ONE_CHECK (key, check, file:line, clauses or why not read)."""
     if not path.is_file():
         return None
-    root = yaml.compose(path.read_text(encoding="utf-8"))
-    for item in getattr(root, "value", []):
-        entry = dict((k.value, v) for k, v in getattr(item, "value", []) if isinstance(k, yaml.ScalarNode))
-        key = dict((k.value, v) for k, v in getattr(entry.get("KEY"), "value", []))
+    for name, key in _entries(path).items():
         check = key.get("ATLEAST_ONE_CHECK")
         if check is None:
             continue
-        found = {"key": key["NAME"].value, "check": check.value.strip(),
-                 "source": f"{shown}:{check.start_mark.line + 1}"}
+        found = {"key": name, "check": check.value.strip(), "source": f"{shown}:{check.start_mark.line + 1}"}
         try:
             found["clauses"] = clauses(check.value)
         except (NotBounds, SyntaxError) as exc:

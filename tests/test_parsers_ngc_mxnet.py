@@ -279,3 +279,19 @@ def test_minutes_of_validation_between_epochs_do_not_split_a_run(tmp_path, ranks
     assert len(runs) == 1
     assert not any("new run" in w for w in runs.iloc[0]["warnings"])
     assert runs.iloc[0]["iterations"] == 14  # every record of epochs 0-2 but Batch [0-19] of epoch 0
+
+
+@pytest.mark.parametrize("rate", ["nan", "inf"])
+def test_a_speed_of_nan_or_inf_is_read_and_said_with_its_line(fixtures, tmp_path, rate):
+    """MXNet's Speedometer prints what its division gives: a `Speed: nan samples/sec` line was not matched and
+    its record dropped without a word; it is a record without a rate, named among the run's warnings."""
+    lines = (fixtures / "ngc_mxnet" / "mxnet_gpu1_gpu4_amp_bs64.txt").read_text(encoding="utf-8").split("\n")
+    at = [i for i, line in enumerate(lines) if "Speed: " in line][2]
+    lines[at] = lines[at].replace("Speed: 590.0", f"Speed: {rate}")
+    log = tmp_path / "mxnet_gpu1_gpu4_amp_bs64.txt"
+    log.write_text("\n".join(lines), encoding="utf-8")
+    result = analyze([log])
+    first = result.runs.iloc[0]
+    said = [w for w in first["warnings"] if "no throughput" in w or "not finite" in w or "infinite" in w]
+    assert said and f"line {at + 1}" in said[0], first["warnings"]
+    assert (result.iterations["line"] == at + 1).any()

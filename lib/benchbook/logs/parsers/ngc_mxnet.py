@@ -34,11 +34,12 @@ if TYPE_CHECKING:  # a rule reads one run; the analysis imports run.py, listing 
 
 _ARGS = re.compile(r":INFO: Start with arguments Namespace\(([^\n]*)\)")
 # A batch line: `2020-12-11 03:13:49,587:INFO: Epoch[0] Batch [0-19]\tSpeed: 633.1 samples/sec\tLR: 0.0019`,
-# found by its `:INFO: Epoch[` (Python logging's 23-character time stands before it).
+# found by its `:INFO: Epoch[` (Python logging's 23-character time stands before it). A rate of `nan` or `inf`
+# (MXNet's Speedometer prints what float division gives) is read, and said among the run's warnings.
 # The time is caught by a lookbehind (23 characters), the pattern begins with the literal after it.
 _BATCH = (rf":INFO: Epoch\[(?<=(?P<timestamp>{scanning.DATE_TIME}[.,][0-9]{{3}}):INFO: Epoch\[)"
           rf"(?P<epoch>{scanning.INT})\] Batch \[(?P<first>{scanning.INT})-(?P<last>{scanning.INT})\]\t"
-          rf"Speed: (?P<throughput>{scanning.NUM}) samples/sec(?:[^\n]*?LR: (?P<lr>{scanning.NUM}))?")
+          rf"Speed: (?P<throughput>{scanning.NUM}|nan|-?inf) samples/sec(?:[^\n]*?LR: (?P<lr>{scanning.NUM}))?")
 _TOOK = re.compile(r"Experiment took: ([0-9.]+) sec")
 # fit.py's `logging.info('Starting epoch {}')`, which every rank logs (DLLogger lines: rank 0 alone).
 _EPOCH_START = re.compile(r":INFO: [Ss]tarting epoch \d")

@@ -42,6 +42,7 @@ from .publish_files import (
     changed_inputs,
     input_files,
     pair_difference,
+    portable,
     read_entry,
     real_folder,
     report_lock,
@@ -139,7 +140,7 @@ def _execute_quietly(target: Target, out: Path, executed: Path) -> dict:
 
     summary = out / "summary.json"
     summary.unlink(missing_ok=True)
-    params = dict(target.parameters, summary_path=str(summary))
+    params = dict(target.parameters)
     if "sources" not in params:
         params["interactive"] = False
     # A report that only reads has nothing left to do once its last cell has answered: its kernel is stopped
@@ -149,9 +150,10 @@ def _execute_quietly(target: Target, out: Path, executed: Path) -> dict:
     exporter = _in_background(_html_exporter)  # nbconvert's imports and templates while the kernel runs the cells
     for attempt in range(1, KERNEL_STARTS + 1):
         try:
-            papermill.execute_notebook(  # saved once at the end (and on an error), not after every cell
-                str(target.notebook), str(executed), parameters=params, kernel_name="python3", progress_bar=False,
-                cwd=str(ROOT), request_save_on_cell_execute=False, shutdown_kernel=shutdown)
+            with _summary_to(summary):
+                papermill.execute_notebook(  # saved once at the end (and on an error), not after every cell
+                    str(target.notebook), str(executed), parameters=params, kernel_name="python3",
+                    progress_bar=False, cwd=str(ROOT), request_save_on_cell_execute=False, shutdown_kernel=shutdown)
             status, error = "ok", None
         except papermill.PapermillExecutionError as exc:
             status, error = "failed", f"{exc.ename}: {exc.evalue}"
@@ -161,8 +163,39 @@ def _execute_quietly(target: Target, out: Path, executed: Path) -> dict:
                 continue  # no cell ran: start a new kernel
         break
     if executed.exists():
+        _portable_record(executed, target)
         _convert(executed, out, exporter.result())
     return {"status": status, "error": error, "executed": str(executed.relative_to(out))}
+
+
+@contextlib.contextmanager
+def _summary_to(summary: Path):
+    """The kernel started inside learns where to write its headline numbers from its environment
+    (notebook_params.SUMMARY_VARIABLE), not from a parameter that code.html would show with this machine's path."""
+    from .notebook_params import SUMMARY_VARIABLE
+
+    before = os.environ.get(SUMMARY_VARIABLE)
+    os.environ[SUMMARY_VARIABLE] = str(summary)
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(SUMMARY_VARIABLE, None)
+        else:
+            os.environ[SUMMARY_VARIABLE] = before
+
+
+def _portable_record(executed: Path, target: Target) -> None:
+    """papermill records the notebook's and the record's own absolute paths in the executed notebook: it is
+    shared with the report, so they are written as the repository's (the notebook) and the report's (the record)."""
+    import nbformat
+
+    nb = nbformat.read(executed, as_version=4)
+    record = nb.metadata.get("papermill")
+    if record is not None:
+        record["input_path"] = portable(target.notebook)
+        record["output_path"] = str(executed.relative_to(executed.parents[1]))
+        write_text(executed, nbformat.writes(nb))
 
 
 def _in_background(make) -> cf.Future:
@@ -424,7 +457,7 @@ def _prepare(t: Target, reports: Path, stamp: str, force: bool, locks: contextli
         return dict(old, skipped=True)
     # Until this publish ends, the entry says so: one that is killed is executed again by the next.
     records.write(entry_path, {"name": t.name, "status": "publishing", "digest": None, "published_at": stamp,
-                               "summary": {}, "target": asdict(t) | {"notebook": str(t.notebook)},
+                               "summary": {}, "target": asdict(t) | {"notebook": portable(t.notebook)},
                                "error": f"a publish began at {stamp} and has not ended; if none runs, it was "
                                         "interrupted: publish again"})
     return t, d, listing
@@ -467,7 +500,7 @@ def _record(t: Target, d: str, result: dict, out: Path, stamp: str, before: dict
                                                      "publish again")
     entry = {"name": t.name, "digest": d, "published_at": stamp, "notebook": t.notebook.name,
              "parameters": t.parameters, "benchbook_version": __version__, **result, "summary": summary,
-             "target": asdict(t) | {"notebook": str(t.notebook)}}
+             "target": asdict(t) | {"notebook": portable(t.notebook)}}
     records.write(out / "entry.json", entry)
     return entry
 

@@ -27,6 +27,18 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from ..errors import BenchbookError, shown
 from ..runfolder import records
 
+ROOT = Path(__file__).resolve().parents[3]  # the repository: the kernels run there
+
+
+def portable(path: str | Path) -> str:
+    """`path` as a report writes it: relative to the repository when inside it (the notebooks' kernels run
+    there, and a report is shared: no page or data file names the author's folders), else absolute."""
+    absolute = Path(os.path.abspath(ROOT / Path(path).expanduser()))
+    try:
+        return str(absolute.relative_to(ROOT)) or "."
+    except ValueError:
+        return str(absolute)
+
 
 class ReportFolderError(BenchbookError):
     """Raised when a report's folder (or a folder publish writes in it) is a symbolic link or no folder:
@@ -97,12 +109,12 @@ def write_text(path: Path, text: str) -> None:
 # --- what a report reads ----------------------------------------------------------------------------------
 
 def input_files(target) -> dict[str, tuple[int, int]]:
-    """Every file the report reads (study file, run folders, logs): path -> (size, mtime in ns); a path
-    that cannot be examined (a link into a folder without permission) is listed as (-1, -1): the
-    report shows it as a problem, the rest goes on."""
+    """Every file the report reads (study file, run folders, logs): path (`portable`) -> (size, mtime in
+    ns); a path that cannot be examined (a link into a folder without permission) is listed as (-1, -1):
+    the report shows it as a problem, the rest goes on. An input's relative path is the repository's."""
     out = {}
     for item in target.inputs:
-        p = Path(item)
+        p = ROOT / item
         try:
             listed = sorted(p.rglob("*")) if p.is_dir() else [p]
         except OSError:
@@ -113,10 +125,10 @@ def input_files(target) -> dict[str, tuple[int, int]]:
             except FileNotFoundError:  # removed while listed, or never there
                 continue
             except OSError:
-                out[str(q)] = (-1, -1)
+                out[portable(q)] = (-1, -1)
                 continue
             if stat.S_ISREG(st.st_mode):
-                out[str(q)] = (st.st_size, st.st_mtime_ns)
+                out[portable(q)] = (st.st_size, st.st_mtime_ns)
     return out
 
 

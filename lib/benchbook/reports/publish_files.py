@@ -15,8 +15,10 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import io
 import json
 import os
+import shutil
 import socket
 import stat
 import tempfile
@@ -90,12 +92,17 @@ def report_lock(folder: Path):
 def write_text(path: Path, text: str) -> None:
     """Write `text` whole or not at all: a killed or disk-full publish leaves the old file, never half
     of the new one (nor writes through a link planted at `path`)."""
+    write_stream(path, io.BytesIO(text.encode("utf-8")))
+
+
+def write_stream(path: Path, stream) -> None:
+    """The bytes of `stream` into `path`, whole or not at all, as `write_text` (a log copied beside its report)."""
     tmp = None
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         os.fchmod(fd, 0o644)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
+        with os.fdopen(fd, "wb") as f:
+            shutil.copyfileobj(stream, f)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)

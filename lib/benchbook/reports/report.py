@@ -17,6 +17,7 @@ from ..core import config
 from ..errors import BenchbookError, RuleError
 from ..logs import parsers
 from ..logs.analysis import Analysis, analyze
+from ..logs.archives import SEP
 from ..logs.rules import Rule
 from ..runfolder import records
 from ..studies import study as studies
@@ -124,6 +125,15 @@ class Report:
         view = runs.assign(run=names + ":" + runs["run"].astype(str),
                            warnings=runs["warnings"].map(lambda w: "; ".join(w)))
         return view[RUN_TABLE].rename(columns=headers)
+
+    def log_name(self, source: str) -> str:
+        """A log's name within the folder analyzed: `ngc-tf1-resnet50/tf_gpu1_amp_bs128.txt` for the member of
+        `logs.tar.xz` (archives.SEP), `run-1/run-1.log` in a folder; the file's own name when the log is
+        the source itself. The page's copy of the log has it."""
+        text, folder = str(source), str(self.source)
+        if text.startswith(folder) and text[len(folder):][:1] in ("/", SEP) and len(text) > len(folder) + 1:
+            return text[len(folder) + 1:]
+        return Path(text).name
 
     @property
     def unit(self) -> str:

@@ -220,3 +220,17 @@ def test_a_report_is_data_the_analysis_statistics_and_reference_comparison():
     imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import | ast.ImportFrom) for a in n.names}
     imported |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
     assert not {"subprocess", "time", "socket", "shutil"} & imported, imported
+
+
+def test_the_runs_table_names_each_run_by_its_log_inside_the_archive_or_folder(tmp_path):
+    """A run read from `logs.tar.xz!set/tf_gpu1_amp_bs256.log` is `set/tf_gpu1_amp_bs256.log:0`, not the
+    archive and its folder (`logs.tar.xz!set:0`, which names no file); in a folder, the path below it."""
+    import tarfile
+
+    log = FIXTURES / "ngc_tf1" / "tf_gpu1_amp_bs256.log"
+    with tarfile.open(tmp_path / "logs.tar.xz", "w:xz") as archive:
+        archive.add(log, arcname="set/tf_gpu1_amp_bs256.log")
+    assert list(Report(log_dir=tmp_path / "logs.tar.xz").runs().iloc[:, 0]) == ["set/tf_gpu1_amp_bs256.log:0"]
+    (tmp_path / "folder" / "set").mkdir(parents=True)
+    (tmp_path / "folder" / "set" / log.name).write_bytes(log.read_bytes())
+    assert list(Report(log_dir=tmp_path / "folder").runs().iloc[:, 0]) == ["set/tf_gpu1_amp_bs256.log:0"]

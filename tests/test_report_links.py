@@ -103,6 +103,12 @@ def test_each_log_opens_from_its_report_as_the_archive_holds_it(reports):
         assert (report.parent / unquote(link)).read_bytes() == members[unquote(link).removeprefix("logs/")]
 
 
+def test_the_runs_table_names_each_runs_log_file(reports):
+    page = _text(reports / "ngc-tf1-resnet50" / "report.html")
+    assert "ngc-tf1-resnet50/tf_gpu1_amp_bs128.txt:0" in page
+    assert "logs.tar.xz!" not in page
+
+
 def test_no_page_or_data_file_names_the_machines_folders(reports):
     folders = {str(ROOT.resolve()), str(ROOT.absolute()), str(reports.resolve()), str(reports)}
     home = os.path.expanduser("~")

@@ -124,7 +124,10 @@ def test_the_setup_of_a_cpu_study_names_the_python_it_uses(tmp_path, monkeypatch
     (tmp_path / "named.yaml").write_text(STUDY.replace("name: s\n", f"name: n\npython: {sys.executable}\n"))
     row = machine.setup(Report(tmp_path / "named.yaml", runs_dir=tmp_path / "runs")).iloc[0]
     assert (row["need"], bool(row["ready"])) == ("tensorflow Python", True)
-    assert row["how"] == f"{sys.executable}, named by the study's `python` (used as it is, nothing installed)"
+    root = str(Path(__file__).resolve().parents[1])
+    shown = os.path.relpath(sys.executable, root) if sys.executable.startswith(root + "/") else sys.executable
+    assert row["how"] == f"{shown}, named by the study's `python` (used as it is, nothing installed)"
+    assert not row["how"].startswith(root)  # a shared report names no folder of this machine
     missing = tmp_path / "no-python"
     monkeypatch.setenv("BENCHBOOK_PYTHON_TENSORFLOW", str(missing))
     row = machine.setup(Report(tmp_path / "built.yaml", runs_dir=tmp_path / "runs")).iloc[0]

@@ -27,11 +27,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ..errors import BenchbookError, RuleError, UnknownNameError
 from ..logs import parsers
 from ..logs.rules import Rule
+from .publish_files import SUMMARY_VARIABLE
 
 ROOT = Path(__file__).resolve().parents[3]
-# Where `benchbook publish` has a notebook write its headline numbers: the kernel's environment, not a parameter,
-# so that the parameters code.html shows name no folder of the machine that published it.
-SUMMARY_VARIABLE = "BENCHBOOK_SUMMARY_PATH"
 
 
 class NotebookParameterError(BenchbookError, ValueError):

@@ -43,10 +43,12 @@ from .publish_files import (
     input_files,
     pair_difference,
     portable,
+    portable_record,
     read_entry,
     real_folder,
     report_lock,
     shown,
+    summary_to_kernel,
     unreadable,
     write_text,
 )
@@ -150,7 +152,7 @@ def _execute_quietly(target: Target, out: Path, executed: Path) -> dict:
     exporter = _in_background(_html_exporter)  # nbconvert's imports and templates while the kernel runs the cells
     for attempt in range(1, KERNEL_STARTS + 1):
         try:
-            with _summary_to(summary):
+            with summary_to_kernel(summary):
                 papermill.execute_notebook(  # saved once at the end (and on an error), not after every cell
                     str(target.notebook), str(executed), parameters=params, kernel_name="python3",
                     progress_bar=False, cwd=str(ROOT), request_save_on_cell_execute=False, shutdown_kernel=shutdown)
@@ -163,39 +165,9 @@ def _execute_quietly(target: Target, out: Path, executed: Path) -> dict:
                 continue  # no cell ran: start a new kernel
         break
     if executed.exists():
-        _portable_record(executed, target)
+        portable_record(executed, target.notebook)
         _convert(executed, out, exporter.result())
     return {"status": status, "error": error, "executed": str(executed.relative_to(out))}
-
-
-@contextlib.contextmanager
-def _summary_to(summary: Path):
-    """The kernel started inside learns where to write its headline numbers from its environment
-    (notebook_params.SUMMARY_VARIABLE), not from a parameter that code.html would show with this machine's path."""
-    from .notebook_params import SUMMARY_VARIABLE
-
-    before = os.environ.get(SUMMARY_VARIABLE)
-    os.environ[SUMMARY_VARIABLE] = str(summary)
-    try:
-        yield
-    finally:
-        if before is None:
-            os.environ.pop(SUMMARY_VARIABLE, None)
-        else:
-            os.environ[SUMMARY_VARIABLE] = before
-
-
-def _portable_record(executed: Path, target: Target) -> None:
-    """papermill records the notebook's and the record's own absolute paths in the executed notebook: it is
-    shared with the report, so they are written as the repository's (the notebook) and the report's (the record)."""
-    import nbformat
-
-    nb = nbformat.read(executed, as_version=4)
-    record = nb.metadata.get("papermill")
-    if record is not None:
-        record["input_path"] = portable(target.notebook)
-        record["output_path"] = str(executed.relative_to(executed.parents[1]))
-        write_text(executed, nbformat.writes(nb))
 
 
 def _in_background(make) -> cf.Future:

@@ -30,16 +30,22 @@ from ..errors import BenchbookError, shown
 from ..runfolder import records
 
 ROOT = Path(__file__).resolve().parents[3]  # the repository: the kernels run there
+# Where `benchbook publish` has a notebook write its headline numbers: the kernel's environment, not a parameter,
+# so that the parameters code.html shows name no folder of the machine that published it.
+SUMMARY_VARIABLE = "BENCHBOOK_SUMMARY_PATH"
 
 
-def portable(path: str | Path) -> str:
+def portable(path: str | Path, home: bool = False) -> str:
     """`path` as a report writes it: relative to the repository when inside it (the notebooks' kernels run
-    there, and a report is shared: no page or data file names the author's folders), else absolute."""
+    there, and a report is shared: no page or data file names the author's folders), else absolute, or
+    under `~` with `home` (a path that is only shown, never opened by the kernel)."""
     absolute = Path(os.path.abspath(ROOT / Path(path).expanduser()))
-    try:
-        return str(absolute.relative_to(ROOT)) or "."
-    except ValueError:
-        return str(absolute)
+    for base, prefix in ((ROOT, ""), *(((Path.home(), "~/"),) if home and str(Path.home()) != "/" else ())):
+        try:
+            return (prefix + str(absolute.relative_to(base))).rstrip("/") or "."
+        except ValueError:
+            continue
+    return str(absolute)
 
 
 class ReportFolderError(BenchbookError):
@@ -111,6 +117,37 @@ def write_stream(path: Path, stream) -> None:
         if tmp:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
+
+
+# --- what a report's kernel is told, and what it leaves ------------------------------------------------
+
+@contextlib.contextmanager
+def summary_to_kernel(summary: Path):
+    """The kernel started inside learns where to write its headline numbers from its environment
+    (SUMMARY_VARIABLE, read by notebook_params.summary_to), not from a parameter that code.html would
+    show with this machine's path."""
+    before = os.environ.get(SUMMARY_VARIABLE)
+    os.environ[SUMMARY_VARIABLE] = str(summary)
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(SUMMARY_VARIABLE, None)
+        else:
+            os.environ[SUMMARY_VARIABLE] = before
+
+
+def portable_record(executed: Path, notebook: Path) -> None:
+    """papermill records the notebook's and the record's own absolute paths in the executed notebook: it is
+    shared with the report, so they are written as the repository's (the notebook) and the report's (the record)."""
+    import nbformat
+
+    nb = nbformat.read(executed, as_version=4)
+    record = nb.metadata.get("papermill")
+    if record is not None:
+        record["input_path"] = portable(notebook)
+        record["output_path"] = str(executed.relative_to(executed.parents[1]))
+        write_text(executed, nbformat.writes(nb))
 
 
 # --- what a report reads ----------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ configuration (configs.py), and one way to write each number."""
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from benchbook.reports import configs, display, logged_setup, page, views
 from benchbook.reports.report import Report
@@ -104,3 +105,18 @@ def test_the_runs_table_writes_a_throughput_to_the_grids_digits(tmp_path, monkey
     recomputed = row["recomputed images/s"]
     assert len(recomputed.partition(".")[2]) == 1, row
     assert f"| {recomputed} |" in views.opening(report).plain
+
+
+def test_a_link_planted_as_the_reports_logs_folder_is_refused_and_nothing_written_through_it(tmp_path):
+    """The copies of the logs go only into the report's real folder: a shared reports folder's `logs` link
+    would send them elsewhere; the page fails naming it (the report is then published failed, error visible)."""
+    from benchbook.reports.publish_files import ReportFolderError
+
+    summary = tmp_path / "reports" / "tf1" / "summary.json"
+    summary.parent.mkdir(parents=True)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (summary.parent / "logs").symlink_to(elsewhere)
+    with pytest.raises(ReportFolderError, match="logs is a symbolic link"):
+        page.navigation(Report(log_dir=TF1), str(summary))
+    assert not any(elsewhere.iterdir())

@@ -354,9 +354,9 @@ def publish(targets: list[Target], reports: str | Path = "reports", jobs: int = 
 
     `executor`: `local` (a process pool of `jobs` workers) or `slurm` (one job per notebook;
     `slurm` gives `partition`, `account` and `time` in seconds). Every path reaches the notebooks
-    resolved, whatever the current folder; a report that cannot be published (a link planted in
-    the reports folder, a notebook that differs from its text source, any error of its own) is
-    refused or failed alone, the others go on."""
+    relative to the repository (where their kernels run), whatever the current folder; a report that
+    cannot be published (a link planted in the reports folder, a notebook that differs from its text
+    source, any error of its own) is refused or failed alone, the others go on."""
     if executor not in EXECUTORS:
         raise BenchbookError(f"unknown executor {executor!r}; known: {', '.join(EXECUTORS)}")
     for key in ("partition", "account"):

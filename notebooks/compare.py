@@ -63,4 +63,4 @@ display.table(comparison.environment_differences(),
               empty="no difference between the sources' run records (or no run records to compare)")
 
 # %%
-comparison.save_summary(summary_path);
+comparison.save_summary(notebook_params.summary_to(summary_path));

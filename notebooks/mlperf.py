@@ -33,7 +33,7 @@ summary_path: Optional[str] = None  # where to write the headline numbers as JSO
 
 # %%
 from benchbook.mlperf.report import MLPerfReport
-from benchbook.reports import display
+from benchbook.reports import display, notebook_params
 
 report = MLPerfReport(results, benchmark, round, submitters, check, expected)
 display.table(report.published(), empty="no result folder", formats={"minutes": 4})
@@ -103,4 +103,4 @@ display.table(report.initialisation(), empty="no run logged init_start and init_
 display.table(report.verdicts(), empty="not run (check=False)")
 
 # %%
-report.save_summary(summary_path);
+report.save_summary(notebook_params.summary_to(summary_path));

@@ -39,6 +39,7 @@ TIERS = {
 TIER_OF = {
     "test_notebooks.py": "notebook",
     "test_publish_hostile.py": "notebook",
+    "test_report_links.py": "notebook",
     "test_publish_interrupt.py": "notebook",
     "test_kernel_config.py": "notebook",
     "test_mlperf_report.py::test_notebook_executes": "notebook",

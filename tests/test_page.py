@@ -5,6 +5,7 @@ configuration (configs.py), and one way to write each number."""
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from benchbook.reports import configs, display, logged_setup, page, views
 from benchbook.reports.report import Report
@@ -24,7 +25,7 @@ def test_the_title_says_time_to_train_only_where_a_run_evaluates(tmp_path):
     assert evaluating.headline()["title"] == evaluating.page_title  # the index and the browser show it
 
 
-def test_navigation_links_the_index_each_log_relatively_and_the_rule_source(tmp_path):
+def test_navigation_links_the_index_each_log_copied_beside_the_page_and_the_rule_source(tmp_path):
     report = Report(log_dir=TF1)
     summary = tmp_path / "reports" / "tf1" / "summary.json"
     summary.parent.mkdir(parents=True)
@@ -34,7 +35,8 @@ def test_navigation_links_the_index_each_log_relatively_and_the_rule_source(tmp_
     links = [a.split('"')[1] for a in nav.markup.split("href=")[1:]]
     assert all(not link.startswith("/") for link in links)  # relative, never an absolute path
     log = next(link for link in links if link.endswith("tf_gpu1_amp_bs256.log"))
-    assert (summary.parent / log).resolve() == (TF1 / "tf_gpu1_amp_bs256.log").resolve()
+    assert log == "logs/tf_gpu1_amp_bs256.log"  # a copy beside the page: the reports folder may be moved or shared
+    assert (summary.parent / log).read_bytes() == (TF1 / "tf_gpu1_amp_bs256.log").read_bytes()
     assert any(link.startswith("https://github.com/NVIDIA/DeepLearningExamples/blob/") for link in links)
     assert page.navigation(report, None) is None  # in JupyterLab: no published page to link from
 
@@ -103,3 +105,18 @@ def test_the_runs_table_writes_a_throughput_to_the_grids_digits(tmp_path, monkey
     recomputed = row["recomputed images/s"]
     assert len(recomputed.partition(".")[2]) == 1, row
     assert f"| {recomputed} |" in views.opening(report).plain
+
+
+def test_a_link_planted_as_the_reports_logs_folder_is_refused_and_nothing_written_through_it(tmp_path):
+    """The copies of the logs go only into the report's real folder: a shared reports folder's `logs` link
+    would send them elsewhere; the page fails naming it (the report is then published failed, error visible)."""
+    from benchbook.reports.publish_files import ReportFolderError
+
+    summary = tmp_path / "reports" / "tf1" / "summary.json"
+    summary.parent.mkdir(parents=True)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (summary.parent / "logs").symlink_to(elsewhere)
+    with pytest.raises(ReportFolderError, match="logs is a symbolic link"):
+        page.navigation(Report(log_dir=TF1), str(summary))
+    assert not any(elsewhere.iterdir())

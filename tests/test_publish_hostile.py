@@ -156,9 +156,10 @@ def test_names_kept_for_the_index_page_are_refused(name):
 # --- issue 26 --------------------------------------------------------------------------------------------
 
 def summary_notebook(tmp_path):
-    """A notebook that writes its summary where publish says, as the model notebooks do."""
-    return tiny_notebook(tmp_path, "import json, pathlib\n"
-                                   "pathlib.Path(summary_path).write_text(json.dumps({'verdict': 'measured'}))")
+    """A notebook that writes its summary where publish says (its kernel's environment), as the model notebooks do."""
+    return tiny_notebook(tmp_path, "import json, pathlib\nfrom benchbook.reports.notebook_params import summary_to\n"
+                                   "pathlib.Path(summary_to(summary_path))"
+                                   ".write_text(json.dumps({'verdict': 'measured'}))")
 
 
 def test_publish_works_from_any_folder(tmp_path, monkeypatch):
@@ -167,7 +168,7 @@ def test_publish_works_from_any_folder(tmp_path, monkeypatch):
     work = tmp_path / "elsewhere"
     (work / "logs").mkdir(parents=True)
     monkeypatch.chdir(work)
-    target = publish.Target("here", summary_notebook(tmp_path), {}, ["logs"])
+    target = publish.Target("here", summary_notebook(tmp_path), {}, [str(work / "logs")])  # relative: the repository's
     [entry] = publish.publish([target], "reports", jobs=1, progress=False)
     assert entry["status"] == "ok", entry.get("error")
     assert entry["summary"] == {"verdict": "measured"}

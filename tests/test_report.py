@@ -124,7 +124,10 @@ def test_the_setup_of_a_cpu_study_names_the_python_it_uses(tmp_path, monkeypatch
     (tmp_path / "named.yaml").write_text(STUDY.replace("name: s\n", f"name: n\npython: {sys.executable}\n"))
     row = machine.setup(Report(tmp_path / "named.yaml", runs_dir=tmp_path / "runs")).iloc[0]
     assert (row["need"], bool(row["ready"])) == ("tensorflow Python", True)
-    assert row["how"] == f"{sys.executable}, named by the study's `python` (used as it is, nothing installed)"
+    root = str(Path(__file__).resolve().parents[1])
+    shown = os.path.relpath(sys.executable, root) if sys.executable.startswith(root + "/") else sys.executable
+    assert row["how"] == f"{shown}, named by the study's `python` (used as it is, nothing installed)"
+    assert not row["how"].startswith(root)  # a shared report names no folder of this machine
     missing = tmp_path / "no-python"
     monkeypatch.setenv("BENCHBOOK_PYTHON_TENSORFLOW", str(missing))
     row = machine.setup(Report(tmp_path / "built.yaml", runs_dir=tmp_path / "runs")).iloc[0]
@@ -220,3 +223,17 @@ def test_a_report_is_data_the_analysis_statistics_and_reference_comparison():
     imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import | ast.ImportFrom) for a in n.names}
     imported |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
     assert not {"subprocess", "time", "socket", "shutil"} & imported, imported
+
+
+def test_the_runs_table_names_each_run_by_its_log_inside_the_archive_or_folder(tmp_path):
+    """A run read from `logs.tar.xz!set/tf_gpu1_amp_bs256.log` is `set/tf_gpu1_amp_bs256.log:0`, not the
+    archive and its folder (`logs.tar.xz!set:0`, which names no file); in a folder, the path below it."""
+    import tarfile
+
+    log = FIXTURES / "ngc_tf1" / "tf_gpu1_amp_bs256.log"
+    with tarfile.open(tmp_path / "logs.tar.xz", "w:xz") as archive:
+        archive.add(log, arcname="set/tf_gpu1_amp_bs256.log")
+    assert list(Report(log_dir=tmp_path / "logs.tar.xz").runs().iloc[:, 0]) == ["set/tf_gpu1_amp_bs256.log:0"]
+    (tmp_path / "folder" / "set").mkdir(parents=True)
+    (tmp_path / "folder" / "set" / log.name).write_bytes(log.read_bytes())
+    assert list(Report(log_dir=tmp_path / "folder").runs().iloc[:, 0]) == ["set/tf_gpu1_amp_bs256.log:0"]

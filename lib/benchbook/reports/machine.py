@@ -24,6 +24,7 @@ from ..errors import BenchbookError
 from ..runfolder import records
 from ..studies import commands
 from ..studies import study as studies
+from .publish_files import portable
 
 if TYPE_CHECKING:
     from .report import Report
@@ -197,11 +198,12 @@ def _cpu_python_row(framework: str, study_python: str | None) -> dict:
         python, setting = named
         usable = python.is_file() and os.access(python, os.X_OK)
         return {"need": f"{framework} Python", "ready": usable,
-                "how": f"{python}, named by {setting} (used as it is, nothing installed)"
+                "how": f"{portable(python, home=True)}, named by {setting} (used as it is, nothing installed)"
                        + ("" if usable else ": not an executable file")}
     ready = envs.ready(framework)
     return {"need": f"{framework} CPU environment", "ready": ready,
-            "how": str(envs.path(framework)) if ready else "created by the first run (pinned requirements)"}
+            "how": portable(envs.path(framework), home=True) if ready else
+            "created by the first run (pinned requirements)"}
 
 
 def _gpu_count(capture: dict) -> int:

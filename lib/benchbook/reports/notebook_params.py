@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ..errors import BenchbookError, RuleError, UnknownNameError
 from ..logs import parsers
 from ..logs.rules import Rule
+from .publish_files import SUMMARY_VARIABLE
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -104,11 +105,18 @@ def check(**values) -> NotebookParameters:
                                      f"{Rule.FIELDS['name' if name == 'rule' else name]}") from None
     if params.interactive is None:
         params = params.model_copy(update={"interactive": live()})
+    params = params.model_copy(update={"summary_path": summary_to(params.summary_path)})
     if params.log_dir is not None:
         params = params.model_copy(update={"study": None, "launch": False})  # analysis-only: the study is ignored
     elif params.study is not None:
         params = params.model_copy(update={"study": str(locate(params.study))})
     return params
+
+
+def summary_to(summary_path: str | None) -> str | None:
+    """Where the notebook writes its headline numbers: the parameter, else what `benchbook publish` set in
+    the kernel's environment (SUMMARY_VARIABLE), else nowhere."""
+    return summary_path or os.environ.get(SUMMARY_VARIABLE) or None
 
 
 def live() -> bool:

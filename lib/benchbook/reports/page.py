@@ -11,11 +11,13 @@ body is not None.
 from __future__ import annotations
 
 import html
-import os
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
+from urllib.parse import quote
 
-from . import display, headline, logged_setup
+from ..errors import LogError
+from ..logs import logfiles
+from . import display, headline, logged_setup, publish_files
 
 if TYPE_CHECKING:
     from .report import Report
@@ -39,22 +41,51 @@ def title(report: Report, model: str) -> display.Html:
 
 def navigation(report: Report, summary_path: str | None) -> display.Html | None:
     """Links from the published page (reports/<name>/report.html, beside `summary_path`): the index, the
-    code view, each log (relative), the script of the rule. None outside a publish (no summary path)."""
+    code view, each log (its copy beside the page, `copy_logs`), the script of the rule. None outside a
+    publish (no summary path)."""
     if summary_path is None:
         return None
     here = Path(summary_path).resolve().parent
     runs = report.analysis.runs
-    logs = list(dict.fromkeys(runs["source"])) if len(runs) else []
+    logs = copy_logs(report, here, list(dict.fromkeys(runs["source"])) if len(runs) else [])
     links = ['<a href="../index.html">all reports</a>', '<a href="code.html">with code</a>']
     if logs:
-        each = ", ".join(f'<a href="{html.escape(os.path.relpath(Path(log).resolve(), here))}">'
-                         f"{html.escape(Path(log).name)}</a>" for log in logs)
+        each = ", ".join(f'<a href="{html.escape(quote(href))}">{html.escape(name)}</a>' for name, href in logs)
         links.append(f"log{'s' * (len(logs) > 1)}: {each}")
     source, url = logged_setup.rule_source(runs, report.rule.name)
     if url:
         links.append(f'rule: <a href="{html.escape(url)}">{html.escape(source.split(" (")[0])}</a>')
-    plain = " · ".join(("all reports", "with code", *(f"logs: {', '.join(Path(x).name for x in logs)}",) * bool(logs)))
+    plain = " · ".join(("all reports", "with code",
+                        *(f"logs: {', '.join(name for name, _ in logs)}",) * bool(logs)))
     return display.Html(f'<p class="bb-nav">{" · ".join(links)}</p>', plain)
+
+
+LOGS = "logs"  # the folder of a published report that holds the copies of its logs
+
+
+def copy_logs(report: Report, here: Path, sources: list[str]) -> list[tuple[str, str]]:
+    """Each log of `sources` copied into `here/logs/` under its name in the folder analyzed (a member of an
+    archive as a plain file, read through the archive reader and its limits): a shared or moved reports
+    folder still opens every log in one click. (name, href relative to `here`) per log copied; a log that
+    cannot be read (gone, or refused by the archive's limits) is under the report's problems already and
+    gets no link."""
+    wanted = set(sources)
+    files, _problems = logfiles.log_files(report.logs())
+    copied = []
+    for log in files:
+        if str(log) not in wanted:
+            continue
+        name = PurePosixPath(report.log_name(str(log)))
+        if any(part in ("", ".", "..") for part in name.parts) or name.is_absolute():
+            continue  # the archive reader refuses such members; never written outside `here/logs`
+        try:
+            with log.open("rb") as stream:
+                folder = publish_files.real_folder(here, LOGS, *name.parent.parts)
+                publish_files.write_stream(folder / name.name, stream)
+        except (OSError, LogError):  # a planted link in the reports folder (ReportFolderError) fails the page
+            continue
+        copied.append((str(name), f"{LOGS}/{name}"))
+    return copied
 
 
 def _on_cpu(report: Report) -> bool:

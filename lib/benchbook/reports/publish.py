@@ -42,10 +42,13 @@ from .publish_files import (
     changed_inputs,
     input_files,
     pair_difference,
+    portable,
+    portable_record,
     read_entry,
     real_folder,
     report_lock,
     shown,
+    summary_to_kernel,
     unreadable,
     write_text,
 )
@@ -139,7 +142,7 @@ def _execute_quietly(target: Target, out: Path, executed: Path) -> dict:
 
     summary = out / "summary.json"
     summary.unlink(missing_ok=True)
-    params = dict(target.parameters, summary_path=str(summary))
+    params = dict(target.parameters)
     if "sources" not in params:
         params["interactive"] = False
     # A report that only reads has nothing left to do once its last cell has answered: its kernel is stopped
@@ -149,9 +152,10 @@ def _execute_quietly(target: Target, out: Path, executed: Path) -> dict:
     exporter = _in_background(_html_exporter)  # nbconvert's imports and templates while the kernel runs the cells
     for attempt in range(1, KERNEL_STARTS + 1):
         try:
-            papermill.execute_notebook(  # saved once at the end (and on an error), not after every cell
-                str(target.notebook), str(executed), parameters=params, kernel_name="python3", progress_bar=False,
-                cwd=str(ROOT), request_save_on_cell_execute=False, shutdown_kernel=shutdown)
+            with summary_to_kernel(summary):
+                papermill.execute_notebook(  # saved once at the end (and on an error), not after every cell
+                    str(target.notebook), str(executed), parameters=params, kernel_name="python3",
+                    progress_bar=False, cwd=str(ROOT), request_save_on_cell_execute=False, shutdown_kernel=shutdown)
             status, error = "ok", None
         except papermill.PapermillExecutionError as exc:
             status, error = "failed", f"{exc.ename}: {exc.evalue}"
@@ -161,6 +165,7 @@ def _execute_quietly(target: Target, out: Path, executed: Path) -> dict:
                 continue  # no cell ran: start a new kernel
         break
     if executed.exists():
+        portable_record(executed, target.notebook)
         _convert(executed, out, exporter.result())
     return {"status": status, "error": error, "executed": str(executed.relative_to(out))}
 
@@ -349,9 +354,9 @@ def publish(targets: list[Target], reports: str | Path = "reports", jobs: int = 
 
     `executor`: `local` (a process pool of `jobs` workers) or `slurm` (one job per notebook;
     `slurm` gives `partition`, `account` and `time` in seconds). Every path reaches the notebooks
-    resolved, whatever the current folder; a report that cannot be published (a link planted in
-    the reports folder, a notebook that differs from its text source, any error of its own) is
-    refused or failed alone, the others go on."""
+    relative to the repository (where their kernels run), whatever the current folder; a report that
+    cannot be published (a link planted in the reports folder, a notebook that differs from its text
+    source, any error of its own) is refused or failed alone, the others go on."""
     if executor not in EXECUTORS:
         raise BenchbookError(f"unknown executor {executor!r}; known: {', '.join(EXECUTORS)}")
     for key in ("partition", "account"):
@@ -424,7 +429,7 @@ def _prepare(t: Target, reports: Path, stamp: str, force: bool, locks: contextli
         return dict(old, skipped=True)
     # Until this publish ends, the entry says so: one that is killed is executed again by the next.
     records.write(entry_path, {"name": t.name, "status": "publishing", "digest": None, "published_at": stamp,
-                               "summary": {}, "target": asdict(t) | {"notebook": str(t.notebook)},
+                               "summary": {}, "target": asdict(t) | {"notebook": portable(t.notebook)},
                                "error": f"a publish began at {stamp} and has not ended; if none runs, it was "
                                         "interrupted: publish again"})
     return t, d, listing
@@ -467,7 +472,7 @@ def _record(t: Target, d: str, result: dict, out: Path, stamp: str, before: dict
                                                      "publish again")
     entry = {"name": t.name, "digest": d, "published_at": stamp, "notebook": t.notebook.name,
              "parameters": t.parameters, "benchbook_version": __version__, **result, "summary": summary,
-             "target": asdict(t) | {"notebook": str(t.notebook)}}
+             "target": asdict(t) | {"notebook": portable(t.notebook)}}
     records.write(out / "entry.json", entry)
     return entry
 

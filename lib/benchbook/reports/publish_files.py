@@ -15,8 +15,10 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import io
 import json
 import os
+import shutil
 import socket
 import stat
 import tempfile
@@ -26,6 +28,24 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..errors import BenchbookError, shown
 from ..runfolder import records
+
+ROOT = Path(__file__).resolve().parents[3]  # the repository: the kernels run there
+# Where `benchbook publish` has a notebook write its headline numbers: the kernel's environment, not a parameter,
+# so that the parameters code.html shows name no folder of the machine that published it.
+SUMMARY_VARIABLE = "BENCHBOOK_SUMMARY_PATH"
+
+
+def portable(path: str | Path, home: bool = False) -> str:
+    """`path` as a report writes it: relative to the repository when inside it (the notebooks' kernels run
+    there, and a report is shared: no page or data file names the author's folders), else absolute, or
+    under `~` with `home` (a path that is only shown, never opened by the kernel)."""
+    absolute = Path(os.path.abspath(ROOT / Path(path).expanduser()))
+    for base, prefix in ((ROOT, ""), *(((Path.home(), "~/"),) if home and str(Path.home()) != "/" else ())):
+        try:
+            return (prefix + str(absolute.relative_to(base))).rstrip("/") or "."
+        except ValueError:
+            continue
+    return str(absolute)
 
 
 class ReportFolderError(BenchbookError):
@@ -78,12 +98,17 @@ def report_lock(folder: Path):
 def write_text(path: Path, text: str) -> None:
     """Write `text` whole or not at all: a killed or disk-full publish leaves the old file, never half
     of the new one (nor writes through a link planted at `path`)."""
+    write_stream(path, io.BytesIO(text.encode("utf-8")))
+
+
+def write_stream(path: Path, stream) -> None:
+    """The bytes of `stream` into `path`, whole or not at all, as `write_text` (a log copied beside its report)."""
     tmp = None
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         os.fchmod(fd, 0o644)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
+        with os.fdopen(fd, "wb") as f:
+            shutil.copyfileobj(stream, f)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
@@ -94,15 +119,46 @@ def write_text(path: Path, text: str) -> None:
                 os.unlink(tmp)
 
 
+# --- what a report's kernel is told, and what it leaves ------------------------------------------------
+
+@contextlib.contextmanager
+def summary_to_kernel(summary: Path):
+    """The kernel started inside learns where to write its headline numbers from its environment
+    (SUMMARY_VARIABLE, read by notebook_params.summary_to), not from a parameter that code.html would
+    show with this machine's path."""
+    before = os.environ.get(SUMMARY_VARIABLE)
+    os.environ[SUMMARY_VARIABLE] = str(summary)
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(SUMMARY_VARIABLE, None)
+        else:
+            os.environ[SUMMARY_VARIABLE] = before
+
+
+def portable_record(executed: Path, notebook: Path) -> None:
+    """papermill records the notebook's and the record's own absolute paths in the executed notebook: it is
+    shared with the report, so they are written as the repository's (the notebook) and the report's (the record)."""
+    import nbformat
+
+    nb = nbformat.read(executed, as_version=4)
+    record = nb.metadata.get("papermill")
+    if record is not None:
+        record["input_path"] = portable(notebook)
+        record["output_path"] = str(executed.relative_to(executed.parents[1]))
+        write_text(executed, nbformat.writes(nb))
+
+
 # --- what a report reads ----------------------------------------------------------------------------------
 
 def input_files(target) -> dict[str, tuple[int, int]]:
-    """Every file the report reads (study file, run folders, logs): path -> (size, mtime in ns); a path
-    that cannot be examined (a link into a folder without permission) is listed as (-1, -1): the
-    report shows it as a problem, the rest goes on."""
+    """Every file the report reads (study file, run folders, logs): path (`portable`) -> (size, mtime in
+    ns); a path that cannot be examined (a link into a folder without permission) is listed as (-1, -1):
+    the report shows it as a problem, the rest goes on. An input's relative path is the repository's."""
     out = {}
     for item in target.inputs:
-        p = Path(item)
+        p = ROOT / item
         try:
             listed = sorted(p.rglob("*")) if p.is_dir() else [p]
         except OSError:
@@ -113,10 +169,10 @@ def input_files(target) -> dict[str, tuple[int, int]]:
             except FileNotFoundError:  # removed while listed, or never there
                 continue
             except OSError:
-                out[str(q)] = (-1, -1)
+                out[portable(q)] = (-1, -1)
                 continue
             if stat.S_ISREG(st.st_mode):
-                out[str(q)] = (st.st_size, st.st_mtime_ns)
+                out[portable(q)] = (st.st_size, st.st_mtime_ns)
     return out
 
 

@@ -17,6 +17,7 @@ from ..core import config
 from ..errors import BenchbookError, RuleError
 from ..logs import parsers
 from ..logs.analysis import Analysis, analyze
+from ..logs.archives import SEP
 from ..logs.rules import Rule
 from ..runfolder import records
 from ..studies import study as studies
@@ -120,10 +121,20 @@ class Report:
         headers = run_headers(self.unit)
         if runs.empty:
             return pd.DataFrame(columns=[headers.get(k, k) for k in RUN_TABLE])
-        names = runs["source"].map(lambda s: Path(s).parent.name if Path(s).parent != self.source else Path(s).name)
+        names = runs["source"].map(self.log_name) if self.log_dir is not None else runs["source"].map(
+            lambda s: Path(s).parent.name if Path(s).parent != self.source else Path(s).name)  # the run id
         view = runs.assign(run=names + ":" + runs["run"].astype(str),
                            warnings=runs["warnings"].map(lambda w: "; ".join(w)))
         return view[RUN_TABLE].rename(columns=headers)
+
+    def log_name(self, source: str) -> str:
+        """A log's name within the folder analyzed: `ngc-tf1-resnet50/tf_gpu1_amp_bs128.txt` for the member of
+        `logs.tar.xz` (archives.SEP), `run-1/run-1.log` in a folder; the file's own name when the log is
+        the source itself. The page's copy of the log has it, and an analysis-only runs table names each run by it."""
+        text, folder = str(source), str(self.source)
+        if text.startswith(folder) and text[len(folder):][:1] in ("/", SEP) and len(text) > len(folder) + 1:
+            return text[len(folder) + 1:]
+        return Path(text).name
 
     @property
     def unit(self) -> str:

@@ -11,7 +11,7 @@ from pathlib import Path
 from .. import models
 from ..errors import BenchbookError
 from ..studies import study as studies
-from .publish_files import shown
+from .publish_files import portable, shown
 
 ROOT = Path(__file__).resolve().parents[3]
 NOTEBOOKS = ROOT / "notebooks"
@@ -33,9 +33,9 @@ def for_study(path: str | Path, runs_dir: str | Path = "runs", launch: bool = Fa
     s = studies.load(path)
     folder = Path(runs_dir).resolve() / s.name
     return Target(s.name, NOTEBOOKS / f"{models.get(s.model).notebook}.ipynb",
-                  {"study": str(Path(path).resolve()), "runs_dir": str(Path(runs_dir).resolve()), "launch": launch,
-                   "log_dir": None},
-                  [str(Path(path).resolve()), str(folder)])
+                  {"study": portable(Path(path).resolve()), "runs_dir": portable(Path(runs_dir).resolve()),
+                   "launch": launch, "log_dir": None},
+                  [portable(Path(path).resolve()), portable(folder)])
 
 
 def for_logs(log_dir: str | Path, model: str, name: str | None = None, reference: str | None = None,
@@ -48,9 +48,9 @@ def for_logs(log_dir: str | Path, model: str, name: str | None = None, reference
         from ..models import reference_schema
         reference_schema.load(reference)
     return Target(name or folder.name, NOTEBOOKS / f"{notebook}.ipynb",
-                  {"study": None, "log_dir": str(folder), "launch": False, "reference": reference}
+                  {"study": None, "log_dir": portable(folder), "launch": False, "reference": reference}
                   | ({"rule": rule} if rule else {}),
-                  [str(folder)], default_name=name is None)
+                  [portable(folder)], default_name=name is None)
 
 
 def is_published_set(path: str | Path) -> bool:
@@ -67,15 +67,15 @@ def for_published(path: str | Path) -> Target:
 
     entry, path = published.load(path), Path(path).resolve()
     if entry.kind == "mlperf":
-        logs, expected = str(entry.file("logs")), str(entry.file("expected"))
+        logs, expected = portable(entry.file("logs")), portable(entry.file("expected"))
         target = Target(entry.name, NOTEBOOKS / "mlperf.ipynb", {"results": logs, "expected": expected},
                         [logs, expected])
     else:
         target = for_logs(entry.file("logs"), entry.model, entry.name, entry.reference,
                           None if entry.rule == "nvidia" else entry.rule)
-    target.inputs.append(str(path))
+    target.inputs.append(portable(path))
     target.about = {"publisher": entry.publisher, "hardware": entry.hardware, "software": entry.software,
-                    "title": entry.title, "entry": str(path)}
+                    "title": entry.title, "entry": portable(path)}
     return target
 
 
@@ -97,7 +97,7 @@ def for_comparison(sources: list[str], labels: list[str] | None, name: str | Non
             raise BenchbookError(f"--labels {shown(' '.join(map(repr, labels)))}: "
                                  + (f"label {blank[0]} is empty" if blank else "two folders have the same label")
                                  + "; each folder needs its own label (its column in the tables)")
-    resolved = [str(Path(s).resolve()) for s in sources]
+    resolved = [portable(Path(s).resolve()) for s in sources]
     return Target(name or "comparison", NOTEBOOKS / "compare.ipynb",
                   {"sources": resolved, "labels": list(labels) if labels else None}, resolved,
                   default_name=name is None)

@@ -219,9 +219,10 @@ def _notes(runs: list[RunDraft], store: Records) -> None:
                                                "number), read without one"),
                          (stamp, "records whose timestamp is no date among records whose is, read without one")):
         missing = np.flatnonzero(np.isnan(values))  # (in run order: a run's are found by bisection)
-        per_run = np.bincount(run_of[missing], minlength=len(runs))
+        missing_run = run_of[missing]
+        per_run = np.bincount(missing_run, minlength=len(runs))
         for r in np.flatnonzero((per_run > 0) & (per_run < counts)).tolist():
-            lo, hi = np.searchsorted(run_of[missing], [r, r + 1])
+            lo, hi = np.searchsorted(missing_run, [r, r + 1])
             runs[r].notes.append(f"{what}: {hi - lo} (line {_shown(line[missing[lo:hi]].tolist())})")
     run = run_of
     if np.isnan(stamp).any() or (len(rank) and (rank != rank[0]).any()):
@@ -231,8 +232,9 @@ def _notes(runs: list[RunDraft], store: Records) -> None:
         order = order[np.argsort(run_of[order] * np.int64(MAX_RANK_KEY + 2) + rank[order] + 1, kind="stable")]
         run, rank, stamp, line = run_of[order], rank[order], stamp[order], line[order]
     back = np.flatnonzero((run[1:] == run[:-1]) & (rank[1:] == rank[:-1]) & (np.diff(stamp) < 0)) + 1
-    for r in np.unique(run[back]).tolist():
-        lo, hi = np.searchsorted(run[back], [r, r + 1])
+    back_run = run[back]
+    for r in np.unique(back_run).tolist():
+        lo, hi = np.searchsorted(back_run, [r, r + 1])
         own = back[lo:hi]
         runs[r].notes.append(f"records whose time is before that of their rank's record before, by up to "
                              f"{float(np.max(stamp[own - 1] - stamp[own])):g} s: {len(own)} (line "

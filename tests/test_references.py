@@ -661,3 +661,21 @@ def test_dlperf_speedups_keep_the_digits_the_readme_prints():
     firsts = {r.table: r.as_printed("speedup") for r in ref.rows if r.gpus == 1 and r.speedup is not None}
     assert firsts == {"fp32": "1.00", "amp": "1", "amp_xla": "1"}
     assert _row(ref, table="amp", gpus=8).as_printed("speedup") == "7.3"
+
+
+def test_the_comparison_reads_a_configurations_keys_from_the_axes():
+    """Issue 35: the reference comparison names no axis of a configuration itself; it reads the keys from
+    core.config through the schema (MATCHED, FLAGS, ROW_AXES), so that an axis is declared in one place."""
+    import re
+
+    from benchbook.models import reference_schema
+
+    keys = "|".join(map(re.escape, config.run_keys()))
+    for name in ("reference_compare.py", "reference_differences.py"):
+        text = (ROOT / "lib" / "benchbook" / "reports" / name).read_text(encoding="utf-8")
+        spelled = [line for line in text.splitlines() if re.search(rf"[\"']({keys})[\"']", line)
+                   and not line.startswith(("GPU_SECTION = ", "_LIBRARY_LABELS = "))]  # a capture's sections
+        assert spelled == [], name
+    assert reference_schema.MATCHED == ("gpus", "batch_size", "precision")
+    assert reference_schema.ROW_AXES == ("gpus", "nodes", "batch_size", "precision", *config.flags())
+    assert list(references.COLUMNS)[1:8] == list(reference_schema.ROW_AXES)

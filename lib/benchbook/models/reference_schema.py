@@ -30,8 +30,15 @@ ModelName = Literal[models.names()]  # a Literal, so that a wrong name lists the
 DEFAULT_ROOT = Path(__file__).resolve().parents[3] / "params" / "references"
 PRECISIONS = ("fp32", "amp", "fp16", "tf32", "bf16")
 FLAGS = tuple(config.flags())  # a row's on/off axes (XLA, DALI, synthetic data): None, not stated, matches any
+# The axes a published row states, as core.config names them: its GPUs (all nodes), node count, per-GPU batch
+# and precision; the comparison reads the keys from here, and the flags from FLAGS.
+GPUS, NODES, BATCH, PRECISION = "gpus", "nodes", "batch_size", "precision"
+SYNTHETIC = "synthetic"  # the flag a study's `data: synthetic` sets
+assert {GPUS, NODES, BATCH, PRECISION} <= set(config.run_keys()) and SYNTHETIC in FLAGS
 # How each study model appears in the `framework` and `model` columns of an Analysis (the parsers' names).
 LOG_NAMES = {spec.name: spec.log_names for spec in models.specs()}
+LOGGED_AS = ("framework", "model")  # those columns, the configuration's first two axes
+assert config.run_keys()[:2] == list(LOGGED_AS)
 VERDICTS = ("reproduced", "slower", "faster", "not measured")
 QUALITY_TOLERANCE = 0.5  # a final quality value's default tolerance, in its metric's unit (points of top-1)
 #: YAML values a reference file may build, aliases expanded (the largest shipped one builds about 1,500).
@@ -165,8 +172,18 @@ class Row(_Printed):
 
     @property
     def key(self) -> tuple:
-        """The configuration, without the table label."""
-        return (self.gpus, self.batch_size, self.precision, self.xla, self.dali, self.synthetic)
+        """The configuration, without the table label and the node count."""
+        return tuple(getattr(self, k) for k in (*MATCHED, *FLAGS))
+
+    def nodes_of(self, gpus_per_node: int) -> int:
+        """Its nodes: stated, or its GPUs over the reference's GPUs per node."""
+        return self.nodes or max(1, -(-self.gpus // gpus_per_node))
+
+
+# What a measured configuration must share with a published row (the compared axes that are no flag), and the
+# axes of a row in the configuration's order (the comparison's columns).
+MATCHED = tuple(k for k in config.compared() if k not in FLAGS and k in Row.model_fields)
+ROW_AXES = tuple(k for k in config.run_keys() if k in Row.model_fields)
 
 
 Quality = dict[str, Annotated[float, Field(gt=0)]]  # a quality metric's key -> a value in its unit
@@ -301,7 +318,7 @@ class Reference(_Strict):
         a reference file (`benchbook publish` reads them before any report needs a table)."""
         import pandas as pd
 
-        cols = ["table", "gpus", "nodes", "batch_size", "precision", *FLAGS, "throughput", "speedup", "note"]
+        cols = ["table", *ROW_AXES, "throughput", "speedup", "note"]
         frame = pd.DataFrame([r.model_dump() for r in self.rows], columns=cols)
         frame["throughput_printed"] = [r.as_printed("throughput") for r in self.rows]
         frame["speedup_printed"] = [r.as_printed("speedup") for r in self.rows]

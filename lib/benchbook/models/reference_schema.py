@@ -7,10 +7,10 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator, model_validator
 
 from .. import models
 from ..core import config, yamlfile
@@ -173,16 +173,30 @@ class Row(_Printed):
     @property
     def key(self) -> tuple:
         """The configuration, without the table label and the node count."""
-        return tuple(getattr(self, k) for k in (*MATCHED, *FLAGS))
+        return tuple(getattr(self, k) for k in (*MATCHED, *FLAGS, *STATED))
 
     def nodes_of(self, gpus_per_node: int) -> int:
         """Its nodes: stated, or its GPUs over the reference's GPUs per node."""
         return self.nodes or max(1, -(-self.gpus // gpus_per_node))
 
 
-# What a measured configuration must share with a published row (the compared axes that are no flag), and the
-# axes of a row in the configuration's order (the comparison's columns).
-MATCHED = tuple(k for k in config.compared() if k not in FLAGS and k in Row.model_fields)
+def _with_model_axes(row: type[Row]) -> type[Row]:
+    """`Row` with a field for each configuration axis a model declares (`ModelSpec.axes`: a sequence length),
+    None where the report does not state it."""
+    own = {a.key: a for spec in models.specs() for a in spec.axes if a.key not in row.model_fields}
+    if not own:
+        return row
+    fields: dict[str, Any] = {key: (axis.kind | None, Field(None, description=f"{axis.doc}; None: not stated"))
+                              for key, axis in own.items()}
+    return create_model("Row", __base__=row, __module__=__name__, **fields)
+
+
+Row = _with_model_axes(Row)  # type: ignore[misc]
+# What a measured configuration must share with a published row (the compared common axes that are no flag),
+# the axes a model adds, which a row may state (None: any measured value), and the axes of a row in the
+# configuration's order (the comparison's columns).
+STATED = tuple(dict.fromkeys(a.key for spec in models.specs() for a in spec.axes if a.key in Row.model_fields))
+MATCHED = tuple(k for k in config.compared() if k not in FLAGS and k not in STATED and k in Row.model_fields)
 ROW_AXES = tuple(k for k in config.run_keys() if k in Row.model_fields)
 
 

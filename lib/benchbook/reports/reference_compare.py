@@ -19,6 +19,7 @@ from ..models.reference_schema import (
     MATCHED,
     NODES,
     ROW_AXES,
+    STATED,
     VERDICTS,
     Outcome,
     Reference,
@@ -35,6 +36,8 @@ def _axis_columns() -> dict[str, str]:
         axis = config.get(key)
         if key in FLAGS:
             out[key] = f"{axis.doc} in the published row; None: the report does not say, any measured value matches"
+        elif key in STATED:
+            out[key] = f"{axis.doc} in the published row (an axis of its model); None: not stated, any matches"
         elif key == NODES:
             out[key] = f"{axis.doc} of the published row (stated, or its GPUs over the reference's GPUs per node)"
         else:
@@ -101,6 +104,11 @@ def flag_text(flag: str, value: bool | None) -> str:
     return words[value]
 
 
+def _said(key: str, value) -> str:
+    """A row's or a configuration's value of an axis in a note: a flag's words, else "sequence length 128"."""
+    return flag_text(key, value) if key in FLAGS else config.get(key).say(value)
+
+
 def _records(stats: pd.DataFrame, value: str) -> list[dict]:
     """Each measured configuration with its axes converted once (core.config), its statistic and runs."""
     axes = [config.get(key) for key in config.run_keys()]
@@ -147,6 +155,8 @@ def _match(row: Row, rec: dict) -> tuple[bool, list[str]]:
             unknown.append(flag)
         elif got != want:
             return False, []
+    if any(getattr(row, k) is not None and rec[k] != getattr(row, k) for k in STATED):
+        return False, []  # a model's own axis the row states (a sequence length): that value only
     return True, unknown
 
 
@@ -162,7 +172,7 @@ def _chosen_notes(row: Row, nodes: int, candidates: list, unit: str) -> list[str
     if chosen[NODES] is not None and chosen[NODES] != nodes:
         notes.append(f"{NODES}: {chosen[NODES]} measured vs {nodes} published")
     for _, other, _ in candidates[1:]:
-        what = ", ".join(flag_text(f, other[f]) for f in FLAGS if other[f] != chosen[f])
+        what = ", ".join(_said(f, other[f]) for f in (*FLAGS, *STATED) if other[f] != chosen[f])
         if other[NODES] != chosen[NODES]:
             what = ", ".join(filter(None, [what, f"{other[NODES]} {NODES}"]))
         runs = f"{other['runs']} run" + ("" if other["runs"] == 1 else "s")
@@ -176,9 +186,10 @@ def _unmatched_notes(row: Row, records: list[dict], unit: str) -> list[str]:
     notes = []
     near = [r for r in records if _same_matched(row, r) and not math.isnan(r["value"])]
     for r in near:
-        wrong = [f for f in FLAGS if getattr(row, f) is not None and r[f] is not None and r[f] != getattr(row, f)]
-        notes.append(f"measured only with {', '.join(flag_text(f, r[f]) for f in wrong)} (published: "
-                     f"{', '.join(flag_text(f, getattr(row, f)) for f in wrong)}): {_fmt(r['value'])} {unit}")
+        wrong = [f for f in (*FLAGS, *STATED) if getattr(row, f) is not None and r[f] != getattr(row, f)
+                 and (r[f] is not None or f in STATED)]
+        notes.append(f"measured only with {', '.join(_said(f, r[f]) for f in wrong)} (published: "
+                     f"{', '.join(_said(f, getattr(row, f)) for f in wrong)}): {_fmt(r['value'])} {unit}")
     if not near:
         other = sorted({r[BATCH] for r in records if _same_matched(row, r, leave=BATCH) and r[BATCH] is not None})
         if other:
@@ -195,7 +206,7 @@ def _compare_row(row: Row, ref: Reference, records: list[dict], duplicates: list
         ok, unknown = _match(row, rec)
         if ok and not math.isnan(rec["value"]):
             node_miss = rec[NODES] is not None and rec[NODES] != nodes
-            flags = tuple(str(rec[f]) for f in FLAGS)
+            flags = tuple(str(rec[f]) for f in (*FLAGS, *STATED))
             candidates.append(((len(unknown), node_miss, -rec["runs"], flags, str(rec[NODES])), rec, unknown))
     candidates.sort(key=lambda c: c[0])
     chosen = candidates[0][1] if candidates else None

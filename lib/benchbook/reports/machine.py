@@ -1,7 +1,7 @@
 """What a report says besides its analysis: this machine (its capture, whether it fits the study, repeats
 that ran on different stacks), what the study needs, what differs from the published set-up, the runs that
 did not complete, and the report's own description. Each is a frame computed from a `Report` (which holds
-the analysis, the statistics and the reference comparison only), for the sections of `views`.
+the analysis, the statistics and the reference comparison only), for the sections of the page (`sections`).
 """
 
 from __future__ import annotations

@@ -105,7 +105,7 @@ def test_logs_that_match_no_published_configuration_say_so_in_one_line():
 
 def test_a_study_with_one_run_per_configuration_collapses_its_empty_sections(tmp_path):
     r = study_folder(tmp_path, [42.48875])
-    # sections with nothing to show are left out, heading and all (page.section): no repeats, no speedup
+    # sections with nothing to show are left out, heading and all (parts.section): no repeats, no speedup
     assert repeats.spread(r) is None and scaling.table(r) is None
     described = dict(line.split(" | ") for line in show(r, "description").plain.splitlines()[1:])
     assert described["reference"] == display.DASH and described["published in"] == display.DASH

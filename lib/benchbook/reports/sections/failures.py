@@ -9,6 +9,7 @@ import pandas as pd
 
 from ...core import config
 from .. import display, machine
+from ..configs import GPUS
 from .parts import cpu_as_word, section, together
 
 if TYPE_CHECKING:
@@ -44,8 +45,8 @@ def launch_status(report: Report):
     if report.log_dir is not None:
         return None
     status = report.status()
-    if "gpus" in status:
-        status = status.assign(gpus=cpu_as_word(status["gpus"]))
+    if GPUS in status:
+        status = status.assign(**{GPUS: cpu_as_word(status[GPUS])})
     headers = {**STATUS_HEADERS, "throughput": f"throughput {report.unit}"}
     return display.table(status.rename(columns=headers),
                          empty=f"no run record in {report.source}: the study has not run yet",

@@ -11,7 +11,7 @@ import pandas as pd
 
 from ...core import config
 from .. import configs, display, headline, machine, references
-from ..configs import gpu_counts
+from ..configs import GPUS, NODES, REPEAT, gpu_counts
 
 if TYPE_CHECKING:
     from ..report import Report
@@ -79,7 +79,7 @@ def on_cpu(report: Report) -> bool:
     """Whether the report's runs are on the CPU: its study's runtime, else a run of the logs without a GPU."""
     if report.study is not None:
         return report.study.runtime == "cpu"
-    gpus = report.analysis.runs["gpus"] if len(report.analysis.runs) else []
+    gpus = report.analysis.runs[GPUS] if len(report.analysis.runs) else []
     return any(g == 0 for g in gpus if not display.missing(g))
 
 
@@ -96,9 +96,10 @@ def one_process_per_gpu(gpus: pd.Series, processes: pd.Series) -> bool:
     return bool((processes[known] == gpus[known]).all())
 
 
-def constant_flags(table: pd.DataFrame, names=("XLA", "DALI", "synthetic data", "nodes", "repeat")) -> list[str]:
-    """Flag columns with one value in every row: the set-up line says it once (MXNet's "XLA no" on every
-    row says nothing)."""
+def constant_flags(table: pd.DataFrame) -> list[str]:
+    """Flag columns (by their headers: XLA, DALI, synthetic data; nodes, repeat) with one value in every row:
+    the set-up line says it once (MXNet's "XLA no" on every row says nothing)."""
+    names = [config.headers()[key] for key in (*config.flags(), NODES, REPEAT)]
     return [c for c in names if c in table and table[c].astype(str).nunique() <= 1 and len(table) > 1]
 
 

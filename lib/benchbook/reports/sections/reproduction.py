@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from ...core import config
 from .. import configs, display, headline, references
+from ..configs import BATCH, DALI, GPUS, NODES, PRECISION, SYNTHETIC, XLA
 from .parts import section, together, words
 
 if TYPE_CHECKING:
@@ -39,12 +40,12 @@ def table(report: Report):
     comparison = comparison.assign(verdict=comparison["verdict"].map(said))
     if "published_speedup_printed" in comparison:
         comparison = comparison.assign(published_speedup=comparison["published_speedup_printed"])
-    cols = [c for c in ("table", "gpus", "nodes", "batch_size", "precision", "xla", "dali", "synthetic", "runs",
+    cols = [c for c in ("table", GPUS, NODES, BATCH, PRECISION, XLA, DALI, SYNTHETIC, "runs",
                         "verdict", "published_speedup", "measured_speedup", "differences")
             if c in comparison and not comparison[c].map(display.missing).all()]
     if "table" in cols:
         comparison = comparison.assign(table=comparison["table"].map(lambda t: report.reference.tables.get(t, t)))
-    cols = [c for c in cols if c not in ("nodes", *config.flags()) or comparison[c].astype(str).nunique() > 1]
+    cols = [c for c in cols if c not in (NODES, *config.flags()) or comparison[c].astype(str).nunique() > 1]
     tol = comparison.attrs.get("tolerance", report.reference.tolerance)
     shown = display.table(comparison[cols].rename(columns=HEADERS), empty="nothing published", formats={
         "published speedup": display.as_printed, "measured speedup": 2, "runs": display.text})

@@ -11,6 +11,7 @@ import pandas as pd
 
 from ...core import config
 from .. import configs, display, grid
+from ..configs import BATCH, GPUS, PRECISION, PROCESSES, REPEAT, XLA
 from .parts import comparison_of, constant_flags, cpu_as_word, one_process_per_gpu
 
 if TYPE_CHECKING:
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
 
 # processes: a CPU run's MPI ranks (shown only where it is not one per GPU); the configuration's headers
 # are its axes' (core.config), the throughputs' are in the report's unit.
-RUN_TABLE = ["run", "gpus", "processes", "batch_size", "precision", "xla", "repeat", "status",
+RUN_TABLE = ["run", GPUS, PROCESSES, BATCH, PRECISION, XLA, REPEAT, "status",
              "reported_throughput", "recomputed_throughput", "iterations", "warnings"]
 
 
@@ -48,16 +49,18 @@ def content(page: Page):
     shown = table(report)
     if shown.empty:
         return display.note(f"no run found in {report.source}")
-    keys = shown.rename(columns={"GPUs": "gpus", "per-GPU batch": "batch_size"})
+    head = config.headers()  # the table's columns are the axes' headers
+    keys = shown.rename(columns={head[GPUS]: GPUS, head[BATCH]: BATCH})
     shown = shown.loc[configs.sort_frame(keys, report.reference).index]
     digits = grid.decimals_by_configuration(grid.grids(report.stats, comparison_of(report), report.reference))
-    places = [configs.place(g, p)[0] for g, p in zip(shown["GPUs"], shown["processes"], strict=True)]
+    places = [configs.place(g, p)[0] for g, p in zip(shown[head[GPUS]], shown[head[PROCESSES]], strict=True)]
     decimals = [digits.get((g, str(p), configs.as_int(b)), 2)
-                for g, p, b in zip(places, shown["precision"], shown["per-GPU batch"], strict=True)]
+                for g, p, b in zip(places, shown[head[PRECISION]], shown[head[BATCH]], strict=True)]
     shown = shown.assign(**{r: [display.fixed(v, d) for v, d in zip(shown[r], decimals, strict=True)]
                             for r in rates})
-    if {"processes", "GPUs"} <= set(shown) and one_process_per_gpu(shown["GPUs"], shown["processes"]):
-        shown = shown.drop(columns=["processes"])
-    shown = shown.drop(columns=constant_flags(shown)).assign(GPUs=cpu_as_word(shown["GPUs"]))
+    gpus, processes = head[GPUS], head[PROCESSES]
+    if {processes, gpus} <= set(shown) and one_process_per_gpu(shown[gpus], shown[processes]):
+        shown = shown.drop(columns=[processes])
+    shown = shown.drop(columns=constant_flags(shown)).assign(**{gpus: cpu_as_word(shown[gpus])})
     return display.table(shown, empty=f"no run found in {report.source}", numeric=rates,
                          formats={"records used": display.text})

@@ -9,6 +9,7 @@ import pandas as pd
 
 from ...core import config
 from .. import configs, display
+from ..configs import BATCH, GPUS, NODES, PRECISION, PROCESSES, XLA
 from .parts import constant_flags, cpu_as_word, one_process_per_gpu, section
 
 if TYPE_CHECKING:
@@ -22,18 +23,18 @@ def content(page: Page):
 
 
 def table(report: Report):
-    cols = ["gpus", "nodes", "processes", "precision", "batch_size", "xla", "runs", "median", "speedup", "efficiency"]
-    shown = report.stats[cols].sort_values(["precision", "batch_size", "xla", "gpus", "processes"])
+    cols = [GPUS, NODES, PROCESSES, PRECISION, BATCH, XLA, "runs", "median", "speedup", "efficiency"]
+    shown = report.stats[cols].sort_values([PRECISION, BATCH, XLA, GPUS, PROCESSES])
     shown = shown.reset_index(drop=True)
     if shown.empty or shown["speedup"].map(display.missing).all():
         return None
     shown = configs.sort_frame(shown, report.reference)
-    if pd.Series(shown["nodes"]).astype(str).isin(["?", "<NA>", "nan", "None"]).all():
-        shown = shown.drop(columns=["nodes"])
-    if one_process_per_gpu(shown["gpus"], shown["processes"]):
-        shown = shown.drop(columns=["processes"])
+    if pd.Series(shown[NODES]).astype(str).isin(["?", "<NA>", "nan", "None"]).all():
+        shown = shown.drop(columns=[NODES])
+    if one_process_per_gpu(shown[GPUS], shown[PROCESSES]):
+        shown = shown.drop(columns=[PROCESSES])
     shown = shown.drop(columns=["median"]).assign(
-        efficiency=pd.to_numeric(shown["efficiency"], errors="coerce") * 100, gpus=cpu_as_word(shown["gpus"]))
+        efficiency=pd.to_numeric(shown["efficiency"], errors="coerce") * 100, **{GPUS: cpu_as_word(shown[GPUS])})
     shown = shown.rename(columns={**config.headers(), "efficiency": "efficiency %"})
     shown = shown.drop(columns=constant_flags(shown))
     return display.table(shown, empty="no run gave a throughput", formats={"speedup": 2, "efficiency %": 1})

@@ -56,8 +56,10 @@ def test_a_section_with_nothing_to_show_is_none_and_one_with_something_carries_i
 # others (reference_compare.py and reference_differences.py read them through models/reference_schema.py).
 ALLOWED = {"configs.py"}
 LEFT: set[str] = set()
-# The machine capture's `gpus` section (environment/capture/record.py SECTIONS) is no configuration's key.
+# The machine capture's `gpus` section (environment/capture/record.py SECTIONS) is no configuration's key,
+# nor a library's name in a capture (`dali`): read through these receivers or held by these names.
 CAPTURE = {"capture", "env"}
+CAPTURE_NAMES = {"GPU_SECTION", "_LIBRARY_LABELS"}
 
 
 def _spelled(path: Path, keys: set[str]) -> set[str]:
@@ -66,6 +68,9 @@ def _spelled(path: Path, keys: set[str]) -> set[str]:
     capture = {id(n.args[0]) for n in ast.walk(tree) if isinstance(n, ast.Call) and n.args
                and isinstance(n.func, ast.Attribute) and n.func.attr == "get"
                and isinstance(n.func.value, ast.Name) and n.func.value.id in CAPTURE}
+    capture |= {id(c) for n in ast.walk(tree) if isinstance(n, ast.Assign)
+                and any(isinstance(t, ast.Name) and t.id in CAPTURE_NAMES for t in n.targets)
+                for c in ast.walk(n.value)}
     texts = {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and n.value in keys
              and id(n) not in capture}
     return texts | {n.arg for n in ast.walk(tree) if isinstance(n, ast.keyword) and n.arg in keys}

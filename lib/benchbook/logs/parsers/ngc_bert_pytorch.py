@@ -102,11 +102,12 @@ def _wrapper(m: re.Match):
 
 
 def _launch(m: re.Match):
-    """torch.distributed.launch's processes: one a GPU, on each of its nodes."""
+    """torch.distributed.launch's processes: one a GPU, on each of its nodes. A launch opens a run (each
+    phase of run_pretraining.sh has its own), which the Config line after it joins."""
     opts = dict(re.findall(r"--(nproc_per_node|nnodes)[= ](\d+)", m.group(1)))
     if "nproc_per_node" not in opts:
         return None
-    return scanning.META, {"gpus": int(opts["nproc_per_node"]) * int(opts.get("nnodes", 1))}
+    return scanning.RUN_START, {"gpus": int(opts["nproc_per_node"]) * int(opts.get("nnodes", 1))}
 
 
 def _tuple_step(m: re.Match):

@@ -155,7 +155,8 @@ PERF_FROM_3 = NamedRule(
 STEADY = NamedRule(
     "steady", "harmonic", f"records before iteration {STEADY_FIRST_ITERATION}",
     "benchbook's steady state (no publisher's): sequences over the time the per-step rates imply, from "
-    f"iteration {STEADY_FIRST_ITERATION} (past the loss scaler's back-off and the first steps)",
+    f"iteration {STEADY_FIRST_ITERATION} (past the loss scaler's back-off and the first steps, whose times {_DLE}'s "
+    "hook itself skips as warm-up overhead)",
     mark_warmup=_before_iteration_10, select=per_step)
 
 

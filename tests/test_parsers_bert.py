@@ -160,3 +160,32 @@ def test_tf1_rank_tagged_tail_without_summary_reads_its_records(tmp_path):
     assert pd.isna(default["recomputed_throughput"])  # no end-of-run figure: the nvidia rule gives none
     assert default["status"] == "incomplete"
     assert perf["recomputed_throughput"] == pytest.approx(statistics.fmean(TF_RATES), rel=1e-12)
+
+
+def _older_tf_phase(phase: int, seq_len: int, rates: list[float], minute: int) -> list[str]:
+    """A run of a release whose hook logs on every rank (`Rank : N`), with `--manual_fp16` and no AMP."""
+    lines = ["INFO:tensorflow:***** Running training *****", f"INFO:tensorflow:  max_seq_length: {seq_len}",
+             "INFO:tensorflow:  manual_fp16: True", "INFO:tensorflow:  train_batch_size: 16",
+             f"INFO:tensorflow:  output_dir: /results/tf_bert_pretraining_lamb_large_fp16/phase_{phase}",
+             "INFO:tensorflow:  use_fp16: False"]
+    for k, rate in enumerate(rates):
+        for rank in (0, 1):
+            lines.append(f"DLL 2019-12-01 10:{minute + k:02d}:00.00000{rank} - Iteration: {k + 1}  Rank : {rank}  "
+                         f"throughput_train : {rate + rank * 3} seq/s mlm_loss : 9.1  nsp_loss : 0.6  total_loss : 9.7  "
+                         "avg_loss_step : 9.8  learning_rate : 1e-05  loss_scaler : 32768 ")
+    return lines
+
+
+def test_tf1_older_release_two_phases_every_rank_logging_and_fp16_by_hand(tmp_path):
+    log = tmp_path / "tf_bert_large.log"
+    log.write_text("\n".join(_older_tf_phase(1, 128, [100.0, 200.0, 300.0], 0)
+                             + _older_tf_phase(2, 512, [40.0, 50.0], 30)) + "\n")
+
+    runs = analyze([log], rule=Rule(name="perf")).runs
+
+    assert runs["format"].tolist() == ["ngc_bert_tf1"] * 2
+    assert runs["precision"].tolist() == ["fp16", "fp16"]
+    assert runs["seq_len"].tolist() == [128, 512]
+    assert runs["phase"].tolist() == [1, 2]
+    assert runs["batch_size"].tolist() == [16, 16]
+    assert runs["recomputed_throughput"].tolist() == [200.0, 45.0]  # rank 0's records alone

@@ -36,11 +36,13 @@ if TYPE_CHECKING:
     from ..rules import Run
 
 _BULK = scanning.BulkRule(
-    pattern=rf"DLL (?P<timestamp>{scanning.STAMP}) - Iteration: (?P<iteration>{scanning.INT}) +"
+    pattern=rf"DLL (?P<timestamp>{scanning.STAMP}) - Iteration: (?P<iteration>{scanning.INT}) +(?:Rank : 0 +)?"
             rf"throughput_train : (?P<throughput>{scanning.NUM})"
             rf"(?:[^\n]*?total_loss : (?P<loss>{scanning.NUM}))?(?:[^\n]*?learning_rate : (?P<lr>{scanning.NUM}))?",
     types={"timestamp": "stamp", "iteration": "int", "throughput": "float", "loss": "float", "lr": "float"},
 )
+# Releases whose hook logs on every rank add `Rank : N` (run_pretraining.py@23a6382c): rank 0's records are
+# read, the others repeat the same global rate (global batch over the step's time).
 # Older DLLogger step formats print the step as a tuple: `DLL <time> - (N) throughput_train : X`.
 _TUPLE_STEP = re.compile(rf"DLL ({scanning.STAMP}) - \(({scanning.INT})\) +throughput_train : ({scanning.NUM})"
                          rf"(?:[^\n]*?total_loss : ({scanning.NUM}))?")
@@ -53,7 +55,7 @@ _WRAPPER = re.compile(r"\+ bash scripts/run_pretraining_lamb\.sh ([^\n]*)")
 _WRAPPER_ARGS = ("batch_size", "batch_size_phase2", "eval_batch_size", "learning_rate", "learning_rate_phase2",
                  "precision", "xla", "gpus", "warmup_steps", "warmup_steps_phase2", "train_steps", "save_steps",
                  "accumulation", "accumulation_phase2", "bert_model")
-_FLAG = re.compile(r"INFO:tensorflow:  (max_seq_length|train_batch_size|num_accumulation_steps|amp|use_fp16|"
+_FLAG = re.compile(r"INFO:tensorflow:  (max_seq_length|train_batch_size|num_accumulation_steps|amp|use_fp16|manual_fp16|"
                    r"use_xla|horovod|output_dir): ([^\n]*)")
 _SHAPE = re.compile(r"INFO:tensorflow:  name = input_ids, shape = \((\d+), (\d+)\)")
 _PHASE_DIR = re.compile(r"INFO:tensorflow:Using config: \{'_model_dir': '[^'\n]*/phase_(\d)'")
@@ -78,8 +80,10 @@ def _flag(m: re.Match):
         name = {"max_seq_length": "seq_len", "train_batch_size": "batch_size",
                 "num_accumulation_steps": "accumulation"}[key]
         return scanning.META, {name: int(value)}
-    if key in ("amp", "use_fp16") and truthy(value) is not None:
-        return scanning.META, {"precision": "amp" if truthy(value) else "fp32"}
+    if key in ("amp", "use_fp16") and truthy(value) is not None:  # automatic mixed precision (TF-AMP)
+        return scanning.META, {"precision": "amp"} if truthy(value) else {"amp_off": True}
+    if key == "manual_fp16" and truthy(value):  # the model cast to fp16 by hand (@23a6382c's --manual_fp16)
+        return scanning.META, {"precision": "fp16"}
     if key == "use_xla" and truthy(value) is not None:
         return scanning.META, {"xla": truthy(value)}
     if key == "output_dir" and (phase := re.search(r"/phase_(\d)$", value)):
@@ -116,10 +120,13 @@ def sniff(head: str) -> bool:
 
 
 def finish(meta: dict, ranks: set) -> dict:
-    """GPUs from the ranks that logged where the log names none (Horovod: a process a GPU), and the
-    global batch of an optimizer step (GPUs x micro-batch x accumulation) where all are known."""
+    """GPUs from the ranks that logged where the log names none (Horovod: a process a GPU), fp32 where the
+    flags turn AMP off and no fp16 on, and the global batch of an optimizer step (GPUs x micro-batch x
+    accumulation) where all are known."""
     tagged = {r for r in ranks if r is not None}
     out = {"gpus": len(tagged)} if len(tagged) > 1 and not meta.get("gpus") else {}
+    if meta.get("amp_off") and not meta.get("precision"):  # neither AMP nor fp16 by hand
+        out["precision"] = "fp32"
     return {**out, **global_batch({**meta, **out}, ranks)}
 
 

@@ -171,8 +171,8 @@ def _older_tf_phase(phase: int, seq_len: int, rates: list[float], minute: int) -
     for k, rate in enumerate(rates):
         for rank in (0, 1):
             lines.append(f"DLL 2019-12-01 10:{minute + k:02d}:00.00000{rank} - Iteration: {k + 1}  Rank : {rank}  "
-                         f"throughput_train : {rate + rank * 3} seq/s mlm_loss : 9.1  nsp_loss : 0.6  total_loss : 9.7  "
-                         "avg_loss_step : 9.8  learning_rate : 1e-05  loss_scaler : 32768 ")
+                         f"throughput_train : {rate + rank * 3} seq/s mlm_loss : 9.1  nsp_loss : 0.6  "
+                         "total_loss : 9.7  avg_loss_step : 9.8  learning_rate : 1e-05  loss_scaler : 32768 ")
     return lines
 
 

@@ -55,8 +55,8 @@ _WRAPPER = re.compile(r"\+ bash scripts/run_pretraining_lamb\.sh ([^\n]*)")
 _WRAPPER_ARGS = ("batch_size", "batch_size_phase2", "eval_batch_size", "learning_rate", "learning_rate_phase2",
                  "precision", "xla", "gpus", "warmup_steps", "warmup_steps_phase2", "train_steps", "save_steps",
                  "accumulation", "accumulation_phase2", "bert_model")
-_FLAG = re.compile(r"INFO:tensorflow:  (max_seq_length|train_batch_size|num_accumulation_steps|amp|use_fp16|manual_fp16|"
-                   r"use_xla|horovod|output_dir): ([^\n]*)")
+_FLAG = re.compile(r"INFO:tensorflow:  (max_seq_length|train_batch_size|num_accumulation_steps|amp|use_fp16|"
+                   r"manual_fp16|use_xla|horovod|output_dir): ([^\n]*)")
 _SHAPE = re.compile(r"INFO:tensorflow:  name = input_ids, shape = \((\d+), (\d+)\)")
 _PHASE_DIR = re.compile(r"INFO:tensorflow:Using config: \{'_model_dir': '[^'\n]*/phase_(\d)'")
 _EVAL = re.compile(rf"INFO:tensorflow:Saving dict for global step (\d+): [^\n]*masked_lm_accuracy = ({scanning.NUM})")

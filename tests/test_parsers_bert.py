@@ -189,3 +189,15 @@ def test_tf1_older_release_two_phases_every_rank_logging_and_fp16_by_hand(tmp_pa
     assert runs["phase"].tolist() == [1, 2]
     assert runs["batch_size"].tolist() == [16, 16]
     assert runs["recomputed_throughput"].tolist() == [200.0, 45.0]  # rank 0's records alone
+
+
+def test_pytorch_gpus_of_a_multi_node_launch_are_its_nodes_times_its_processes(tmp_path):
+    head = ["+ torchrun --nnodes=4 --nproc_per_node=8 --rdzv_backend=c10d /workspace/bert/run_pretraining.py "
+            "--train_batch_size=8192"]
+    log = tmp_path / "bert.log"
+    log.write_text("\n".join(head + _pytorch_run(0, _namespace(amp=True), [(1, 9.0), (2, 8.5)], 20000.0)) + "\n")
+
+    run = analyze([log]).runs.iloc[0]
+
+    assert (run["gpus"], run["precision"], run["seq_len"], run["phase"]) == (32, "amp", 128, 1)
+    assert run["global_batch_size"] == 32 * 64 * 128

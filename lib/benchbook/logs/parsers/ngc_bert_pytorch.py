@@ -36,8 +36,8 @@ if TYPE_CHECKING:
 
 MLM_ACCURACY = Metric("mlm_accuracy", "MLM accuracy", "%", final=True)
 BERT_QUALITY = (MLM_ACCURACY,)
-SEQ_LEN = Axis("seq_len", int, "identity", "sequence length", "tokens a sequence (BERT: 128 in phase 1, 512 in "
-                                                               "phase 2)")
+# As ARCHITECTURE.md's "Adding a model" writes it: every BERT model declares these same objects.
+SEQ_LEN = Axis("seq_len", int, "identity", "sequence length", "tokens a sequence")
 PHASE = Axis("phase", int, "identity", "phase", "BERT pre-training phase (1 or 2)")
 
 _BULK = scanning.BulkRule(
@@ -56,7 +56,7 @@ _PER_GPU = re.compile(rf"DLL {scanning.STAMP} - PARAMETER batch_size_per_gpu : (
 _LOSS_SCALE = re.compile(rf"DLL {scanning.STAMP} - PARAMETER loss_scale : ")
 _END = re.compile(rf"DLL ({scanning.STAMP}) - +(e2e_train_time : [^\n]*)")
 _WRAPPER = re.compile(r"\+ bash scripts/run_pretraining\.sh ([^\n]*)")
-_LAUNCH = re.compile(r"torch\.distributed\.(?:launch|run) ([^\n]*?)/?\S*run_pretraining\.py")
+_LAUNCH = re.compile(r"torch(?:\.distributed\.(?:launch|run)|run) ([^\n]*?)/?\S*run_pretraining\.py")
 
 
 def _namespace(m: re.Match):
@@ -102,7 +102,7 @@ def _wrapper(m: re.Match):
 
 
 def _launch(m: re.Match):
-    """torch.distributed.launch's processes: one a GPU, on each of its nodes. A launch opens a run (each
+    """torch.distributed.launch's (torchrun's) processes: one a GPU, on each of its nodes. A launch opens a run (each
     phase of run_pretraining.sh has its own), which the Config line after it joins."""
     opts = dict(re.findall(r"--(nproc_per_node|nnodes)[= ](\d+)", m.group(1)))
     if "nproc_per_node" not in opts:

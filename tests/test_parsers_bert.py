@@ -95,6 +95,9 @@ def test_pytorch_rank_tagged_tail_without_the_namespace_reads_and_says_what_it_l
 
     assert (run["format"], run["gpus"], run["batch_size"], run["precision"]) == ("ngc_bert_pytorch", 32, 96, "fp32")
     assert run["recomputed_throughput"] == 3496.9385
+    # the step line after the progress bar: its rank unknown (textio keeps a lone mid-line tag), left out and said
+    assert any(w.startswith("step lines after other text on their physical line") and "(line 1)" in w
+               for w in run["warnings"])
     assert pd.isna(run["seq_len"]) and pd.isna(run["phase"])  # not guessed
     assert any("neither the sequence length nor the phase" in w for w in run["warnings"])
 
@@ -201,3 +204,22 @@ def test_pytorch_gpus_of_a_multi_node_launch_are_its_nodes_times_its_processes(t
 
     assert (run["gpus"], run["precision"], run["seq_len"], run["phase"]) == (32, "amp", 128, 1)
     assert run["global_batch_size"] == 32 * 64 * 128
+
+
+def test_a_rate_or_loss_that_is_no_number_keeps_its_record_and_is_said(tmp_path):
+    tf_log = _tf_log(tmp_path)
+    tf_log.write_text(tf_log.read_text().replace("throughput_train : 1005.0 ", "throughput_train : nan "))
+    pt_log = tmp_path / "bert.log"
+    pt_log.write_text("\n".join(_pytorch_run(0, _namespace(), [(1, 9.0), (2, 8.5)], 500.0)).replace(
+        "average_loss : 8.5 ", "average_loss : nan ") + "\n")
+
+    tf = analyze([tf_log], rule=Rule(name="perf"))
+    pt = analyze([pt_log])
+
+    tf_run = tf.runs.iloc[0]
+    assert len(tf.iterations) == len(TF_RATES) + 1  # the record is kept, without a rate (+ the end-of-run one)
+    rates = [r for r in TF_RATES if r != 1005.0]
+    assert tf_run["recomputed_throughput"] == pytest.approx(statistics.fmean(rates), rel=1e-12)
+    assert any("no throughput" in w and "NaN" in w for w in tf_run["warnings"])
+    losses = pt.iterations["loss"].tolist()
+    assert len(losses) == 4 and losses[0] == 9.0 and losses[1] != losses[1]  # 9.0, NaN, the final 7.5, the figure

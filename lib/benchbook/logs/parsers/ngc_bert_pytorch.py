@@ -48,6 +48,14 @@ _BULK = scanning.BulkRule(
 )
 _TUPLE_STEP = re.compile(rf"DLL ({scanning.STAMP}) - \(({scanning.INT}), ({scanning.INT})\) +"
                          rf"(?:average_loss|final_loss) : ({scanning.NUM})")
+# A step line the bulk pattern does not read (a loss of `nan`): its record, with the loss as float() reads it.
+_ODD_STEP = re.compile(rf"(?m)^DLL ({scanning.STAMP}) - Training Epoch: ({scanning.INT}) Training Iteration: "
+                       rf"({scanning.INT}) +(?:average_loss|final_loss) : (\S+)")
+# A step line after other text on its physical line: a progress bar (tqdm, no newline) before an mpirun tag,
+# which textio leaves in the line (one tag, not at its start): its rank is not known, its record is left out.
+_MIDLINE_STEP = re.compile(rf"(?<=[^\n])DLL {scanning.STAMP} - Training Epoch: {scanning.INT} Training Iteration: ")
+MIDLINE_NOTE = ("step lines after other text on their physical line (a progress bar before an mpirun tag), "
+                "their loss records left out")
 _CONFIG = re.compile(rf"DLL ({scanning.STAMP}) - PARAMETER Config : \[[\"']Namespace\(([^\n]*)\)[\"']\]")
 _NAMESPACE_ITEM = re.compile(r"(\w+)=('[^']*'|\"[^\"]*\"|\[[^\]]*\]|[^,\s]+)")
 _PER_GPU = re.compile(rf"DLL {scanning.STAMP} - PARAMETER batch_size_per_gpu : (\d+)")
@@ -121,6 +129,9 @@ _RULES = [
     (_WRAPPER, _wrapper),
     (_LAUNCH, _launch),
     (_TUPLE_STEP, _tuple_step),
+    (_ODD_STEP, lambda m: (scanning.STEP, scanning.step(int(m.group(2)), int(m.group(3)), m.group(1), None,
+                                                        scanning.number(m.group(4))))),
+    (_MIDLINE_STEP, lambda m: (scanning.NOTE, MIDLINE_NOTE)),
     (_LOSS_SCALE, lambda m: (scanning.PHASE, None)),
     (_END, _end_record),
     (_END, _end_summary),

@@ -46,6 +46,9 @@ _BULK = scanning.BulkRule(
 # Older DLLogger step formats print the step as a tuple: `DLL <time> - (N) throughput_train : X`.
 _TUPLE_STEP = re.compile(rf"DLL ({scanning.STAMP}) - \(({scanning.INT})\) +throughput_train : ({scanning.NUM})"
                          rf"(?:[^\n]*?total_loss : ({scanning.NUM}))?")
+# A step line the bulk pattern does not read (a rate of `nan`, `inf`): its record, read without a rate.
+_ODD_STEP = re.compile(rf"(?m)^DLL ({scanning.STAMP}) - Iteration: ({scanning.INT}) +(?:Rank : 0 +)?"
+                       r"throughput_train : (\S+)")
 _END_RATE = re.compile(rf"DLL ({scanning.STAMP}) - +throughput_train : ({scanning.NUM})")
 _END_LOSS = re.compile(rf"DLL ({scanning.STAMP}) - +total_loss : ({scanning.NUM})")
 _AVERAGE = re.compile(rf"INFO:tensorflow:Throughput Average \(sentences/sec\) = ({scanning.NUM})\n")
@@ -104,6 +107,8 @@ _RULES = [
     (_SHAPE, lambda m: (scanning.META, {"batch_size": int(m.group(1)), "seq_len": int(m.group(2))})),
     (_PHASE_DIR, lambda m: (scanning.META, {"phase": int(m.group(1))})),
     (_TUPLE_STEP, _tuple_step),
+    (_ODD_STEP, lambda m: (scanning.STEP, scanning.step(None, int(m.group(2)), m.group(1),
+                                                        scanning.number(m.group(3))))),
     (_END_RATE, lambda m: (scanning.STEP, scanning.step(None, None, m.group(1), scanning.number(m.group(2))))),
     (_END_RATE, lambda m: (scanning.SUMMARY, {"throughput": scanning.number(m.group(2))})),
     (_END_LOSS, lambda m: (scanning.SUMMARY, {"final_loss": scanning.number(m.group(2))})),
@@ -114,8 +119,10 @@ _RULES = [
 
 
 def sniff(head: str) -> bool:
-    """Rank 0's DLLogger `throughput_train` records, or the BERT launch script's trace and a BERT flag."""
-    return ("DLL " in head and " throughput_train : " in head) or (
+    """Rank 0's DLLogger `throughput_train` records with BERT's losses or unit (other DLE scripts log a
+    `throughput_train` too), or the BERT launch script's trace, or a BERT flag."""
+    return ("DLL " in head and " throughput_train : " in head
+            and (" mlm_loss : " in head or "sequences/s" in head)) or (
         "scripts/run_pretraining_lamb.sh" in head or "  max_predictions_per_seq: " in head)
 
 

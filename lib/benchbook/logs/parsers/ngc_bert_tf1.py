@@ -149,7 +149,7 @@ def _before_iteration_10(run: Run):
 
 
 STEADY_FIRST_ITERATION = 10
-_DLE = "NVIDIA/DeepLearningExamples TensorFlow/LanguageModeling/BERT/run_pretraining.py@e5428044"
+_DLE = "NVIDIA/DeepLearningExamples TensorFlow/LanguageModeling/BERT/run_pretraining.py@23a6382c"
 _PERF = "PaddlePaddle/Perf Bert/OtherReports/TensorFlow/README.md@e7a07c4d"
 
 NVIDIA = NamedRule(

@@ -37,13 +37,13 @@ def _pytorch_run(t: int, namespace: str, losses: list[tuple[int, float]], rate: 
     lines = [f"DLL 2022-05-29 10:{t:02d}:00.000001 - {namespace}",
              f"DLL 2022-05-29 10:{t:02d}:00.000002 - PARAMETER batch_size_per_gpu : 64 "]
     for k, (iteration, loss) in enumerate(losses):
-        stamp = f"2022-05-29 10:{t + 1 + k:02d}:30.000000"
+        stamp = f"2022-05-29 10:{t + 1 + 2 * k:02d}:30.000000"  # minutes apart, as 528 micro-batches are
         lines.append(f"Iteration:  {k}%|#   | {k}/100 [00:0{k}<01:00,  1.00it/s]\rDLL {stamp} - Training Epoch: 0 "
                      f"Training Iteration: {iteration}  average_loss : {loss}  step_loss : {loss}  "
                      "learning_rate : 0.001 ")
-        if iteration == 0:
-            lines.append(f"DLL {stamp} - PARAMETER loss_scale : 65536.0 ")
-    end = f"2022-05-29 10:{t + 1 + len(losses):02d}:40.000000"
+        if k < 3 and len(losses) > 3:  # the first steps overflow: the scaler halves, the step is skipped
+            lines.append(f"DLL {stamp} - PARAMETER loss_scale : {65536.0 / 2 ** k} ")
+    end = f"2022-05-29 10:{t + 2 * len(losses):02d}:40.000000"
     lines += [f"DLL {end} - Training Epoch: 0 Training Iteration: {losses[-1][0] + 1}  final_loss : 7.5 ",
               f"DLL {end} -  e2e_train_time : 600.5 s training_sequences_per_second : {rate} sequences/s "
               "final_loss : 7.5 None raw_train_time : 580.25 s"]
@@ -58,7 +58,7 @@ def test_pytorch_log_of_two_phases_is_two_runs_with_their_metadata_and_figures(t
             "--train_batch_size=8192"]
     phase1 = _pytorch_run(0, _namespace(fp16=True), [(0, 11.2), (1, 11.1), (0, 11.0), (1, 10.9), (2, 10.5)],
                           4321.5)
-    phase2 = _pytorch_run(20, _namespace(fp16=True, phase2=True, max_seq_length=512, train_batch_size=8,
+    phase2 = _pytorch_run(30, _namespace(fp16=True, phase2=True, max_seq_length=512, train_batch_size=8,
                                          gradient_accumulation_steps=512), [(1, 8.0), (2, 7.9)], 987.25)
     log = tmp_path / "bert_lamb_pretraining.log"
     log.write_text("\n".join(head + phase1 + head[1:] + phase2) + "\n")

@@ -223,3 +223,19 @@ def test_a_rate_or_loss_that_is_no_number_keeps_its_record_and_is_said(tmp_path)
     assert any("no throughput" in w and "NaN" in w for w in tf_run["warnings"])
     losses = pt.iterations["loss"].tolist()
     assert len(losses) == 4 and losses[0] == 9.0 and losses[1] != losses[1]  # 9.0, NaN, the final 7.5, the figure
+
+
+def test_end_of_run_lines_as_dllogger_prints_an_empty_step_and_keys_in_another_order(tmp_path):
+    """DLLogger's own step format prints `tuple()` as `()`; a release may order the figures differently."""
+    lines = _pytorch_run(0, _namespace(), [(1, 9.0)], 500.0)
+    lines[-1] = ("DLL 2020-06-01 10:10:00.000000 - () training_sequences_per_second : 612.5 sequences/s "
+                 "e2e_train_time : 700.0 s final_loss : 7.5 ")
+    pt_log = tmp_path / "bert.log"
+    pt_log.write_text("\n".join(lines) + "\n")
+    tf_log = _tf_log(tmp_path)
+    tf_log.write_text(tf_log.read_text().replace(" -  throughput_train : 862.988", " - () throughput_train : 862.988"))
+
+    pt, tf = analyze([pt_log]).runs.iloc[0], analyze([tf_log]).runs.iloc[0]
+
+    assert (pt["reported_throughput"], pt["recomputed_throughput"]) == (612.5, 612.5)
+    assert (tf["reported_throughput"], tf["recomputed_throughput"]) == (862.988, 862.988)

@@ -64,7 +64,10 @@ _PER_GPU = re.compile(rf"DLL {scanning.STAMP} - PARAMETER batch_size_per_gpu : (
 # The fp16 loss scaler's overflow: the step is skipped and its counter may repeat or go back (21.11 logs
 # `Training Iteration: 1` then `0` minutes apart); no new run begins there.
 _LOSS_SCALE = re.compile(rf"DLL {scanning.STAMP} - PARAMETER loss_scale : ")
-_END = re.compile(rf"DLL ({scanning.STAMP}) - +(e2e_train_time : [^\n]*)")
+# The end-of-run line: its step `tuple()` printed as nothing by run_pretraining.py's format_step, as `()` by
+# DLLogger's own; its keys in any order.
+_END = re.compile(rf"DLL ({scanning.STAMP}) - +(?:\(\) +)?"
+                  r"((?:\S+ : \S+[^\n]*?)?training_sequences_per_second : [^\n]*)")
 _WRAPPER = re.compile(r"\+ bash scripts/run_pretraining\.sh ([^\n]*)")
 _LAUNCH = re.compile(r"torch(?:\.distributed\.(?:launch|run)|run) ([^\n]*?)/?\S*run_pretraining\.py")
 

@@ -49,8 +49,8 @@ _TUPLE_STEP = re.compile(rf"DLL ({scanning.STAMP}) - \(({scanning.INT})\) +throu
 # A step line the bulk pattern does not read (a rate of `nan`, `inf`): its record, read without a rate.
 _ODD_STEP = re.compile(rf"(?m)^DLL ({scanning.STAMP}) - Iteration: ({scanning.INT}) +(?:Rank : 0 +)?"
                        r"throughput_train : (\S+)")
-_END_RATE = re.compile(rf"DLL ({scanning.STAMP}) - +throughput_train : ({scanning.NUM})")
-_END_LOSS = re.compile(rf"DLL ({scanning.STAMP}) - +total_loss : ({scanning.NUM})")
+_END_RATE = re.compile(rf"DLL ({scanning.STAMP}) - +(?:\(\) +)?throughput_train : ({scanning.NUM})")
+_END_LOSS = re.compile(rf"DLL ({scanning.STAMP}) - +(?:\(\) +)?total_loss : ({scanning.NUM})")
 _AVERAGE = re.compile(rf"INFO:tensorflow:Throughput Average \(sentences/sec\) = ({scanning.NUM})\n")
 _START = re.compile(r"INFO:tensorflow:\*\*\*\*\* Running training \*\*\*\*\*")
 # scripts/run_pretraining_lamb.sh's positional arguments, as the `set -x` trace shows them.

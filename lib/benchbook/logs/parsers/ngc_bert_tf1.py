@@ -35,14 +35,14 @@ from .registry import LogFormat, register
 if TYPE_CHECKING:
     from ..rules import Run
 
+# Releases whose hook logs on every rank add `Rank : N` (run_pretraining.py@23a6382c): rank 0's records are
+# read, the others repeat the same global rate (global batch over the step's time).
 _BULK = scanning.BulkRule(
     pattern=rf"DLL (?P<timestamp>{scanning.STAMP}) - Iteration: (?P<iteration>{scanning.INT}) +(?:Rank : 0 +)?"
             rf"throughput_train : (?P<throughput>{scanning.NUM})"
             rf"(?:[^\n]*?total_loss : (?P<loss>{scanning.NUM}))?(?:[^\n]*?learning_rate : (?P<lr>{scanning.NUM}))?",
     types={"timestamp": "stamp", "iteration": "int", "throughput": "float", "loss": "float", "lr": "float"},
 )
-# Releases whose hook logs on every rank add `Rank : N` (run_pretraining.py@23a6382c): rank 0's records are
-# read, the others repeat the same global rate (global batch over the step's time).
 # Older DLLogger step formats print the step as a tuple: `DLL <time> - (N) throughput_train : X`.
 _TUPLE_STEP = re.compile(rf"DLL ({scanning.STAMP}) - \(({scanning.INT})\) +throughput_train : ({scanning.NUM})"
                          rf"(?:[^\n]*?total_loss : ({scanning.NUM}))?")

@@ -192,6 +192,8 @@ def test_tf1_older_release_two_phases_every_rank_logging_and_fp16_by_hand(tmp_pa
     assert runs["phase"].tolist() == [1, 2]
     assert runs["batch_size"].tolist() == [16, 16]
     assert runs["recomputed_throughput"].tolist() == [200.0, 45.0]  # rank 0's records alone
+    assert [any(w.startswith("records of ranks other than 0") and f": {n} (line" in w for w in ws)
+            for ws, n in zip(runs["warnings"], (3, 2), strict=True)] == [True, True]
 
 
 def test_pytorch_gpus_of_a_multi_node_launch_are_its_nodes_times_its_processes(tmp_path):

@@ -36,13 +36,15 @@ if TYPE_CHECKING:
     from ..rules import Run
 
 # Releases whose hook logs on every rank add `Rank : N` (run_pretraining.py@23a6382c): rank 0's records are
-# read, the others repeat the same global rate (global batch over the step's time).
+# read, the others (the same global rate, as each rank timed its step) are left out, said among the warnings.
 _BULK = scanning.BulkRule(
     pattern=rf"DLL (?P<timestamp>{scanning.STAMP}) - Iteration: (?P<iteration>{scanning.INT}) +(?:Rank : 0 +)?"
             rf"throughput_train : (?P<throughput>{scanning.NUM})"
             rf"(?:[^\n]*?total_loss : (?P<loss>{scanning.NUM}))?(?:[^\n]*?learning_rate : (?P<lr>{scanning.NUM}))?",
     types={"timestamp": "stamp", "iteration": "int", "throughput": "float", "loss": "float", "lr": "float"},
 )
+_OTHER_RANK = re.compile(rf"DLL {scanning.STAMP} - Iteration: {scanning.INT} +Rank : [1-9]")
+OTHER_RANK_NOTE = "records of ranks other than 0 (`Rank : N`, each the global rate as that rank timed it), left out"
 # Older DLLogger step formats print the step as a tuple: `DLL <time> - (N) throughput_train : X`.
 _TUPLE_STEP = re.compile(rf"DLL ({scanning.STAMP}) - \(({scanning.INT})\) +throughput_train : ({scanning.NUM})"
                          rf"(?:[^\n]*?total_loss : ({scanning.NUM}))?")
@@ -107,6 +109,7 @@ _RULES = [
     (_SHAPE, lambda m: (scanning.META, {"batch_size": int(m.group(1)), "seq_len": int(m.group(2))})),
     (_PHASE_DIR, lambda m: (scanning.META, {"phase": int(m.group(1))})),
     (_TUPLE_STEP, _tuple_step),
+    (_OTHER_RANK, lambda m: (scanning.NOTE, OTHER_RANK_NOTE)),
     (_ODD_STEP, lambda m: (scanning.STEP, scanning.step(None, int(m.group(2)), m.group(1),
                                                         scanning.number(m.group(3))))),
     (_END_RATE, lambda m: (scanning.STEP, scanning.step(None, None, m.group(1), scanning.number(m.group(2))))),

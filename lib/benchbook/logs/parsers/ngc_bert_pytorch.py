@@ -36,8 +36,8 @@ if TYPE_CHECKING:
 
 MLM_ACCURACY = Metric("mlm_accuracy", "MLM accuracy", "%", final=True)
 BERT_QUALITY = (MLM_ACCURACY,)
-# The BERT models declare these same axes (models/bert_pytorch.py writes them out identically: config.add keeps
-# identical declarations once and refuses different ones).
+# The BERT models declare these same axes (the PyTorch model's module writes them out identically: config.add
+# keeps identical declarations once and refuses different ones).
 SEQ_LEN = Axis("seq_len", int, "identity", "sequence length", "tokens a sequence (BERT: 128 in phase 1, 512 in "
                                                                "phase 2)")
 PHASE = Axis("phase", int, "identity", "phase", "BERT pre-training phase (1 or 2)")

@@ -121,6 +121,7 @@ PRECEDENCE = (
     "mllog",  # its `:::MLLOG` token is MLPerf's alone: a framework's own lines around it are not the log
     "benchbook_cpu",  # `PARAMETER workload :`, this repository's workloads (their DLLogger lines as NGC's)
     "ngc_tf2_maskrcnn",  # the `[MaskRCNN]` prefix of every line
+    "ngc_bert_pytorch", "ngc_bert_tf1",  # BERT's `Training Epoch:` / `throughput_train` lines, no ConvNets key
     "ngc_mxnet_resnet50",  # its DLLogger logs print `train.total_ips` too, as PyTorch's and TF1's
     "ngc_pytorch_convnets",  # its `PARAMETER arch :` too, as TF1's
     "ngc_tf1_convnets",

@@ -71,13 +71,13 @@ class LogFormat:
         if logged is None or meta.get("model") is not None:
             return None, []
         arch = str(logged)
-        model = ARCHES.get((self.framework, _plain(arch)))
+        model, _ = ARCHES.get((self.framework, _plain(arch)), (None, None))
         if model is None and _plain(arch) == _plain(self.model):
             model = self.model
         if model is not None:
             return model, []
         shown = arch if _SAFE_NAME.fullmatch(arch) else "unknown"
-        known = sorted({spelled for (framework, _), (_, spelled) in _SPELLED.items() if framework == self.framework}
+        known = sorted({spelled for (framework, _), (_, spelled) in ARCHES.items() if framework == self.framework}
                        | {self.model})
         return shown, [f"the log names its model {arch[:80]!r} (arch), none of those benchbook knows in "
                        f"{self.framework} logs ({', '.join(known)}): its runs are labelled {shown!r}, "
@@ -95,10 +95,10 @@ class LogFormat:
 
 FORMATS: dict[str, LogFormat] = {}
 
-#: What the models say their logs call them: (framework, the name without case or punctuation) -> the
-#: analysis's `model` column (`ModelSpec.log_arches`, declared by `models.register` through `name_arch`).
-ARCHES: dict[tuple[str, str], str] = {}
-_SPELLED: dict[tuple[str, str], tuple[str, str]] = {}  # the same key -> (its model, the name as declared)
+#: What the models say their logs call them: (framework, the name without case or punctuation) ->
+#: (the analysis's `model` column, the name as declared) (`ModelSpec.log_arches`, declared by `models.register`
+#: through `name_arch`).
+ARCHES: dict[tuple[str, str], tuple[str, str]] = {}
 _SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")  # a logged name the model column may hold
 
 
@@ -112,9 +112,9 @@ def name_arch(framework: str, model: str, arches: tuple[str, ...]) -> None:
     column); one name declared for two models is a programming error."""
     for arch in arches:
         key = (framework, _plain(arch))
-        if ARCHES.setdefault(key, model) != model:
-            raise ValueError(f"{framework} logs' arch {arch!r} is declared for {ARCHES[key]!r} and {model!r}")
-        _SPELLED.setdefault(key, (model, arch))
+        declared, _ = ARCHES.setdefault(key, (model, arch))
+        if declared != model:
+            raise ValueError(f"{framework} logs' arch {arch!r} is declared for {declared!r} and {model!r}")
 
 # Which format a head is in when several recognise it, first first: the one place that orders them.
 PRECEDENCE = (

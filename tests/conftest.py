@@ -77,15 +77,14 @@ def pytest_configure(config):
         config.addinivalue_line("markers", f"{name}: {what}")
 
 
-def pytest_collection_modifyitems(config, items):
-    for item in items:
-        module = item.path.name
-        tier = TIER_OF.get(f"{module}::{item.originalname}") or TIER_OF.get(module)
-        if tier is None and "cluster" in item.fixturenames:
-            tier = "slurm"
-        if tier:
-            item.add_marker(getattr(pytest.mark, tier))
-            item.add_marker(pytest.mark.xdist_group(tier))  # one worker a tier under `--dist loadgroup`
+def pytest_itemcollected(item):
+    """Each test's tier, as it is collected."""
+    module = item.path.name
+    tier = TIER_OF.get(f"{module}::{item.originalname}") or TIER_OF.get(module)
+    if tier is None and "cluster" in item.fixturenames:
+        tier = "slurm"
+    if tier:
+        item.add_marker(getattr(pytest.mark, tier))
 
 
 @pytest.fixture

@@ -207,7 +207,7 @@ def test_the_runs_table_tells_cpu_runs_apart_by_their_processes(tmp_path):
     rows = [dict(zip(lines[0], row, strict=True)) for row in lines[1:]]
     assert [(row["GPUs"], row["processes"], row["recomputed images/s"]) for row in rows] == [
         ("CPU", "1", "10.00"), ("CPU", "2", "19.00")]
-    assert "the fastest 19.00 images/s (CPU, 2 processes, FP32, batch 8)" in opening.verdict(r).plain
+    assert "the highest median 19.00 images/s (CPU, 2 processes, FP32, batch 8)" in opening.verdict(r).plain
     assert "processes" not in show(Report(log_dir=FIXTURES / "ngc_mxnet"), "runs").plain.splitlines()[0].split(" | ")
 
 

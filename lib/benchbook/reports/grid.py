@@ -152,7 +152,8 @@ def render(grid: Grid, unit: str, word=lambda verdict: verdict) -> display.Html:
     places = sorted(dict.fromkeys(cells["place"]))
     by = {(c["place"], c["column"]): c for c in cells.to_dict("records")}
     speedup = bool(not grid.with_reference and cells["speedup"].notna().any())
-    sub = ["published", "measured", "Δ %"] if grid.with_reference else ["measured", "runs"] + ["speedup"] * speedup
+    number = word("measured")  # "recomputed" on logs re-read, where nothing ran here (headline.Words)
+    sub = ["published", number, "Δ %"] if grid.with_reference else [number, "runs"] + ["speedup"] * speedup
     first = "ran on" if all(p[0] == 0 for p in places) else "GPUs"
     head1 = f'<th rowspan="2">{first}</th>' + "".join(
         f'<th colspan="{len(sub)}">{html.escape(_column_text(c))}</th>' for c in columns)

@@ -77,6 +77,17 @@ def _published_row(entry: dict) -> str:
             + _error_row(entry, 8) + "</tr>")
 
 
+BEST_NOT_APART = {"overlap": "not told from the next: their repeats overlap",
+                  "single": "not told from the next: single runs, no spread of repeats"}
+
+
+def _best_label(best: dict) -> str:
+    """The highest median's configuration, and whether it is told from the next (headline.FASTEST_RULE)."""
+    label = str(best.get("label", "-"))
+    why = BEST_NOT_APART.get(str(best.get("how"))) if best.get("apart") is False else None
+    return f"{label} ({why})" if why else label
+
+
 def _run_row(entry: dict) -> str:
     """A report of runs: its status, headline numbers and verdict."""
     s = entry.get("summary") or {}
@@ -86,7 +97,7 @@ def _run_row(entry: dict) -> str:
             f'<td>{_e(str(s.get("title", "")))}</td><td class="status">{_e(status)}</td>'
             f'<td>{_e(str(s.get("mode", "-")))}</td>'
             f'<td>{_e(_fmt(s.get("complete", "-")))} / {_e(_fmt(s.get("runs", "-")))}</td>'
-            f'<td>{_e(str(best.get("label", "-")))}</td><td class="num">{_e(_median(best))}</td>'
+            f'<td>{_e(_best_label(best))}</td><td class="num">{_e(_median(best))}</td>'
             f'<td class="verdict">{_e(str(s.get("verdict", "-")))}</td>'
             f'<td>{_e(_when(entry.get("published_at", "")))}</td><td>{_links(entry)}</td>'
             + _error_row(entry, 10) + "</tr>")
@@ -109,7 +120,8 @@ place; each number recomputed by the rule of the script that printed it. Nothing
 </tbody></table></div>
 """
     runs_part = "" if not runs else f"""<h2>Runs on this machine</h2>
-<p>best = the configuration with the highest median throughput over repeats, in the report's unit ·
+<p>best = the configuration with the highest median throughput over repeats, in the report's unit; it is told
+from the next only when its slowest repeat is faster than every repeat of the next (else the row says so) ·
 verdict = measured against the published reference.</p>
 <div class="scroll"><table id="reports"><thead><tr><th>report</th><th>title</th><th>status</th><th>mode</th>
 <th>runs complete</th><th>best configuration</th><th>median</th><th>verdict</th><th>published (UTC)</th>

@@ -73,6 +73,7 @@ def for_published(path: str | Path) -> Target:
     else:
         target = for_logs(entry.file("logs"), entry.model, entry.name, entry.reference,
                           None if entry.rule == "nvidia" else entry.rule)
+        target.parameters["title"] = entry.title  # the page's title is the set's, as the index shows it
     target.inputs.append(portable(path))
     target.about = {"publisher": entry.publisher, "hardware": entry.hardware, "software": entry.software,
                     "title": entry.title, "entry": portable(path)}

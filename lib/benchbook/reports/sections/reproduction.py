@@ -49,7 +49,8 @@ def table(report: Report):
     tol = comparison.attrs.get("tolerance", report.reference.tolerance)
     shown = display.table(comparison[cols].rename(columns=HEADERS), empty="nothing published", formats={
         "published speedup": display.as_printed, "measured speedup": 2, "runs": display.text})
+    number = said("measured")
     return together(shown, display.note(
-        f"Published: {report.reference.statistic}; measured: the median over repeats. The verdict is "
-        f"{said('reproduced')} when measured / published is within 1 ± {headline.percent(tol)} (the reference's "
+        f"Published: {report.reference.statistic}; {number}: the median over repeats. The verdict is "
+        f"{said('reproduced')} when {number} / published is within 1 ± {headline.percent(tol)} (the reference's "
         "tolerance), otherwise slower or faster."))

@@ -93,7 +93,10 @@ def best_plot(folders: list[Folder]):
     found = best(folders, "accelerators")
     if found.empty:
         return None
-    fig, ax = plt.subplots(figsize=(8, 4.5))
+    from ..reports.plot_base import ReportFigure
+
+    fig, ax = plt.subplots(figsize=(8, 4.5), FigureClass=ReportFigure)  # shown with its description (alt text)
+    ax.set_title("Best valid time to train against accelerators, a line per benchmark (log-log)")
     for name, group in found.groupby("benchmark"):
         ax.plot(group["accelerators"], group["minutes"], marker="o", label=name)
     ax.set_xscale("log")

@@ -26,7 +26,7 @@ class MLPerfReport:
 
     def __init__(self, paths: str, benchmark: str | None = None, round_: str | None = None,
                  submitters: str | None = None, check: bool = False, expected: str | None = None,
-                 published_root: str | None = None):
+                 published_root: str | None = None, title: str | None = None):
         places = results.find(_names(paths))  # folders, or folders inside archives: read where they are
         if not places:
             raise BenchbookError(f"no result_N.txt under {paths}")
@@ -40,10 +40,17 @@ class MLPerfReport:
             raise BenchbookError(f"no result folder under {paths} for benchmark={benchmark}, "
                                  f"submitters={submitters or 'any'}")
         self.paths, self.check, self.expected, self.published_root = paths, check, expected, published_root
+        self.title = title or "MLPerf Training results"  # a published set's title, as its index row says it
 
     @staticmethod
     def _label(f: results.Folder) -> str:
         return f"{f.submitter} {f.system} {f.benchmark} {f.round}"
+
+    label = _label  # a result as the tables name it
+
+    def place(self, f: results.Folder):
+        """Where a scored folder's result files are (a folder, or a folder in an archive)."""
+        return self._places[f.folder]
 
     def published(self) -> pd.DataFrame:
         """The scores as MLCommons publishes them: one row per result, minutes."""
@@ -127,8 +134,12 @@ class MLPerfReport:
         evals = self.evaluations().dropna(subset=["epoch"])
         if evals.empty:
             return None
+        from ..reports.plot_base import ReportFigure
+
         panels = list(evals.groupby(["result", "metric"], sort=False))
-        fig, axes = plt.subplots(len(panels), 1, figsize=(8, 3 * len(panels)), squeeze=False)
+        fig, axes = plt.subplots(len(panels), 1, figsize=(8, 3 * len(panels)), squeeze=False,
+                                 FigureClass=ReportFigure)  # shown with its description (alt text)
+        fig.suptitle("Convergence: quality against epoch, a line per run, the round's target dashed")
         for ax, ((result, metric), group) in zip(axes[:, 0], panels, strict=True):
             for name, run in group.groupby("file", sort=False):
                 ax.plot(run["epoch"], run["value"], marker=".", label=name)
@@ -141,6 +152,17 @@ class MLPerfReport:
         fig.tight_layout()
         plt.close(fig)
         return fig
+
+    def checks_section(self):
+        """mlperf-logging's own checks as a section, heading and table; None (nothing shown) where they were
+        not asked for (check=False): a heading over "not run" says nothing."""
+        if not self.check:
+            return None
+        from ..reports import display
+        table = display.table(self.verdicts(), empty="no result folder")
+        return display.Html('<h2 id="mlperf-logging-s-own-checks">mlperf-logging\'s own checks</h2><p>Compliance per '
+                            "result file, the RCP check and result_summarizer's score, run on a temporary copy.</p>"
+                            + table.markup, "mlperf-logging's own checks\n" + table.plain)
 
     def verdicts(self) -> pd.DataFrame:
         """mlperf-logging's compliance and RCP verdicts and its own score beside ours (check=True)."""
@@ -156,7 +178,7 @@ class MLPerfReport:
         """The headline `benchbook publish` puts in the index: results, valid ones, the fastest."""
         valid = [f for f in self.folders if f.valid]
         best = min(valid, key=lambda f: f.score_minutes, default=None)
-        data = {"title": "MLPerf Training results", "mode": "mlperf", "source": self.paths,
+        data = {"title": self.title, "mode": "mlperf", "source": self.paths,
                 "runs": sum(f.runs for f in self.folders),
                 "complete": sum(f.runs - f.runs_failed for f in self.folders),
                 "verdict": f"{len(valid)} of {len(self.folders)} results valid",

@@ -68,8 +68,8 @@ def for_published(path: str | Path) -> Target:
     entry, path = published.load(path), Path(path).resolve()
     if entry.kind == "mlperf":
         logs, expected = portable(entry.file("logs")), portable(entry.file("expected"))
-        target = Target(entry.name, NOTEBOOKS / "mlperf.ipynb", {"results": logs, "expected": expected},
-                        [logs, expected])
+        target = Target(entry.name, NOTEBOOKS / "mlperf.ipynb", {"results": logs, "expected": expected,
+                                                                 "title": entry.title}, [logs, expected])
     else:
         target = for_logs(entry.file("logs"), entry.model, entry.name, entry.reference,
                           None if entry.rule == "nvidia" else entry.rule)

@@ -110,8 +110,10 @@ page.show(
     heading="Loss components",
     intro="The total loss is the sum of its parts, which the script logs beside it (RPN box loss, RPN score loss, "
           "FastRCNN class loss, FastRCNN box loss, Mask loss, L2 loss and the totals of the RPN and Fast R-CNN heads): "
-          "per run, the first and last value of each; then each over the iterations, a colour per configuration. A part "
-          "that does not fall points at the head that did not learn.")
+          "per run, the first and last value of each; then each over the iterations, a colour per configuration. Over "
+          "a benchmark's few hundred iterations a part may rise before it falls (the FastRCNN box loss rises early in "
+          "NGC's published runs, as the proposals it is fitted to change): a last value above the first is no sign by "
+          "itself of a head that did not learn.")
 
 # %%
 page.show(

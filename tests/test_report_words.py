@@ -92,3 +92,35 @@ def test_a_rule_fitted_to_the_published_number_says_what_the_script_printed():
     assert said.endswith("the rule's source: PaddlePaddle/Perf README.md: no script is published.")
     close = pd.DataFrame({"reported_throughput": [381.46], "recomputed_throughput": [381.49]})
     assert headline.script_caveat(close, "images/s", None, "x") is None
+
+
+def test_the_published_grid_carries_nvidias_speedups_beside_the_throughputs():
+    """Item 7: with a reference, the grid has the speedups NVIDIA's tables carry (1 -> 8 GPUs, FP32 -> mixed
+    precision), the published ratio beside the recomputed one; the Reproduction table repeats none of them."""
+    from benchbook.reports import grid, references
+
+    ref = tmp_reference()
+    stats = metrics.aggregate(pd.DataFrame([{**FIXED, "gpus": g, "batch_size": 128, "precision": p,
+                                             "recomputed_throughput": v}
+                                            for g, p, v in ((1, "fp32", 400.0), (8, "fp32", 3000.0),
+                                                            (1, "amp", 1000.0), (8, "amp", 7600.0))]))
+    plain = grid.render_all(grid.grids(stats, references.compare(stats, ref), ref), "images/s").plain.splitlines()
+    rows = {line.split(" | ")[0]: line.split(" | ")[1:] for line in plain[2:]}
+    # published 3038.730 / 398.300 = 7.63 beside 3000 / 400 = 7.50: -1.69%; AMP's 8-GPU number is not published
+    assert rows["speedup 1 → 8 GPUs"] == ["7.63", "7.50", "-1.69", "–", "7.60", "–"]
+    assert rows["speedup FP32 → mixed precision, 1 GPU"] == ["", "", "", "2.51", "2.50", "-0.42"]
+
+
+def tmp_reference():
+    import tempfile
+
+    from benchbook.reports import references
+
+    text = ("schema_version: 1\ntitle: t\nmodel: resnet50_tf\nstatistic: one run\nsource: {title: t}\n"
+            "hardware: {gpu: V100, gpus_per_node: 8}\nsoftware: {container: c}\nrows:\n"
+            "  - {gpus: 1, batch_size: 128, precision: fp32, throughput: 398.300}\n"
+            "  - {gpus: 8, batch_size: 128, precision: fp32, throughput: 3038.730}\n"
+            "  - {gpus: 1, batch_size: 128, precision: amp, throughput: 1000.000}\n")
+    path = Path(tempfile.mkdtemp()) / "speedups.yaml"
+    path.write_text(text)
+    return references.load(path)

@@ -79,6 +79,8 @@ def grid_cells(page: str) -> list[dict[str, str]]:
         columns = [text for text, a in zip(table[0][1:], attrs[0][1:], strict=True)
                    for _ in range(int(a.get("colspan") or 1) // 3)]
         for row, cells in zip(table[2:], attrs[2:], strict=True):
+            if row[0].startswith("speedup"):  # the ratios under the numbers (grid.speedup_rows): no published cell
+                continue
             for i, column in enumerate(columns):
                 published, measured, delta = row[1 + 3 * i: 4 + 3 * i]
                 if published == "–":

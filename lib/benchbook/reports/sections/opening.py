@@ -113,7 +113,9 @@ def verdict(report: Report) -> display.Html:
         number = said("measured")
         parts.append(display.note(f"Δ %: {number} / published - 1; green within ±{tol} ({said('reproduced')}), "
                                   f"orange outside it. {number.capitalize()}: the median over repeats, to the "
-                                  "published digits."))
+                                  "published digits. Speedup rows: the ratio of two numbers above (N GPUs over 1, "
+                                  "mixed precision over FP32), of the published ones beside the "
+                                  f"{number} ones."))
     line = headline.setup_line(logged_setup.settings(runs), report.reference)
     parts += [line] if line is not None else []
     return together(*parts)

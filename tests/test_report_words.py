@@ -108,7 +108,7 @@ def test_the_published_grid_carries_nvidias_speedups_beside_the_throughputs():
     rows = {line.split(" | ")[0]: line.split(" | ")[1:] for line in plain[2:]}
     # published 3038.730 / 398.300 = 7.63 beside 3000 / 400 = 7.50: -1.69%; AMP's 8-GPU number is not published
     assert rows["speedup 1 → 8 GPUs"] == ["7.63", "7.50", "-1.69", "–", "7.60", "–"]
-    assert rows["speedup FP32 → mixed precision, 1 GPU"] == ["", "", "", "2.51", "2.50", "-0.42"]
+    assert rows["speedup FP32 → mixed, 1 GPU"] == ["", "", "", "2.51", "2.50", "-0.42"]
 
 
 def tmp_reference():
@@ -124,3 +124,34 @@ def tmp_reference():
     path = Path(tempfile.mkdtemp()) / "speedups.yaml"
     path.write_text(text)
     return references.load(path)
+
+
+def test_publish_of_an_unchanged_set_says_how_to_force_it(monkeypatch, capsys, tmp_path):
+    """Item 11: a report whose inputs did not change is not executed again, and the table says how to force it."""
+    from benchbook import cli
+
+    seen = {}
+
+    def unchanged(targets, reports, **kwargs):
+        seen.update(kwargs)
+        return [{"name": t.name, "status": "ok", "skipped": True, "summary": {"verdict": "consistent"}}
+                for t in targets]
+
+    monkeypatch.setattr(publish, "publish", unchanged)
+    monkeypatch.setenv("COLUMNS", "200")
+    code = cli.main(["publish", str(ROOT / "params" / "published" / "ngc_tf1_resnet50.yaml"),
+                     "--reports", str(tmp_path / "reports")])
+    assert code == 0 and seen["force"] is False
+    assert "unchanged, not executed again (--force executes it anyway)" in " ".join(capsys.readouterr().out.split())
+
+
+def test_the_index_fits_a_phone_with_each_rows_verdict_first(tmp_path):
+    """Item 11: a viewport, and under 700 px each row a block whose verdict comes right after the set's name."""
+    entry = {"name": "set", "status": "ok", "summary": {"verdict": "consistent", "within": 8, "published": 8,
+                                                        "tolerance": "±5%", "deviation": "ratios 1.0000–1.0002"},
+             "target": {"about": {"publisher": "p", "hardware": "h", "software": "s", "title": "A set"}}}
+    page = index_page.write_index(tmp_path, [entry]).read_text()
+    assert '<meta name="viewport" content="width=device-width, initial-scale=1">' in page
+    assert '<td class="verdict" data-label="verdict">consistent</td>' in page
+    narrow = page[page.index("@media (max-width: 700px)"):]
+    assert ".scroll td.verdict { order: 1; }" in narrow and ".scroll thead { display: none; }" in narrow

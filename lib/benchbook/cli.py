@@ -306,10 +306,13 @@ def cmd_publish(args, out: Console, err: Console) -> int:
         s = e.get("summary") or {}
         t.add_row(*(Text(shown(str(v))) for v in (e["name"], e.get("status", "?"), s.get("verdict", "-"),
                                             f"{s.get('complete', '-')}/{s.get('runs', '-')}",
-                                            "unchanged, not executed again" if e.get("skipped")
+                                            UNCHANGED if e.get("skipped")
                                             else (e.get("error") or ""))))
     out.print(t)
     return 0 if all(e.get("status") == "ok" for e in entries) else 1
+
+
+UNCHANGED = "unchanged, not executed again (--force executes it anyway)"  # a skipped report, in publish's table
 
 
 def _duration(text: str) -> float:

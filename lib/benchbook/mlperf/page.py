@@ -36,7 +36,10 @@ def opening(report, summary_path: str | None, title: str | None = None, about: s
         parts.append(links.markup)
         plain.append(links.plain)
     line = verdict(report)
-    parts.append(f'<p class="bb-verdict">{html.escape(line)}</p>')
+    said, _, rest = line.partition(": ") if line.startswith(("Consistent: ", "Not consistent: ")) else ("", "", line)
+    cls = "bb-reproduced" if said == "Consistent" else "bb-off"
+    lead = f'<span class="{cls}">{html.escape(said)}</span>: ' if said else ""
+    parts.append(f'<p class="bb-verdict">{lead}{html.escape(rest)}</p>')
     plain.append(line)
     if about:
         parts.append(f"<p>{html.escape(about)}</p>")

@@ -6,6 +6,7 @@ figures out. The scores come from `results.score`; the convergence curves read t
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pandas as pd
@@ -184,12 +185,16 @@ class MLPerfReport:
                 "verdict": f"{len(valid)} of {len(self.folders)} results valid",
                 "best": None if best is None else {"result": self._label(best), "minutes": best.score_minutes}}
         compared = self.against_published()
+        scored = compared.dropna(subset=["minutes"])
         if len(compared):
-            worst = compared["deviation"].abs().max()
+            from ..reports.headline import deviation_words  # the model reports' form of "by how much"
+            ratios = scored["minutes"] / scored["published"]
+            worst = float(scored.loc[scored["deviation"].abs().idxmax(), "deviation"]) if len(scored) else math.nan
             data |= {"verdict": "consistent" if compared["agrees"].all() else "not consistent",
                      "within": int(compared["agrees"].sum()), "published": int(len(compared)),
                      "tolerance": "0.0001 minutes",
-                     "deviation": "under 0.01%" if worst < 0.0001 else f"largest deviation {worst:.2%}"}
+                     "deviation": deviation_words(ratios.min(), ratios.max(), worst * 100, len(scored))
+                     if len(scored) else ""}
         if path:
             Path(path).write_text(json.dumps(data, indent=2))
         return data

@@ -216,7 +216,7 @@ def speedup_rows(by: dict, places: list, columns: list) -> list[list[tuple[str, 
     for p in places:
         if p[0] > 1 and one in places and any((p, c) in by and (one, c) in by for c in columns):
             cells = [c for col in columns for c in _ratio_cells(by.get((p, col)), by.get((one, col)))]
-            rows.append([(f"speedup 1 → {p[0]} GPUs", "", "")] + cells)
+            rows.append([(f"speedup 1 → {p[0]} GPUs", "", "")] + cells)  # weak scaling
     fp32_of = {c: next((f for f in columns if f[0] == "fp32" and f[1:] == c[1:]), None) for c in columns
                if c[0] in ("amp", "fp16")}
     if not any(fp32_of.values()):
@@ -228,7 +228,7 @@ def speedup_rows(by: dict, places: list, columns: list) -> list[list[tuple[str, 
             cells += _ratio_cells(by.get((p, col)), by.get((p, base))) if base else [("", "", "")] * 3
         if any(v not in ("", display.DASH) for v, _, _ in cells):
             where = configs.place_label(p) + (" GPU" + "s" * (p[0] > 1) if p[0] > 0 else "")
-            rows.append([(f"speedup FP32 → mixed precision, {where}", "", "")] + cells)
+            rows.append([(f"speedup FP32 → mixed, {where}", "", "")] + cells)
     return rows
 
 

@@ -55,20 +55,23 @@ def rule_name(name: str | None) -> str:
 
 
 def size(comparison: pd.DataFrame) -> str:
-    """How far measured is from published over the measured rows: "ratios 0.9998-1.0002, largest
-    deviation -0.40%" (one ratio: "ratio 1.0001, deviation +0.01%")."""
+    """How far measured is from published over the measured rows, in one form everywhere (the page, the index):
+    the ratios to 4 decimals and the largest deviation, signed, to 2 decimals of a percent: "ratios
+    0.9998–1.0002, largest deviation -0.40%" (one ratio: "ratio 1.0001, deviation +0.01%")."""
     measured = comparison[comparison["ratio"].notna()]
     if measured.empty:
         return ""
     ratios = measured["ratio"].astype(float)
     worst = float(measured.loc[measured["delta_pct"].abs().idxmax(), "delta_pct"])
-    dev = "under 0.01%" if abs(worst) < 0.005 else f"{worst:+.2f}%"
-    if len(measured) == 1:
-        return f"ratio {ratios.iloc[0]:.4f}, deviation {dev}"
-    digits = next((d for d in (4, 5, 6) if f"{ratios.min():.{d}f}" != f"{ratios.max():.{d}f}"), None)
-    if digits is None:  # alike to 6 decimals: one ratio says it
-        return f"every ratio {ratios.min():.4f}, largest deviation {dev}"
-    return f"ratios {ratios.min():.{digits}f}–{ratios.max():.{digits}f}, largest deviation {dev}"
+    return deviation_words(ratios.min(), ratios.max(), worst, len(measured))
+
+
+def deviation_words(low: float, high: float, worst_pct: float, count: int) -> str:
+    """`size`'s form, from the lowest and highest ratio and the largest deviation in percent (signed)."""
+    dev = display.signed(worst_pct, 2, "%")
+    if count == 1:
+        return f"ratio {low:.4f}, deviation {dev}"
+    return f"ratios {low:.4f}–{high:.4f}, largest deviation {dev}"
 
 
 FASTEST_RULE = ("a configuration is named the fastest only when its slowest repeat is faster than every repeat of "

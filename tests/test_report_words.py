@@ -155,3 +155,10 @@ def test_the_index_fits_a_phone_with_each_rows_verdict_first(tmp_path):
     assert '<td class="verdict" data-label="verdict">consistent</td>' in page
     narrow = page[page.index("@media (max-width: 700px)"):]
     assert ".scroll td.verdict { order: 1; }" in narrow and ".scroll thead { display: none; }" in narrow
+
+
+def test_a_cpu_page_describes_benchbooks_workload_not_ngcs_script(tmp_path):
+    cpu = Page(study_folder(tmp_path, [10.0, 11.0])).show("about", rule="NGC's main.py logs", cpu="our workload")
+    assert "our workload" in cpu.plain and "NGC's main.py" not in cpu.plain
+    gpu = Page(Report(log_dir=FIXTURES / "ngc_mxnet")).show("about", rule="NGC's main.py logs", cpu="our workload")
+    assert "NGC's main.py" in gpu.plain and "our workload" not in gpu.plain

@@ -162,3 +162,19 @@ def test_a_cpu_page_describes_benchbooks_workload_not_ngcs_script(tmp_path):
     assert "our workload" in cpu.plain and "NGC's main.py" not in cpu.plain
     gpu = Page(Report(log_dir=FIXTURES / "ngc_mxnet")).show("about", rule="NGC's main.py logs", cpu="our workload")
     assert "NGC's main.py" in gpu.plain and "our workload" not in gpu.plain
+
+
+def test_the_terminals_run_table_names_the_throughput_unit(tmp_path, capsys, monkeypatch):
+    """Item 11: `benchbook status` (and `run`'s closing table) says what the throughput counts: its model's unit."""
+    import json
+
+    from benchbook import cli
+
+    study_folder(tmp_path, [10.0])
+    record = next((tmp_path / "runs" / "s").glob("*/run.json"))
+    data = json.loads(record.read_text())
+    data["config"]["model"] = "maskrcnn_tf2"
+    record.write_text(json.dumps(data))
+    monkeypatch.setenv("COLUMNS", "200")
+    cli.main(["status", str(tmp_path / "runs" / "s")])
+    assert "throughput samples/s" in capsys.readouterr().out

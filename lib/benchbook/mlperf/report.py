@@ -138,8 +138,10 @@ class MLPerfReport:
         from ..reports.plot_base import ReportFigure
 
         panels = list(evals.groupby(["result", "metric"], sort=False))
-        fig, axes = plt.subplots(len(panels), 1, figsize=(8, 3 * len(panels)), squeeze=False,
-                                 FigureClass=ReportFigure)  # shown with its description (alt text)
+        # constrained: the figure's title keeps its own room above the first panel's (a tight layout drew them over
+        # each other); ReportFigure: shown with its description (alt text)
+        fig, axes = plt.subplots(len(panels), 1, figsize=(8, 3 * len(panels)), squeeze=False, layout="constrained",
+                                 FigureClass=ReportFigure)
         fig.suptitle("Convergence: quality against epoch, a line per run, the round's target dashed")
         for ax, ((result, metric), group) in zip(axes[:, 0], panels, strict=True):
             for name, run in group.groupby("file", sort=False):
@@ -150,7 +152,6 @@ class MLPerfReport:
             ax.set_xlabel("epoch")
             ax.set_ylabel(metric)
             ax.legend(fontsize=7, ncol=3)
-        fig.tight_layout()
         plt.close(fig)
         return fig
 

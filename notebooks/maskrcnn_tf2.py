@@ -26,6 +26,7 @@ method: Optional[str] = None  # recompute method (see `benchbook formats`); None
 window: Optional[int] = None  # use at most this many records after the warm-up; None: the rule's own
 tolerance: Optional[float] = None  # relative gap to the reported value that earns a warning; None: 0.03
 rule: Optional[str] = None  # named throughput rule: nvidia (each format's default) or dlperf; None: nvidia
+title: Optional[str] = None  # the page's title (benchbook publish gives a published set's); None: the model, what was measured and the logs or study
 interactive: Optional[bool] = None  # show the ipywidgets explorer; None: only in a live JupyterLab, never under papermill
 summary_path: Optional[str] = None  # where to write the headline numbers as JSON (benchbook publish sets it)
 
@@ -43,7 +44,7 @@ report = Report(p.study, p.log_dir, p.runs_dir, reference=p.reference,
 if p.launch and report.mode == "launch":  # the study is run (resumed) first; the report reads its folder
     follow.launch(report.study, p.runs_dir, quiet=True)
 # one cell per section below, each shown only where it has something to show
-page = Page(report, "Mask R-CNN on TensorFlow 2 (NGC DeepLearningExamples)", p.summary_path, p.interactive)
+page = Page(report, "Mask R-CNN on TensorFlow 2 (NGC DeepLearningExamples)", p.summary_path, p.interactive, p.title)
 
 # %%
 page.show("opening")
@@ -109,8 +110,10 @@ page.show(
     heading="Loss components",
     intro="The total loss is the sum of its parts, which the script logs beside it (RPN box loss, RPN score loss, "
           "FastRCNN class loss, FastRCNN box loss, Mask loss, L2 loss and the totals of the RPN and Fast R-CNN heads): "
-          "per run, the first and last value of each; then each over the iterations, a colour per configuration. A part "
-          "that does not fall points at the head that did not learn.")
+          "per run, the first and last value of each; then each over the iterations, a colour per configuration. Over "
+          "a benchmark's few hundred iterations a part may rise before it falls (the FastRCNN box loss rises early in "
+          "NGC's published runs, as the proposals it is fitted to change): a last value above the first is no sign by "
+          "itself of a head that did not learn.")
 
 # %%
 page.show(

@@ -13,13 +13,6 @@
 #     name: python3
 # ---
 
-# %% [markdown]
-# # MLPerf Training results
-# The published time-to-train results of MLPerf Training (`mlcommons/training_results_v<X.Y>`), scored by the
-# MLPerf rule from their own `result_N.txt` files: the runs the round requires, the fastest and the slowest
-# dropped, the mean of the rest, times the folder's committed `scaling.json`, in minutes. Nothing in the
-# results folder is written.
-
 # %% tags=["parameters"]
 from typing import Optional  # unset parameters are None (papermill -p NAME None)
 
@@ -29,13 +22,18 @@ round: Optional[str] = None  # the round (v1.0) where the paths do not say it (t
 submitters: Optional[str] = None  # comma-separated submitters to show; None: all
 check: bool = False  # also run mlperf-logging's compliance and RCP checkers (pip install 'benchbook[mlperf]')
 expected: Optional[str] = None  # a published set's expected.yaml: each result's published score, to compare with
+title: Optional[str] = None  # the page's title (benchbook publish gives a published set's); None: MLPerf Training results
 summary_path: Optional[str] = None  # where to write the headline numbers as JSON (benchbook publish sets it)
 
 # %%
+from benchbook.mlperf import page
 from benchbook.mlperf.report import MLPerfReport
 from benchbook.reports import display, notebook_params
 
-report = MLPerfReport(results, benchmark, round, submitters, check, expected)
+report = MLPerfReport(results, benchmark, round, submitters, check, expected, title=title)
+page.opening(report, notebook_params.summary_to(summary_path), title, page.ABOUT)
+
+# %%
 display.table(report.published(), empty="no result folder", formats={"minutes": 4})
 
 # %%
@@ -94,13 +92,8 @@ report.curves() or display.note("no run logged an evaluation")
 # %%
 display.table(report.initialisation(), empty="no run logged init_start and init_stop", formats={"seconds": 1})
 
-# %% [markdown]
-# ## mlperf-logging's own checks
-# Compliance per result file, the RCP check and result_summarizer's score, run on a temporary copy
-# (`check=True`).
-
 # %%
-display.table(report.verdicts(), empty="not run (check=False)")
+report.checks_section()  # mlperf-logging's own checks (check=True); nothing where they were not run
 
 # %%
 report.save_summary(notebook_params.summary_to(summary_path));

@@ -74,7 +74,9 @@ def test_the_grid_is_a_row_per_gpu_count_and_a_column_per_precision_and_batch_in
     stats = _stats([(g, b, p, 100.0 * g) for g in (1, 8) for b in (128, 256) for p in ("fp32", "amp")])
     plain = _grid(stats, ref).plain.splitlines()
     assert plain[1] == "GPUs | FP32 bs128 | AMP bs256 | FP32 bs256 | AMP bs128"  # the reference's columns first
-    assert [line.split(" | ")[0] for line in plain[2:]] == ["1", "8"]
+    assert [line.split(" | ")[0] for line in plain[2:]] == ["1", "8", "speedup 1 → 8 GPUs",
+                                                          "speedup FP32 → mixed, 1 GPU",
+                                                          "speedup FP32 → mixed, 8 GPUs"]
     assert plain[2].split(" | ")[1:4] == ["398.300", "100.000", "-74.89"]
 
 

@@ -71,7 +71,9 @@ def test_notebook_executes(source, tmp_path):
                                kernel_name="python3", progress_bar=False, cwd=str(tmp_path))
     text = json.dumps(nbformat.read(out, as_version=4).cells)
     assert "12.0000" in text and "Widget W1" in text and "dropped: did not converge" in text
-    assert text.count("image/png") == 2  # the best time to train against accelerators, the convergence curves
+    assert text.count('"image/png"') == 2  # the best time to train against accelerators, the convergence curves
+    assert text.count("<img src=") == 2 and "No description" not in text  # each with its description (alt)
+    assert "MLPerf Training results" in text and "mlperf-logging-s-own-checks" not in text  # check=False: no section
     assert "<th>division</th>" in text and "widget-view" not in text  # the round's table, not a dead widget
 
 

@@ -322,7 +322,7 @@ def test_every_notebook_executes_in_analysis_only_mode(published):
 @pytest.mark.parametrize(("name", "section", "shown"), [
     ("tf1", "Time to train and top-1", "final_top1"),  # train_and_evaluate_gpu1_amp_bs256.log evaluates
     ("mxnet", "Epoch rates", "harmonic mean of the used"),
-    ("pytorch", "Per-iteration rates", "first iteration"),
+    ("pytorch", "Per-iteration rates", "rate of the first iteration"),
     ("maskrcnn", "Loss", "last loss"),
 ])
 def test_each_model_report_has_its_own_section(published, name, section, shown):

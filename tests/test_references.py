@@ -205,8 +205,8 @@ def test_an_unstated_flag_matches_any_measured_value_deterministically(tiny):
     assert row["xla"] is None
     # Two measured configurations fit; the one with more runs is used, the other is named.
     assert row["measured"] == pytest.approx(1605.0) and row["runs"] == 2 and row["verdict"] == "faster"
-    assert any("not stated by the report; measured with XLA off" in d for d in row["differences"])
-    assert any("also measured with XLA on: 1490" in d and "not used" in d for d in row["differences"])
+    assert any("not stated by the report; logged with XLA off" in d for d in row["differences"])
+    assert any("also logged with XLA on: 1490" in d and "not used" in d for d in row["differences"])
     # The same stats in another order give the same answer.
     again = references.compare(_stats(list(reversed(MEASURED))), tiny)
     assert _row(again, table="extra", gpus=4)["measured"] == pytest.approx(1605.0)
@@ -216,7 +216,7 @@ def test_flags_decide_the_match_and_unknown_flags_match_with_a_note(tiny):
     stated_off = _stats([(1, 128, "fp32", True, True, False, [400.0])])  # XLA on; published off
     row = _row(references.compare(stated_off, tiny), table="main", gpus=1, batch_size=128)
     assert row["verdict"] == "not measured"
-    assert any("measured only with XLA on (published: XLA off): 400" in d for d in row["differences"])
+    assert any("logged only with XLA on (published: XLA off): 400" in d for d in row["differences"])
     unknown = _stats([(1, 128, "fp32", False, None, None, [400.0])])  # the logs did not say
     row = _row(references.compare(unknown, tiny), table="main", gpus=1, batch_size=128)
     assert row["verdict"] == "reproduced" and row["measured"] == pytest.approx(400.0)
@@ -240,7 +240,7 @@ def test_tolerance_value_and_other_models(tiny):
     assert set(references.compare(mxnet, tiny)["verdict"]) == {"not measured"}
     batch = _row(references.compare(_stats([(1, 256, "fp32", False, True, False, [800.0])]), tiny),
                  table="main", gpus=1, batch_size=128)
-    assert batch["differences"] == ["batch size: measured at 256 per GPU, published at 128"]
+    assert batch["differences"] == ["batch size: logged at 256 per GPU, published at 128"]
 
 
 def test_compare_rejects_what_it_cannot_use(tiny):
@@ -617,7 +617,7 @@ def test_the_example_logs_compare_through_the_real_pipeline(repo_root):
     assert (rcnn["verdict"] != "not measured").sum() == 4  # batch 2 was logged, batch 4 was not
     mxnet = references.compare(stats, references.load("ngc_mxnet_resnet50", root=SHIPPED))
     assert references.verdict_summary(mxnet)["overall"] == "not measured"  # the examples ran batch 96
-    assert all(d and "batch size: measured at 96" in d[0] for d in mxnet["differences"])
+    assert all(d and "batch size: logged at 96" in d[0] for d in mxnet["differences"])
 
 
 @pytest.mark.parametrize("name", ["../../secret", "../secret.yaml", "{outside}/secret.yaml", "sub/../../secret",
@@ -723,9 +723,9 @@ def test_a_models_own_axis_is_a_field_of_a_published_row(tmp_path):
     assert got["columns"][1:9] == ["gpus", "nodes", "batch_size", "precision", "xla", "dali", "synthetic", "seq_len"]
     assert got["rows"][0] == {"seq_len": 512, "measured": 1000.0, "verdict": "reproduced"}
     assert got["rows"][1]["verdict"] == "not measured"
-    assert "measured only with sequence length 128 (published: sequence length 256): 3000" in got["notes"][1][0]
+    assert "logged only with sequence length 128 (published: sequence length 256): 3000" in got["notes"][1][0]
     assert math.isnan(got["rows"][2]["seq_len"]) and got["rows"][2]["measured"] == 3000.0  # not stated
-    assert any("also measured with sequence length 512: 1000" in note for note in got["notes"][2])
+    assert any("also logged with sequence length 512: 1000" in note for note in got["notes"][2])
     assert got["key"] == [8, 64, "amp", None, None, None, 512]
     with pytest.raises(ReferenceError, match="unknown key 'rows.0..seq_len'"):  # no model declares it here
         references.load(path)

@@ -121,3 +121,11 @@ def test_no_page_or_data_file_names_the_machines_folders(reports):
         readable = _text(f)
         found += [f"{f.relative_to(reports)}: {folder}" for folder in sorted(folders) if folder in readable]
     assert not found, "\n".join(found)
+
+
+def test_every_page_lays_out_at_a_phones_width(reports):
+    """A viewport on every page (issue 39, item 11): a phone shows it at its own width, not a shrunk desktop."""
+    pages = sorted(reports.rglob("*.html"))
+    missing = [str(p.relative_to(reports)) for p in pages
+               if '<meta name="viewport" content="width=device-width, initial-scale=1">' not in p.read_text()]
+    assert not missing, missing

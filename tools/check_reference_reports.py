@@ -62,6 +62,9 @@ class Tables(HTMLParser):
             self._cell.append(data)
 
 
+NUMBER_WORDS = ("measured", "recomputed")  # our own runs' number; a publication's logs re-read (nothing ran here)
+
+
 def grid_cells(page: str) -> list[dict[str, str]]:
     """Each published | measured | Δ % cell group of the page's published grids (tables of class
     bb-headline), as {"GPUs", "column", "published", "measured", "delta", "verdict"}: the verdict is the
@@ -70,11 +73,14 @@ def grid_cells(page: str) -> list[dict[str, str]]:
     parser.feed(page)
     out = []
     for table, (cls, attrs) in zip(parser.tables, parser.attributes, strict=True):
-        if "bb-headline" not in cls.split() or len(table) < 3 or table[1][:3] != ["published", "measured", "Δ %"]:
+        heads = table[1][:3] if len(table) >= 3 else []
+        if "bb-headline" not in cls.split() or heads not in [["published", w, "Δ %"] for w in NUMBER_WORDS]:
             continue
         columns = [text for text, a in zip(table[0][1:], attrs[0][1:], strict=True)
                    for _ in range(int(a.get("colspan") or 1) // 3)]
         for row, cells in zip(table[2:], attrs[2:], strict=True):
+            if row[0].startswith("speedup"):  # the ratios under the numbers (grid.speedup_rows): no published cell
+                continue
             for i, column in enumerate(columns):
                 published, measured, delta = row[1 + 3 * i: 4 + 3 * i]
                 if published == "–":

@@ -245,13 +245,24 @@ def _print_runs(out: Console, folder) -> None:
 
     frame = records.table(folder)
     t = Table(title=Text(shown(f"{folder}: {len(frame)} runs")))
-    for col in ("run_id", "status", "cause", "duration_s", "throughput", "problem"):
+    for col in ("run_id", "status", "cause", "duration_s", f"throughput {_unit_of(records.find(folder))}", "problem"):
         t.add_column(col, overflow="fold")
     for _, r in frame.iterrows():  # a value a row lacks is NaN in the frame when another row has it: "-"
         t.add_row(*(Text(shown(str(v))) for v in (r["run_id"], r["status"], _fmt(r["cause"]), _fmt(r["duration_s"]),
                                             _fmt(r["throughput"]), r["problem"] if isinstance(r["problem"], str)
                                             else "")))
     out.print(t)
+
+
+def _unit_of(runs: dict[str, dict]) -> str:
+    """The throughput unit of a study's runs (its model's, ModelSpec.unit, from the run records' config):
+    a number in a terminal table says what it counts; "/s" where the records name no one model."""
+    from . import models
+
+    named = {(r.get("config") or {}).get("model") for r in runs.values()}
+    if len(named) == 1 and (name := named.pop()) in models.names():
+        return models.get(name).unit
+    return "/s"
 
 
 def cmd_status(args, out: Console, err: Console) -> int:
@@ -306,10 +317,13 @@ def cmd_publish(args, out: Console, err: Console) -> int:
         s = e.get("summary") or {}
         t.add_row(*(Text(shown(str(v))) for v in (e["name"], e.get("status", "?"), s.get("verdict", "-"),
                                             f"{s.get('complete', '-')}/{s.get('runs', '-')}",
-                                            "unchanged, not executed again" if e.get("skipped")
+                                            UNCHANGED if e.get("skipped")
                                             else (e.get("error") or ""))))
     out.print(t)
     return 0 if all(e.get("status") == "ok" for e in entries) else 1
+
+
+UNCHANGED = "unchanged, not executed again (--force executes it anyway)"  # a skipped report, in publish's table
 
 
 def _duration(text: str) -> float:

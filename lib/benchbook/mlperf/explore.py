@@ -89,15 +89,22 @@ def best(folders: list[Folder], by: str) -> pd.DataFrame:
 def best_plot(folders: list[Folder]):
     """Best time to train against accelerator count (log-log), a line per benchmark; None without one."""
     import matplotlib.pyplot as plt
+    from matplotlib import ticker
 
     found = best(folders, "accelerators")
     if found.empty:
         return None
-    fig, ax = plt.subplots(figsize=(8, 4.5))
+    from ..reports.plot_base import ReportFigure
+
+    fig, ax = plt.subplots(figsize=(8, 4.5), FigureClass=ReportFigure)  # shown with its description (alt text)
+    ax.set_title("Best valid time to train against accelerators, a line per benchmark (log-log)")
     for name, group in found.groupby("benchmark"):
         ax.plot(group["accelerators"], group["minutes"], marker="o", label=name)
     ax.set_xscale("log")
     ax.set_yscale("log")
+    for axis in (ax.xaxis, ax.yaxis):  # plain numbers (8, 40, 115), not 4.175 x 10^1 on a narrow log range
+        axis.set_major_formatter(ticker.FormatStrFormatter("%g"))
+        axis.set_minor_formatter(ticker.FormatStrFormatter("%g"))
     ax.set_xlabel("accelerators")
     ax.set_ylabel("minutes to train (best valid result)")
     ax.legend(fontsize=8)

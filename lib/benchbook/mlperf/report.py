@@ -6,6 +6,7 @@ figures out. The scores come from `results.score`; the convergence curves read t
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pandas as pd
@@ -26,7 +27,7 @@ class MLPerfReport:
 
     def __init__(self, paths: str, benchmark: str | None = None, round_: str | None = None,
                  submitters: str | None = None, check: bool = False, expected: str | None = None,
-                 published_root: str | None = None):
+                 published_root: str | None = None, title: str | None = None):
         places = results.find(_names(paths))  # folders, or folders inside archives: read where they are
         if not places:
             raise BenchbookError(f"no result_N.txt under {paths}")
@@ -40,10 +41,17 @@ class MLPerfReport:
             raise BenchbookError(f"no result folder under {paths} for benchmark={benchmark}, "
                                  f"submitters={submitters or 'any'}")
         self.paths, self.check, self.expected, self.published_root = paths, check, expected, published_root
+        self.title = title or "MLPerf Training results"  # a published set's title, as its index row says it
 
     @staticmethod
     def _label(f: results.Folder) -> str:
         return f"{f.submitter} {f.system} {f.benchmark} {f.round}"
+
+    label = _label  # a result as the tables name it
+
+    def place(self, f: results.Folder):
+        """Where a scored folder's result files are (a folder, or a folder in an archive)."""
+        return self._places[f.folder]
 
     def published(self) -> pd.DataFrame:
         """The scores as MLCommons publishes them: one row per result, minutes."""
@@ -127,8 +135,14 @@ class MLPerfReport:
         evals = self.evaluations().dropna(subset=["epoch"])
         if evals.empty:
             return None
+        from ..reports.plot_base import ReportFigure
+
         panels = list(evals.groupby(["result", "metric"], sort=False))
-        fig, axes = plt.subplots(len(panels), 1, figsize=(8, 3 * len(panels)), squeeze=False)
+        # constrained: the figure's title keeps its own room above the first panel's (a tight layout drew them over
+        # each other); ReportFigure: shown with its description (alt text)
+        fig, axes = plt.subplots(len(panels), 1, figsize=(8, 3 * len(panels)), squeeze=False, layout="constrained",
+                                 FigureClass=ReportFigure)
+        fig.suptitle("Convergence: quality against epoch, a line per run, the round's target dashed")
         for ax, ((result, metric), group) in zip(axes[:, 0], panels, strict=True):
             for name, run in group.groupby("file", sort=False):
                 ax.plot(run["epoch"], run["value"], marker=".", label=name)
@@ -138,9 +152,19 @@ class MLPerfReport:
             ax.set_xlabel("epoch")
             ax.set_ylabel(metric)
             ax.legend(fontsize=7, ncol=3)
-        fig.tight_layout()
         plt.close(fig)
         return fig
+
+    def checks_section(self):
+        """mlperf-logging's own checks as a section, heading and table; None (nothing shown) where they were
+        not asked for (check=False): a heading over "not run" says nothing."""
+        if not self.check:
+            return None
+        from ..reports import display
+        table = display.table(self.verdicts(), empty="no result folder")
+        return display.Html('<h2 id="mlperf-logging-s-own-checks">mlperf-logging\'s own checks</h2><p>Compliance per '
+                            "result file, the RCP check and result_summarizer's score, run on a temporary copy.</p>"
+                            + table.markup, "mlperf-logging's own checks\n" + table.plain)
 
     def verdicts(self) -> pd.DataFrame:
         """mlperf-logging's compliance and RCP verdicts and its own score beside ours (check=True)."""
@@ -156,18 +180,22 @@ class MLPerfReport:
         """The headline `benchbook publish` puts in the index: results, valid ones, the fastest."""
         valid = [f for f in self.folders if f.valid]
         best = min(valid, key=lambda f: f.score_minutes, default=None)
-        data = {"title": "MLPerf Training results", "mode": "mlperf", "source": self.paths,
+        data = {"title": self.title, "mode": "mlperf", "source": self.paths,
                 "runs": sum(f.runs for f in self.folders),
                 "complete": sum(f.runs - f.runs_failed for f in self.folders),
                 "verdict": f"{len(valid)} of {len(self.folders)} results valid",
                 "best": None if best is None else {"result": self._label(best), "minutes": best.score_minutes}}
         compared = self.against_published()
+        scored = compared.dropna(subset=["minutes"])
         if len(compared):
-            worst = compared["deviation"].abs().max()
+            from ..reports.headline import deviation_words  # the model reports' form of "by how much"
+            ratios = scored["minutes"] / scored["published"]
+            worst = float(scored.loc[scored["deviation"].abs().idxmax(), "deviation"]) if len(scored) else math.nan
             data |= {"verdict": "consistent" if compared["agrees"].all() else "not consistent",
                      "within": int(compared["agrees"].sum()), "published": int(len(compared)),
                      "tolerance": "0.0001 minutes",
-                     "deviation": "under 0.01%" if worst < 0.0001 else f"largest deviation {worst:.2%}"}
+                     "deviation": deviation_words(ratios.min(), ratios.max(), worst * 100, len(scored))
+                     if len(scored) else ""}
         if path:
             Path(path).write_text(json.dumps(data, indent=2))
         return data

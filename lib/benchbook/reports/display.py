@@ -32,7 +32,10 @@ STYLE = ("<style>.bb-table{border-collapse:collapse;margin:0.4em 0 1em 0;font-si
          ".bb-reproduced{color:#1a7f37;font-weight:600}.bb-off{color:#b35900;font-weight:600}"
          ".bb-scroll{overflow-x:auto;max-width:100%}.bb-table caption{caption-side:top;text-align:left;"
          "font-weight:600;padding:2px 0}.bb-setup{color:#333;margin:0.2em 0 0.8em 0;max-width:90em}"
-         ".bb-nav{font-size:13px;margin:0 0 0.6em 0}</style>")
+         ".bb-nav{font-size:13px;margin:0 0 0.6em 0;overflow-wrap:anywhere}"
+         ".bb-speedup td{background:#fafafa;color:#333}.bb-speedup td:first-child{min-width:7em}"
+         "@media (max-width:700px){.jp-RenderedHTMLCommon h1{font-size:1.5em!important;line-height:1.25}"
+         ".bb-verdict{font-size:15px}}</style>")
 
 
 def missing(value) -> bool:

@@ -152,7 +152,8 @@ def render(grid: Grid, unit: str, word=lambda verdict: verdict) -> display.Html:
     places = sorted(dict.fromkeys(cells["place"]))
     by = {(c["place"], c["column"]): c for c in cells.to_dict("records")}
     speedup = bool(not grid.with_reference and cells["speedup"].notna().any())
-    sub = ["published", "measured", "Δ %"] if grid.with_reference else ["measured", "runs"] + ["speedup"] * speedup
+    number = word("measured")  # "recomputed" on logs re-read, where nothing ran here (headline.Words)
+    sub = ["published", number, "Δ %"] if grid.with_reference else [number, "runs"] + ["speedup"] * speedup
     first = "ran on" if all(p[0] == 0 for p in places) else "GPUs"
     head1 = f'<th rowspan="2">{first}</th>' + "".join(
         f'<th colspan="{len(sub)}">{html.escape(_column_text(c))}</th>' for c in columns)
@@ -175,14 +176,60 @@ def render(grid: Grid, unit: str, word=lambda verdict: verdict) -> display.Html:
             else:
                 row += [(value, "num", ""), (str(cell["runs"]), "num", "")]
                 row += [(display.fixed(cell["speedup"], 2), "num", "")] if speedup else []
-        body.append("<tr>" + "".join(
-            f'<td class="{cls}"' + (f' title="{html.escape(title)}"' if title else "") + f">{html.escape(v)}</td>"
-            for v, cls, title in row) + "</tr>")
+        body.append(_row_markup(row))
+        plain.append(" | ".join(v for v, _, _ in row))
+    for row in speedup_rows(by, places, columns) if grid.with_reference else []:
+        body.append(_row_markup(row, "bb-speedup"))
         plain.append(" | ".join(v for v, _, _ in row))
     caption = f"{grid.caption} ({unit})" if grid.caption else unit
     markup = (f'<div class="bb-scroll"><table class="bb-table bb-headline"><caption>{html.escape(caption)}</caption>'
               f"<thead><tr>{head1}</tr><tr>{head2}</tr></thead><tbody>{''.join(body)}</tbody></table></div>")
     return display.Html(markup, f"{caption}\n" + "\n".join(plain))
+
+
+def _row_markup(row: list[tuple[str, str, str]], cls: str = "") -> str:
+    return (f'<tr class="{cls}">' if cls else "<tr>") + "".join(
+        f'<td class="{c}"' + (f' title="{html.escape(title)}"' if title else "") + f">{html.escape(v)}</td>"
+        for v, c, title in row) + "</tr>"
+
+
+def _ratio_cells(top: dict | None, bottom: dict | None) -> list[tuple[str, str, str]]:
+    """published | recomputed | Δ % of a speedup: the ratio of two cells' published numbers and of their
+    medians, to 2 decimals (dashes where either cell lacks one)."""
+    if top is None or bottom is None:
+        return [(display.DASH, "num", "")] * 3
+    published = (float(top["published"]) / float(bottom["published"])
+                 if not display.missing(top["published"]) and not display.missing(bottom["published"])
+                 and float(bottom["published"]) else math.nan)
+    measured = top["measured"] / bottom["measured"] if bottom["measured"] else math.nan
+    delta = (measured / published - 1) * 100 if not math.isnan(published) and not math.isnan(measured) else math.nan
+    return [(display.fixed(published, 2), "num", ""), (display.fixed(measured, 2), "num", ""),
+            (display.signed(delta, 2), "num", "")]
+
+
+def speedup_rows(by: dict, places: list, columns: list) -> list[list[tuple[str, str, str]]]:
+    """The speedups NVIDIA's tables carry beside the throughputs, as rows under them: 1 GPU -> N GPUs per
+    column (its weak scaling), and FP32 -> AMP per GPU count for each AMP column with an FP32 column of the
+    same batch and flags; each as the ratio of the published numbers beside the ratio of the medians."""
+    rows = []
+    one = (1, 0)
+    for p in places:
+        if p[0] > 1 and one in places and any((p, c) in by and (one, c) in by for c in columns):
+            cells = [c for col in columns for c in _ratio_cells(by.get((p, col)), by.get((one, col)))]
+            rows.append([(f"speedup 1 → {p[0]} GPUs", "", "")] + cells)  # weak scaling
+    fp32_of = {c: next((f for f in columns if f[0] == "fp32" and f[1:] == c[1:]), None) for c in columns
+               if c[0] in ("amp", "fp16")}
+    if not any(fp32_of.values()):
+        return rows
+    for p in places:
+        cells = []
+        for col in columns:
+            base = fp32_of.get(col)
+            cells += _ratio_cells(by.get((p, col)), by.get((p, base))) if base else [("", "", "")] * 3
+        if any(v not in ("", display.DASH) for v, _, _ in cells):
+            where = configs.place_label(p) + (" GPU" + "s" * (p[0] > 1) if p[0] > 0 else "")
+            rows.append([(f"speedup FP32 → mixed, {where}", "", "")] + cells)
+    return rows
 
 
 def render_all(grids_: list[Grid], unit: str, word=lambda verdict: verdict) -> display.Html:

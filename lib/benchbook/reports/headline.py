@@ -27,9 +27,11 @@ class Words:
     own_runs: bool
 
     def __call__(self, verdict: str) -> str:
+        """A verdict, or "measured" (a number of ours), as the page says it: of logs re-read, where nothing ran
+        here, a number is "recomputed" from the logged records, never "measured"."""
         if self.own_runs:
             return verdict
-        return {"reproduced": "consistent", "not reproduced": "not consistent",
+        return {"reproduced": "consistent", "not reproduced": "not consistent", "measured": "recomputed",
                 "partly reproduced": "partly consistent"}.get(verdict, verdict)
 
 
@@ -53,35 +55,71 @@ def rule_name(name: str | None) -> str:
 
 
 def size(comparison: pd.DataFrame) -> str:
-    """How far measured is from published over the measured rows: "ratios 0.9998-1.0002, largest
-    deviation -0.40%" (one ratio: "ratio 1.0001, deviation +0.01%")."""
+    """How far measured is from published over the measured rows, in one form everywhere (the page, the index):
+    the ratios to 4 decimals and the largest deviation, signed, to 2 decimals of a percent: "ratios
+    0.9998–1.0002, largest deviation -0.40%" (one ratio: "ratio 1.0001, deviation +0.01%")."""
     measured = comparison[comparison["ratio"].notna()]
     if measured.empty:
         return ""
     ratios = measured["ratio"].astype(float)
     worst = float(measured.loc[measured["delta_pct"].abs().idxmax(), "delta_pct"])
-    dev = "under 0.01%" if abs(worst) < 0.005 else f"{worst:+.2f}%"
-    if len(measured) == 1:
-        return f"ratio {ratios.iloc[0]:.4f}, deviation {dev}"
-    digits = next((d for d in (4, 5, 6) if f"{ratios.min():.{d}f}" != f"{ratios.max():.{d}f}"), None)
-    if digits is None:  # alike to 6 decimals: one ratio says it
-        return f"every ratio {ratios.min():.4f}, largest deviation {dev}"
-    return f"ratios {ratios.min():.{digits}f}–{ratios.max():.{digits}f}, largest deviation {dev}"
+    return deviation_words(ratios.min(), ratios.max(), worst, len(measured))
+
+
+def deviation_words(low: float, high: float, worst_pct: float, count: int) -> str:
+    """`size`'s form, from the lowest and highest ratio and the largest deviation in percent (signed)."""
+    dev = display.signed(worst_pct, 2, "%")
+    if count == 1:
+        return f"ratio {low:.4f}, deviation {dev}"
+    return f"ratios {low:.4f}–{high:.4f}, largest deviation {dev}"
+
+
+FASTEST_RULE = ("a configuration is named the fastest only when its slowest repeat is faster than every repeat of "
+                "the next one (their ranges of repeats do not overlap)")
+
+
+def fastest(stats: pd.DataFrame) -> tuple[pd.Series, pd.Series | None, str]:
+    """The configuration of the highest median, the next one, and whether the first is told apart from the next
+    (FASTEST_RULE): "apart", "overlap" (their repeats' ranges overlap: indistinguishable), "single" (one of the two
+    has a single run: no spread to judge by) or "alone" (one configuration)."""
+    ranked = stats.sort_values("median", ascending=False)
+    top = ranked.iloc[0]
+    if len(ranked) == 1:
+        return top, None, "alone"
+    second = ranked.iloc[1]
+    if int(top["runs"]) < 2 or int(second["runs"]) < 2:
+        return top, second, "single"
+    return top, second, "apart" if float(top["min"]) > float(second["max"]) else "overlap"
+
+
+def fastest_words(stats: pd.DataFrame, unit: str) -> str:
+    """The highest median in words, named "the fastest" only by FASTEST_RULE."""
+    top, second, how = fastest(stats)
+    first = f"{display.fixed(top['median'])} {unit} ({configs.describe_row(top)})"
+    if how == "alone":
+        return f"the median {first}"
+    nxt = f"{display.fixed(second['median'])} {unit} ({configs.describe_row(second)})"
+    if how == "apart":
+        return f"the fastest {first}: each of its repeats above every repeat of the next, {nxt}"
+    if how == "single":
+        return (f"the highest median {first}, the next {nxt}; not named the fastest: single runs have no "
+                f"spread of repeats to tell a difference from noise ({FASTEST_RULE})")
+    return (f"the two highest, {first} and {nxt}, are indistinguishable: their repeats' ranges overlap "
+            f"({FASTEST_RULE})")
 
 
 def sentence(what: str, on: str, reference, comparison: pd.DataFrame | None, summary: dict | None,
              stats: pd.DataFrame, unit: str, words: Words, rule: str | None = None,
-             rule_url: str | None = None) -> display.Html:
-    """The verdict and its size, then what was measured, on what, against which publication."""
+             rule_url: str | None = None, caveat: str | None = None) -> display.Html:
+    """The verdict and its size, then what was measured, on what, against which publication; then `caveat`
+    (what weakens the verdict: the script itself printed another number than the rule's)."""
     if stats.empty:
         line = f"{what}: no run in {on} gave a throughput, so there is nothing to compare."
         return display.Html(f'<p class="bb-verdict">{html.escape(line)}</p>', line)
     configs_n = len(stats)
     if reference is None:
-        best = stats.sort_values("median", ascending=False).iloc[0]
-        fastest = configs.describe_row(best)
-        line = (f"{what} on {on}: {configs_n} configuration{'s' * (configs_n != 1)} measured, the fastest "
-                f"{display.fixed(best['median'])} {unit} ({fastest}); no published reference to compare with.")
+        line = (f"{what} on {on}: {configs_n} configuration{'s' * (configs_n != 1)} {words('measured')}, "
+                f"{fastest_words(stats, unit)}; no published reference to compare with.")
         return display.Html(f'<p class="bb-verdict">{html.escape(line)}</p>', line)
     tol = float(comparison.attrs.get("tolerance", reference.tolerance))
     src = reference.source
@@ -107,10 +145,34 @@ def sentence(what: str, on: str, reference, comparison: pd.DataFrame | None, sum
     lead_plain = f"the published numbers follow from these logs by {rule_text}: " if follows else ""
     lead_markup = f"the published numbers follow from these logs by {rule_markup}: " if follows else ""
     cls = "bb-reproduced" if verdict == "reproduced" else "bb-off"
-    plain = f"{said.capitalize()}: {lead_plain}{rest} {what} on {on}, against {src.title}."
+    tail = f" {caveat}" if caveat else ""
+    plain = f"{said.capitalize()}: {lead_plain}{rest} {what} on {on}, against {src.title}.{tail}"
     markup = (f'<p class="bb-verdict"><span class="{cls}">{html.escape(said.capitalize())}</span>: '
-              f"{lead_markup}{html.escape(rest)} {html.escape(what)} on {html.escape(on)}, against {link}.</p>")
+              f"{lead_markup}{html.escape(rest)} {html.escape(what)} on {html.escape(on)}, against {link}."
+              f"{html.escape(tail)}</p>")
     return display.Html(markup, plain)
+
+
+SCRIPT_DIFFERS = 0.005  # a script's own summary this far from the rule's number is said in the headline
+
+
+def script_caveat(runs: pd.DataFrame, unit: str, rule: str | None, source: str) -> str | None:
+    """Where the script's own printed summary differs from the rule's number by more than SCRIPT_DIFFERS (the
+    run that differs most): a verdict by that rule holds for the rule, not for what the script printed, and
+    the headline says so with the rule's source (a rule fitted to the published number says it is)."""
+    both = runs[["reported_throughput", "recomputed_throughput"]].apply(pd.to_numeric, errors="coerce").dropna() \
+        if len(runs) else pd.DataFrame()
+    both = both[both["recomputed_throughput"] > 0] if len(both) else both
+    if both.empty:
+        return None
+    gap = both["reported_throughput"] / both["recomputed_throughput"] - 1
+    worst = gap.abs().idxmax()
+    if abs(gap[worst]) <= SCRIPT_DIFFERS:
+        return None
+    printed, recomputed = both.loc[worst, "reported_throughput"], both.loc[worst, "recomputed_throughput"]
+    return (f"The script itself printed {display.fixed(printed)} {unit}, {abs(gap[worst]) * 100:.1f}% "
+            f"{'less' if gap[worst] < 0 else 'more'} than the {display.fixed(recomputed)} of {rule_name(rule)}, "
+            f"so the verdict holds for that rule, not for the script's own summary; the rule's source: {source}.")
 
 
 def setup_line(logged: list[tuple[str, str]], reference) -> display.Html | None:

@@ -70,11 +70,25 @@ def _published_row(entry: dict) -> str:
     return (f'<tr class="{_e(status)}"><td class="set"><a href="{_e(entry["name"])}/report.html">'
             f'{_e(str(about.get("title") or s.get("title") or entry["name"]))}</a>'
             f'<div class="views">{_links(entry)}</div></td>'
-            f'<td>{_wrapping(str(about.get("publisher", "-")))}</td><td>{_e(str(about.get("hardware", "-")))}</td>'
-            f'<td>{_wrapping(str(about.get("software", "-")))}</td><td class="status">{_e(status)}</td>'
-            f'<td class="verdict">{_e(str(s.get("verdict", "-")))}</td><td>{_e(within)}</td>'
-            f'<td class="size">{_wrapping(str(s.get("deviation") or "-"))}</td>'
+            f'<td data-label="publisher">{_wrapping(str(about.get("publisher", "-")))}</td>'
+            f'<td data-label="hardware">{_e(str(about.get("hardware", "-")))}</td>'
+            f'<td data-label="framework and container">{_wrapping(str(about.get("software", "-")))}</td>'
+            f'<td class="status" data-label="status">{_e(status)}</td>'
+            f'<td class="verdict" data-label="verdict">{_e(str(s.get("verdict", "-")))}</td>'
+            f'<td class="within" data-label="configurations">{_e(within)}</td>'
+            f'<td class="size" data-label="by how much">{_wrapping(str(s.get("deviation") or "-"))}</td>'
             + _error_row(entry, 8) + "</tr>")
+
+
+BEST_NOT_APART = {"overlap": "not told from the next: their repeats overlap",
+                  "single": "not told from the next: single runs, no spread of repeats"}
+
+
+def _best_label(best: dict) -> str:
+    """The highest median's configuration, and whether it is told from the next (headline.FASTEST_RULE)."""
+    label = str(best.get("label", "-"))
+    why = BEST_NOT_APART.get(str(best.get("how"))) if best.get("apart") is False else None
+    return f"{label} ({why})" if why else label
 
 
 def _run_row(entry: dict) -> str:
@@ -83,12 +97,15 @@ def _run_row(entry: dict) -> str:
     best = s.get("best") or {}
     status = entry.get("status", "?")
     return (f'<tr class="{_e(status)}"><td><a href="{_e(entry["name"])}/report.html">{_e(entry["name"])}</a></td>'
-            f'<td>{_e(str(s.get("title", "")))}</td><td class="status">{_e(status)}</td>'
-            f'<td>{_e(str(s.get("mode", "-")))}</td>'
-            f'<td>{_e(_fmt(s.get("complete", "-")))} / {_e(_fmt(s.get("runs", "-")))}</td>'
-            f'<td>{_e(str(best.get("label", "-")))}</td><td class="num">{_e(_median(best))}</td>'
-            f'<td class="verdict">{_e(str(s.get("verdict", "-")))}</td>'
-            f'<td>{_e(_when(entry.get("published_at", "")))}</td><td>{_links(entry)}</td>'
+            f'<td data-label="title">{_e(str(s.get("title", "")))}</td>'
+            f'<td class="status" data-label="status">{_e(status)}</td>'
+            f'<td data-label="mode">{_e(str(s.get("mode", "-")))}</td>'
+            f'<td data-label="runs complete">{_e(_fmt(s.get("complete", "-")))} / {_e(_fmt(s.get("runs", "-")))}</td>'
+            f'<td data-label="best configuration">{_e(_best_label(best))}</td>'
+            f'<td class="num" data-label="median">{_e(_median(best))}</td>'
+            f'<td class="verdict" data-label="verdict">{_e(str(s.get("verdict", "-")))}</td>'
+            f'<td data-label="published (UTC)">{_e(_when(entry.get("published_at", "")))}</td>'
+            f'<td data-label="views">{_links(entry)}</td>'
             + _error_row(entry, 10) + "</tr>")
 
 
@@ -109,7 +126,8 @@ place; each number recomputed by the rule of the script that printed it. Nothing
 </tbody></table></div>
 """
     runs_part = "" if not runs else f"""<h2>Runs on this machine</h2>
-<p>best = the configuration with the highest median throughput over repeats, in the report's unit ·
+<p>best = the configuration with the highest median throughput over repeats, in the report's unit; it is told
+from the next only when its slowest repeat is faster than every repeat of the next (else the row says so) ·
 verdict = measured against the published reference.</p>
 <div class="scroll"><table id="reports"><thead><tr><th>report</th><th>title</th><th>status</th><th>mode</th>
 <th>runs complete</th><th>best configuration</th><th>median</th><th>verdict</th><th>published (UTC)</th>
@@ -119,7 +137,8 @@ verdict = measured against the published reference.</p>
 </tbody></table></div>
 """
     page = f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>benchbook reports</title><link rel="icon" href="data:,">
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>benchbook reports</title><link rel="icon" href="data:,">
 <style>
 body {{ font-family: system-ui, sans-serif; margin: 2rem; color: #222; }}
 table {{ border-collapse: collapse; width: 100%; margin-bottom: 2rem; }}
@@ -131,6 +150,16 @@ tr.error td {{ color: #b00020; font-family: monospace; white-space: pre-wrap; }}
 #published td {{ overflow-wrap: break-word; }} td.set {{ min-width: 15rem; }} td.size {{ min-width: 9rem; }}
 #published td.verdict, #published td.status {{ overflow-wrap: normal; white-space: nowrap; }}
 .views {{ font-size: .85em; margin-top: .2rem; white-space: nowrap; }}
+@media (max-width: 700px) {{
+  body {{ margin: .8rem; }}
+  .scroll table, .scroll thead, .scroll tbody, .scroll tr, .scroll td {{ display: block; width: auto; }}
+  .scroll thead {{ display: none; }}
+  .scroll tr {{ display: flex; flex-direction: column; border-bottom: 2px solid #bbb; padding: .3rem 0; }}
+  .scroll td {{ order: 3; }} .scroll td:first-child {{ order: 0; }} .scroll td.verdict {{ order: 1; }}
+  .scroll td.within, .scroll td.size {{ order: 2; }} .scroll td.num {{ text-align: left; }}
+  .scroll td {{ border: none; padding: .1rem .2rem; min-width: 0 !important; }}
+  .scroll td[data-label]::before {{ content: attr(data-label) ": "; font-weight: 600; color: #555; }}
+}}
 </style></head><body>
 <h1>benchbook reports</h1>
 <p>{len(entries)} reports · benchbook {_e(__version__)}</p>

@@ -62,6 +62,8 @@ class NotebookParameters(BaseModel):
         parts = {"name": self.rule, "skip_records": self.skip_records, "window": self.window, "method": self.method}
         return parsers.choose(**parts, **({} if self.tolerance is None else {"tolerance": self.tolerance}))
 
+    title: str | None = Field(None, min_length=1, description="the page's title (a published set's, as the index "
+                              "shows it); None: the model, what was measured and the logs or study")
     interactive: bool | None = Field(None, description="show the ipywidgets explorer; None: only in a live "
                                      "notebook (JupyterLab), never under papermill")
     summary_path: str | None = Field(None, min_length=1, description="where to write the headline numbers as "

@@ -235,7 +235,9 @@ def _offline(body: str) -> str:
     """Drop the CDN scripts nbconvert's template links (require.js, MathJax): a report must open
     offline, with everything it shows embedded, and load nothing from the network."""
     body = _EXTERNAL_SCRIPT.sub("", _MATHJAX.sub("", body))
-    return body.replace("<head>", '<head><link rel="icon" href="data:,">', 1)  # no favicon request either
+    # no favicon request either; a phone lays the page out at its own width (issue 39, item 11)
+    return body.replace("<head>", '<head><meta name="viewport" content="width=device-width, initial-scale=1">'
+                        '<link rel="icon" href="data:,">', 1)
 
 
 def _work(args) -> dict:

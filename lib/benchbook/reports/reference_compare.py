@@ -168,7 +168,7 @@ def _chosen_notes(row: Row, nodes: int, candidates: list, unit: str) -> list[str
         notes.append(f"{flag}: not known from the logs (published: {flag_text(flag, getattr(row, flag))})")
     for flag in FLAGS:
         if getattr(row, flag) is None and chosen[flag] is not None:
-            notes.append(f"{flag}: not stated by the report; measured with {flag_text(flag, chosen[flag])}")
+            notes.append(f"{flag}: not stated by the report; logged with {flag_text(flag, chosen[flag])}")
     if chosen[NODES] is not None and chosen[NODES] != nodes:
         notes.append(f"{NODES}: {chosen[NODES]} measured vs {nodes} published")
     for _, other, _ in candidates[1:]:
@@ -176,24 +176,24 @@ def _chosen_notes(row: Row, nodes: int, candidates: list, unit: str) -> list[str
         if other[NODES] != chosen[NODES]:
             what = ", ".join(filter(None, [what, f"{other[NODES]} {NODES}"]))
         runs = f"{other['runs']} run" + ("" if other["runs"] == 1 else "s")
-        notes.append(f"also measured with {what or 'the same flags'}: {_fmt(other['value'])} {unit} "
+        notes.append(f"also logged with {what or 'the same flags'}: {_fmt(other['value'])} {unit} "
                      f"({runs}), not used")
     return notes
 
 
 def _unmatched_notes(row: Row, records: list[dict], unit: str) -> list[str]:
-    """Why no configuration stands for the row: measured with other flags, or at other batch sizes."""
+    """Why no configuration stands for the row: logged with other flags, or at other batch sizes."""
     notes = []
     near = [r for r in records if _same_matched(row, r) and not math.isnan(r["value"])]
     for r in near:
         wrong = [f for f in (*FLAGS, *STATED) if getattr(row, f) is not None and r[f] != getattr(row, f)
                  and (r[f] is not None or f in STATED)]
-        notes.append(f"measured only with {', '.join(_said(f, r[f]) for f in wrong)} (published: "
+        notes.append(f"logged only with {', '.join(_said(f, r[f]) for f in wrong)} (published: "
                      f"{', '.join(_said(f, getattr(row, f)) for f in wrong)}): {_fmt(r['value'])} {unit}")
     if not near:
         other = sorted({r[BATCH] for r in records if _same_matched(row, r, leave=BATCH) and r[BATCH] is not None})
         if other:
-            notes.append(f"batch size: measured at {', '.join(map(str, other))} per GPU, published at "
+            notes.append(f"batch size: logged at {', '.join(map(str, other))} per GPU, published at "
                          f"{getattr(row, BATCH)}")
     return notes
 

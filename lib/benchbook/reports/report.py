@@ -167,8 +167,10 @@ class Report:
                     "deviation": headline.size(comparison) if "ratio" in comparison else ""}
         if len(best):
             from .configs import describe_row
-            b = best.iloc[0]
-            out["best"] = {"label": describe_row(b),
+            from .headline import fastest
+            b, _next, how = fastest(self.stats)
+            # "apart": told from the next by the spread of repeats (headline.FASTEST_RULE); else the index says not
+            out["best"] = {"label": describe_row(b), "apart": how in ("apart", "alone"), "how": how,
                            "median": float(b["median"]), "median_text": self._shown(b), "unit": self.unit,
                            "runs": int(b["runs"])}
         return out

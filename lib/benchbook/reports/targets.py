@@ -68,11 +68,12 @@ def for_published(path: str | Path) -> Target:
     entry, path = published.load(path), Path(path).resolve()
     if entry.kind == "mlperf":
         logs, expected = portable(entry.file("logs")), portable(entry.file("expected"))
-        target = Target(entry.name, NOTEBOOKS / "mlperf.ipynb", {"results": logs, "expected": expected},
-                        [logs, expected])
+        target = Target(entry.name, NOTEBOOKS / "mlperf.ipynb", {"results": logs, "expected": expected,
+                                                                 "title": entry.title}, [logs, expected])
     else:
         target = for_logs(entry.file("logs"), entry.model, entry.name, entry.reference,
                           None if entry.rule == "nvidia" else entry.rule)
+        target.parameters["title"] = entry.title  # the page's title is the set's, as the index shows it
     target.inputs.append(portable(path))
     target.about = {"publisher": entry.publisher, "hardware": entry.hardware, "software": entry.software,
                     "title": entry.title, "entry": portable(path)}

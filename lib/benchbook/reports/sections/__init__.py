@@ -31,12 +31,14 @@ OWN = ("epoch_rates", "iteration_rates", "loss", "loss_components")
 @dataclass
 class Page:
     """One report's page: the report, the model's name for the heading, where a published page's summary
-    goes (None in JupyterLab: no page to link from) and whether the explorer widget is live."""
+    goes (None in JupyterLab: no page to link from), whether the explorer widget is live, and the title that
+    replaces the heading made of the model and logs (a published set's, as its index row says it)."""
 
     report: Report
     model: str = ""
     summary_path: str | None = None
     interactive: bool | None = None
+    title: str | None = None
 
     def show(self, name: str, **prose):
         """Section `name`'s content, or None (nothing shown) when it has nothing to show."""

@@ -1,5 +1,6 @@
 """What the published number is and how benchbook recomputes it: the model's `rule` paragraph, DLPerf's
-only where its rule or reference is used, the CPU workload's only where the runs are on the CPU; then
+only where its rule or reference is used, the CPU workload's, instead of NGC's script, where the runs are
+on the CPU; then
 what the sections below hold, for this mode."""
 
 from __future__ import annotations
@@ -16,12 +17,13 @@ if TYPE_CHECKING:
 
 def content(page: Page, rule: str, dlperf: str | None = None, cpu: str | None = None) -> display.Html:
     report = page.report
-    parts = [rule]
+    cpu_runs = bool(cpu) and on_cpu(report)
+    parts = [] if cpu_runs else [rule]  # NGC's script and its rule: not what a CPU page ran (issue 39, item 6)
     uses_dlperf = report.rule.name == "dlperf" or (report.reference is not None and
                                                   str(report.reference.name).startswith("dlperf"))
     if dlperf and uses_dlperf:
         parts.append(dlperf)
-    if cpu and on_cpu(report):
+    if cpu_runs:
         parts.append(cpu)
     sections = ["1. the set-up " + ("the logs describe" if report.log_dir is not None else "that produced the numbers"),
                 "2. analysis"]

@@ -8,6 +8,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
+from ... import models
 from ...errors import LogError
 from ...logs import logfiles
 from .. import display, grid, headline, logged_setup, publish_files, references
@@ -20,15 +21,26 @@ if TYPE_CHECKING:
 
 def content(page: Page) -> display.Html:
     report = page.report
-    return together(title(report, page.model), *filter(None, [navigation(report, page.summary_path)]),
-                    verdict(report))
+    return together(title(report, page.model, page.title),
+                    *filter(None, [navigation(report, page.summary_path)]), verdict(report))
 
 
-def title(report: Report, model: str) -> display.Html:
-    """The page's heading: the model, what the report measures ("training throughput", "and time to
-    train" only where a run evaluates), and which logs or study; `report.page_title` keeps it for the
-    browser's title and the index page."""
+FRAMEWORKS = {"tensorflow": "TensorFlow", "mxnet": "MXNet", "pytorch": "PyTorch"}
+
+
+def title(report: Report, model: str, given: str | None = None) -> display.Html:
+    """The page's heading: `given` (a published set's title, the one its index row shows), else the model,
+    what the report measures ("training throughput", "and time to train" only where a run evaluates), and
+    which logs or study; a CPU study runs benchbook's own workload, not the NGC code `model` names, and says
+    so. `report.page_title` keeps it for the browser's title and the index page."""
+    if given:
+        report.page_title = given
+        return display.Html(heading(given, 1), given)
     what = "training throughput" + (" and time to train" if not report.analysis.evaluations.empty else "")
+    if report.study is not None and report.study.runtime == "cpu":
+        spec = models.get(report.study.model)
+        model = (f"{spec.title} on the CPU (benchbook's own {FRAMEWORKS.get(spec.framework, spec.framework)} "
+                 f"workload, workloads/{spec.cpu_script})")
     source = (f"{report.log_dir.name or report.log_dir} (analysis-only)" if report.log_dir is not None
               else f"study {report.study.name}")
     report.page_title = f"{model}: {what}, {source}"
@@ -90,15 +102,20 @@ def verdict(report: Report) -> display.Html:
     summary = references.verdict_summary(comparison) if comparison is not None else None
     unit, said = report.unit, words(report)
     runs = report.analysis.runs
-    _source, url = logged_setup.rule_source(runs, report.rule.name)
+    source, url = logged_setup.rule_source(runs, report.rule.name)
+    caveat = headline.script_caveat(runs, unit, report.rule.name, source) if comparison is not None else None
     first = headline.sentence(measured_what(report), measured_on(report), report.reference, comparison, summary,
-                              report.stats, unit, said, report.rule.name, url)
+                              report.stats, unit, said, report.rule.name, url, caveat)
     tables = grid.render_all(grid.grids(report.stats, comparison_of(report), report.reference), unit, said)
     parts = [first, tables]
     if comparison_of(report) is not None:
         tol = headline.percent(comparison.attrs.get("tolerance", report.reference.tolerance))
-        parts.append(display.note(f"Δ %: measured / published - 1; green within ±{tol} ({said('reproduced')}), "
-                                  "orange outside it. Measured: the median over repeats, to the published digits."))
+        number = said("measured")
+        parts.append(display.note(f"Δ %: {number} / published - 1; green within ±{tol} ({said('reproduced')}), "
+                                  f"orange outside it. {number.capitalize()}: the median over repeats, to the "
+                                  "published digits. Speedup rows: the ratio of two numbers above (N GPUs over 1, "
+                                  "mixed precision over FP32), of the published ones beside the "
+                                  f"{number} ones."))
     line = headline.setup_line(logged_setup.settings(runs), report.reference)
     parts += [line] if line is not None else []
     return together(*parts)

@@ -1,6 +1,6 @@
-"""3. Reproduction: per published row, what the grid does not show: its verdict in words, the published and
-measured speedups, and how the measured configuration differs (the numbers themselves are in the grid,
-once). Left out without a reference."""
+"""3. Reproduction: per published row, what the grid does not show: how the configuration in the logs differs
+from the published one (the numbers, verdicts and speedups are in the grid, once; a note that holds for every
+row is said once above the table). Left out without a reference."""
 
 from __future__ import annotations
 
@@ -22,9 +22,16 @@ HEADERS = {**config.headers(), "delta_pct": "Δ %", "published_speedup": "publis
 
 
 def content(page: Page):
-    return section("3. Reproduction", "Per published configuration, what the table at the top does not show: the "
-                   "verdict in words, speedups and how the measured configuration differs; then what differs from "
-                   "the published set-up.", table(page.report))
+    return section("3. Reproduction", "Per published configuration, what the table at the top does not show: how "
+                   "the configuration in the logs differs from the published one (the numbers, their verdicts and "
+                   "speedups are in that table); then what differs from the published set-up.", table(page.report))
+
+
+def shared_notes(notes: list[list[str]]) -> list[str]:
+    """The notes every row has (in the first row's order), said once rather than on each row; none for one row."""
+    if len(notes) < 2:
+        return []
+    return [n for n in notes[0] if all(n in row for row in notes[1:])]
 
 
 def table(report: Report):
@@ -37,19 +44,23 @@ def table(report: Report):
                             f"{report.reference.name}: no ratio to show")
     comparison = configs.sort_frame(comparison, report.reference)
     said = words(report)
-    comparison = comparison.assign(verdict=comparison["verdict"].map(said))
-    if "published_speedup_printed" in comparison:
-        comparison = comparison.assign(published_speedup=comparison["published_speedup_printed"])
-    cols = [c for c in ("table", GPUS, NODES, BATCH, PRECISION, XLA, DALI, SYNTHETIC, "runs",
-                        "verdict", "published_speedup", "measured_speedup", "differences")
+    notes = [list(d) if isinstance(d, list | tuple) else [] for d in comparison.get("differences", [])]
+    common = shared_notes(notes)
+    comparison = comparison.assign(differences=[[n for n in row if n not in common] for row in notes])
+    cols = [c for c in ("table", GPUS, NODES, BATCH, PRECISION, XLA, DALI, SYNTHETIC, "runs", "differences")
             if c in comparison and not comparison[c].map(display.missing).all()]
     if "table" in cols:
         comparison = comparison.assign(table=comparison["table"].map(lambda t: report.reference.tables.get(t, t)))
     cols = [c for c in cols if c not in (NODES, *config.flags()) or comparison[c].astype(str).nunique() > 1]
     tol = comparison.attrs.get("tolerance", report.reference.tolerance)
-    shown = display.table(comparison[cols].rename(columns=HEADERS), empty="nothing published", formats={
-        "published speedup": display.as_printed, "measured speedup": 2, "runs": display.text})
-    return together(shown, display.note(
-        f"Published: {report.reference.statistic}; measured: the median over repeats. The verdict is "
-        f"{said('reproduced')} when measured / published is within 1 ± {headline.percent(tol)} (the reference's "
+    parts = [display.note(f"Every configuration: {'; '.join(common)}.")] if common else []
+    if "differences" in cols:
+        parts.append(display.table(comparison[cols].rename(columns=HEADERS), empty="nothing published",
+                                   formats={"runs": display.text}))
+    else:
+        parts.append(display.note("no configuration differs from its published one otherwise"))
+    number = said("measured")
+    return together(*parts, display.note(
+        f"Published: {report.reference.statistic}; {number}: the median over repeats. The verdict is "
+        f"{said('reproduced')} when {number} / published is within 1 ± {headline.percent(tol)} (the reference's "
         "tolerance), otherwise slower or faster."))

@@ -10,7 +10,7 @@ import pandas as pd
 from ...core import config
 from .. import configs, display
 from ..configs import BATCH, GPUS, NODES, PRECISION, PROCESSES, XLA
-from .parts import constant_flags, cpu_as_word, one_process_per_gpu, section
+from .parts import constant_flags, cpu_as_word, on_cpu, one_process_per_gpu, section
 
 if TYPE_CHECKING:
     from ..report import Report
@@ -18,8 +18,9 @@ if TYPE_CHECKING:
 
 
 def content(page: Page):
-    return section("Scaling", "Speedup against the 1-GPU median of the same batch and precision (1 process on the "
-                   "CPU), and efficiency: speedup per GPU.", table(page.report), level=3)
+    base, per = ("the 1-process median", "process") if on_cpu(page.report) else ("the 1-GPU median", "GPU")
+    return section("Scaling", f"Speedup against {base} of the same batch and precision, and efficiency: speedup "
+                   f"per {per}.", table(page.report), level=3)
 
 
 def table(report: Report):

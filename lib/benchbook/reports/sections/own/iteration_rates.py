@@ -16,12 +16,15 @@ if TYPE_CHECKING:
     from .. import Page
 
 
+FIRST = "rate of the first iteration"  # a rate, as the other columns: not an iteration number
+
+
 def content(page: Page, heading: str, intro: str):
     return section(heading, intro, shown(page.report), level=3)
 
 
 def iteration_rates_table(report: Report) -> pd.DataFrame:
-    columns = ["run", "iterations logged", "first iteration", "median", "mean of all", "by the rule"]
+    columns = ["run", "iterations logged", FIRST, "median", "mean of all", "by the rule"]
     its = report.analysis.iterations
     steps = its[its["iteration"] >= 0].dropna(subset=["throughput"])
     if steps.empty:
@@ -42,4 +45,4 @@ def shown(report: Report) -> display.Html | None:
     if table.empty:
         return None
     return display.table(table, empty="no run logged per-iteration rates",
-                         formats=dict.fromkeys(["first iteration", "median", "mean of all", "by the rule"], 2))
+                         formats=dict.fromkeys([FIRST, "median", "mean of all", "by the rule"], 2))

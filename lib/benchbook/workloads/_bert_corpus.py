@@ -14,6 +14,7 @@ import collections
 import hashlib
 import importlib
 import re
+import types
 import unicodedata
 import warnings
 from dataclasses import dataclass
@@ -35,7 +36,7 @@ _WORD = re.compile(r"\w+|[^\w\s]")
 
 def docstrings() -> list[str]:
     """Each distinct docstring of MODULES (the module's, its public members', their public attributes'), with
-    its whitespace collapsed, in a fixed order."""
+    its whitespace collapsed, in a fixed order, whatever was imported before."""
     out: list[str] = []
     seen: set[str] = set()
     with warnings.catch_warnings():
@@ -44,7 +45,8 @@ def docstrings() -> list[str]:
             module = importlib.import_module(name)
             objects = [module]
             for attr, value in sorted(vars(module).items()):
-                if attr.startswith("_"):
+                # Submodules are left out: a package holds those imported so far, which other modules change.
+                if attr.startswith("_") or isinstance(value, types.ModuleType):
                     continue
                 objects.append(value)
                 if isinstance(value, type):

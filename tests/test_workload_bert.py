@@ -145,9 +145,11 @@ def test_the_ngc_bert_pytorch_format_reads_the_log(python, tmp_path):
     result = analyze([log])
     run = result.runs.iloc[0]
     assert (run["format"], run["framework"], run["model"]) == ("ngc_bert_pytorch", "pytorch", "bert")
-    assert (run["batch_size"], run["seq_len"], run["phase"], run["precision"]) == (8, 128, 1, "fp32")
+    assert (run["gpus"], run["batch_size"], run["seq_len"], run["phase"], run["precision"]) == (0, 8, 128, 1, "fp32")
     figure = _values(done.stdout.splitlines()[-1], "training_sequences_per_second")[0]
-    assert run["throughput"] == pytest.approx(figure)
+    assert run["reported_throughput"] == run["recomputed_throughput"] == pytest.approx(figure)  # NVIDIA's rule
+    assert run["reported"]["final_loss"] == _values(done.stdout, "final_loss")[0]
+    assert models.of_logs(run["model"]).name == "bert_pytorch"
     accuracy = _values(done.stdout, "mlm_accuracy")
     assert run["final_mlm_accuracy"] == pytest.approx(100 * accuracy[-1])
     assert result.evaluations["mlm_accuracy"].dropna().tolist() == pytest.approx([100 * a for a in accuracy])

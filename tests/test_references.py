@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from benchbook import analyze
+from benchbook import analyze, models
 from benchbook.core import config
 from benchbook.errors import BenchbookError, UnknownNameError
 from benchbook.logs.analysis import EVAL_COLUMNS
@@ -418,8 +418,8 @@ def test_wrong_values_elsewhere_are_named(tmp_path):
     with pytest.raises(ReferenceError) as err:
         references.load(_write(tmp_path, doc))
     msg = str(err.value)
-    assert ("model = 'resnet101': must be one of 'maskrcnn_tf2', 'resnet50_mxnet', 'resnet50_pytorch' or "
-            "'resnet50_tf'") in msg
+    known = ", ".join(f"'{name}'" for name in sorted(models.names())[:-1])
+    assert f"model = 'resnet101': must be one of {known} or '{sorted(models.names())[-1]}'" in msg
     assert "source.url = 'ftp://x': must be an http:// or https:// address" in msg
     assert "software.commit = 'HEAD': must be a git commit" in msg
     assert "tolerance = 5: Input should be less than 1" in msg

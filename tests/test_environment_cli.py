@@ -232,3 +232,21 @@ def test_env_diff_shows_terminal_escapes_and_bidi_controls_never_sends_them(tmp_
         assert "\\x1b[2J\\x1b]0;PWN\\x07" in out.replace("│", "").replace(" ", "").replace("\n", "")
     assert "img\\u202egpj.exe" in out and "study\\x1b]0;T\\x07" in out
     assert "r2" in err and "\\x1b[5m" in err  # the warning of the study's record without a capture
+
+
+def test_env_table_shows_a_captures_terminal_escapes_never_sends_them():
+    """`benchbook env`'s table (and a report's environment rows) escaped rich markup but sent a captured
+    value's terminal escapes as they were: a container image `\\x1b]0;PWN\\x07` retitled the terminal."""
+    from benchbook.environment.summary import summary_rows
+
+    record = json.loads((FIXTURES / "dgx1_tf1_20.03.json").read_text(encoding="utf-8"))
+    record["container"]["image"] = "img\x1b]0;PWN\x07\u202e[bold]x"
+    record["gpus"]["driver"] = "450\x1b[2J"
+    record["variables"] = {"NCCL_DEBUG": "INFO\x1b[31m"}
+    out = io.StringIO()
+    console = Console(file=out, width=400, force_terminal=True)
+    for _part, value in summary_rows(record):
+        console.print(value, markup=True, highlight=False)
+    text = out.getvalue()
+    assert "\x07" not in text and "\u202e" not in text and "\x1b]" not in text and "\x1b[2J" not in text
+    assert "img\\x1b]0;PWN\\x07\\u202e[bold]x" in text and "450\\x1b[2J" in text and "INFO\\x1b[31m" in text

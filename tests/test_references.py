@@ -107,13 +107,15 @@ def test_time_to_train_and_accuracy_references():
     ttt = references.load("ngc_tf1_resnet50_time_to_train", root=SHIPPED)
     (entry,) = ttt.time_to_train
     assert (entry.gpus, entry.batch_size, entry.precision, entry.epochs) == (1, 256, "amp", 120)
-    assert (entry.seconds, entry.target_top1, entry.top1, entry.throughput) == (148720, 76.10, 76.97, 1149.207)
+    assert (entry.seconds, entry.target, entry.quality, entry.throughput) == (148720, {"top1": 76.10},
+                                                                     {"top1": 76.97}, 1149.207)
     (row,) = ttt.rows
     assert (row.throughput, row.batch_size, row.precision) == (1149.207, 256, "amp")
     assert ttt.software.commit == NGC_COMMIT and ttt.software.changes
     acc = references.load("ngc_tf1_resnet50_accuracy", root=SHIPPED)
     (entry,) = acc.accuracy
-    assert (entry.epochs, entry.top1, entry.batch_size, entry.precision) == (250, 76.81, 256, "amp")
+    assert (entry.epochs, entry.quality, entry.batch_size, entry.precision) == (250, {"top1": 76.81}, 256, "amp")
+    assert acc.quality_tolerance_of("top1") == 0.5 and acc.metric("top1").name == "top-1 accuracy"
     assert not acc.rows and not acc.time_to_train
 
 
@@ -439,11 +441,62 @@ def test_cross_field_problems_are_each_named_with_their_line(tmp_path):
     assert "rows[0].table: 'b' is not a label of `tables`; allowed: a" in msg
     assert "rows[1].gpus: 16 GPUs but hardware has 1 node(s) x 8" in msg
     assert "rows[3]: repeats rows[2]" in msg
-    assert "time_to_train[0].seconds: is required" in msg and "time_to_train[0].target_top1: is required" in msg
+    assert "time_to_train[0].seconds: is required" in msg
+    assert "time_to_train[0].target: a time-to-train entry names one target: `target: {metric: value}`" in msg
     assert all(line.startswith(f"{tmp_path / 'ref.yaml'}:") for line in msg.splitlines())
     empty = {k: v for k, v in GOOD.items() if k != "rows"}
     with pytest.raises(ReferenceError, match="at least one of rows, time_to_train, accuracy"):
         references.load(_write(tmp_path, empty, "empty.yaml"))
+
+
+OUTCOME = {"gpus": 1, "batch_size": 256, "precision": "amp", "epochs": 120}
+
+
+def test_the_old_top1_keys_are_named_with_their_line_and_what_to_write(tmp_path):
+    doc = {**copy.deepcopy(GOOD), "top1_tolerance": 0.5,
+           "time_to_train": [{**OUTCOME, "seconds": 148720, "target_top1": 76.1, "top1": 76.97}]}
+    text = yaml.safe_dump(doc, sort_keys=False)
+    path = _write(tmp_path, text)
+    line = {key: next(i for i, t in enumerate(text.splitlines(), 1) if t.lstrip(" -").startswith(key + ":"))
+            for key in ("top1_tolerance", "target_top1", "top1")}
+    with pytest.raises(ReferenceError) as err:
+        references.load(path)
+    msg = str(err.value)
+    assert (f"{path}:{line['top1_tolerance']}: top1_tolerance: 'top1_tolerance' is the old spelling of a quality "
+            "value; write `quality_tolerance: {top1: 0.5}` instead") in msg
+    assert (f"{path}:{line['target_top1']}: time_to_train[0].target_top1: 'target_top1' is the old spelling of a "
+            "quality value; write `target: {top1: 76.1}` instead") in msg
+    assert f"{path}:{line['top1']}: time_to_train[0].top1: 'top1' is the old spelling" in msg
+    assert "write `quality: {top1: 76.97}` instead" in msg
+
+
+def test_quality_values_are_keyed_by_the_models_metrics(tmp_path):
+    doc = {**copy.deepcopy(GOOD), "quality_tolerance": {"map": 0.2},
+           "accuracy": [{**OUTCOME, "quality": {"box_ap": 37.7, "top1": 176.0}}]}
+    with pytest.raises(ReferenceError) as err:
+        references.load(_write(tmp_path, doc))
+    msg = str(err.value)
+    assert "quality_tolerance.map: 'map' is not a quality metric of resnet50_tf (its metrics: top1, top5)" in msg
+    assert "accuracy[0].quality.box_ap: 'box_ap' is not a quality metric of resnet50_tf" in msg
+    assert "accuracy[0].quality.top1: 176 is above 100: top-1 accuracy is a percent" in msg
+    doc["accuracy"] = [{**OUTCOME, "target": {"top1": 76.1}}]
+    with pytest.raises(ReferenceError, match=r"accuracy\[0\].quality: is required for an accuracy entry"):
+        references.load(_write(tmp_path, doc, "empty_quality.yaml"))
+
+
+def test_a_reference_in_box_and_mask_ap_compares_each(tmp_path):
+    doc = {**copy.deepcopy(GOOD), "model": "maskrcnn_tf2", "rows": [], "quality_tolerance": {"mask_ap": 1.0},
+           "accuracy": [{**OUTCOME, "epochs": 12, "quality": {"box_ap": 37.7, "mask_ap": 34.1}}]}
+    ref = references.load(_write(tmp_path, doc))
+    evals = pd.DataFrame({"source": ["a.log"] * 2, "run": [0, 0], "line": [1, 2], "epoch": [11, 12],
+                          "box_ap": [36.0, 37.0], "mask_ap": [32.0, 33.5], "elapsed": [10.0, 20.0]})
+    out = references.time_to_train_check(evals, ref)
+    assert list(out["metric"]) == ["box_ap", "mask_ap"]
+    assert list(out["measured_quality"]) == [37.0, 33.5] and list(out["verdict"]) == ["lower", "reproduced"]
+    assert out.attrs["quality_tolerance"] == {"mask_ap": 1.0}
+    with pytest.raises(ReferenceError, match="computed for another metric; the reference compares box_ap"):
+        references.time_to_train_check(metrics.time_to_target(evals, 30.0, "mask_ap").drop(columns="final_box_ap",
+                                                                                            errors="ignore"), ref)
 
 
 @pytest.mark.parametrize(("text", "expected"), [
@@ -504,12 +557,13 @@ def test_time_to_train_check():
     first, second = out.iloc[0], out.iloc[1]
     assert first["kind"] == "time_to_train" and first["verdict"] == "reproduced" and first["reached"]
     assert first["measured_seconds"] == 150000.0 and first["ratio"] == pytest.approx(150000 / 148720)
-    assert first["measured_top1"] == 76.9 and first["top1_delta"] == pytest.approx(76.9 - 76.97)
+    assert (first["metric"], first["target"], first["published_quality"]) == ("top1", 76.10, 76.97)
+    assert first["measured_quality"] == 76.9 and first["quality_delta"] == pytest.approx(76.9 - 76.97)
     assert second["verdict"] == "not reached" and not second["reached"] and math.isnan(second["measured_seconds"])
-    assert second["differences"] == ["never reached 76.1% top-1 (final 75.50%)"]
+    assert second["differences"] == ["never reached top-1 accuracy 76.1% (final 75.50%)"]
     assert references.verdict_summary(out)["overall"] == "partly reproduced"
     # The frame of metrics.time_to_target gives the same verdicts.
-    same = references.time_to_train_check(metrics.time_to_target(evals, 76.10), ref)
+    same = references.time_to_train_check(metrics.time_to_target(evals, 76.10, "top1"), ref)
     assert list(same["verdict"]) == ["reproduced", "not reached"]
     slow = references.time_to_train_check(evals, ref, tolerance=0.001)
     assert slow.iloc[0]["verdict"] == "slower"  # 150000 s against 148720 s
@@ -523,7 +577,7 @@ def test_accuracy_check():
     out = references.time_to_train_check(evals, ref)
     assert list(out["kind"]) == ["accuracy"] * 3
     assert list(out["verdict"]) == ["reproduced", "lower", "higher"]
-    assert out.iloc[1]["top1_delta"] == pytest.approx(75.9 - 76.81)
+    assert out.iloc[1]["quality_delta"] == pytest.approx(75.9 - 76.81)
     assert out.iloc[2]["differences"] == ["last evaluation at epoch 120; the published run trained 250 epochs"]
     none = references.time_to_train_check(_evaluations([]), ref)
     assert list(none["verdict"]) == ["not measured"] and references.verdict_summary(none)["overall"] == "not measured"

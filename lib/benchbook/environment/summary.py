@@ -9,13 +9,21 @@ from typing import Any
 
 from rich.markup import escape
 
+from ..errors import shown
+
+
+def _escape(text: str) -> str:
+    """A captured value as rich markup that prints as itself: markup escaped, terminal escapes and bidi
+    controls shown as `\\x1b` (a host name, a driver string or an environment value can hold anything)."""
+    return escape(shown(text))
+
 
 def _absent(section: dict[str, Any]) -> str:
-    return f"[dim]absent: {escape(str(section.get('reason', 'not recorded')))}[/]"
+    return f"[dim]absent: {_escape(str(section.get('reason', 'not recorded')))}[/]"
 
 
 def _join(*parts: Any) -> str:
-    return escape(", ".join(str(p) for p in parts if p not in (None, "")))
+    return _escape(", ".join(str(p) for p in parts if p not in (None, "")))
 
 
 def _count(n: Any, noun: str) -> str:
@@ -42,7 +50,7 @@ def summary_rows(record: dict[str, Any]) -> list[tuple[str, str]]:
     rows += _gpu_rows(record.get("gpus") or {})
     for name, label in (("cuda", "CUDA"), ("cudnn", "cuDNN"), ("nccl", "NCCL")):
         section = record.get(name) or {}
-        rows.append((label, escape(str(section.get("version"))) if section.get("available") else _absent(section)))
+        rows.append((label, _escape(str(section.get("version"))) if section.get("available") else _absent(section)))
     rows.append(("frameworks", _frameworks(record.get("frameworks") or {})))
     container = record.get("container") or {}
     if container.get("available"):
@@ -90,7 +98,7 @@ def _gpu_rows(gpus: dict[str, Any]) -> list[tuple[str, str]]:
                            first.get("power_limit_w") and f"{first.get('power_limit_w')} W")),
             ("driver", _join(gpus.get("driver"), gpus.get("cuda_driver") and f"CUDA {gpus.get('cuda_driver')}"))]
     topology = gpus.get("topology") or {}
-    rows.append(("topology", escape(str(topology.get("summary"))) if topology.get("available")
+    rows.append(("topology", _escape(str(topology.get("summary"))) if topology.get("available")
                  else _absent(topology)))
     return rows
 
@@ -107,4 +115,4 @@ def _frameworks(section: dict[str, Any]) -> str:
         if info.get("import_error"):
             text += f" [import failed: {info['import_error']}]"
         parts.append(text)
-    return escape("; ".join(parts))
+    return _escape("; ".join(parts))

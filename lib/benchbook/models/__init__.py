@@ -24,9 +24,10 @@ from .spec import (
     workload_script,
 )
 
-# Registration: every module of this package but the two above registers its model, in name order (the order
-# that error messages and choices list the models). A new model is a new module here, and no line elsewhere.
-_NOT_MODELS = {"spec", "reference_schema"}
+# Registration: every module of this package but the spec and the reference files' two registers its model, in
+# name order (the order that error messages and choices list the models). A new model is a new module here, and
+# no line elsewhere.
+_NOT_MODELS = {"spec", "reference_schema", "reference_messages"}
 for _module in sorted(m.name for m in pkgutil.iter_modules(__path__) if m.name not in _NOT_MODELS):
     importlib.import_module(f"{__name__}.{_module}")
 

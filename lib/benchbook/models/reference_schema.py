@@ -4,20 +4,20 @@ file, the line, the field and what is allowed. Used through `benchbook.reports.r
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
-from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .. import models
 from ..core import config, yamlfile
+from ..core.config import Metric
 from ..core.problems import FieldProblems
 from ..errors import BenchbookError, UnknownNameError
+from . import reference_messages
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -33,6 +33,7 @@ FLAGS = tuple(config.flags())  # a row's on/off axes (XLA, DALI, synthetic data)
 # How each study model appears in the `framework` and `model` columns of an Analysis (the parsers' names).
 LOG_NAMES = {spec.name: spec.log_names for spec in models.specs()}
 VERDICTS = ("reproduced", "slower", "faster", "not measured")
+QUALITY_TOLERANCE = 0.5  # a final quality value's default tolerance, in its metric's unit (points of top-1)
 #: YAML values a reference file may build, aliases expanded (the largest shipped one builds about 1,500).
 MAX_YAML_NODES = 50000
 
@@ -168,16 +169,21 @@ class Row(_Printed):
         return (self.gpus, self.batch_size, self.precision, self.xla, self.dali, self.synthetic)
 
 
+Quality = dict[str, Annotated[float, Field(gt=0)]]  # a quality metric's key -> a value in its unit
+
+
 class Outcome(_Printed):
-    """A published training outcome: time to a target top-1 (`time_to_train`) or final top-1 (`accuracy`)."""
+    """A published training outcome: the time to a quality target (`time_to_train`) or the quality at the
+    end of the run (`accuracy`). Quality values are keyed by the model's quality metrics (`ModelSpec.quality`),
+    in their units: `target: {<metric>: 76.10}`, `quality: {box_ap: 37.7, mask_ap: 34.1}`."""
 
     gpus: int = Field(ge=1)
     batch_size: int = Field(ge=1)
     precision: Precision
     epochs: int = Field(ge=1)
     seconds: float | None = Field(None, gt=0, description="time to train, seconds")
-    target_top1: float | None = Field(None, gt=0, le=100)
-    top1: float | None = Field(None, gt=0, le=100, description="top-1 at the end of the run, percent")
+    target: Quality = Field({}, description="metric -> the quality the run trained to (time_to_train: one)")
+    quality: Quality = Field({}, description="metric -> its value at the end of the run")
     throughput: float | None = Field(None, gt=0)
     note: str = ""
     printed: dict[str, str] = Field({}, description="field -> the number's printed text; filled in by load")
@@ -195,7 +201,8 @@ class Reference(_Strict):
     statistic: str = Field(description="what the published number is, e.g. median of 5 runs")
     method: str = Field("", description="how the number was computed from the logs")
     tolerance: float = Field(0.05, gt=0, lt=1, description="relative; |measured / published - 1| within it")
-    top1_tolerance: float = Field(0.5, gt=0, le=100, description="percentage points, for final top-1")
+    quality_tolerance: Quality = Field({}, description="metric -> how far a final value may be from the published "
+                                                       f"one, in the metric's unit (default {QUALITY_TOLERANCE})")
     source: Source
     hardware: Hardware
     software: Software
@@ -244,16 +251,46 @@ class Reference(_Strict):
                 problems.append((("rows", i), f"repeats rows[{seen[key]}] (same configuration and table); "
                                               f"give the rows different `table` labels if the report has both"))
             seen.setdefault(key, i)
-        for i, entry in enumerate(self.time_to_train):
-            for name in ("seconds", "target_top1"):
-                if getattr(entry, name) is None:
-                    problems.append((("time_to_train", i, name), "is required for a time-to-train entry"))
-        for i, entry in enumerate(self.accuracy):
-            if entry.top1 is None:
-                problems.append((("accuracy", i, "top1"), "is required for an accuracy entry"))
+        problems += self._quality_problems()
         if problems:
             raise FieldProblems(problems)
         return self
+
+    def _quality_problems(self) -> list[tuple[tuple, str]]:
+        """Quality values keyed by the model's metrics, percents at most 100; a time to train has its seconds
+        and one target, an accuracy entry a value."""
+        metrics = {m.key: m for m in models.get(self.model).quality}
+        allowed = ", ".join(metrics) or "none"
+        problems: list[tuple[tuple, str]] = []
+        values = [(("quality_tolerance", key), key, v) for key, v in self.quality_tolerance.items()]
+        for section, entries in (("time_to_train", self.time_to_train), ("accuracy", self.accuracy)):
+            for i, entry in enumerate(entries):
+                values += [((section, i, name, key), key, v) for name in ("target", "quality")
+                           for key, v in getattr(entry, name).items()]
+        for loc, key, value in values:
+            if key not in metrics:
+                problems.append((loc, f"{key!r} is not a quality metric of {self.model} (its metrics: {allowed})"))
+            elif metrics[key].unit == "%" and value > 100 and loc[0] != "quality_tolerance":
+                problems.append((loc, f"{value:g} is above 100: {metrics[key].name} is a percent"))
+        for i, entry in enumerate(self.time_to_train):
+            if entry.seconds is None:
+                problems.append((("time_to_train", i, "seconds"), "is required for a time-to-train entry"))
+            if len(entry.target) != 1:
+                problems.append((("time_to_train", i, "target"), f"a time-to-train entry names one target: "
+                                 f"`target: {{metric: value}}`, a metric of {allowed}"))
+        for i, entry in enumerate(self.accuracy):
+            if not entry.quality:
+                problems.append((("accuracy", i, "quality"), f"is required for an accuracy entry: "
+                                 f"`quality: {{metric: value}}`, a metric of {allowed}"))
+        return problems
+
+    def metric(self, key: str) -> Metric:
+        """The model's quality metric of `key` (a key of an entry's `target` or `quality`)."""
+        return next(m for m in models.get(self.model).quality if m.key == key)
+
+    def quality_tolerance_of(self, key: str) -> float:
+        """How far a final value of the metric may be from the published one, in its unit."""
+        return self.quality_tolerance.get(key, QUALITY_TOLERANCE)
 
     @property
     def framework(self) -> str:
@@ -316,100 +353,6 @@ def _resolve(name_or_path: str | os.PathLike, root: str | os.PathLike | None) ->
     raise UnknownReferenceError(text.removesuffix(".yaml").removesuffix(".yml"), available(folder), folder)
 
 
-def _where(loc: Iterable) -> str:
-    out = ""
-    for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out or "(top level)"
-
-
-def _node_line(node: yaml.Node | None, loc: Iterable) -> int | None:
-    """The line of the deepest part of `loc` the YAML node tree holds."""
-    if node is None:
-        return None
-    line = node.start_mark.line + 1
-    for part in loc:
-        if isinstance(node, yaml.MappingNode):
-            for key, value in node.value:
-                if isinstance(key, yaml.ScalarNode) and key.value == str(part):
-                    line, node = key.start_mark.line + 1, value
-                    break
-            else:
-                break
-        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and 0 <= part < len(node.value):
-            node = node.value[part]
-            line = node.start_mark.line + 1
-        else:
-            break
-    return line
-
-
-def _submodel(annotation: Any) -> type[BaseModel] | None:
-    stack = [annotation]
-    while stack:
-        a = stack.pop()
-        if isinstance(a, type) and issubclass(a, BaseModel):
-            return a
-        stack.extend(getattr(a, "__args__", ()))
-    return None
-
-
-def _fields_at(loc: tuple) -> list[str]:
-    """The keys allowed where `loc` points."""
-    model: type[BaseModel] = Reference
-    for part in loc:
-        if isinstance(part, int):
-            continue
-        field = model.model_fields.get(part)
-        sub = _submodel(field.annotation) if field is not None else None
-        if sub is None:
-            break
-        model = sub
-    return [f for f in model.model_fields if f != "path"]
-
-
-def _describe(error: dict, node: yaml.Node | None, path: Path) -> list[str]:
-    def at(loc):
-        line = _node_line(node, loc)
-        return f"{path}:{line}: " if line else f"{path}: "
-
-    cause = (error.get("ctx") or {}).get("error")
-    if isinstance(cause, FieldProblems):
-        return [f"{at(loc)}{_where(loc)}: {msg}" for loc, msg in cause.problems]
-    loc = tuple(p for p in error["loc"] if not (isinstance(p, str) and "[" in p))
-    where = _where(loc)
-    if error["type"] == "extra_forbidden":
-        key = str(loc[-1])
-        allowed = _fields_at(loc[:-1])
-        close = difflib.get_close_matches(key, allowed, n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
-        return [f"{at(loc)}unknown key {where!r}{hint} (allowed here: {', '.join(allowed)})"]
-    value = error.get("input")
-    shown = "" if isinstance(value, dict | list) or value is None else f" = {value!r}"
-    msg = error["msg"].removeprefix("Value error, ")
-    if error["type"] == "literal_error":
-        msg = "must be one of " + msg.removeprefix("Input should be ")
-    elif error["type"] == "missing":
-        msg = "is required"
-    elif error["type"] == "bool_type":
-        msg = "must be true or false" + (" (or null: not stated)" if loc and loc[-1] in FLAGS else "")
-    elif error["type"] == "string_pattern_mismatch":
-        msg = _PATTERN_HINTS.get(str(loc[-1]) if loc else "", msg)
-    return [f"{at(loc)}{where}{shown}: {msg}"]
-
-
-_PATTERN_HINTS = {
-    "url": "must be an http:// or https:// address", "code": "must be an http:// or https:// address",
-    "commit": "must be a git commit: 7 to 40 lowercase hexadecimal digits",
-    "name": "must be letters, digits, '.', '_' or '-', starting with a letter or digit",
-}
-
-
-def _line_of(message: str) -> int:
-    m = re.match(r"^.*?:(\d+): ", message)
-    return int(m.group(1)) if m else 0
-
-
 def _with_printed(doc: dict, node: yaml.Node) -> dict:
     """rows, time_to_train and accuracy with each entry's `printed` filled in from the YAML text of its
     numbers (a `printed` the file writes itself is kept, and checked against the numbers)."""
@@ -457,16 +400,17 @@ def load(name_or_path: str | os.PathLike, root: str | os.PathLike | None = None)
         raise ReferenceError(f"{path}: schema_version is missing; this benchbook reads schema_version: "
                              f"{SCHEMA_VERSION}")
     if doc["schema_version"] != SCHEMA_VERSION:
-        raise ReferenceError(f"{path}:{_node_line(node, ('schema_version',))}: schema_version "
+        raise ReferenceError(f"{path}:{reference_messages.node_line(node, ('schema_version',))}: schema_version "
                              f"{doc['schema_version']!r} is not supported; this benchbook reads "
                              f"schema_version: {SCHEMA_VERSION}")
     if doc.get("name") is not None and doc["name"] != path.stem:
-        raise ReferenceError(f"{path}:{_node_line(node, ('name',))}: name {doc['name']!r} differs from the "
-                             f"file name; references are found by file name: rename the file or drop `name`")
+        line = reference_messages.node_line(node, ("name",))
+        raise ReferenceError(f"{path}:{line}: name {doc['name']!r} differs from the file name; references are "
+                             "found by file name: rename the file or drop `name`")
     data = {**doc, "name": doc.get("name") or path.stem, "path": path, **_with_printed(doc, node)}
     try:
         return Reference.model_validate(data)
     except ValidationError as exc:
-        lines = [line for e in exc.errors() for line in _describe(e, node, path)]
-        raise ReferenceError("\n".join(sorted(dict.fromkeys(lines), key=_line_of))) from None
+        lines = [line for e in exc.errors() for line in reference_messages.describe(e, node, path, Reference)]
+        raise ReferenceError("\n".join(sorted(dict.fromkeys(lines), key=reference_messages.line_of))) from None
 

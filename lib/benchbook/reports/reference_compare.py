@@ -11,7 +11,8 @@ import numpy as np
 import pandas as pd
 
 from ..core import config
-from ..models.reference_schema import FLAGS, LOG_NAMES, VERDICTS, Reference, ReferenceError, Row
+from ..core.config import Metric
+from ..models.reference_schema import FLAGS, LOG_NAMES, VERDICTS, Outcome, Reference, ReferenceError, Row
 from . import metrics
 
 COLUMNS = {
@@ -37,20 +38,22 @@ COLUMNS = {
     "differences": "how the measured configuration differs from the published row, in words (a list)",
 }
 TIME_COLUMNS = {
-    "kind": "time_to_train (seconds to the target top-1) or accuracy (final top-1)",
+    "kind": "time_to_train (seconds to the quality target) or accuracy (quality at the end of the run)",
     "source": "log file of the measured run (None when not measured)",
     "run": "run index in its file",
     "gpus": "GPUs of the published entry", "batch_size": "per-GPU batch size", "precision": "precision",
     "epochs": "epochs of the published run",
     "measured_epochs": "last evaluated epoch of the measured run, as logged (NaN when unknown)",
-    "target_top1": "target top-1 accuracy, percent",
+    "metric": "the quality metric compared: a key of the model's ModelSpec.quality (box_ap, ...)",
+    "target": "the entry's target in the metric's unit (NaN when it has none)",
     "published_seconds": "published time to train, seconds", "measured_seconds": "measured time to the target",
     "ratio": "measured_seconds / published_seconds", "delta_pct": "(ratio - 1) x 100",
-    "published_top1": "published top-1, percent", "measured_top1": "final top-1 of the measured run, percent",
-    "top1_delta": "measured_top1 - published_top1, percentage points",
+    "published_quality": "published value of the metric at the end of the run, in its unit",
+    "measured_quality": "the metric's last value in the measured run",
+    "quality_delta": "measured_quality - published_quality, in the metric's unit",
     "reached": "the measured run reached the target",
     "verdict": "time_to_train: reproduced, slower, faster, not reached, not measured; "
-               "accuracy: reproduced (within top1_tolerance), lower, higher, not measured",
+               "accuracy: reproduced (within the reference's quality_tolerance), lower, higher, not measured",
     "differences": "what to know about the comparison, in words (a list)",
 }
 
@@ -299,74 +302,92 @@ def _last_epochs(evaluations: pd.DataFrame) -> dict[tuple, float]:
     return {key: float(v) for key, v in epochs.groupby([evaluations["source"], evaluations["run"]]).max().items()}
 
 
+def _amount(metric: Metric, value: float, digits: str = "g") -> str:
+    """A value of a quality metric with its unit: "76.1%", "37.7 AP"."""
+    return f"{value:{digits}}" + ("%" if metric.unit == "%" else f" {metric.unit}" if metric.unit else "")
+
+
+def _measured_runs(measured: pd.DataFrame, metric: Metric, target: float | None) -> pd.DataFrame:
+    """Per measured run, its time to `target` and final value of `metric` (the frame of
+    `metrics.time_to_target`), from an evaluations frame or from such a frame itself."""
+    if "reached" in measured.columns:
+        if metric.final_key not in measured.columns:
+            raise ReferenceError(f"time_to_train_check(): the frame of metrics.time_to_target was computed for "
+                                 f"another metric; the reference compares {metric.key}: pass the evaluations, or "
+                                 f"metrics.time_to_target(evaluations, target, {metric.key!r})")
+        return measured
+    if not {"source", "run", "elapsed", metric.key} <= set(measured.columns):
+        raise ReferenceError(f"time_to_train_check() takes the `evaluations` frame of an Analysis (source, run, "
+                             f"epoch, {metric.key}, elapsed) or the frame of metrics.time_to_target (source, run, "
+                             f"reached, seconds, {metric.final_key}); got columns {', '.join(measured.columns)}")
+    return metrics.time_to_target(measured, target if target is not None else math.inf, metric.key)
+
+
+def _outcome_row(kind: str, entry: Outcome, metric: Metric, ref: Reference, run: dict, epochs: float,
+                 tol: float) -> dict:
+    """One measured run against one published entry, in one quality metric."""
+    notes: list[str] = []
+    if not math.isnan(epochs) and epochs < 0.9 * entry.epochs:
+        notes.append(f"last evaluation at epoch {epochs:g}; the published run trained {entry.epochs} epochs")
+    seconds, final = _as_float(run.get("seconds")), _as_float(run.get(metric.final_key))
+    published = entry.quality.get(metric.key, math.nan)
+    target = entry.target.get(metric.key)
+    reached = bool(run.get("reached")) and not math.isnan(seconds)
+    ratio = seconds / entry.seconds if kind == "time_to_train" and reached else math.nan
+    delta = final - published
+    if kind == "time_to_train":  # a ratio of seconds above 1 took longer: slower
+        verdict = _verdict(ratio, tol, below="faster", above="slower") if reached else "not reached"
+        if not reached:
+            notes.append(f"never reached {metric.name} {_amount(metric, target)}"
+                         + (f" (final {_amount(metric, final, '.2f')})" if not math.isnan(final) else ""))
+    elif math.isnan(final):
+        verdict = "not measured"
+    elif abs(delta) <= ref.quality_tolerance_of(metric.key) + 1e-9:
+        verdict = "reproduced"
+    else:
+        verdict = "lower" if delta < 0 else "higher"
+    return {"source": run["source"], "run": run["run"], "measured_epochs": epochs,
+            "measured_seconds": seconds if reached else math.nan, "ratio": ratio, "delta_pct": (ratio - 1) * 100,
+            "measured_quality": final, "quality_delta": delta, "reached": reached, "verdict": verdict,
+            "differences": notes}
+
+
 def time_to_train_check(measured: pd.DataFrame, ref: Reference, tolerance: float | None = None) -> pd.DataFrame:
-    """Measured time to the target top-1 and final top-1 against the published ones: one row per
-    published entry and measured run (one row with verdict "not measured" when there is no run).
+    """Measured time to a quality target and final quality against the published ones: one row per
+    published entry, quality metric and measured run (one row with verdict "not measured" when there is no run).
 
     `measured` is the `evaluations` frame of an Analysis (time to target is then computed with each
     entry's own target) or the frame of `metrics.time_to_target` (computed by the caller, with the
-    reference's target). Time to train: measured seconds from the run's first log line to its first
-    evaluation at or above the target, against the published seconds (which for a report that ran
-    a fixed number of epochs is the whole run's); reproduced when within `tolerance` (relative,
-    default the reference's). Accuracy: the run's last top-1 within `ref.top1_tolerance` percentage
-    points of the published one. Columns are documented in `TIME_COLUMNS`.
+    reference's target and metric). Time to train: measured seconds from the run's first log line to its
+    first evaluation at or above the entry's target (`target: {metric: value}`), against the published
+    seconds (which for a report that ran a fixed number of epochs is the whole run's); reproduced when
+    within `tolerance` (relative, default the reference's). Accuracy: the run's last value of each metric
+    of the entry's `quality` within the reference's `quality_tolerance` of the published one (in the
+    metric's unit). Columns are documented in `TIME_COLUMNS`.
     """
     tol = ref.tolerance if tolerance is None else _check_tolerance(tolerance)
     if not isinstance(measured, pd.DataFrame):
         raise ReferenceError(f"time_to_train_check() takes a DataFrame, not {type(measured).__name__}")
-    is_ttt = "reached" in measured.columns
-    if not is_ttt and not {"source", "run", "top1", "elapsed"} <= set(measured.columns):
-        raise ReferenceError("time_to_train_check() takes the `evaluations` frame of an Analysis "
-                             "(source, run, epoch, top1, elapsed) or the frame of metrics.time_to_target "
-                             f"(source, run, reached, seconds, final_top1); got columns {', '.join(measured.columns)}")
-    last_epoch = {} if is_ttt else _last_epochs(measured)
-
-    def per_run(target: float | None) -> pd.DataFrame:
-        if is_ttt:
-            return measured
-        return metrics.time_to_target(measured, target if target is not None else math.inf)
-
+    last_epoch = {} if "reached" in measured.columns else _last_epochs(measured)
     rows = []
     for kind, entries in (("time_to_train", ref.time_to_train), ("accuracy", ref.accuracy)):
         for entry in entries:
-            base = {"kind": kind, "gpus": entry.gpus, "batch_size": entry.batch_size, "precision": entry.precision,
-                    "epochs": entry.epochs, "target_top1": entry.target_top1,
-                    "published_seconds": entry.seconds if entry.seconds is not None else math.nan,
-                    "published_top1": entry.top1 if entry.top1 is not None else math.nan}
-            runs = per_run(entry.target_top1)
-            if runs.empty:
-                rows.append({**base, "source": None, "run": None, "measured_epochs": math.nan,
-                             "measured_seconds": math.nan, "ratio": math.nan, "delta_pct": math.nan,
-                             "measured_top1": math.nan, "top1_delta": math.nan, "reached": False,
-                             "verdict": "not measured", "differences": ["no evaluated run"]})
-                continue
-            for run in runs.to_dict("records"):
-                notes: list[str] = []
-                epochs = last_epoch.get((run["source"], run["run"]), math.nan)
-                if not math.isnan(epochs) and epochs < 0.9 * entry.epochs:
-                    notes.append(f"last evaluation at epoch {epochs:g}; the published run trained {entry.epochs} "
-                                 "epochs")
-                seconds = _as_float(run.get("seconds"))
-                top1 = _as_float(run.get("final_top1"))
-                reached = bool(run.get("reached")) and not math.isnan(seconds)
-                ratio = seconds / entry.seconds if kind == "time_to_train" and reached else math.nan
-                delta = top1 - entry.top1 if entry.top1 is not None else math.nan
-                if kind == "time_to_train":
-                    # A ratio of seconds above 1 took longer: slower.
-                    verdict = _verdict(ratio, tol, below="faster", above="slower") if reached else "not reached"
-                    if not reached:
-                        notes.append(f"never reached {entry.target_top1:g}% top-1"
-                                     + (f" (final {top1:.2f}%)" if not math.isnan(top1) else ""))
-                elif math.isnan(top1):
-                    verdict = "not measured"
-                elif abs(delta) <= ref.top1_tolerance + 1e-9:
-                    verdict = "reproduced"
-                else:
-                    verdict = "lower" if delta < 0 else "higher"
-                rows.append({**base, "source": run["source"], "run": run["run"], "measured_epochs": epochs,
-                             "measured_seconds": seconds if reached else math.nan, "ratio": ratio,
-                             "delta_pct": (ratio - 1) * 100, "measured_top1": top1, "top1_delta": delta,
-                             "reached": reached, "verdict": verdict, "differences": notes})
+            keys = list(entry.target) if kind == "time_to_train" else list(entry.quality)
+            for metric in map(ref.metric, keys):
+                base = {"kind": kind, "gpus": entry.gpus, "batch_size": entry.batch_size,
+                        "precision": entry.precision, "epochs": entry.epochs, "metric": metric.key,
+                        "target": entry.target.get(metric.key, math.nan),
+                        "published_seconds": entry.seconds if entry.seconds is not None else math.nan,
+                        "published_quality": entry.quality.get(metric.key, math.nan)}
+                runs = _measured_runs(measured, metric, entry.target.get(metric.key))
+                if runs.empty:
+                    rows.append({**base, "source": None, "run": None, "measured_epochs": math.nan,
+                                 "measured_seconds": math.nan, "ratio": math.nan, "delta_pct": math.nan,
+                                 "measured_quality": math.nan, "quality_delta": math.nan, "reached": False,
+                                 "verdict": "not measured", "differences": ["no evaluated run"]})
+                for run in runs.to_dict("records"):
+                    epochs = last_epoch.get((run["source"], run["run"]), math.nan)
+                    rows.append({**base, **_outcome_row(kind, entry, metric, ref, run, epochs, tol)})
     frame = pd.DataFrame(rows, columns=list(TIME_COLUMNS))
-    frame.attrs.update(reference=ref.name, tolerance=tol, top1_tolerance=ref.top1_tolerance)
+    frame.attrs.update(reference=ref.name, tolerance=tol, quality_tolerance=dict(ref.quality_tolerance))
     return frame

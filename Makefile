@@ -87,6 +87,8 @@ reference: $(BIN)/.installed
 	$(BIN)/python tools/check_reference_logs.py $(PUBLISHED)/ngc-tf2-maskrcnn
 	$(BIN)/python tools/check_reference_logs.py $(PUBLISHED)/ngc-mxnet-resnet50-dllogger
 	$(BIN)/python tools/check_reference_logs.py $(PUBLISHED)/ngc-pytorch-resnet50 --rule perf
+	$(BIN)/python tools/check_bert_reference.py $(PUBLISHED)/ngc-pytorch-bert
+	$(BIN)/python tools/check_bert_reference.py $(PUBLISHED)/ngc-tf1-bert
 	$(BIN)/python tools/check_reference_reports.py $(PUBLISHED) --reports reports-reference
 	$(BIN)/python tools/check_mlperf_results.py $(PUBLISHED)/mlperf
 	$(BIN)/benchbook mlperf run params/mlperf/nvidia_v0.7_resnet_dgxa100.yaml --dry-run

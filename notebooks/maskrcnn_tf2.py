@@ -30,9 +30,9 @@ interactive: Optional[bool] = None  # show the ipywidgets explorer; None: only i
 summary_path: Optional[str] = None  # where to write the headline numbers as JSON (benchbook publish sets it)
 
 # %%
-from benchbook.reports import page, record_views, views
 from benchbook.reports.notebook_params import check, given
 from benchbook.reports.report import Report
+from benchbook.reports.sections import Page
 from benchbook.studies import follow
 
 p = check(**given(globals()))  # each parameter typed and checked; a name the parameters cell lacks is refused
@@ -42,17 +42,18 @@ report = Report(p.study, p.log_dir, p.runs_dir, reference=p.reference,
                 rule=p.throughput_rule())
 if p.launch and report.mode == "launch":  # the study is run (resumed) first; the report reads its folder
     follow.launch(report.study, p.runs_dir, quiet=True)
+# one cell per section below, each shown only where it has something to show
+page = Page(report, "Mask R-CNN on TensorFlow 2 (NGC DeepLearningExamples)", p.summary_path, p.interactive)
 
 # %%
-views.together(page.title(report, "Mask R-CNN on TensorFlow 2 (NGC DeepLearningExamples)"),
-               *filter(None, [page.navigation(report, p.summary_path)]), views.opening(report))
+page.show("opening")
 
 # %%
-views.reproduction_plot(report)
+page.show("reproduction_plot")
 
 # %%
-page.about(
-    report,
+page.show(
+    "about",
     rule="NVIDIA's scripts/benchmark_training.py launches horovodrun with XLA and logs [MaskRCNN] INFO blocks "
          "with a throughput per logged interval; the launch command (GPUs, batch, AMP) is printed at the end. "
          "After warmup_steps (100) every logged throughput is a running mean of the steps so far, so the "
@@ -61,13 +62,13 @@ page.about(
         "Align, box and mask heads) on the CPU on generated images, through the same launcher and report.")
 
 # %%
-views.description(report)
+page.show("description")
 
 # %%
-page.section("1. Set-up", views.setup_intro(report), views.setup_used(report))
+page.show("setup")
 
 # %%
-views.setup_needed(report)
+page.show("setup_needed")
 
 # %% [markdown]
 # ## 2. Analysis
@@ -76,63 +77,59 @@ views.setup_needed(report)
 # rule above.
 
 # %%
-views.runs(report)
+page.show("runs")
 
 # %%
-page.section("Scaling", "Speedup against the 1-GPU median of the same batch and precision (1 process on the "
-             "CPU), and efficiency: speedup per GPU.", views.scaling(report), level=3)
+page.show("scaling")
 
 # %%
-views.scaling_plot(report)
+page.show("scaling_plot")
 
 # %% [markdown]
 # ### Throughput over time
 # Every logged iteration of every run; warm-up records shaded, the recomputed value as a line.
 
 # %%
-views.throughput_over_time(report)
+page.show("throughput_over_time")
 
 # %%
-page.section("Repeats", "Each repeat as a point, the median marked: the spread between runs of one "
-             "configuration.", views.repeats(report), level=3)
+page.show("repeats")
 
 # %%
-page.section(
-    "Loss",
-    "Each logged block carries the total loss (Total loss:) beside the throughput: per run, the loss of the first "
-    "and last logged interval, and how many intervals logged one. A throughput benchmark only means something if "
-    "training went on, and a falling loss says it did.",
-    record_views.loss(report), level=3)
+page.show(
+    "loss",
+    heading="Loss",
+    intro="Each logged block carries the total loss (Total loss:) beside the throughput: per run, the loss of the first "
+          "and last logged interval, and how many intervals logged one. A throughput benchmark only means something if "
+          "training went on, and a falling loss says it did.")
 
 # %%
-page.section(
-    "Loss components",
-    "The total loss is the sum of its parts, which the script logs beside it (RPN box loss, RPN score loss, "
-    "FastRCNN class loss, FastRCNN box loss, Mask loss, L2 loss and the totals of the RPN and Fast R-CNN heads): "
-    "per run, the first and last value of each; then each over the iterations, a colour per configuration. A part "
-    "that does not fall points at the head that did not learn.",
-    record_views.loss_components(report), level=3)
+page.show(
+    "loss_components",
+    heading="Loss components",
+    intro="The total loss is the sum of its parts, which the script logs beside it (RPN box loss, RPN score loss, "
+          "FastRCNN class loss, FastRCNN box loss, Mask loss, L2 loss and the totals of the RPN and Fast R-CNN heads): "
+          "per run, the first and last value of each; then each over the iterations, a colour per configuration. A part "
+          "that does not fall points at the head that did not learn.")
 
 # %%
-page.section(
-    "Logged rates and the running mean",
-    "Up to step 100 each block logs the rate of its own step; after it, the running mean since step 100. Per run: "
-    "the first logged rate, the median and mean of all logged rates, and the last running mean (the rule's value).",
-    record_views.iteration_rates(report), level=3)
+page.show(
+    "iteration_rates",
+    heading="Logged rates and the running mean",
+    intro="Up to step 100 each block logs the rate of its own step; after it, the running mean since step 100. Per run: "
+          "the first logged rate, the median and mean of all logged rates, and the last running mean (the rule's value).")
 
 # %%
-page.section("3. Reproduction", "Per published configuration, what the table at the top does not show: the "
-             "verdict in words, speedups and how the measured configuration differs; then what differs from the "
-             "published set-up.", views.reproduction(report))
+page.show("reproduction")
 
 # %%
-views.differences(report)
+page.show("differences")
 
 # %%
-page.section(*views.failures_heading(report), views.failures_and_problems(report))
+page.show("failures")
 
 # %%
-page.explore(report, p.interactive)
+page.show("explore")
 
 # %%
 report.save_summary(p.summary_path);

@@ -30,9 +30,9 @@ interactive: Optional[bool] = None  # show the ipywidgets explorer; None: only i
 summary_path: Optional[str] = None  # where to write the headline numbers as JSON (benchbook publish sets it)
 
 # %%
-from benchbook.reports import page, record_views, views
 from benchbook.reports.notebook_params import check, given
 from benchbook.reports.report import Report
+from benchbook.reports.sections import Page
 from benchbook.studies import follow
 
 p = check(**given(globals()))  # each parameter typed and checked; a name the parameters cell lacks is refused
@@ -42,17 +42,18 @@ report = Report(p.study, p.log_dir, p.runs_dir, reference=p.reference,
                 rule=p.throughput_rule())
 if p.launch and report.mode == "launch":  # the study is run (resumed) first; the report reads its folder
     follow.launch(report.study, p.runs_dir, quiet=True)
+# one cell per section below, each shown only where it has something to show
+page = Page(report, "ResNet-50 v1.5 on PyTorch (NGC DeepLearningExamples)", p.summary_path, p.interactive)
 
 # %%
-views.together(page.title(report, "ResNet-50 v1.5 on PyTorch (NGC DeepLearningExamples)"),
-               *filter(None, [page.navigation(report, p.summary_path)]), views.opening(report))
+page.show("opening")
 
 # %%
-views.reproduction_plot(report)
+page.show("reproduction_plot")
 
 # %%
-page.about(
-    report,
+page.show(
+    "about",
     rule="NVIDIA's ConvNets main.py (under multiproc.py for several GPUs) logs train.total_ips every iteration "
          "on rank 0: images/s over all GPUs. Its logger averages every iteration of the run, the first ones "
          "included, into the Summary: line and benchmark.json, and that mean is benchbook's default (nvidia) "
@@ -62,13 +63,13 @@ page.about(
         "autocast) in its own environment, or with the Python that BENCHBOOK_PYTHON_PYTORCH names.")
 
 # %%
-views.description(report)
+page.show("description")
 
 # %%
-page.section("1. Set-up", views.setup_intro(report), views.setup_used(report))
+page.show("setup")
 
 # %%
-views.setup_needed(report)
+page.show("setup_needed")
 
 # %% [markdown]
 # ## 2. Analysis
@@ -77,51 +78,47 @@ views.setup_needed(report)
 # rule above.
 
 # %%
-views.runs(report)
+page.show("runs")
 
 # %%
-page.section("Scaling", "Speedup against the 1-GPU median of the same batch and precision (1 process on the "
-             "CPU), and efficiency: speedup per GPU.", views.scaling(report), level=3)
+page.show("scaling")
 
 # %%
-views.scaling_plot(report)
+page.show("scaling_plot")
 
 # %% [markdown]
 # ### Throughput over time
 # Every logged iteration of every run; warm-up records shaded, the recomputed value as a line.
 
 # %%
-views.throughput_over_time(report)
+page.show("throughput_over_time")
 
 # %%
-page.section("Repeats", "Each repeat as a point, the median marked: the spread between runs of one "
-             "configuration.", views.repeats(report), level=3)
+page.show("repeats")
 
 # %%
-page.section("Time to train and accuracy", "First evaluation at or above the target top-1, in seconds since the run's first log line.",
-             views.time_to_train(report), level=3)
+page.show("time_to_train", heading="Time to train and accuracy",
+          intro="First evaluation at or above the target top-1, in seconds since the run's first log line.")
 
 # %%
-page.section(
-    "Per-iteration rates",
-    "PyTorch's published mean keeps the first iterations, which run slower than the rest: per run, the first "
-    "iteration's rate beside the median and the mean of all iterations, and the value the rule recomputed. A mean "
-    "well below the median is that start-up cost; rule perf leaves iterations 1-9 out.",
-    record_views.iteration_rates(report), level=3)
+page.show(
+    "iteration_rates",
+    heading="Per-iteration rates",
+    intro="PyTorch's published mean keeps the first iterations, which run slower than the rest: per run, the first "
+          "iteration's rate beside the median and the mean of all iterations, and the value the rule recomputed. A mean "
+          "well below the median is that start-up cost; rule perf leaves iterations 1-9 out.")
 
 # %%
-page.section("3. Reproduction", "Per published configuration, what the table at the top does not show: the "
-             "verdict in words, speedups and how the measured configuration differs; then what differs from the "
-             "published set-up.", views.reproduction(report))
+page.show("reproduction")
 
 # %%
-views.differences(report)
+page.show("differences")
 
 # %%
-page.section(*views.failures_heading(report), views.failures_and_problems(report))
+page.show("failures")
 
 # %%
-page.explore(report, p.interactive)
+page.show("explore")
 
 # %%
 report.save_summary(p.summary_path);

@@ -13,8 +13,8 @@ import pytest
 
 from benchbook.logs.analysis import EPOCH_COLUMNS, analyze
 from benchbook.logs.rules import Rule
-from benchbook.reports import record_views
 from benchbook.reports.report import Report
+from benchbook.reports.sections.own import epoch_rates
 
 FIXTURES = Path(__file__).parent / "fixtures"
 TAG = "[1,0]<stderr>:2021-04-01 10:00:{:02d},000:INFO: "
@@ -84,10 +84,10 @@ def test_the_report_s_epoch_rates_row_ends_in_the_recomputed_value_and_says_why(
     _log_1907(tmp_path / "mxnet_gpu1_amp_bs64.txt")
     report = Report(log_dir=tmp_path)
     (value,) = report.analysis.runs["recomputed_throughput"]
-    shown = record_views.epoch_rates(report).plain.splitlines()
+    shown = epoch_rates.shown(report).plain.splitlines()
     assert shown[0].split(" | ") == ["run", "lines", "epoch 0", "epoch 1", "epoch 2", "harmonic mean of the used",
                                      "recomputed images/s"]
     cells = shown[1].split(" | ")
     assert cells[2].endswith("(warm-up)") and cells[-2] == cells[-1] == f"{value:.2f}"  # the runs table's digits
-    assert "benchmark.py" in record_views.epoch_rates_why(report)
-    assert record_views.epoch_rates(Report(log_dir=FIXTURES / "ngc_tf1")) is None  # no section for TF1
+    assert "benchmark.py" in epoch_rates.why(report)
+    assert epoch_rates.shown(Report(log_dir=FIXTURES / "ngc_tf1")) is None  # no section for TF1

@@ -57,11 +57,12 @@ def test_a_v07_result_file_is_one_run_with_its_time_to_train(tmp_path):
     assert run["global_batch_size"] == 256
     assert run["reported_throughput"] is None and run["recomputed_throughput"] is None and run["iterations"] == 0
     assert run["rule"].startswith("mlperf: time to train") and "mlcommons/logging" in run["rule"]
-    assert run["final_top1"] == pytest.approx(76.0)
+    assert reported["quality"] == {"accuracy": 0.76}  # the benchmark's metric as the rule names it, as logged
+    assert run["final_top1"] is None  # no model's metric: an MLPerf accuracy is not labelled top-1
     assert run["warnings"] == []
     assert list(evals.columns) == [*EVAL_COLUMNS, "metric", "value"]
     assert evals["epoch"].tolist() == [1.0, 2.0] and evals["metric"].tolist() == ["accuracy", "accuracy"]
-    assert evals["value"].tolist() == [0.5, 0.76] and evals["top1"].tolist() == pytest.approx([50.0, 76.0])
+    assert evals["value"].tolist() == [0.5, 0.76] and evals["top1"].isna().all()
     assert evals["elapsed"].tolist() == pytest.approx([30.5 * 30, 30.5 * 60], abs=0.01)  # from rank 1's run_start
 
 
@@ -78,6 +79,7 @@ def test_mask_rcnn_gives_bbox_and_segm_rows(tmp_path):
     run, evals = one_run(write(tmp_path / "result_0.txt", result_text(40, benchmark="maskrcnn",
                                                                        accuracies=(0.2, 0.38))))
     assert run["model"] == "maskrcnn" and run["final_top1"] is None
+    assert run["reported"]["quality"] == pytest.approx({"BBOX": 0.38, "SEGM": 0.342})
     assert evals["metric"].tolist() == ["BBOX", "SEGM", "BBOX", "SEGM"]
     assert evals["value"].tolist() == pytest.approx([0.2, 0.18, 0.38, 0.342])
     assert evals["top1"].isna().all() and evals["epoch"].tolist() == [1, 1, 2, 2]

@@ -59,11 +59,11 @@ def test_a_pair_edited_on_one_side_only_is_out_of_sync(tmp_path):
         shutil.copy(NOTEBOOKS / name, tmp_path / name)
     py = tmp_path / "resnet50_tf.py"
     assert _out_of_sync(py) == ""
-    anchor = "views.scaling_plot(report)\n"
-    py.write_text(py.read_text().replace(anchor, anchor + "views.runs(report)\n"))
-    assert "cell " in _out_of_sync(py) and "views.runs(report)" in _out_of_sync(py)
+    anchor = 'page.show("scaling_plot")\n'
+    py.write_text(py.read_text().replace(anchor, anchor + 'page.show("runs")\n'))
+    assert "cell " in _out_of_sync(py) and 'page.show("runs")' in _out_of_sync(py)
     shutil.copy(NOTEBOOKS / "resnet50_tf.py", py)
-    py.write_text(py.read_text() + "\n# %%\nviews.problems(report)\n")  # a cell added at the end
+    py.write_text(py.read_text() + '\n# %%\npage.show("failures")\n')  # a cell added at the end
     assert "cells, its .ipynb" in _out_of_sync(py)
     nb = nbformat.read(tmp_path / "resnet50_tf.ipynb", as_version=4)
     del nb.metadata["jupytext"]
@@ -92,26 +92,68 @@ def test_model_notebooks_open_with_the_verdict_then_four_sections():
     for name in MODELS:
         cells = nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4).cells
         code = [c.source for c in cells if c.cell_type == "code"]
-        assert "views.opening(report)" in code[3] and "reproduction_plot" in code[4]  # first, after the set-up
+        assert code[3] == 'page.show("opening")' and code[4] == 'page.show("reproduction_plot")'  # after the set-up
         text = "\n".join(c.source for c in cells)
-        # headings of sections that may not apply are the library's (page.section), shown with their section
-        for section in ('"1. Set-up"', "## 2. Analysis", '"3. Reproduction"', "views.failures_heading(report)"):
+        # headings of sections that may not apply are the library's (reports/sections), shown with their section
+        for section in ('page.show("setup")', "## 2. Analysis", 'page.show("reproduction")', 'page.show("failures")'):
             assert section in text
-        assert text.index("views.opening(report)") < text.index('"1. Set-up"')
-        assert "# ### Explore" not in text and "page.explore(report, p.interactive)" in text
+        assert text.index('page.show("opening")') < text.index('page.show("setup")')
+        assert "# ### Explore" not in text and 'page.show("explore")' in text
+
+
+def _shown(cell: str) -> tuple[str, ast.Call] | None:
+    """The section a cell shows (`page.show("name", ...)`, the cell's one statement) and the call."""
+    tree = ast.parse(cell.rstrip(";"))
+    call = tree.body[-1].value if tree.body and isinstance(tree.body[-1], ast.Expr) else None
+    if len(tree.body) == 1 and isinstance(call, ast.Call) and ast.unparse(call.func) == "page.show":
+        return call.args[0].value, call
+    return None
+
+
+def _without_prose(cell: str) -> str:
+    """A cell's code without its prose: texts given as keywords are left out, other texts blanked, but for
+    the name of the section a cell shows."""
+    tree = ast.parse(cell.rstrip(";"))
+    for call in (n for n in ast.walk(tree) if isinstance(n, ast.Call)):
+        call.keywords = [k for k in call.keywords if not isinstance(k.value, ast.Constant | ast.BinOp)]
+    kept = {id(c.args[0]) for c in ast.walk(tree) if isinstance(c, ast.Call) and ast.unparse(c.func) == "page.show"}
+    for text in (n for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)):
+        text.value = text.value if id(text) in kept else ""
+    return ast.dump(tree)
+
+
+def test_model_notebooks_differ_only_in_their_prose_and_their_own_sections():
+    """One cell per section (`page.show`), the same cells in every model notebook but for the model's own
+    sections (reports/sections/own, and time to train where its runs evaluate); what differs otherwise is
+    prose: the texts given to the library."""
+    from benchbook.reports import sections
+
+    shapes = {}
+    for name in MODELS:
+        cells = [c.source for c in nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4).cells
+                 if c.cell_type == "code"][1:]
+        shown = [_shown(c) for c in cells]
+        assert all(s is None or s[0] in (*sections.SECTIONS, *sections.OWN) for s in shown), name
+        own = [s[0] for s in shown if s and (s[0] in sections.OWN or s[0] == "time_to_train")]
+        assert own and all({k.arg for k in s[1].keywords} >= {"heading"} for s in shown if s and s[0] in own)
+        generic = [c for c, s in zip(cells, shown, strict=True) if not (s and s[0] in own)]
+        shapes[name] = [_without_prose(c) for c in generic]
+        assert [s[0] for s in shown if s and s[0] not in own] == [
+            s for s in sections.SECTIONS if s != "time_to_train"], name  # every shared section, in order
+    assert len({tuple(v) for v in shapes.values()}) == 1, shapes
 
 
 @pytest.mark.parametrize(("name", "section", "call"), [
-    ("resnet50_tf", '"Time to train and top-1"', "views.time_to_train(report)"),
-    ("resnet50_mxnet", '"Epoch rates"', "record_views.epoch_rates(report)"),
-    ("resnet50_pytorch", '"Per-iteration rates"', "record_views.iteration_rates(report)"),
-    ("maskrcnn_tf2", '"Loss"', "record_views.loss(report)"),
-    ("maskrcnn_tf2", '"Loss components"', "record_views.loss_components(report)")])
+    ("resnet50_tf", '"Time to train and top-1"', '"time_to_train"'),
+    ("resnet50_mxnet", '"Epoch rates"', '"epoch_rates"'),
+    ("resnet50_pytorch", '"Per-iteration rates"', '"iteration_rates"'),
+    ("maskrcnn_tf2", '"Loss"', '"loss"'),
+    ("maskrcnn_tf2", '"Loss components"', '"loss_components"')])
 def test_each_model_notebook_shows_what_is_particular_to_its_logs(name, section, call):
     """Shared cells call the library; each model's own section, in its own words, sits in section 2 of its
     notebook and of no other."""
     text = (NOTEBOOKS / f"{name}.py").read_text()
-    assert text.index("## 2. Analysis") < text.index(section) < text.index(call) < text.index('"3. Reproduction"')
+    assert text.index("## 2. Analysis") < text.index(call) < text.index(section) < text.index('"reproduction"')
     assert not [m for m in MODELS if m != name and section in (NOTEBOOKS / f"{m}.py").read_text()]
 
 

@@ -1,5 +1,5 @@
 """What a report page shows depends on its mode, model and reference: the title, links, paragraphs and
-sections that apply (page.py), the set-up the logs state (logged_setup.py), one name and order for a
+sections that apply (sections/), the set-up the logs state (logged_setup.py), one name and order for a
 configuration (configs.py), and one way to write each number."""
 
 from pathlib import Path
@@ -7,8 +7,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from benchbook.reports import configs, display, logged_setup, page, views
+from benchbook.reports import configs, display, logged_setup
 from benchbook.reports.report import Report
+from benchbook.reports.sections import opening, parts, show
 
 FIXTURES = Path(__file__).parent / "fixtures"
 TF1 = FIXTURES / "ngc_tf1"
@@ -18,10 +19,10 @@ def test_the_title_says_time_to_train_only_where_a_run_evaluates(tmp_path):
     throughput = tmp_path / "throughput"
     throughput.mkdir()
     (throughput / "tf_gpu1_amp_bs256.log").write_text((TF1 / "tf_gpu1_amp_bs256.log").read_text())
-    plain = page.title(Report(log_dir=throughput), "ResNet-50 v1.5 on TensorFlow 1").plain
+    plain = opening.title(Report(log_dir=throughput), "ResNet-50 v1.5 on TensorFlow 1").plain
     assert plain == "ResNet-50 v1.5 on TensorFlow 1: training throughput, throughput (analysis-only)"
     evaluating = Report(log_dir=TF1)
-    assert "and time to train" in page.title(evaluating, "ResNet-50").plain
+    assert "and time to train" in opening.title(evaluating, "ResNet-50").plain
     assert evaluating.headline()["title"] == evaluating.page_title  # the index and the browser show it
 
 
@@ -29,7 +30,7 @@ def test_navigation_links_the_index_each_log_copied_beside_the_page_and_the_rule
     report = Report(log_dir=TF1)
     summary = tmp_path / "reports" / "tf1" / "summary.json"
     summary.parent.mkdir(parents=True)
-    nav = page.navigation(report, str(summary))
+    nav = opening.navigation(report, str(summary))
     assert 'href="../index.html"' in nav.markup and 'href="code.html"' in nav.markup
     assert "tf_gpu1_amp_bs256.log</a>" in nav.markup and "/work/" not in nav.plain
     links = [a.split('"')[1] for a in nav.markup.split("href=")[1:]]
@@ -38,21 +39,21 @@ def test_navigation_links_the_index_each_log_copied_beside_the_page_and_the_rule
     assert log == "logs/tf_gpu1_amp_bs256.log"  # a copy beside the page: the reports folder may be moved or shared
     assert (summary.parent / log).read_bytes() == (TF1 / "tf_gpu1_amp_bs256.log").read_bytes()
     assert any(link.startswith("https://github.com/NVIDIA/DeepLearningExamples/blob/") for link in links)
-    assert page.navigation(report, None) is None  # in JupyterLab: no published page to link from
+    assert opening.navigation(report, None) is None  # in JupyterLab: no published page to link from
 
 
 def test_dlperf_and_cpu_paragraphs_only_where_they_apply():
     texts = {"rule": "NVIDIA's rule text.", "dlperf": "DLPerf text.", "cpu": "CPU workload text."}
-    mine = page.about(Report(log_dir=TF1, reference="ngc_tf1_resnet50"), **texts).plain
+    mine = show(Report(log_dir=TF1, reference="ngc_tf1_resnet50"), "about", **texts).plain
     assert "NVIDIA's rule text." in mine and "DLPerf text." not in mine and "CPU workload text." not in mine
     assert "launch" not in mine  # analysis-only: nothing was launched
-    dlperf = page.about(Report(log_dir=TF1, reference="dlperf_tf1_resnet50"), **texts).plain
+    dlperf = show(Report(log_dir=TF1, reference="dlperf_tf1_resnet50"), "about", **texts).plain
     assert "DLPerf text." in dlperf
 
 
 def test_a_section_with_nothing_to_show_is_left_out_heading_and_all():
-    assert page.section("Repeats", "intro", None) is None
-    shown = page.section("Loss", "intro", display.note("x"), level=3)
+    assert parts.section("Repeats", "intro", None) is None
+    shown = parts.section("Loss", "intro", display.note("x"), level=3)
     assert shown.markup.startswith('<h3 id="loss">Loss</h3><p>intro</p>')
 
 
@@ -69,7 +70,7 @@ def test_the_set_up_line_holds_what_every_run_logged_alike():
 
 def test_log_times_without_a_zone_are_never_called_utc():
     report = Report(log_dir=TF1)
-    started = dict(zip(views.logs_description(report)[""], views.logs_description(report)["in the logs"],
+    started = dict(zip(logged_setup.logs_description(report)[""], logged_setup.logs_description(report)["in the logs"],
                        strict=True))["first run started"]
     assert "UTC" not in started and "the log's clock" in started
     assert display.logged_time(1607603387.9) == "2020-12-10 12:29:47 (the log's clock, no time zone)"
@@ -100,11 +101,11 @@ def test_the_runs_table_writes_a_throughput_to_the_grids_digits(tmp_path, monkey
     logs.mkdir()
     (logs / "tf_gpu1_amp_bs256.log").write_text((TF1 / "tf_gpu1_amp_bs256.log").read_text())
     report = Report(log_dir=logs, reference="one")
-    lines = views.runs(report).plain.splitlines()
+    lines = show(report, "runs").plain.splitlines()
     row = dict(zip(lines[0].split(" | "), lines[1].split(" | "), strict=True))
     recomputed = row["recomputed images/s"]
     assert len(recomputed.partition(".")[2]) == 1, row
-    assert f"| {recomputed} |" in views.opening(report).plain
+    assert f"| {recomputed} |" in opening.verdict(report).plain
 
 
 def test_a_link_planted_as_the_reports_logs_folder_is_refused_and_nothing_written_through_it(tmp_path):
@@ -118,5 +119,5 @@ def test_a_link_planted_as_the_reports_logs_folder_is_refused_and_nothing_writte
     elsewhere.mkdir()
     (summary.parent / "logs").symlink_to(elsewhere)
     with pytest.raises(ReportFolderError, match="logs is a symbolic link"):
-        page.navigation(Report(log_dir=TF1), str(summary))
+        opening.navigation(Report(log_dir=TF1), str(summary))
     assert not any(elsewhere.iterdir())

@@ -8,7 +8,8 @@ from benchbook.errors import BenchbookError
 from benchbook.logs import parsers
 from benchbook.logs.rules import METHODS, Rule
 
-NAMES = {"ngc_tf1_convnets", "ngc_mxnet_resnet50", "ngc_tf2_maskrcnn", "ngc_pytorch_convnets", "benchbook_cpu", "mllog"}
+NAMES = {"ngc_tf1_convnets", "ngc_mxnet_resnet50", "ngc_tf2_maskrcnn", "ngc_pytorch_convnets", "benchbook_cpu", "mllog",
+         "ngc_bert_pytorch", "ngc_bert_tf1"}
 
 
 def test_the_formats_are_registered():

@@ -17,6 +17,7 @@ from benchbook.studies import published as published_sets
 
 SETS = {"ngc-tf1-resnet50": None, "ngc-mxnet-resnet50": None, "ngc-tf2-maskrcnn": None,
         "ngc-mxnet-resnet50-dllogger": None, "ngc-pytorch-resnet50": "perf"}  # set: the rule of its numbers
+BERT_SETS = ("ngc-pytorch-bert", "ngc-tf1-bert")  # each cell names its rule (tools/check_bert_reference.py)
 
 
 def _tool(repo_root, name):
@@ -32,7 +33,7 @@ def published(repo_root):
 
 
 def test_every_set_is_one_small_archive_with_its_notice_and_numbers(published):
-    assert sorted(p.name for p in published.iterdir()) == sorted([*SETS, "mlperf"])
+    assert sorted(p.name for p in published.iterdir()) == sorted([*SETS, *BERT_SETS, "mlperf"])
     for folder in published.iterdir():
         archived = [p for p in folder.iterdir() if archives.kind(p.name)]
         assert len(archived) == 1 and archived[0].name.endswith(".tar.xz"), folder
@@ -43,6 +44,18 @@ def test_every_set_is_one_small_archive_with_its_notice_and_numbers(published):
         listing = archives.listing(archived[0])
         assert not listing.problems and listing.files
         assert yaml.safe_load((folder / "expected.yaml").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("name", BERT_SETS)
+def test_each_bert_set_gives_each_cell_by_its_rule_or_says_none_does(repo_root, published, name, monkeypatch):
+    monkeypatch.syspath_prepend(str(repo_root / "tools"))  # (the tool imports check_reference_logs)
+    tool = _tool(repo_root, "check_bert_reference")
+    expected = yaml.safe_load((published / name / "expected.yaml").read_text(encoding="utf-8"))
+    errors, lines = tool.check(published / name, expected)
+    assert errors == []
+    cells = [line for line in lines if " of published " in line or "no exact rule" in line]
+    assert len(cells) == len(expected[name]["runs"]) == 10
+    assert sum("no exact rule" in line for line in cells) == (2 if name == "ngc-tf1-bert" else 0)
 
 
 @pytest.mark.parametrize("name", list(SETS))

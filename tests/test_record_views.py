@@ -1,4 +1,4 @@
-"""The model-particular notebook sections (record_views): per-epoch rates, per-iteration rates, loss.
+"""The model-particular notebook sections (reports/sections/own): per-epoch rates, per-iteration rates, loss.
 
 Expected values are read from the fixture logs' own lines (cited beside each), and the tables are
 checked against the rule's recomputed values, so that a section cannot drift from what the runs table says.
@@ -9,15 +9,16 @@ from statistics import harmonic_mean
 
 import pytest
 
-from benchbook.reports import page, record_views
 from benchbook.reports.report import Report
+from benchbook.reports.sections import parts
+from benchbook.reports.sections.own import epoch_rates, iteration_rates, loss, loss_components
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
 def test_mxnet_epoch_rates_are_the_ones_whose_harmonic_mean_the_rule_gives():
     report = Report(log_dir=FIXTURES / "ngc_mxnet")
-    table = record_views.epoch_rates_table(report)
+    table = epoch_rates.epoch_rates_table(report)
     runs = report.analysis.runs
     for label, rows in table.groupby("run"):
         used = rows[rows["used by the rule"]]["images/s"]
@@ -33,20 +34,20 @@ def test_mxnet_epoch_rates_are_the_ones_whose_harmonic_mean_the_rule_gives():
 
 def test_pytorch_iteration_rates_show_the_first_iterations_pulling_the_mean_down():
     report = Report(log_dir=FIXTURES / "ngc_pytorch")
-    table = record_views.iteration_rates_table(report).set_index("run")
+    table = iteration_rates.iteration_rates_table(report).set_index("run")
     row = table.loc["pytorch_gpu8_amp_bs256.txt:0 (8 GPUs, amp, bs 256)"]
     # its lines 12-23: `Iteration: 1 ... train.total_ips : 640.00` ... `Iteration: 12 ... 5810.00`
     assert row["iterations logged"] == 12 and row["first iteration"] == 640.0
     assert row["mean of all"] < row["median"]
     # the default (nvidia) rule for this format is the mean of every iteration, the first ones included
     assert (table["mean of all"] - table["by the rule"]).abs().max() < 1e-6
-    perf = record_views.iteration_rates_table(Report(log_dir=FIXTURES / "ngc_pytorch", rule="perf"))
+    perf = iteration_rates.iteration_rates_table(Report(log_dir=FIXTURES / "ngc_pytorch", rule="perf"))
     assert (perf["by the rule"] > perf["mean of all"]).all()  # leaving iterations 1-9 out raises it
 
 
 def test_maskrcnn_loss_is_the_first_and_last_logged_total_loss():
     report = Report(log_dir=FIXTURES / "ngc_maskrcnn")
-    table = record_views.loss_table(report).set_index("run")
+    table = loss.loss_table(report).set_index("run")
     row = table.loc["tf_gpu1_fp32_bs2.txt:0 (1 GPU, fp32, bs 2)"]
     # tf_gpu1_fp32_bs2.txt: five blocks, `iteration: 5` ... `Total loss: 3.5`, the last `iteration: 25` ...
     # `Total loss: 2.7`
@@ -56,13 +57,13 @@ def test_maskrcnn_loss_is_the_first_and_last_logged_total_loss():
 
 def test_views_of_records_the_logs_do_not_hold_are_none_so_their_sections_are_left_out(tmp_path):
     report = Report(log_dir=FIXTURES / "ngc_pytorch")
-    assert record_views.epoch_rates_table(report).empty  # PyTorch's rule is no per-epoch rule
-    assert record_views.epoch_rates(report) is None  # so its section is left out, not shown empty
+    assert epoch_rates.epoch_rates_table(report).empty  # PyTorch's rule is no per-epoch rule
+    assert epoch_rates.shown(report) is None  # so its section is left out, not shown empty
     (tmp_path / "empty.log").write_text("nothing a parser knows\n")
     nothing = Report(log_dir=tmp_path)
-    assert record_views.iteration_rates_table(nothing).empty and record_views.iteration_rates(nothing) is None
-    assert record_views.loss_table(nothing).empty and record_views.loss(nothing) is None
-    assert page.section("Loss", "intro", record_views.loss(nothing)) is None
+    assert iteration_rates.iteration_rates_table(nothing).empty and iteration_rates.shown(nothing) is None
+    assert loss.loss_table(nothing).empty and loss.shown(nothing) is None
+    assert parts.section("Loss", "intro", loss.shown(nothing)) is None
 
 
 # The components NGC's TF2 Mask R-CNN registers for its log (NVIDIA/DeepLearningExamples
@@ -90,7 +91,7 @@ def test_maskrcnn_loss_components_per_run_in_the_order_the_log_prints_them(tmp_p
     _component_log(tmp_path / "tf_gpu1_fp32_bs2.txt", [5, 10, 15, 20, 25])
     _component_log(tmp_path / "tf_gpu8_amp_bs2.txt", [5, 10])
     report = Report(log_dir=tmp_path)
-    table = record_views.loss_components_table(report)
+    table = loss_components.loss_components_table(report)
     gpu1 = table[table["run"] == "tf_gpu1_fp32_bs2.txt:0 (1 GPU, fp32, bs 2)"]
     assert list(gpu1["component"]) == COMPONENTS and set(gpu1["records"]) == {5}
     mask = gpu1.set_index("component").loc["Mask loss"]
@@ -99,8 +100,8 @@ def test_maskrcnn_loss_components_per_run_in_the_order_the_log_prints_them(tmp_p
     assert mask["records"] == 5
     assert (mask["first iteration"], mask["first value"], mask["last iteration"], mask["last value"]) == (
         5, 0.85, 25, 0.65)
-    assert len(table) == 2 * len(COMPONENTS) and list(table.columns) == record_views.LOSS_COMPONENT_COLUMNS
-    shown = record_views.loss_components(report)
+    assert len(table) == 2 * len(COMPONENTS) and list(table.columns) == loss_components.COLUMNS
+    shown = loss_components.shown(report)
     header, first, second = (line.split(" | ") for line in shown.plain.splitlines()[:3])
     assert header == ["run", "iterations", *COMPONENTS] and "<img" in shown.markup  # a row per run, then the curves
     assert dict(zip(header, first, strict=True))["Mask loss"] == "0.8500 → 0.6500" and first[1] == "5–25"
@@ -110,5 +111,5 @@ def test_maskrcnn_loss_components_per_run_in_the_order_the_log_prints_them(tmp_p
 
 def test_logs_without_loss_components_leave_their_section_out():
     report = Report(log_dir=FIXTURES / "ngc_maskrcnn")  # total loss only
-    assert record_views.loss_components_table(report).empty
-    assert record_views.loss_components(report) is None
+    assert loss_components.loss_components_table(report).empty
+    assert loss_components.shown(report) is None

@@ -661,3 +661,71 @@ def test_dlperf_speedups_keep_the_digits_the_readme_prints():
     firsts = {r.table: r.as_printed("speedup") for r in ref.rows if r.gpus == 1 and r.speedup is not None}
     assert firsts == {"fp32": "1.00", "amp": "1", "amp_xla": "1"}
     assert _row(ref, table="amp", gpus=8).as_printed("speedup") == "7.3"
+
+
+def test_the_comparison_reads_a_configurations_keys_from_the_axes():
+    """Issue 35: the reference comparison names no axis of a configuration itself; it reads the keys from
+    core.config through the schema (MATCHED, FLAGS, ROW_AXES), so that an axis is declared in one place."""
+    import re
+
+    from benchbook.models import reference_schema
+
+    keys = "|".join(map(re.escape, config.run_keys()))
+    for name in ("reference_compare.py", "reference_differences.py"):
+        text = (ROOT / "lib" / "benchbook" / "reports" / name).read_text(encoding="utf-8")
+        spelled = [line for line in text.splitlines() if re.search(rf"[\"']({keys})[\"']", line)
+                   and not line.startswith(("GPU_SECTION = ", "_LIBRARY_LABELS = "))]  # a capture's sections
+        assert spelled == [], name
+    assert reference_schema.MATCHED == ("gpus", "batch_size", "precision")
+    assert reference_schema.ROW_AXES == ("gpus", "nodes", "batch_size", "precision", *config.flags())
+    assert list(references.COLUMNS)[1:8] == list(reference_schema.ROW_AXES)
+
+
+_OWN_AXIS = '''
+import json, sys
+import pandas as pd
+from benchbook.core.config import Axis
+from benchbook.models import spec
+base = spec.get("resnet50_tf")
+spec.register(spec.ModelSpec(
+    name="fakebert", framework="pytorch", title="Fake BERT", log_names=("pytorch", "fakebert"), notebook="x",
+    unit="sequences/s", ngc_command=base.ngc_command, ngc_script="run.py", dataset="Wiki",
+    data_layout="imagenet_folders", data_name="x",
+    axes=(Axis("seq_len", int, "identity", "sequence length", "tokens a sequence"),)))
+from benchbook.reports import references
+from pathlib import Path
+ref = references.load(Path(sys.argv[1]))
+stats = pd.DataFrame([{"framework": "pytorch", "model": "fakebert", "gpus": 8, "batch_size": 64,
+                       "precision": "amp", "seq_len": n, "median": v, "runs": 1} for n, v in ((128, 3000.0),
+                                                                                             (512, 1000.0))])
+out = references.compare(stats, ref)
+print(json.dumps({"columns": list(out.columns), "rows": out[["seq_len", "measured", "verdict"]].to_dict("records"),
+                  "notes": list(out["differences"]), "key": list(ref.rows[0].key)}, default=str))
+'''
+
+
+def test_a_models_own_axis_is_a_field_of_a_published_row(tmp_path):
+    """A model that declares an axis (a sequence length) gets a `Row` field for it: a row that states it
+    matches that value only; one that does not matches any, and the others are named."""
+    import json
+    import subprocess
+    import sys
+
+    doc = {**copy.deepcopy(GOOD), "model": "fakebert", "rows": [
+        {"gpus": 8, "batch_size": 64, "precision": "amp", "seq_len": 512, "throughput": 1010.0},
+        {"gpus": 8, "batch_size": 64, "precision": "amp", "seq_len": 256, "throughput": 2000.0},
+        {"gpus": 8, "batch_size": 64, "precision": "amp", "throughput": 2900.0, "table": "any"}],
+        "tables": {"any": "the sequence length unstated"}}
+    path = _write(tmp_path, doc)
+    out = subprocess.run([sys.executable, "-c", _OWN_AXIS, str(path)], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout)
+    assert got["columns"][1:9] == ["gpus", "nodes", "batch_size", "precision", "xla", "dali", "synthetic", "seq_len"]
+    assert got["rows"][0] == {"seq_len": 512, "measured": 1000.0, "verdict": "reproduced"}
+    assert got["rows"][1]["verdict"] == "not measured"
+    assert "measured only with sequence length 128 (published: sequence length 256): 3000" in got["notes"][1][0]
+    assert math.isnan(got["rows"][2]["seq_len"]) and got["rows"][2]["measured"] == 3000.0  # not stated
+    assert any("also measured with sequence length 512: 1000" in note for note in got["notes"][2])
+    assert got["key"] == [8, 64, "amp", None, None, None, 512]
+    with pytest.raises(ReferenceError, match="unknown key 'rows.0..seq_len'"):  # no model declares it here
+        references.load(path)

@@ -10,6 +10,8 @@ import pytest
 from benchbook.errors import BenchbookError
 from benchbook.reports import machine, tables
 from benchbook.reports.report import Report
+from benchbook.reports.sections import failures
+from benchbook.reports.sections import runs as run_section
 from benchbook.runfolder import records
 from conftest import CPU_STUDY as STUDY
 from conftest import cpu_log_text as log_text
@@ -42,7 +44,7 @@ def study_folder(tmp_path):
 def test_report_of_a_study_folder(study_folder):
     r = Report(study_folder / "s.yaml", runs_dir=study_folder / "runs")
     assert r.mode == "launch" and r.source == study_folder / "runs" / "s"
-    runs = r.runs()
+    runs = run_section.table(r)
     assert len(runs) == 2 and sorted(runs["recomputed images/s"]) == [10.0, 20.0]
     assert tables.published_layout(r.stats).shape[0] == 1 and machine.failures(r).empty
     assert r.headline()["best"]["median"] == 15.0
@@ -58,7 +60,7 @@ def test_earlier_attempts_are_not_results(study_folder):
     old = study_folder / "runs" / "s" / "cpu_fp32_bs8_syn_r1" / "attempts" / "1"
     old.mkdir(parents=True)
     (old / "cpu_fp32_bs8_syn_r1.log").write_text(log_text(99.0))
-    assert len(Report(study_folder / "s.yaml", runs_dir=study_folder / "runs").runs()) == 2
+    assert len(run_section.table(Report(study_folder / "s.yaml", runs_dir=study_folder / "runs"))) == 2
 
 
 def test_a_report_needs_a_source(tmp_path):
@@ -81,8 +83,8 @@ def test_a_run_whose_record_cannot_be_read_is_a_problem_and_its_log_still_counts
     d = study_folder / "runs" / "s" / "cpu_fp32_bs8_syn_r2"
     (d / "run.json").write_text('{"run_id": "cpu_fp32_bs8_syn_r2", "stat')  # truncated by a full disk
     r = Report(study_folder / "s.yaml", runs_dir=study_folder / "runs")
-    assert len(r.runs()) == 2  # the log of the unreadable record is analyzed, not dropped
-    problems = r.problems()
+    assert len(run_section.table(r)) == 2  # the log of the unreadable record is analyzed, not dropped
+    problems = failures.problems(r)
     assert list(problems["file"]) == ["cpu_fp32_bs8_syn_r2"] and "run.json" in problems["problem"].iloc[0]
     assert r.headline()["problems"] == 1
 
@@ -90,8 +92,8 @@ def test_a_run_whose_record_cannot_be_read_is_a_problem_and_its_log_still_counts
 def test_a_finished_run_whose_log_is_gone_is_a_problem(study_folder):
     (study_folder / "runs" / "s" / "cpu_fp32_bs8_syn_r1" / "cpu_fp32_bs8_syn_r1.log").unlink()
     r = Report(study_folder / "s.yaml", runs_dir=study_folder / "runs")
-    assert len(r.runs()) == 1
-    assert "log is missing" in r.problems()["problem"].iloc[0] and r.headline()["problems"] == 1
+    assert len(run_section.table(r)) == 1
+    assert "log is missing" in failures.problems(r)["problem"].iloc[0] and r.headline()["problems"] == 1
 
 
 def test_scaling_and_reproduction_are_unrounded_the_views_round(tmp_path, monkeypatch):
@@ -179,8 +181,8 @@ def test_a_log_that_cannot_be_examined_is_a_problem_and_the_report_goes_on(study
     (run / "cpu_fp32_bs8_syn_r2.log").symlink_to(locked / "elsewhere.log")
     _unexaminable(monkeypatch, locked)
     r = Report(study_folder / "s.yaml", runs_dir=study_folder / "runs")
-    assert sorted(r.runs()["recomputed images/s"]) == [10.0]
-    problems = r.problems()
+    assert sorted(run_section.table(r)["recomputed images/s"]) == [10.0]
+    problems = failures.problems(r)
     row = problems[problems["file"] == str(run / "cpu_fp32_bs8_syn_r2.log")]
     assert len(row) == 1 and "cannot be examined (Permission denied)" in row["problem"].iloc[0]
     assert r.headline()["problems"] >= 1 and r.headline()["runs"] == 1
@@ -233,7 +235,8 @@ def test_the_runs_table_names_each_run_by_its_log_inside_the_archive_or_folder(t
     log = FIXTURES / "ngc_tf1" / "tf_gpu1_amp_bs256.log"
     with tarfile.open(tmp_path / "logs.tar.xz", "w:xz") as archive:
         archive.add(log, arcname="set/tf_gpu1_amp_bs256.log")
-    assert list(Report(log_dir=tmp_path / "logs.tar.xz").runs().iloc[:, 0]) == ["set/tf_gpu1_amp_bs256.log:0"]
+    named = run_section.table(Report(log_dir=tmp_path / "logs.tar.xz"))
+    assert list(named.iloc[:, 0]) == ["set/tf_gpu1_amp_bs256.log:0"]
     (tmp_path / "folder" / "set").mkdir(parents=True)
     (tmp_path / "folder" / "set" / log.name).write_bytes(log.read_bytes())
-    assert list(Report(log_dir=tmp_path / "folder").runs().iloc[:, 0]) == ["set/tf_gpu1_amp_bs256.log:0"]
+    assert list(run_section.table(Report(log_dir=tmp_path / "folder")).iloc[:, 0]) == ["set/tf_gpu1_amp_bs256.log:0"]

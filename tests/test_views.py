@@ -9,8 +9,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchbook.reports import display, machine, views
+from benchbook.reports import display, logged_setup, machine
 from benchbook.reports.report import Report
+from benchbook.reports.sections import failures, opening, repeats, reproduction, scaling, setup, show, time_to_train
+from benchbook.reports.sections import runs as run_section
 from benchbook.runfolder import records
 from conftest import CPU_STUDY as STUDY
 from conftest import cpu_log_text as log_text
@@ -76,40 +78,40 @@ def test_an_empty_table_collapses_to_one_line_that_says_why():
 
 def test_analysis_only_describes_the_logs_never_this_machine():
     r = Report(log_dir=FIXTURES / "ngc_maskrcnn", reference="ngc_tf2_maskrcnn")
-    described = r.logs_description() if hasattr(r, "logs_description") else views.logs_description(r)
+    described = r.logs_description() if hasattr(r, "logs_description") else logged_setup.logs_description(r)
     text = described.to_string()
     assert "not in the logs" in text and "V100-SXM2-16GB" in text and "horovodrun -np" in text
     host = (machine.capture(r).get("host") or {}).get("hostname") or "\0"
     differences = " ".join(machine.reference_differences(r)["difference"])
     for word in ("CPU", "CUDA", "absent", host):
-        assert word not in differences and word not in str(views.setup_used(r)), word
-    assert views.launch_status(r) is None and views.setup_needed(r) is None  # nothing was launched
-    opening = views.opening(r)
+        assert word not in differences and word not in str(setup.used(r)), word
+    assert failures.launch_status(r) is None and show(r, "setup_needed") is None  # nothing was launched
+    first = opening.verdict(r)
     # nothing was re-run: "consistent", not "reproduced", with the size of the miss
-    assert opening.plain.startswith("Not consistent: 0 of 8 published configurations within ±5%") and \
-        "3 runs in 3 log files" in opening.plain and "deviation -5.65%" in opening.plain and \
+    assert first.plain.startswith("Not consistent: 0 of 8 published configurations within ±5%") and \
+        "3 runs in 3 log files" in first.plain and "deviation -5.65%" in first.plain and \
         "GPU type not in the logs" in \
-        opening.plain
-    assert "1 slower, 7 not measured" in opening.plain
+        first.plain
+    assert "1 slower, 7 not measured" in first.plain
 
 
 def test_logs_that_match_no_published_configuration_say_so_in_one_line():
     r = Report(log_dir=FIXTURES / "ngc_mxnet", reference="ngc_tf2_maskrcnn")
-    shown = views.reproduction(r)
+    shown = reproduction.table(r)
     assert "<table" not in shown.markup and "none of the configurations in the logs" in shown.plain
-    assert views.reproduction_plot(r) is None
-    assert views.opening(r).plain.startswith("Not measured:")
+    assert show(r, "reproduction_plot") is None
+    assert opening.verdict(r).plain.startswith("Not measured:")
 
 
 def test_a_study_with_one_run_per_configuration_collapses_its_empty_sections(tmp_path):
     r = study_folder(tmp_path, [42.48875])
-    # sections with nothing to show are left out, heading and all (page.section): no repeats, no speedup
-    assert views.repeats(r) is None and views.scaling(r) is None
-    described = dict(line.split(" | ") for line in views.description(r).plain.splitlines()[1:])
+    # sections with nothing to show are left out, heading and all (parts.section): no repeats, no speedup
+    assert repeats.spread(r) is None and scaling.table(r) is None
+    described = dict(line.split(" | ") for line in show(r, "description").plain.splitlines()[1:])
     assert described["reference"] == display.DASH and described["published in"] == display.DASH
-    assert views.scaling_plot(r) is None and views.time_to_train(r) is None
-    assert "42.49" in views.runs(r).markup and "42.48875" not in views.runs(r).markup
-    status = views.launch_status(r)
+    assert show(r, "scaling_plot") is None and time_to_train.reached(r) is None
+    assert "42.49" in show(r, "runs").markup and "42.48875" not in show(r, "runs").markup
+    status = failures.launch_status(r)
     assert "2026-11-24 10:03:01 UTC" in status.markup
     # Headers for reading, the unit with the throughput, and a CPU run said so rather than "0 GPUs".
     header = status.plain.splitlines()[0].split(" | ")
@@ -117,20 +119,20 @@ def test_a_study_with_one_run_per_configuration_collapses_its_empty_sections(tmp
     assert not {"run_id", "gpus", "started_at", "duration_s", "throughput"} & set(header)
     row = dict(zip(header, status.plain.splitlines()[1].split(" | "), strict=True))
     assert row["GPUs"] == "CPU"
-    for shown in (views.runs(r),):
+    for shown in (show(r, "runs"),):
         lines = shown.plain.splitlines()
         assert dict(zip(lines[0].split(" | "), lines[1].split(" | "), strict=True))["GPUs"] == "CPU"
-    assert "no published reference" in views.opening(r).plain
+    assert "no published reference" in opening.verdict(r).plain
 
 
 def test_repeats_that_vary_by_more_than_ten_percent_are_flagged(tmp_path):
     r = study_folder(tmp_path, [10.0, 20.0])
-    shown = views.repeats(r)
+    shown = repeats.spread(r)
     assert "repeats vary by more than 10%" in shown.markup and "CV 47.1% over 2 runs" in shown.markup
     assert "bs8 on CPU: CV" in shown.plain and "GPU(s)" not in shown.plain
     assert 'alt="' in shown.markup  # the figure comes with its alt text
     steady = study_folder(tmp_path / "steady", [10.0, 10.5])
-    assert "vary by more than" not in views.repeats(steady).markup
+    assert "vary by more than" not in repeats.spread(steady).markup
 
 
 def test_a_reference_name_outside_the_folder_fails_before_anything_runs(tmp_path):
@@ -144,7 +146,7 @@ def test_analysis_only_of_a_study_folder_reads_its_run_records(tmp_path):
     commit) comes from the records (the machine that ran them), marked as such."""
     study_folder(tmp_path, [10.0])
     r = Report(log_dir=tmp_path / "runs" / "s", reference="ngc_tf1_resnet50")
-    text = views.logs_description(r).to_string()
+    text = logged_setup.logs_description(r).to_string()
     assert "nvcr.io/nvidia/tensorflow:20.03-tf1-py3 (run record)" in text and "tensorflow 1.15.2" in text
     assert "4a15e9146a6516941ba3ae146621a5c94e4bc431 (run record)" in text
     assert "GPU type" in text and "cpu" in text  # the logs' own device line wins over the record
@@ -159,20 +161,20 @@ def test_the_reproduction_table_shows_published_digits_units_and_the_tolerance(t
     (tmp_path / "printed.yaml").write_text(text)
     monkeypatch.setenv("BENCHBOOK_REFERENCES", str(tmp_path))
     r = Report(log_dir=FIXTURES / "ngc_maskrcnn", reference="printed")
-    shown = views.reproduction(r)
+    shown = reproduction.table(r)
     header = shown.plain.splitlines()[0].split(" | ")
     assert {"per-GPU batch", "verdict", "GPUs"} <= set(header) and "batch_size" not in header
     assert "published" not in header and "measured" not in header  # the numbers are the grid's, shown once
     assert "within 1 ± 2.5%" in shown.plain
-    opening = views.opening(r)
-    assert "samples/s" in opening.plain and "49.60 | 46.80 | -5.65" in opening.plain
-    assert "within ±2.5%" in opening.plain and 'title="slower"' in opening.markup
+    first = opening.verdict(r)
+    assert "samples/s" in first.plain and "49.60 | 46.80 | -5.65" in first.plain
+    assert "within ±2.5%" in first.plain and 'title="slower"' in first.markup
 
 
 def test_the_scaling_table_names_its_unit_and_gives_speedup_only_against_a_measured_baseline():
     # The MXNet fixture logs: AMP bs64 on 1 and 4 GPUs (a speedup), AMP bs256 on 8 GPUs and FP32 bs96 on 2
     # GPUs alone (no 1-GPU run to compare with: a dash, never a number).
-    shown = views.scaling(Report(log_dir=FIXTURES / "ngc_mxnet"))
+    shown = scaling.table(Report(log_dir=FIXTURES / "ngc_mxnet"))
     lines = [line.split(" | ") for line in shown.plain.splitlines()]
     rows = {(r[0], r[2]): dict(zip(lines[0], r, strict=True)) for r in lines[1:]}
     assert lines[0][:2] == ["GPUs", "precision"] and "processes" not in lines[0]
@@ -190,7 +192,7 @@ def test_the_measured_number_has_the_published_decimals_without_digits_it_does_n
     (tmp_path / "three.yaml").write_text(head + "rows:\n  - {gpus: 1, batch_size: 64, precision: amp, "
                                                 "throughput: 605.100}\n")
     monkeypatch.setenv("BENCHBOOK_REFERENCES", str(tmp_path))
-    shown = views.opening(Report(log_dir=FIXTURES / "ngc_mxnet", reference="three"))
+    shown = opening.verdict(Report(log_dir=FIXTURES / "ngc_mxnet", reference="three"))
     assert "| 605.100 | 605.069 |" in shown.plain
 
 
@@ -201,16 +203,16 @@ def test_the_runs_table_tells_cpu_runs_apart_by_their_processes(tmp_path):
     r = study_folder(tmp_path, [10.0, 19.0])
     second = tmp_path / "runs" / "s" / "cpu_fp32_bs8_syn_r2" / "cpu_fp32_bs8_syn_r2.log"
     second.write_text(second.read_text().replace("gpus : 0  ", "gpus : 0  processes : 2  ", 1))
-    lines = [line.split(" | ") for line in views.runs(r).plain.splitlines()]
+    lines = [line.split(" | ") for line in show(r, "runs").plain.splitlines()]
     rows = [dict(zip(lines[0], row, strict=True)) for row in lines[1:]]
     assert [(row["GPUs"], row["processes"], row["recomputed images/s"]) for row in rows] == [
         ("CPU", "1", "10.00"), ("CPU", "2", "19.00")]
-    assert "the fastest 19.00 images/s (CPU, 2 processes, FP32, batch 8)" in views.opening(r).plain
-    assert "processes" not in views.runs(Report(log_dir=FIXTURES / "ngc_mxnet")).plain.splitlines()[0].split(" | ")
+    assert "the fastest 19.00 images/s (CPU, 2 processes, FP32, batch 8)" in opening.verdict(r).plain
+    assert "processes" not in show(Report(log_dir=FIXTURES / "ngc_mxnet"), "runs").plain.splitlines()[0].split(" | ")
 
 
 def test_a_folder_without_runs_has_a_runs_table_of_the_same_headers_and_says_so(tmp_path):
     (tmp_path / "crash.log").write_text("Traceback (most recent call last):\nRuntimeError: out of memory\n")
     r = Report(log_dir=tmp_path)
-    assert "GPUs" in r.runs() and "processes" in r.runs() and r.runs().empty
-    assert views.runs(r).plain == f"no run found in {tmp_path}"
+    assert "GPUs" in run_section.table(r) and "processes" in run_section.table(r) and run_section.table(r).empty
+    assert show(r, "runs").plain == f"no run found in {tmp_path}"

@@ -606,11 +606,27 @@ def test_script_training_benchmark(framework, extra, tmp_path):
     assert re.fullmatch(r"\d+\.\d+\.\d+\S*", params["framework_version"])
 
 
+TRAIN_AND_EVALUATE = ["--mode", "train_and_evaluate", "--batch_size", "128", "--image_size", "8", "--warmup_steps",
+                      "2", "--max_epochs", "2", "--target_accuracy", "0.1", "--threads", "2", "--lr", "0.1"]
+
+
+@pytest.fixture(scope="module")
+def tf_train_and_evaluate(tmp_path_factory):
+    """One TensorFlow train_and_evaluate run with `--mllog`, for the test of its log and the test of its MLLOG
+    file: each run imports TensorFlow and builds the model, most of a minute of CI; the MLLOG file held a line
+    of an earlier run before. The completed process and the file."""
+    folder = tmp_path_factory.mktemp("tf_train_and_evaluate")
+    mllog = folder / "mllog.txt"
+    mllog.write_text("a line of an earlier run\n")
+    return _run_script("tensorflow", [*TRAIN_AND_EVALUATE, "--mllog", str(mllog)], folder), mllog
+
+
 @pytest.mark.parametrize("framework", ["tensorflow", "mxnet"])
-def test_script_train_and_evaluate(framework, tmp_path):
-    argv = ["--mode", "train_and_evaluate", "--batch_size", "128", "--image_size", "8", "--warmup_steps", "2"]
-    argv += ["--max_epochs", "2", "--target_accuracy", "0.1", "--threads", "2", "--lr", "0.1"]
-    done = _run_script(framework, argv, tmp_path)
+def test_script_train_and_evaluate(framework, tmp_path, request):
+    if framework == "tensorflow":  # its MLLOG file aside: the log is the same with or without one
+        done, _ = request.getfixturevalue("tf_train_and_evaluate")
+    else:
+        done = _run_script(framework, TRAIN_AND_EVALUATE, tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     steps_per_epoch = 1438 // 128  # 1438 of the 1797 digits train (about 80% of each class); last batch dropped
     lines, _, summary = _check_log(
@@ -638,14 +654,10 @@ MLLOG_KEYS = ["cache_clear", "init_start", "submission_benchmark", "submission_o
               "eval_accuracy", "run_stop"]
 
 
-def test_script_train_and_evaluate_writes_mllog(tmp_path):
+def test_script_train_and_evaluate_writes_mllog(tf_train_and_evaluate):
     """`--mllog FILE`: MLPerf's MLLOG records of the run in FILE (json after `:::MLLOG `, in the order the
     reference implementations log them), none on stdout; eval_accuracy is the logged top-1 as a fraction."""
-    mllog = tmp_path / "mllog.txt"
-    mllog.write_text("a line of an earlier run\n")
-    argv = ["--mode", "train_and_evaluate", "--batch_size", "128", "--image_size", "8", "--warmup_steps", "2"]
-    argv += ["--max_epochs", "2", "--target_accuracy", "0.1", "--threads", "2", "--lr", "0.1", "--mllog", str(mllog)]
-    done = _run_script("tensorflow", argv, tmp_path)
+    done, mllog = tf_train_and_evaluate
     assert done.returncode == 0, done.stderr[-3000:]
     lines = done.stdout.splitlines()
     assert all(line.startswith("DLL ") for line in lines)  # the DLLogger log alone: MLLOG goes to the file

@@ -70,6 +70,10 @@ def _meta(draft: RunDraft, path: Path, fmt: LogFormat, record: dict, tables: dic
     for key, value in fmt.finish(meta, draft.ranks).items():
         meta.setdefault(key, value)
     warnings.extend(fmt.warn(meta))
+    named, said = fmt.named_model(meta)  # where the log names its model (arch), through the models' names
+    if named is not None:
+        meta["model"] = named
+    warnings += said
     origin: dict[str, str] = {}  # where a value came from, when not from the log
     for source, extra in (("the file name", from_path(path, draft.index)), ("the run record", record)):
         for key, value in extra.items():

@@ -89,8 +89,8 @@ EVAL_COLUMNS = eval_columns()  # the log formats' metrics (a model's own join `e
 # evaluation frames keep EVAL_COLUMNS alone.
 EVAL_NAMED_COLUMNS = {
     "metric": "the metric as the log names it (MLLOG: accuracy, or Mask R-CNN's BBOX and SEGM); NaN for others",
-    "value": "its value as logged (a fraction: 0.759 is 75.9%); the parser also gives an accuracy as its model's "
-             "metric, in percent",
+    "value": "its value as logged (a fraction: 0.759 is 75.9%): the benchmark's quality under the rule's name for "
+             "it, in no model's metric column (the run's last values: `reported.quality`)",
 }
 LOSS_COLUMNS = {
     "source": "path of the log file",

@@ -7,10 +7,10 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator, model_validator
 
 from .. import models
 from ..core import config, yamlfile
@@ -30,8 +30,15 @@ ModelName = Literal[models.names()]  # a Literal, so that a wrong name lists the
 DEFAULT_ROOT = Path(__file__).resolve().parents[3] / "params" / "references"
 PRECISIONS = ("fp32", "amp", "fp16", "tf32", "bf16")
 FLAGS = tuple(config.flags())  # a row's on/off axes (XLA, DALI, synthetic data): None, not stated, matches any
+# The axes a published row states, as core.config names them: its GPUs (all nodes), node count, per-GPU batch
+# and precision; the comparison reads the keys from here, and the flags from FLAGS.
+GPUS, NODES, BATCH, PRECISION = "gpus", "nodes", "batch_size", "precision"
+SYNTHETIC = "synthetic"  # the flag a study's `data: synthetic` sets
+assert {GPUS, NODES, BATCH, PRECISION} <= set(config.run_keys()) and SYNTHETIC in FLAGS
 # How each study model appears in the `framework` and `model` columns of an Analysis (the parsers' names).
 LOG_NAMES = {spec.name: spec.log_names for spec in models.specs()}
+LOGGED_AS = ("framework", "model")  # those columns, the configuration's first two axes
+assert config.run_keys()[:2] == list(LOGGED_AS)
 VERDICTS = ("reproduced", "slower", "faster", "not measured")
 QUALITY_TOLERANCE = 0.5  # a final quality value's default tolerance, in its metric's unit (points of top-1)
 #: YAML values a reference file may build, aliases expanded (the largest shipped one builds about 1,500).
@@ -165,8 +172,32 @@ class Row(_Printed):
 
     @property
     def key(self) -> tuple:
-        """The configuration, without the table label."""
-        return (self.gpus, self.batch_size, self.precision, self.xla, self.dali, self.synthetic)
+        """The configuration, without the table label and the node count."""
+        return tuple(getattr(self, k) for k in (*MATCHED, *FLAGS, *STATED))
+
+    def nodes_of(self, gpus_per_node: int) -> int:
+        """Its nodes: stated, or its GPUs over the reference's GPUs per node."""
+        return self.nodes or max(1, -(-self.gpus // gpus_per_node))
+
+
+def _with_model_axes(row: type[Row]) -> type[Row]:
+    """`Row` with a field for each configuration axis a model declares (`ModelSpec.axes`: a sequence length),
+    None where the report does not state it."""
+    own = {a.key: a for spec in models.specs() for a in spec.axes if a.key not in row.model_fields}
+    if not own:
+        return row
+    fields: dict[str, Any] = {key: (axis.kind | None, Field(None, description=f"{axis.doc}; None: not stated"))
+                              for key, axis in own.items()}
+    return create_model("Row", __base__=row, __module__=__name__, **fields)
+
+
+Row = _with_model_axes(Row)  # type: ignore[misc]
+# What a measured configuration must share with a published row (the compared common axes that are no flag),
+# the axes a model adds, which a row may state (None: any measured value), and the axes of a row in the
+# configuration's order (the comparison's columns).
+STATED = tuple(dict.fromkeys(a.key for spec in models.specs() for a in spec.axes if a.key in Row.model_fields))
+MATCHED = tuple(k for k in config.compared() if k not in FLAGS and k not in STATED and k in Row.model_fields)
+ROW_AXES = tuple(k for k in config.run_keys() if k in Row.model_fields)
 
 
 Quality = dict[str, Annotated[float, Field(gt=0)]]  # a quality metric's key -> a value in its unit
@@ -301,7 +332,7 @@ class Reference(_Strict):
         a reference file (`benchbook publish` reads them before any report needs a table)."""
         import pandas as pd
 
-        cols = ["table", "gpus", "nodes", "batch_size", "precision", *FLAGS, "throughput", "speedup", "note"]
+        cols = ["table", *ROW_AXES, "throughput", "speedup", "note"]
         frame = pd.DataFrame([r.model_dump() for r in self.rows], columns=cols)
         frame["throughput_printed"] = [r.as_printed("throughput") for r in self.rows]
         frame["speedup_printed"] = [r.as_printed("speedup") for r in self.rows]

@@ -28,5 +28,6 @@ SPEC = register(ModelSpec(
     spawns_own_workers=True, ngc_gpu_counts_in_one_run=True, ngc_xla="never",
     cpu_script="resnet50_mxnet.py", framework_workload=True,
     quality=IMAGE_CLASSIFICATION,  # as its logs' formats read them
+    log_arches=("resnetv15-50",),  # --arch resnetv15 --num-layers 50: what its logs name it
     reference_reports=(ReferenceReport("reference-mxnet", "ngc-mxnet-resnet50", "ngc_mxnet_resnet50"),),
 ))

@@ -50,4 +50,5 @@ SPEC = register(ModelSpec(
     spawns_own_workers=True, ngc_xla="never",
     cpu_script="resnet50_pytorch.py", framework_workload=True, cuda_workload=True,
     quality=IMAGE_CLASSIFICATION,  # as its logs' formats read them
+    log_arches=("resnet50",),  # main.py --arch: what its logs name it
 ))

@@ -40,5 +40,6 @@ SPEC = register(ModelSpec(
     data_layout="imagenet_tfrecords", data_name="ImageNet TFRecords", dali_index=True,
     cpu_script="resnet50_tf.py", framework_workload=True, cpu_processes=True, cpu_xla=True, cpu_mllog=True,
     quality=IMAGE_CLASSIFICATION,  # as its logs' formats read them
+    log_arches=("resnet50",),  # main.py --arch: what its logs name it
     reference_reports=(ReferenceReport("reference-tf1", "ngc-tf1-resnet50", "ngc_tf1_resnet50"),),
 ))

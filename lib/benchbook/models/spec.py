@@ -16,6 +16,7 @@ from .. import workloads
 from ..core import config
 from ..core.config import Axis, Metric
 from ..errors import UnknownNameError
+from ..logs.parsers import registry as log_formats
 
 # What a command builder is given: a `studies.study.Study`. Models sit below the studies that use
 # them and never import them (tests/test_package_layout.py), so its type is named here only.
@@ -73,6 +74,7 @@ class ModelSpec:
     reference_reports: tuple[ReferenceReport, ...] = ()
     quality: tuple[Metric, ...] = ()  # what its evaluations measure, the first its headline (top-1, box AP)
     axes: tuple[Axis, ...] = ()  # configuration axes only this model has (a sequence length), after the common ones
+    log_arches: tuple[str, ...] = ()  # what its logs call it (`--arch`): a log naming another model is not this one
 
 
 _REGISTRY: dict[str, ModelSpec] = {}
@@ -86,6 +88,7 @@ def register(spec: ModelSpec) -> ModelSpec:
         config.declare(metric)
     for axis in spec.axes:
         config.add(axis)
+    log_formats.name_arch(*spec.log_names, spec.log_arches)  # the parsers name a log's model through them
     _REGISTRY[spec.name] = spec
     return spec
 

@@ -14,6 +14,13 @@ import pandas as pd
 
 from ..core import config
 
+# The axes a report lays configurations out on, by their keys in core.config's AXES (every other report module
+# reads them from here, or lists axes through core.config): where a configuration ran (GPUs, nodes, and a CPU
+# run's processes), its per-GPU batch and precision (a grid's columns), the flags (XLA, DALI, synthetic data)
+# and a run's repeat.
+GPUS, NODES, PROCESSES, BATCH, PRECISION = (config.get(k).key for k in ("gpus", "nodes", "processes", "batch_size",
+                                                                         "precision"))
+XLA, DALI, SYNTHETIC, REPEAT = (config.get(k).key for k in ("xla", "dali", "synthetic", "repeat"))
 PRECISION_NAMES = {"fp32": "FP32", "tf32": "TF32", "bf16": "BF16", "fp16": "FP16", "amp": "AMP"}
 _PRECISIONS = list(PRECISION_NAMES)
 
@@ -66,25 +73,25 @@ def describe(gpus, processes, precision, batch, xla=None) -> str:
 
 def describe_row(row) -> str:
     """`describe` of a row (a mapping, a pandas row) of a configuration."""
-    return describe(row.get("gpus"), row.get("processes"), row.get("precision"), row.get("batch_size"),
-                    row.get("xla"))
+    return describe(row.get(GPUS), row.get(PROCESSES), row.get(PRECISION), row.get(BATCH),
+                    row.get(XLA))
 
 
 def column_on(row) -> str:
     """A configuration's column and where it ran, for a sentence: "AMP bs256 on 8 GPUs"."""
-    return f"{column_label(row['precision'], row['batch_size'])} on {config.where_of(row)}"
+    return f"{column_label(row[PRECISION], row[BATCH])} on {config.where_of(row)}"
 
 
 def run_label(source_name: str, run, row) -> str:
     """A run in a table of its records: "file.log:0 (8 GPUs, amp, bs 256)"."""
-    return f"{source_name}:{run} ({config.where(row.get('gpus'))}, {row.get('precision')}, bs {row.get('batch_size')})"
+    return f"{source_name}:{run} ({config.where(row.get(GPUS))}, {row.get(PRECISION)}, bs {row.get(BATCH)})"
 
 
 def gpu_counts(runs: pd.DataFrame) -> list[int]:
     """The GPU counts of the runs (0: CPU runs), leaving out runs whose count is unknown."""
     if runs.empty:
         return []
-    return sorted({int(g) for g in pd.to_numeric(runs["gpus"], errors="coerce").dropna()})
+    return sorted({int(g) for g in pd.to_numeric(runs[GPUS], errors="coerce").dropna()})
 
 
 def join_counts(values) -> str:
@@ -111,13 +118,13 @@ def sort_frame(frame: pd.DataFrame, reference=None) -> pd.DataFrame:
     reference's columns, then GPUs."""
     if frame.empty:
         return frame
-    keys = list(zip(frame["precision"], frame["batch_size"], strict=True))
+    keys = list(zip(frame[PRECISION], frame[BATCH], strict=True))
     rank = {k: i for i, k in enumerate(order(dict.fromkeys(keys), reference))}
-    gpus = frame["gpus"] if "gpus" in frame else pd.Series(0, index=frame.index)
-    processes = frame["processes"] if "processes" in frame else pd.Series(None, index=frame.index)
+    gpus = frame[GPUS] if GPUS in frame else pd.Series(0, index=frame.index)
+    processes = frame[PROCESSES] if PROCESSES in frame else pd.Series(None, index=frame.index)
     sort = pd.DataFrame({"column": [rank[k] for k in keys],
-                         "xla": [default_key(p, b, x)[2] for p, b, x in
-                                 zip(frame["precision"], frame["batch_size"],
-                                     frame["xla"] if "xla" in frame else [None] * len(frame), strict=True)],
+                         XLA: [default_key(p, b, x)[2] for p, b, x in
+                               zip(frame[PRECISION], frame[BATCH],
+                                   frame[XLA] if XLA in frame else [None] * len(frame), strict=True)],
                          "place": [place(g, p) for g, p in zip(gpus, processes, strict=True)]}, index=frame.index)
-    return frame.loc[sort.sort_values(["column", "xla", "place"], kind="stable").index]
+    return frame.loc[sort.sort_values(["column", XLA, "place"], kind="stable").index]

@@ -20,6 +20,7 @@ import pandas as pd
 
 from ..core import config
 from . import configs, display
+from .configs import BATCH, GPUS, PRECISION, PROCESSES
 
 CELL_COLUMNS = {
     "place": "row key: configs.place (GPUs, or 0 and processes on the CPU)",
@@ -49,7 +50,7 @@ def _flags_that_vary(rows: list[dict]) -> list[str]:
 
 
 def _column(row, varying) -> tuple:
-    return (str(row["precision"]), configs.as_int(row["batch_size"]),
+    return (str(row[PRECISION]), configs.as_int(row[BATCH]),
             *((f, config.get(f).value(row.get(f))) for f in varying))
 
 
@@ -72,7 +73,7 @@ def grids(stats: pd.DataFrame, comparison: pd.DataFrame | None, reference=None) 
     measured = _measured_rows(stats)
     if comparison is None or comparison.empty or reference is None:
         varying = _flags_that_vary(measured)
-        cells = [_cell(configs.place(m["gpus"], m.get("processes")), _column(m, varying), m) for m in measured]
+        cells = [_cell(configs.place(m[GPUS], m.get(PROCESSES)), _column(m, varying), m) for m in measured]
         return [Grid("", _ordered(pd.DataFrame(cells, columns=list(CELL_COLUMNS)), reference), False)] if cells else []
     published = comparison.to_dict("records")
     matches = [_matching(r, measured) for r in published]
@@ -85,7 +86,7 @@ def grids(stats: pd.DataFrame, comparison: pd.DataFrame | None, reference=None) 
         rows = [(r, m) for r, m in zip(published, matches, strict=True) if r["table"] == table]
         alone = len(tables) == 1  # one published table: the unpublished configurations join it
         varying = _flags_that_vary([r for r, _ in rows] + (rest if alone else []))
-        cells = [_cell(configs.place(r["gpus"]), _column(r, varying), measured[m] if m is not None else None,
+        cells = [_cell(configs.place(r[GPUS]), _column(r, varying), measured[m] if m is not None else None,
                        r["published_printed"], display.decimals(r["published_printed"]), r["verdict"],
                        r["delta_pct"]) for r, m in rows]
         cells += _unpublished(rest, varying, cells) if alone else []
@@ -101,7 +102,7 @@ def grids(stats: pd.DataFrame, comparison: pd.DataFrame | None, reference=None) 
 def _unpublished(rest: list[dict], varying: list[str], published_cells: list[dict]) -> list[dict]:
     """Measured cells without a published number, shown to the decimals of their column's published ones."""
     decimals = {c["column"]: c["decimals"] for c in published_cells}
-    return [_cell(configs.place(m["gpus"], m.get("processes")), _column(m, varying), m,
+    return [_cell(configs.place(m[GPUS], m.get(PROCESSES)), _column(m, varying), m,
                   decimals=decimals.get(_column(m, varying), 2)) for m in rest]
 
 
@@ -111,8 +112,8 @@ def _matching(row: dict, measured: list[dict]) -> int | None:
     if display.missing(row["measured"]):
         return None
     for i, m in enumerate(measured):
-        if (configs.as_int(m["gpus"]), configs.as_int(m["batch_size"]), str(m["precision"])) == (
-                row["gpus"], row["batch_size"], row["precision"]) and float(m["median"]) == float(row["measured"]):
+        if (configs.as_int(m[GPUS]), configs.as_int(m[BATCH]), str(m[PRECISION])) == (
+                row[GPUS], row[BATCH], row[PRECISION]) and float(m["median"]) == float(row["measured"]):
             return i
     return None
 

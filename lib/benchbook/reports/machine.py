@@ -1,7 +1,7 @@
 """What a report says besides its analysis: this machine (its capture, whether it fits the study, repeats
 that ran on different stacks), what the study needs, what differs from the published set-up, the runs that
 did not complete, and the report's own description. Each is a frame computed from a `Report` (which holds
-the analysis, the statistics and the reference comparison only), for the sections of `views`.
+the analysis, the statistics and the reference comparison only), for the sections of the page (`sections`).
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from ..errors import BenchbookError
 from ..runfolder import records
 from ..studies import commands
 from ..studies import study as studies
+from .configs import GPUS
 from .publish_files import portable
 
 if TYPE_CHECKING:
@@ -114,7 +115,7 @@ def fits(report: Report) -> pd.DataFrame:
         rows.append({"check": "runtime", "ok": True, "detail": "CPU workload: runs on any machine"})
         rows.append({"check": "cores", "ok": True, "detail": f"{os.cpu_count()} CPU cores"})
     else:
-        need = max((c.get("gpus") or max(c.get("gpu_counts", [0])) for c in
+        need = max((c.get(GPUS) or max(c.get("gpu_counts", [0])) for c in
                     (s.config for s in studies.expand(report.study))), default=0)
         per_node = min(need, report.study.gpus_per_node)
         rows.append({"check": "GPUs", "ok": gpus >= per_node,

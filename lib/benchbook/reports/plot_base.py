@@ -18,7 +18,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from ..core import config
-from .configs import precision_order
+from .configs import BATCH, GPUS, PRECISION, PROCESSES, REPEAT, XLA, precision_order
 
 METRICS = {
     "recomputed_throughput": "recomputed throughput",
@@ -163,7 +163,7 @@ def _xla(value) -> bool | None:
     if is_missing(value):
         return None
     if isinstance(value, str):
-        return value.strip().lower() in ("true", "1", "yes", "on", "xla")
+        return value.strip().lower() in ("true", "1", "yes", "on", config.get(XLA).words[True].lower())
     return bool(value)
 
 
@@ -176,14 +176,14 @@ def config_label(row, prefix: Sequence[str] = (), with_gpus: bool = True, with_x
     get = row.get if hasattr(row, "get") else (lambda k, d=None: getattr(row, k, d))
     parts = [" ".join(str(get(k)) for k in prefix if not is_missing(get(k)))] if prefix else []
     if with_gpus:
-        parts.append(config.where(get("gpus"), get("processes")))
-    precision = get("precision")
+        parts.append(config.where(get(GPUS), get(PROCESSES)))
+    precision = get(PRECISION)
     parts.append("?" if is_missing(precision) else str(precision))
-    batch = int_or_none(get("batch_size"))
+    batch = int_or_none(get(BATCH))
     parts.append(f"bs{batch}" if batch is not None else "bs?")
-    xla = _xla(get("xla")) if with_xla else None
+    xla = _xla(get(XLA)) if with_xla else None
     if xla is not None:
-        parts.append("xla" if xla else "no xla")
+        parts.append(config.get(XLA).words[bool(xla)].lower())
     return " · ".join(p for p in parts if p)
 
 
@@ -192,12 +192,12 @@ def _prefix(frame: pd.DataFrame) -> list[str]:
 
 
 def _sort_key(row, prefix: Sequence[str], with_gpus: bool = True) -> tuple:
-    precision = str(row.get("precision")).lower()
-    batch, gpus, xla = int_or_none(row.get("batch_size")), int_or_none(row.get("gpus")), _xla(row.get("xla"))
+    precision = str(row.get(PRECISION)).lower()
+    batch, gpus, xla = int_or_none(row.get(BATCH)), int_or_none(row.get(GPUS)), _xla(row.get(XLA))
     key = tuple(str(row.get(k)) for k in prefix)
     key += (precision_order(precision), precision, batch if batch is not None else 1 << 30,
             {True: 0, False: 1, None: 2}[xla])
-    ranks = int_or_none(row.get("processes")) or 1
+    ranks = int_or_none(row.get(PROCESSES)) or 1
     return key + ((gpus if gpus is not None else 1 << 30, ranks) if with_gpus else ())
 
 
@@ -205,7 +205,7 @@ def config_labels(frame: pd.DataFrame, with_gpus: bool = True) -> tuple[pd.Serie
     """The label of each row and the labels in report order (by model, precision, batch, XLA, GPUs)."""
     prefix = _prefix(frame)
     records = frame.to_dict("records")
-    with_xla = "xla" not in frame or frame["xla"].astype(str).nunique() > 1
+    with_xla = XLA not in frame or frame[XLA].astype(str).nunique() > 1
     labels = pd.Series([config_label(r, prefix, with_gpus, with_xla) for r in records], index=frame.index,
                        dtype=object)
     keys: dict[str, tuple] = {}
@@ -237,7 +237,7 @@ def time_unit(seconds: float) -> tuple[float, str]:
 
 
 def repeat_name(row, fallback: int) -> str:
-    rep = int_or_none(row.get("repeat"))
+    rep = int_or_none(row.get(REPEAT))
     return f"#{rep}" if rep is not None else f"#{fallback + 1}"
 
 

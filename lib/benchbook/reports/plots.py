@@ -25,6 +25,7 @@ from matplotlib.lines import Line2D
 
 from ..core.config import Metric, headline_metric
 from . import metrics
+from .configs import BATCH, GPUS, PRECISION, REPEAT, XLA
 from .plot_base import (
     MARKERS,
     METRICS,
@@ -61,7 +62,7 @@ __all__ = [
 
 
 def _key(row) -> tuple:
-    return (int_or_none(row.get("batch_size")), str(row.get("precision")).lower(), _xla(row.get("xla")))
+    return (int_or_none(row.get(BATCH)), str(row.get(PRECISION)).lower(), _xla(row.get(XLA)))
 
 
 def _published(stats: pd.DataFrame, reference: pd.DataFrame | None) -> dict[tuple, list[tuple[int, float]]]:
@@ -70,9 +71,9 @@ def _published(stats: pd.DataFrame, reference: pd.DataFrame | None) -> dict[tupl
     if reference is not None and not reference.empty:
         ref = reference.to_dict("records")
         base = {_key(r): float(r["published"]) for r in ref
-                if int_or_none(r.get("gpus")) == 1 and not is_missing(r.get("published"))}
+                if int_or_none(r.get(GPUS)) == 1 and not is_missing(r.get("published"))}
         for r in ref:
-            gpus = int_or_none(r.get("gpus"))
+            gpus = int_or_none(r.get(GPUS))
             speedup = r.get("published_speedup")
             if is_missing(speedup) and not is_missing(r.get("published")) and base.get(_key(r)):
                 speedup = float(r["published"]) / base[_key(r)]
@@ -84,7 +85,7 @@ def _published(stats: pd.DataFrame, reference: pd.DataFrame | None) -> dict[tupl
                 out.setdefault((key[0], key[1], xla), out[key])
     elif "published_speedup" in stats:
         for r in stats.to_dict("records"):
-            gpus = int_or_none(r.get("gpus"))
+            gpus = int_or_none(r.get(GPUS))
             if gpus and not is_missing(r.get("published_speedup")):
                 out.setdefault(_key(r), []).append((gpus, float(r["published_speedup"])))
     return {k: sorted(set(v)) for k, v in out.items()}
@@ -103,7 +104,7 @@ def scaling(stats: pd.DataFrame, reference: pd.DataFrame | None = None) -> Figur
     title = "Scaling: speedup over 1 GPU (median of repeats)"
     if stats is None or stats.empty or "speedup" not in stats:
         return no_data_figure(title, "no statistics (metrics.aggregate gave no row)")
-    data = stats.assign(_gpus=[int_or_none(g) for g in stats["gpus"]])
+    data = stats.assign(_gpus=[int_or_none(g) for g in stats[GPUS]])
     cpu = data[data["_gpus"].isin([0])]
     data = data[data["_gpus"].fillna(0).astype(int) > 0]
     usable = data[pd.to_numeric(data["speedup"], errors="coerce").notna()]
@@ -201,7 +202,7 @@ def time_to_train(evaluations: pd.DataFrame, runs: pd.DataFrame | None, target: 
     for k in keys:
         config_of.setdefault(k, f"{k[0]} run {k[1]}")
     order = [c for c in order if c in set(config_of.values())] + sorted(set(config_of.values()) - set(order))
-    keys.sort(key=lambda k: (order.index(config_of[k]), int_or_none(info.get(k, {}).get("repeat")) or 0, k))
+    keys.sort(key=lambda k: (order.index(config_of[k]), int_or_none(info.get(k, {}).get(REPEAT)) or 0, k))
     shown, hidden = keys[:max_runs], keys[max_runs:]
 
     use_time = ev["elapsed"].notna().all()

@@ -12,6 +12,8 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
+from ..core.config import headers as axis_headers
+from .configs import REPEAT
 from .plot_base import (
     METRICS,
     PALETTE,
@@ -124,7 +126,7 @@ def throughput_over_time(iterations: pd.DataFrame, runs: pd.DataFrame, x: str = 
     labels, order = config_labels(runs)
     groups = iterations.groupby(["source", "run"], sort=False).indices
     shown_configs, hidden_configs = order[:max_facets], order[max_facets:]
-    members = {c: runs[labels == c].assign(_rep=runs["repeat"] if "repeat" in runs else pd.NA)
+    members = {c: runs[labels == c].assign(_rep=runs[REPEAT] if REPEAT in runs else pd.NA)
                .sort_values(["_rep", "source", "run"], na_position="last") for c in shown_configs}
 
     # Share the run budget out round-robin, so that every facet gets lines before any gets many.
@@ -205,7 +207,7 @@ def throughput_over_time(iterations: pd.DataFrame, runs: pd.DataFrame, x: str = 
             ax.set_xlabel("record number (no " + ("iteration" if x == "iteration" else "timestamp") + " logged)")
         if len(picked[config]) > 1 and len(picked[config]) <= 6:
             # beside the facet, never over its curves
-            ax.legend(title="repeat", fontsize="x-small", title_fontsize="x-small", loc="upper left",
+            ax.legend(title=axis_headers()[REPEAT], fontsize="x-small", title_fontsize="x-small", loc="upper left",
                       bbox_to_anchor=(1.0, 1.0), borderaxespad=0.2)
 
     for col in range(ncols):  # the x label under the lowest facet of each column

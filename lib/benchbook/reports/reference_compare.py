@@ -7,23 +7,47 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from ..core import config
 from ..core.config import Metric
-from ..models.reference_schema import FLAGS, LOG_NAMES, VERDICTS, Outcome, Reference, ReferenceError, Row
+from ..models.reference_schema import (
+    BATCH,
+    FLAGS,
+    LOG_NAMES,
+    LOGGED_AS,
+    MATCHED,
+    NODES,
+    ROW_AXES,
+    STATED,
+    VERDICTS,
+    Outcome,
+    Reference,
+    ReferenceError,
+    Row,
+)
 from . import metrics
+
+
+def _axis_columns() -> dict[str, str]:
+    """The configuration's part of a comparison row: a published row's axes (`ROW_AXES`), in words."""
+    out = {}
+    for key in ROW_AXES:
+        axis = config.get(key)
+        if key in FLAGS:
+            out[key] = f"{axis.doc} in the published row; None: the report does not say, any measured value matches"
+        elif key in STATED:
+            out[key] = f"{axis.doc} in the published row (an axis of its model); None: not stated, any matches"
+        elif key == NODES:
+            out[key] = f"{axis.doc} of the published row (stated, or its GPUs over the reference's GPUs per node)"
+        else:
+            out[key] = f"{axis.doc}, as published"
+    return out
+
 
 COLUMNS = {
     "table": "label of the report's table the row comes from (None when the report has one table)",
-    "gpus": "GPUs of the published row, all nodes",
-    "nodes": "nodes of the published row (stated, or GPUs over the reference's GPUs per node)",
-    "batch_size": "per-GPU batch size",
-    "precision": "fp32, amp, fp16, tf32 or bf16",
-    "xla": "XLA on in the published row; None: the report does not say, any measured value matches",
-    "dali": "DALI on in the published row; None: not stated, any measured value matches",
-    "synthetic": "synthetic data in the published row; None: not stated, any measured value matches",
+    **_axis_columns(),
     "published": "the published throughput, in the reference's unit",
     "published_printed": "the published throughput as the report printed it (3038.730 keeps its zero)",
     "measured": "the measured statistic (`value`, the median by default) of the matching configuration; "
@@ -41,7 +65,7 @@ TIME_COLUMNS = {
     "kind": "time_to_train (seconds to the quality target) or accuracy (quality at the end of the run)",
     "source": "log file of the measured run (None when not measured)",
     "run": "run index in its file",
-    "gpus": "GPUs of the published entry", "batch_size": "per-GPU batch size", "precision": "precision",
+    **{key: f"{config.get(key).doc}, as published" for key in MATCHED},
     "epochs": "epochs of the published run",
     "measured_epochs": "last evaluated epoch of the measured run, as logged (NaN when unknown)",
     "metric": "the quality metric compared: a key of the model's ModelSpec.quality (box_ap, ...)",
@@ -62,87 +86,65 @@ TIME_COLUMNS = {
 # ----------------------------------------------------------------------------------------------- compare
 
 
-def is_unknown(v: Any) -> bool:
-    if v is None or v is pd.NA or v is pd.NaT:
-        return True
-    if isinstance(v, float | np.floating):
-        return bool(np.isnan(v))
-    return isinstance(v, str) and v.strip() in ("", "?")
-
-
-def as_int(v: Any) -> int | None:
-    if is_unknown(v) or isinstance(v, bool | np.bool_):
-        return None
-    try:
-        f = float(v)
-    except (TypeError, ValueError):
-        return None
-    return int(f) if math.isfinite(f) and f.is_integer() else None
-
-
-def as_bool(v: Any) -> bool | None:
-    if is_unknown(v):
-        return None
-    if isinstance(v, bool | np.bool_):
-        return bool(v)
-    if isinstance(v, int | float | np.integer | np.floating) and v in (0, 1):
-        return bool(v)
-    text = str(v).strip().lower()
-    return True if text in ("true", "yes", "on", "1") else False if text in ("false", "no", "off", "0") else None
-
-
 def _as_float(v: Any) -> float:
     try:
-        return float(v) if not is_unknown(v) else math.nan
+        return float(v) if not config.missing(v) else math.nan
     except (TypeError, ValueError):
         return math.nan
 
 
 def flag_text(flag: str, value: bool | None) -> str:
+    """A flag's value in a comparison's notes: a switch as "XLA on"/"DALI off", another in its own words
+    ("synthetic data", "real data"), "<key> unknown" where not known."""
     if value is None:
         return f"{flag} unknown"
-    if flag == "synthetic":
-        return "synthetic data" if value else "real data"
-    return f"{flag.upper() if flag == 'xla' else 'DALI'} {'on' if value else 'off'}"
+    words = config.get(flag).words
+    if words[False] == f"no {words[True]}":
+        return f"{words[True]} {'on' if value else 'off'}"
+    return words[value]
+
+
+def _said(key: str, value) -> str:
+    """A row's or a configuration's value of an axis in a note: a flag's words, else "sequence length 128"."""
+    return flag_text(key, value) if key in FLAGS else config.get(key).say(value)
 
 
 def _records(stats: pd.DataFrame, value: str) -> list[dict]:
+    """Each measured configuration with its axes converted once (core.config), its statistic and runs."""
+    axes = [config.get(key) for key in config.run_keys()]
     out = []
     for raw in stats.to_dict("records"):
-        out.append({
-            "framework": raw.get("framework"), "model": raw.get("model"),
-            "gpus": as_int(raw.get("gpus")), "nodes": as_int(raw.get("nodes")),
-            "batch_size": as_int(raw.get("batch_size")),
-            "precision": None if is_unknown(raw.get("precision")) else str(raw["precision"]).strip().lower(),
-            **{flag: as_bool(raw.get(flag)) for flag in FLAGS},
-            "value": _as_float(raw.get(value)), "runs": as_int(raw.get("runs")) or 0,
-            "speedup": _as_float(raw.get("speedup")),
-        })
+        rec = {axis.key: axis.value(raw.get(axis.key)) for axis in axes}
+        rec.update({k: rec[k].strip().lower() for k in MATCHED if isinstance(rec[k], str)})
+        rec.update(value=_as_float(raw.get(value)), runs=config.as_int(raw.get("runs")) or 0,
+                   speedup=_as_float(raw.get("speedup")))
+        out.append(rec)
     return out
 
 
 def _same_model(rec: dict, ref: Reference) -> bool:
     """Whether a measured configuration is of the reference's model (parser names or the study name)."""
     framework, model = LOG_NAMES[ref.model]
-    got_model, got_fw = rec.get("model"), rec.get("framework")
+    got_fw, got_model = (rec.get(key) for key in LOGGED_AS)
     if got_model == ref.model:
         return True
-    if is_unknown(got_model):
-        return is_unknown(got_fw) or got_fw == framework
-    return got_model == model and (is_unknown(got_fw) or got_fw == framework)
-
-
-def _expected_nodes(row: Row, ref: Reference) -> int:
-    return row.nodes or max(1, -(-row.gpus // ref.hardware.gpus_per_node))
+    if config.missing(got_model):
+        return config.missing(got_fw) or got_fw == framework
+    return got_model == model and (config.missing(got_fw) or got_fw == framework)
 
 
 def _fmt(x: float) -> str:
     return f"{x:.6g}"
 
 
+def _same_matched(row: Row, rec: dict, leave: str | None = None) -> bool:
+    """Whether `rec` has the row's GPUs, batch and precision (`MATCHED`), but for `leave`."""
+    return all(rec[k] == getattr(row, k) for k in MATCHED if k != leave)
+
+
 def _match(row: Row, rec: dict) -> tuple[bool, list[str]]:
     """Whether `rec` can stand for `row`, and which stated flags the measurement does not know."""
-    if (rec["gpus"], rec["batch_size"], rec["precision"]) != (row.gpus, row.batch_size, row.precision):
+    if not _same_matched(row, rec):
         return False, []
     unknown = []
     for flag in FLAGS:
@@ -153,58 +155,69 @@ def _match(row: Row, rec: dict) -> tuple[bool, list[str]]:
             unknown.append(flag)
         elif got != want:
             return False, []
+    if any(getattr(row, k) is not None and rec[k] != getattr(row, k) for k in STATED):
+        return False, []  # a model's own axis the row states (a sequence length): that value only
     return True, unknown
+
+
+def _chosen_notes(row: Row, nodes: int, candidates: list, unit: str) -> list[str]:
+    """What to know of the configuration that stands for the row: flags not known or not stated, its
+    nodes, and the other matching configurations, not used."""
+    (_, chosen, unknown), notes = candidates[0], []
+    for flag in unknown:
+        notes.append(f"{flag}: not known from the logs (published: {flag_text(flag, getattr(row, flag))})")
+    for flag in FLAGS:
+        if getattr(row, flag) is None and chosen[flag] is not None:
+            notes.append(f"{flag}: not stated by the report; measured with {flag_text(flag, chosen[flag])}")
+    if chosen[NODES] is not None and chosen[NODES] != nodes:
+        notes.append(f"{NODES}: {chosen[NODES]} measured vs {nodes} published")
+    for _, other, _ in candidates[1:]:
+        what = ", ".join(_said(f, other[f]) for f in (*FLAGS, *STATED) if other[f] != chosen[f])
+        if other[NODES] != chosen[NODES]:
+            what = ", ".join(filter(None, [what, f"{other[NODES]} {NODES}"]))
+        runs = f"{other['runs']} run" + ("" if other["runs"] == 1 else "s")
+        notes.append(f"also measured with {what or 'the same flags'}: {_fmt(other['value'])} {unit} "
+                     f"({runs}), not used")
+    return notes
+
+
+def _unmatched_notes(row: Row, records: list[dict], unit: str) -> list[str]:
+    """Why no configuration stands for the row: measured with other flags, or at other batch sizes."""
+    notes = []
+    near = [r for r in records if _same_matched(row, r) and not math.isnan(r["value"])]
+    for r in near:
+        wrong = [f for f in (*FLAGS, *STATED) if getattr(row, f) is not None and r[f] != getattr(row, f)
+                 and (r[f] is not None or f in STATED)]
+        notes.append(f"measured only with {', '.join(_said(f, r[f]) for f in wrong)} (published: "
+                     f"{', '.join(_said(f, getattr(row, f)) for f in wrong)}): {_fmt(r['value'])} {unit}")
+    if not near:
+        other = sorted({r[BATCH] for r in records if _same_matched(row, r, leave=BATCH) and r[BATCH] is not None})
+        if other:
+            notes.append(f"batch size: measured at {', '.join(map(str, other))} per GPU, published at "
+                         f"{getattr(row, BATCH)}")
+    return notes
 
 
 def _compare_row(row: Row, ref: Reference, records: list[dict], duplicates: list[Row]) -> dict:
     unit = ref.unit
-    nodes = _expected_nodes(row, ref)
-    notes: list[str] = []
+    nodes = row.nodes_of(ref.hardware.gpus_per_node)
     candidates = []
     for rec in records:
         ok, unknown = _match(row, rec)
         if ok and not math.isnan(rec["value"]):
-            node_miss = rec["nodes"] is not None and rec["nodes"] != nodes
-            flags = tuple(str(rec[f]) for f in FLAGS)
-            candidates.append(((len(unknown), node_miss, -rec["runs"], flags, str(rec["nodes"])), rec, unknown))
+            node_miss = rec[NODES] is not None and rec[NODES] != nodes
+            flags = tuple(str(rec[f]) for f in (*FLAGS, *STATED))
+            candidates.append(((len(unknown), node_miss, -rec["runs"], flags, str(rec[NODES])), rec, unknown))
     candidates.sort(key=lambda c: c[0])
     chosen = candidates[0][1] if candidates else None
-    if chosen is not None:
-        for flag in candidates[0][2]:
-            notes.append(f"{flag}: not known from the logs (published: {flag_text(flag, getattr(row, flag))})")
-        for flag in FLAGS:
-            if getattr(row, flag) is None and chosen[flag] is not None:
-                notes.append(f"{flag}: not stated by the report; measured with {flag_text(flag, chosen[flag])}")
-        if chosen["nodes"] is not None and chosen["nodes"] != nodes:
-            notes.append(f"nodes: {chosen['nodes']} measured vs {nodes} published")
-        for _, other, _ in candidates[1:]:
-            what = ", ".join(flag_text(f, other[f]) for f in FLAGS if other[f] != chosen[f])
-            if other["nodes"] != chosen["nodes"]:
-                what = ", ".join(filter(None, [what, f"{other['nodes']} nodes"]))
-            runs = f"{other['runs']} run" + ("" if other["runs"] == 1 else "s")
-            notes.append(f"also measured with {what or 'the same flags'}: {_fmt(other['value'])} {unit} "
-                         f"({runs}), not used")
-    else:
-        near = [r for r in records if (r["gpus"], r["batch_size"], r["precision"]) ==
-                (row.gpus, row.batch_size, row.precision) and not math.isnan(r["value"])]
-        for r in near:
-            wrong = [f for f in FLAGS if getattr(row, f) is not None and r[f] is not None and r[f] != getattr(row, f)]
-            notes.append(f"measured only with {', '.join(flag_text(f, r[f]) for f in wrong)} (published: "
-                         f"{', '.join(flag_text(f, getattr(row, f)) for f in wrong)}): {_fmt(r['value'])} {unit}")
-        if not near:
-            other = sorted({r["batch_size"] for r in records if r["gpus"] == row.gpus
-                            and r["precision"] == row.precision and r["batch_size"] is not None})
-            if other:
-                notes.append(f"batch size: measured at {', '.join(map(str, other))} per GPU, published at "
-                             f"{row.batch_size}")
+    notes = _chosen_notes(row, nodes, candidates, unit) if chosen is not None else _unmatched_notes(row, records, unit)
     for dup in duplicates:
         notes.append(f"the same configuration is also published in table {dup.table!r}: "
                      f"{_fmt(dup.throughput)} {unit}")
     measured = chosen["value"] if chosen is not None else math.nan
     ratio = measured / row.throughput if chosen is not None else math.nan
     return {
-        "table": row.table, "gpus": row.gpus, "nodes": nodes, "batch_size": row.batch_size,
-        "precision": row.precision, "xla": row.xla, "dali": row.dali, "synthetic": row.synthetic,
+        "table": row.table, **{k: getattr(row, k) for k in ROW_AXES}, NODES: nodes,
         "published": row.throughput, "measured": measured, "runs": chosen["runs"] if chosen is not None else 0,
         "ratio": ratio, "delta_pct": (ratio - 1) * 100,
         "published_speedup": row.speedup if row.speedup is not None else math.nan,
@@ -233,11 +246,11 @@ def compare(stats: pd.DataFrame, ref: Reference, tolerance: float | None = None,
             value: str = "median") -> pd.DataFrame:
     """One row per published row: the published and measured throughput, their ratio and a verdict.
 
-    `stats` is the frame of `metrics.aggregate` (any frame with gpus, batch_size, precision and the
-    `value` column will do; framework, model, nodes, xla, dali, synthetic, runs and speedup are used
-    when present). Rows of other models are ignored. A published row matches a measured
-    configuration of the same GPU count, per-GPU batch size and precision whose xla, dali and
-    synthetic agree with the ones the row states (a flag the row leaves as None matches anything; a
+    `stats` is the frame of `metrics.aggregate` (any frame with the `MATCHED` axes, GPUs, per-GPU batch
+    and precision, and the `value` column will do; the other axes, runs and speedup are used when
+    present). Rows of other models are ignored. A published row matches a measured configuration of
+    the same GPU count, per-GPU batch size and precision whose flags (XLA, DALI, synthetic data)
+    agree with the ones the row states (a flag the row leaves as None matches anything; a
     flag the logs did not reveal matches too, and is named in `differences`). When several
     configurations match, the one with the fewest unknown flags, then the published node count,
     then the most runs is used and the others are named in `differences`.
@@ -250,7 +263,7 @@ def compare(stats: pd.DataFrame, ref: Reference, tolerance: float | None = None,
     tol = ref.tolerance if tolerance is None else _check_tolerance(tolerance)
     if not isinstance(stats, pd.DataFrame):
         raise ReferenceError(f"compare() takes the DataFrame of metrics.aggregate, not {type(stats).__name__}")
-    missing = [c for c in ("gpus", "batch_size", "precision", value) if c not in stats.columns]
+    missing = [c for c in (*MATCHED, value) if c not in stats.columns]
     if missing and not stats.empty:
         expected = ", ".join([*config.identity(), *metrics.STAT_COLUMNS])
         raise ReferenceError(f"the statistics lack the column(s) {', '.join(missing)}; compare() takes the "
@@ -374,8 +387,8 @@ def time_to_train_check(measured: pd.DataFrame, ref: Reference, tolerance: float
         for entry in entries:
             keys = list(entry.target) if kind == "time_to_train" else list(entry.quality)
             for metric in map(ref.metric, keys):
-                base = {"kind": kind, "gpus": entry.gpus, "batch_size": entry.batch_size,
-                        "precision": entry.precision, "epochs": entry.epochs, "metric": metric.key,
+                base = {"kind": kind, **{k: getattr(entry, k) for k in MATCHED}, "epochs": entry.epochs,
+                        "metric": metric.key,
                         "target": entry.target.get(metric.key, math.nan),
                         "published_seconds": entry.seconds if entry.seconds is not None else math.nan,
                         "published_quality": entry.quality.get(metric.key, math.nan)}

@@ -7,8 +7,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..models.reference_schema import FLAGS, Reference
-from .reference_compare import as_bool, as_int, flag_text, is_unknown
+from ..core import config as axes
+from ..models.reference_schema import BATCH, FLAGS, GPUS, LOGGED_AS, PRECISION, SYNTHETIC, Reference
+from .reference_compare import flag_text
+
+GPU_SECTION = "gpus"  # an environment capture's GPU section (environment.capture), not a configuration's axis
 
 # ------------------------------------------------------------------------------------------- differences
 
@@ -22,7 +25,7 @@ def _captures(environment: Any) -> list[dict]:
     if not isinstance(environment, dict):
         return []
     inner = environment.get("environment")
-    if inner is not None and "gpus" not in environment:
+    if inner is not None and GPU_SECTION not in environment:
         return _captures(inner)
     return [environment]
 
@@ -64,7 +67,7 @@ def _environment_differences(ref: Reference, caps: list[dict]) -> list[str]:
     drivers: list[str] = []
     no_gpu = recorded = False
     for cap in caps:
-        gpus = _section(cap, "gpus")
+        gpus = _section(cap, GPU_SECTION)
         if gpus is None:
             continue
         recorded = True
@@ -73,8 +76,8 @@ def _environment_differences(ref: Reference, caps: list[dict]) -> list[str]:
             continue
         names = gpus.get("models") or [d.get("name") for d in gpus.get("devices") or [] if isinstance(d, dict)]
         models += [str(n) for n in names if n]
-        if as_int(gpus.get("count")) is not None:
-            counts.append(as_int(gpus.get("count")))
+        if axes.as_int(gpus.get("count")) is not None:
+            counts.append(axes.as_int(gpus.get("count")))
         if gpus.get("driver"):
             drivers.append(str(gpus["driver"]))
     models = list(dict.fromkeys(models))
@@ -85,7 +88,7 @@ def _environment_differences(ref: Reference, caps: list[dict]) -> list[str]:
         out.append(f"GPU: measured on CPU (no GPU) vs published {hw.gpu}")
     elif not recorded:
         out.append(f"GPU: not recorded vs published {hw.gpu}")
-    widest = min(max((r.gpus for r in ref.rows), default=1), hw.gpus_per_node)
+    widest = min(max((getattr(r, GPUS) for r in ref.rows), default=1), hw.gpus_per_node)
     if counts and max(counts) < widest:
         out.append(f"GPU count: {max(counts)} per machine measured vs {hw.gpus_per_node} per node published"
                    + (f" ({hw.nodes} nodes)" if hw.nodes > 1 else ""))
@@ -140,26 +143,25 @@ def _environment_differences(ref: Reference, caps: list[dict]) -> list[str]:
 def _config_differences(ref: Reference, config: dict) -> list[str]:
     out: list[str] = []
     entries = [*ref.rows, *ref.time_to_train, *ref.accuracy]
-    precision = None if is_unknown(config.get("precision")) else str(config["precision"]).lower()
-    batch, gpus = as_int(config.get("batch_size")), as_int(config.get("gpus"))
-    precisions = list(dict.fromkeys(e.precision for e in entries))
+    precision = None if axes.missing(config.get(PRECISION)) else str(config[PRECISION]).lower()
+    batch, gpus = axes.as_int(config.get(BATCH)), axes.as_int(config.get(GPUS))
+    precisions = list(dict.fromkeys(getattr(e, PRECISION) for e in entries))
     if precision and precision not in precisions:
         out.append(f"precision: {precision} measured, not published (published: {', '.join(precisions)})")
-    same_precision = [e for e in entries if e.precision == precision] or entries
-    batches = sorted({e.batch_size for e in same_precision})
+    same_precision = [e for e in entries if getattr(e, PRECISION) == precision] or entries
+    batches = sorted({getattr(e, BATCH) for e in same_precision})
     if batch is not None and batch not in batches:
         where = f" for {precision}" if precision in precisions else ""
         out.append(f"batch size: {batch} per GPU measured vs published {'/'.join(map(str, batches))}{where}")
-    counts = sorted({e.gpus for e in entries})
+    counts = sorted({getattr(e, GPUS) for e in entries})
     if gpus is not None and gpus not in counts:
         out.append(f"GPUs: {gpus} measured, not among the published counts ({', '.join(map(str, counts))})")
-    rows = [r for r in ref.rows if r.precision == precision and r.batch_size == batch] \
-        or [r for r in ref.rows if r.precision == precision] or list(ref.rows)
+    rows = [r for r in ref.rows if getattr(r, PRECISION) == precision and getattr(r, BATCH) == batch] \
+        or [r for r in ref.rows if getattr(r, PRECISION) == precision] or list(ref.rows)
     for flag in FLAGS:
-        raw = config.get(flag)
-        if flag == "synthetic" and is_unknown(raw) and not is_unknown(config.get("data")):
-            raw = str(config["data"]).lower() == "synthetic"
-        got = as_bool(raw)
+        got = axes.as_bool(config.get(flag))
+        if got is None and flag == SYNTHETIC and not axes.missing(config.get("data")):
+            got = str(config["data"]).lower() == SYNTHETIC  # a study's `data: synthetic`
         published = {getattr(r, flag) for r in rows} - {None}
         if got is not None and published and got not in published:
             out.append(f"{flag}: {flag_text(flag, got)} measured vs "
@@ -181,8 +183,9 @@ def differences(ref: Reference, environment: dict | list | None = None, config: 
     if config is None and isinstance(environment, dict) and isinstance(environment.get("config"), dict):
         config = environment["config"]
     out: list[str] = []
-    if config and not is_unknown(config.get("model")) and config["model"] != ref.model:
-        out.append(f"model: {config['model']} measured vs published {ref.model}")
+    model = config.get(LOGGED_AS[1]) if config else None
+    if not axes.missing(model) and model != ref.model:
+        out.append(f"model: {model} measured vs published {ref.model}")
     caps = _captures(environment)
     if caps:
         out += _environment_differences(ref, caps)

@@ -1,9 +1,9 @@
-"""What the notebooks call: one `Report` per study (or folder of logs), one method per section.
+"""One `Report` per study (or folder of logs): its analysis, statistics and reference comparison, as data.
 
-The notebooks stay thin: a cell calls one method and shows the frame or figure it returns. A
+The page's sections (`sections`) read it; a notebook cell shows one section. A
 report is in launch mode (it has a study and may run it) or analysis-only mode (`log_dir`: logs
-that exist already, nothing is launched). Runs never execute inside the notebook kernel: `launch`
-starts `benchbook run --resume` as a separate process and follows its run records.
+that exist already, nothing is launched). Launching a study is `studies.follow`'s: runs never execute
+inside the notebook kernel.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..core import config
 from ..errors import BenchbookError, RuleError
 from ..logs import parsers
 from ..logs.analysis import Analysis, analyze
@@ -22,17 +21,6 @@ from ..logs.rules import Rule
 from ..runfolder import records
 from ..studies import study as studies
 from . import metrics
-
-# processes: a CPU run's MPI ranks (views.runs shows the column only where it is not one per GPU); the
-# configuration's headers are its axes' (core.config), the throughputs' are in the report's unit.
-RUN_TABLE = ["run", "gpus", "processes", "batch_size", "precision", "xla", "repeat", "status",
-             "reported_throughput", "recomputed_throughput", "iterations", "warnings"]
-
-
-def run_headers(unit: str) -> dict[str, str]:
-    """The runs table's headers: "GPUs", "per-GPU batch", "reported <unit>" (the report's unit)..."""
-    return {**config.headers(), "run": "run id (folder) or file:run", "reported_throughput": f"reported {unit}",
-            "recomputed_throughput": f"recomputed {unit}", "iterations": "records used"}
 
 
 class Report:
@@ -58,7 +46,7 @@ class Report:
         self.target = target_accuracy if target_accuracy is not None else (
             self.study.target_accuracy if self.study else None)
         self._unexamined: dict[str, str] = {}  # path -> why it cannot be examined, shown under problems
-        self.page_title: str | None = None  # the page's heading (page.title), for the browser and the index
+        self.page_title: str | None = None  # the page's heading (sections.opening), for the browser and the index
         self.reference  # noqa: B018 -- a bad reference name fails here, before anything is launched
 
     # --- where things are ------------------------------------------------------------------------------
@@ -105,7 +93,7 @@ class Report:
             return sorted({log for log in logs if self._exists(log)})
         return [self.source]
 
-    def _record_problems(self) -> list[tuple[str, str]]:
+    def record_problems(self) -> list[tuple[str, str]]:
         """Run records that cannot be read and logs that are gone, in launch mode, and paths that cannot be
         examined: never dropped."""
         found = records.problems(self.source) if not self.log_dir and self._exists(self.source) else []
@@ -115,22 +103,11 @@ class Report:
     def stats(self) -> pd.DataFrame:
         return metrics.aggregate(self.analysis.runs)
 
-    def runs(self) -> pd.DataFrame:
-        """One row per run found in the logs, the columns a reader needs (all columns: `analysis.runs`)."""
-        runs = self.analysis.runs
-        headers = run_headers(self.unit)
-        if runs.empty:
-            return pd.DataFrame(columns=[headers.get(k, k) for k in RUN_TABLE])
-        names = runs["source"].map(self.log_name) if self.log_dir is not None else runs["source"].map(
-            lambda s: Path(s).parent.name if Path(s).parent != self.source else Path(s).name)  # the run id
-        view = runs.assign(run=names + ":" + runs["run"].astype(str),
-                           warnings=runs["warnings"].map(lambda w: "; ".join(w)))
-        return view[RUN_TABLE].rename(columns=headers)
-
     def log_name(self, source: str) -> str:
         """A log's name within the folder analyzed: `ngc-tf1-resnet50/tf_gpu1_amp_bs128.txt` for the member of
         `logs.tar.xz` (archives.SEP), `run-1/run-1.log` in a folder; the file's own name when the log is
-        the source itself. The page's copy of the log has it, and an analysis-only runs table names each run by it."""
+        the source itself. The page's copy of the log has it, and an analysis-only runs table (sections.runs)
+        names each run by it."""
         text, folder = str(source), str(self.source)
         if text.startswith(folder) and text[len(folder):][:1] in ("/", SEP) and len(text) > len(folder) + 1:
             return text[len(folder) + 1:]
@@ -143,12 +120,6 @@ class Report:
             return self.reference.unit
         from .plots import rate_unit
         return rate_unit(self.analysis.runs)
-
-    def problems(self) -> pd.DataFrame:
-        from .publish_files import shown  # a file name as it is, escaped: no control character, no invalid byte
-        rows = [{"file": shown(str(p.source)), "problem": p.reason} for p in self.analysis.problems]
-        rows += [{"file": run_id, "problem": problem} for run_id, problem in self._record_problems()]
-        return pd.DataFrame(rows, columns=["file", "problem"])
 
     @functools.cached_property
     def reference(self):
@@ -185,7 +156,7 @@ class Report:
             "complete": int((runs["status"] == "complete").sum()) if len(runs) else 0,
             "configurations": int(len(self.stats)), "reference": self.reference_name,
             "verdict": words_for(self.log_dir, self.source)(self.verdict()),
-            "problems": len(self.analysis.problems) + len(self._record_problems()),
+            "problems": len(self.analysis.problems) + len(self.record_problems()),
         }
         if self.reference is not None:  # how many published configurations hold, and by how much
             from . import headline, references

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..core import config
+from .configs import BATCH, GPUS, NODES, PRECISION, PROCESSES, XLA
 
 
 def _varying(stats: pd.DataFrame) -> list[str]:
@@ -12,13 +13,13 @@ def _varying(stats: pd.DataFrame) -> list[str]:
     names = ["framework"] if stats["framework"].nunique() > 1 else []
     for name in (f for f in config.flags() if f in stats):  # said where they vary (unknown is never "off")
         known = stats[name].isin([True, False])
-        if stats[name][known].nunique() > 1 or (not known.all() and (name == "xla" or known.any())):
+        if stats[name][known].nunique() > 1 or (not known.all() and (name == XLA or known.any())):
             names.append(name)
     return names
 
 
 def _column(row: pd.Series, varying: list[str]) -> str:
-    label = f"{str(row['precision']).upper()} bs{row['batch_size']}"
+    label = f"{str(row[PRECISION]).upper()} bs{row[BATCH]}"
     words = config.flag_words()
     label += "".join(" " + words[n][row[n] if row[n] in (True, False) else None] for n in varying if n in words)
     return f"{label} ({row['framework']})" if "framework" in varying else label
@@ -33,9 +34,9 @@ def published_layout(stats: pd.DataFrame, values: tuple[str, ...] = ("median", "
     if stats.empty:
         return pd.DataFrame()
     data = stats.assign(config=stats.apply(_column, axis=1, varying=_varying(stats)))
-    index = ["model", "nodes", "gpus"] if data["model"].nunique() > 1 else ["nodes", "gpus"]
-    if "processes" in data and len(data[["gpus", "processes"]].astype(str).drop_duplicates()) > data["gpus"].nunique():
-        index.append("processes")  # CPU runs of 1 and 2 MPI ranks: a row each
+    index = ["model", NODES, GPUS] if data["model"].nunique() > 1 else [NODES, GPUS]
+    if PROCESSES in data and len(data[[GPUS, PROCESSES]].astype(str).drop_duplicates()) > data[GPUS].nunique():
+        index.append(PROCESSES)  # CPU runs of 1 and 2 MPI ranks: a row each
     shared = data[data.duplicated([*index, "config"], keep=False)]
     if not shared.empty:  # a cell holds one configuration's numbers, never the first of several
         raise ValueError(f"configurations that differ in {_differing(shared)} share a cell of the published layout")

@@ -259,6 +259,14 @@ NVIDIA = NamedRule(
     _SOURCE_NVIDIA, mark_warmup=warmup, select=select)
 
 
+def arch(meta: dict) -> str | None:
+    """The model a log names: `--arch` and `--num-layers` (`resnetv15-50`), the layers 50 where the log does
+    not print them (models.py@e470c215 add_model_args: `--arch` default resnetv15, `--num-layers` 50)."""
+    if meta.get("arch") is None:
+        return None
+    return f"{meta['arch']}-{(meta.get('params') or {}).get('num_layers') or 50}"
+
+
 FORMAT = register(
     LogFormat(
         name="ngc_mxnet_resnet50",
@@ -270,6 +278,7 @@ FORMAT = register(
         rules=(NVIDIA, DLPERF),
         quality=scanning.IMAGE_CLASSIFICATION,
         finish=finish,
+        arch=arch,
         opens=(_ARGS, re.compile(r" - PARAMETER arch : \S+  num_layers : ")),
     )
 )

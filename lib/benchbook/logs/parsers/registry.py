@@ -40,6 +40,8 @@ class LogFormat:
         them into the run's metadata, reported values, evaluations and end; raises scanning.Refused.
     quality : the quality metrics its EVAL events carry (`core.config.Metric`), declared when it registers: the
         evaluations frame has their columns before any model is loaded.
+    arch : (run metadata) -> the name the log gives its model (NGC's `--arch`), or None; `named_model` reads it
+        through `ARCHES`.
     opens : patterns of the lines that open a run of this format and of no other (each a literal
         first: sought in every chunk of a file in another format, that is refused if it holds one,
         `scan`). A format without any (MLLOG, whose logs hold their framework's lines) is not sought,
@@ -58,6 +60,28 @@ class LogFormat:
     conclude: Callable[[Any], None] | None = None
     opens: tuple[re.Pattern, ...] = ()
     quality: tuple[config.Metric, ...] = ()
+    arch: Callable[[dict], str | None] = lambda meta: meta.get("arch")
+
+    def named_model(self, meta: dict) -> tuple[str | None, list[str]]:
+        """The `model` column of a run whose log names its model (`arch`) and whose metadata has none: the
+        model whose `ModelSpec.log_arches` holds that name (`ARCHES`), or the format's own model where the
+        name is its (`resnet50`); else the logged name itself (or "unknown", a name no column should hold),
+        with a warning: a ResNeXt log is never labelled ResNet-50. None where the log names nothing."""
+        logged = self.arch(meta)
+        if logged is None or meta.get("model") is not None:
+            return None, []
+        arch = str(logged)
+        model, _ = ARCHES.get((self.framework, _plain(arch)), (None, None))
+        if model is None and _plain(arch) == _plain(self.model):
+            model = self.model
+        if model is not None:
+            return model, []
+        shown = arch if _SAFE_NAME.fullmatch(arch) else "unknown"
+        known = sorted({spelled for (framework, _), (_, spelled) in ARCHES.items() if framework == self.framework}
+                       | {self.model})
+        return shown, [f"the log names its model {arch[:80]!r} (arch), none of those benchbook knows in "
+                       f"{self.framework} logs ({', '.join(known)}): its runs are labelled {shown!r}, "
+                       f"not {self.model!r}"]
 
     def rule(self, name: str | None) -> NamedRule:
         """The named rule (None: the format's default, its first); UnknownNameError lists the format's rules."""
@@ -71,11 +95,33 @@ class LogFormat:
 
 FORMATS: dict[str, LogFormat] = {}
 
+#: What the models say their logs call them: (framework, the name without case or punctuation) ->
+#: (the analysis's `model` column, the name as declared) (`ModelSpec.log_arches`, declared by `models.register`
+#: through `name_arch`).
+ARCHES: dict[tuple[str, str], tuple[str, str]] = {}
+_SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")  # a logged name the model column may hold
+
+
+def _plain(name: str) -> str:
+    """A model's name without case or punctuation: `ResNet-50` and `resnet50` are one."""
+    return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
+def name_arch(framework: str, model: str, arches: tuple[str, ...]) -> None:
+    """Declare that `framework`'s logs naming their model one of `arches` are of `model` (the `model`
+    column); one name declared for two models is a programming error."""
+    for arch in arches:
+        key = (framework, _plain(arch))
+        declared, _ = ARCHES.setdefault(key, (model, arch))
+        if declared != model:
+            raise ValueError(f"{framework} logs' arch {arch!r} is declared for {declared!r} and {model!r}")
+
 # Which format a head is in when several recognise it, first first: the one place that orders them.
 PRECEDENCE = (
     "mllog",  # its `:::MLLOG` token is MLPerf's alone: a framework's own lines around it are not the log
     "benchbook_cpu",  # `PARAMETER workload :`, this repository's workloads (their DLLogger lines as NGC's)
     "ngc_tf2_maskrcnn",  # the `[MaskRCNN]` prefix of every line
+    "ngc_bert_pytorch", "ngc_bert_tf1",  # BERT's `Training Epoch:` / `throughput_train` lines, no ConvNets key
     "ngc_mxnet_resnet50",  # its DLLogger logs print `train.total_ips` too, as PyTorch's and TF1's
     "ngc_pytorch_convnets",  # its `PARAMETER arch :` too, as TF1's
     "ngc_tf1_convnets",

@@ -1,0 +1,201 @@
+"""NGC PyTorch BERT pre-training logs: DeepLearningExamples PyTorch/LanguageModeling/BERT
+`run_pretraining.py`'s DLLogger stdout, launched by `scripts/run_pretraining.sh` (phase 1 at sequence
+length 128, then phase 2 at 512: two runs in one log where the script runs both).
+
+What a log holds (run_pretraining.py@042e8724 and @e5428044; NGC 20.x to 22.x logs): the `set -x` trace of the
+wrapper (`bash scripts/run_pretraining.sh <batch> <lr> <precision> <gpus> ...`, `torch.distributed.launch
+--nproc_per_node=N`); `DLL <time> - PARAMETER Config : ["Namespace(...)"]` after setup, whose
+`train_batch_size` is already per GPU and per micro-batch (the script divides it by
+`gradient_accumulation_steps` first), `fp16`/`amp` the precision, `max_seq_length` and `phase2` the phase;
+`DLL <time> - Training Epoch: E Training Iteration: I  average_loss : x  step_loss : x  learning_rate : x`
+every `log_freq` optimizer steps (the iteration repeats while the fp16 loss scaler skips steps); `... final_loss :
+x` at the last step; and `DLL <time> -  e2e_train_time : x  training_sequences_per_second : x  final_loss : x
+raw_train_time : x`, the script's figure: `train_batch_size * gradient_accumulation_steps * world_size * steps /
+raw_train_time`. tqdm bars (`Iteration:  30%|...`) share physical lines with the DLL lines, and the multi-node
+logs are rank-tagged tails (`mpirun --timestamp-output`) without the Namespace: textio splits and untags them.
+
+The per-step lines log no rate: the end-of-run figure is the run's one rate record (epoch and iteration -1),
+read by the `nvidia` rule; the loss records carry the loss curve. This module also holds what both BERT formats
+share: the MLM accuracy metric, the sequence length and phase axes (which the BERT models declare), and the
+record selections their rules use.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from ...core.config import Axis, Metric
+from ..rules import NamedRule
+from . import scanning
+from .dllogger import truthy, values
+from .registry import LogFormat, register
+
+if TYPE_CHECKING:
+    from ..rules import Run
+
+MLM_ACCURACY = Metric("mlm_accuracy", "MLM accuracy", "%", final=True)
+BERT_QUALITY = (MLM_ACCURACY,)
+# The BERT models declare these same axes (the PyTorch model's module writes them out identically: config.add
+# keeps identical declarations once and refuses different ones).
+SEQ_LEN = Axis("seq_len", int, "identity", "sequence length", "tokens a sequence (BERT: 128 in phase 1, 512 in "
+                                                               "phase 2)")
+PHASE = Axis("phase", int, "identity", "phase", "BERT pre-training phase (1 or 2)")
+
+_BULK = scanning.BulkRule(
+    pattern=rf"DLL (?P<timestamp>{scanning.STAMP}) - Training Epoch: (?P<epoch>{scanning.INT}) Training Iteration: "
+            rf"(?P<iteration>{scanning.INT}) +(?:average_loss|final_loss) : (?P<loss>{scanning.NUM})"
+            rf"(?:[^\n]*?learning_rate : (?P<lr>{scanning.NUM}))?",
+    types={"timestamp": "stamp", "epoch": "int", "iteration": "int", "loss": "float", "lr": "float"},
+)
+_TUPLE_STEP = re.compile(rf"DLL ({scanning.STAMP}) - \(({scanning.INT}), ({scanning.INT})\) +"
+                         rf"(?:average_loss|final_loss) : ({scanning.NUM})")
+# A step line the bulk pattern does not read (a loss of `nan`): its record, with the loss as float() reads it.
+_ODD_STEP = re.compile(rf"(?m)^DLL ({scanning.STAMP}) - Training Epoch: ({scanning.INT}) Training Iteration: "
+                       rf"({scanning.INT}) +(?:average_loss|final_loss) : (\S+)")
+# A step line after other text on its physical line: a progress bar (tqdm, no newline) before an mpirun tag,
+# which textio leaves in the line (one tag, not at its start): its rank is not known, its record is left out.
+_MIDLINE_STEP = re.compile(rf"(?<=[^\n])DLL {scanning.STAMP} - Training Epoch: {scanning.INT} Training Iteration: ")
+MIDLINE_NOTE = ("step lines after other text on their physical line (a progress bar before an mpirun tag), "
+                "their loss records left out")
+_CONFIG = re.compile(rf"DLL ({scanning.STAMP}) - PARAMETER Config : \[[\"']Namespace\(([^\n]*)\)[\"']\]")
+_NAMESPACE_ITEM = re.compile(r"(\w+)=('[^']*'|\"[^\"]*\"|\[[^\]]*\]|[^,\s]+)")
+_PER_GPU = re.compile(rf"DLL {scanning.STAMP} - PARAMETER batch_size_per_gpu : (\d+)")
+# The fp16 loss scaler's overflow: the step is skipped and its counter may repeat or go back (21.11 logs
+# `Training Iteration: 1` then `0` minutes apart); no new run begins there.
+_LOSS_SCALE = re.compile(rf"DLL {scanning.STAMP} - PARAMETER loss_scale : ")
+# The end-of-run line: its step `tuple()` printed as nothing by run_pretraining.py's format_step, as `()` by
+# DLLogger's own; its keys in any order.
+_END = re.compile(rf"DLL ({scanning.STAMP}) - +(?:\(\) +)?"
+                  r"((?:\S+ : \S+[^\n]*?)?training_sequences_per_second : [^\n]*)")
+_WRAPPER = re.compile(r"\+ bash scripts/run_pretraining\.sh ([^\n]*)")
+_LAUNCH = re.compile(r"torch(?:\.distributed\.(?:launch|run)|run) ([^\n]*?)/?\S*run_pretraining\.py")
+
+
+def _namespace(m: re.Match):
+    """The Config PARAMETER: argparse's Namespace after setup_training (per-GPU micro-batch)."""
+    args = {k: v.strip("'\"") for k, v in _NAMESPACE_ITEM.findall(m.group(2))}
+    amp = truthy(args.get("amp")) or truthy(args.get("fp16"))
+    meta: dict = {"params": args, "start_time": m.group(1), "precision": "amp" if amp else "fp32"}
+    for key, name in (("train_batch_size", "batch_size"), ("gradient_accumulation_steps", "accumulation"),
+                      ("max_seq_length", "seq_len")):
+        if args.get(key, "").isdigit():
+            meta[name] = int(args[key])
+    if truthy(args.get("phase2")) is not None:
+        meta["phase"] = 2 if truthy(args["phase2"]) else 1
+    return scanning.RUN_START, meta
+
+
+def _end(m: re.Match) -> dict:
+    kv = {k: scanning.number(v) for k, v in values(m.group(2)).items()}
+    return {k: v for k, v in kv.items() if v is not None}
+
+
+def _end_record(m: re.Match):
+    rate = _end(m).get("training_sequences_per_second")
+    return None if rate is None else (scanning.STEP, scanning.step(None, None, m.group(1), rate))
+
+
+def _end_summary(m: re.Match):
+    out = _end(m)
+    if "training_sequences_per_second" in out:
+        out["throughput"] = out["training_sequences_per_second"]
+    return scanning.SUMMARY, out
+
+
+def _wrapper(m: re.Match):
+    """scripts/run_pretraining.sh's arguments: 3rd the precision, 4th the GPUs of the node."""
+    args = m.group(1).split()
+    meta: dict = {}
+    if len(args) > 3 and args[3].isdigit():
+        meta["gpus"] = int(args[3])
+    if len(args) > 2 and args[2] in ("fp16", "amp", "fp32", "tf32", "bf16"):
+        meta["precision"] = "amp" if args[2] in ("fp16", "amp") else args[2]
+    return scanning.META, meta
+
+
+def _launch(m: re.Match):
+    """torch.distributed.launch's (torchrun's) processes: one a GPU, on each of its nodes. A launch opens a run (each
+    phase of run_pretraining.sh has its own), which the Config line after it joins."""
+    opts = dict(re.findall(r"--(nproc_per_node|nnodes)[= ](\d+)", m.group(1)))
+    if "nproc_per_node" not in opts:
+        return None
+    return scanning.RUN_START, {"gpus": int(opts["nproc_per_node"]) * int(opts.get("nnodes", 1))}
+
+
+def _tuple_step(m: re.Match):
+    return scanning.STEP, scanning.step(int(m.group(2)), int(m.group(3)), m.group(1), None,
+                                        scanning.number(m.group(4)))
+
+
+_RULES = [
+    (_CONFIG, _namespace),
+    (_PER_GPU, lambda m: (scanning.META, {"batch_size": int(m.group(1))})),
+    (_WRAPPER, _wrapper),
+    (_LAUNCH, _launch),
+    (_TUPLE_STEP, _tuple_step),
+    (_ODD_STEP, lambda m: (scanning.STEP, scanning.step(int(m.group(2)), int(m.group(3)), m.group(1), None,
+                                                        scanning.number(m.group(4))))),
+    (_MIDLINE_STEP, lambda m: (scanning.NOTE, MIDLINE_NOTE)),
+    (_LOSS_SCALE, lambda m: (scanning.PHASE, None)),
+    (_END, _end_record),
+    (_END, _end_summary),
+]
+
+
+def sniff(head: str) -> bool:
+    """run_pretraining.py's DLLogger lines: its Training Epoch/Iteration steps, its Config or its figure."""
+    return "DLL " in head and (" - Training Epoch: " in head or " training_sequences_per_second : " in head
+                               or ("PARAMETER Config : " in head and "max_predictions_per_seq=" in head))
+
+
+def finish(meta: dict, ranks: set) -> dict:
+    """The global batch of an optimizer step (GPUs x micro-batch x accumulation) where all are known."""
+    gpus, batch, accumulation = meta.get("gpus"), meta.get("batch_size"), meta.get("accumulation")
+    if gpus and batch and accumulation:
+        return {"global_batch_size": gpus * batch * accumulation}
+    return {}
+
+
+def seq_len_warnings(meta: dict) -> list[str]:
+    """What a BERT run's metadata leaves unknown: the phase and sequence length of a log that names neither
+    (the multi-node tails), which the analysis does not guess."""
+    if meta.get("seq_len") is None and meta.get("phase") is None:
+        return ["the log names neither the sequence length nor the phase (no Config line or flag dump): both "
+                "unknown"]
+    return []
+
+
+def end_of_run(run: Run):
+    """The end-of-run figure's record (epoch and iteration -1)."""
+    return (run["iteration"] < 0) & (run["epoch"] < 0)
+
+
+def per_step(run: Run):
+    """The records of logged steps (not the end-of-run figure)."""
+    return run["iteration"] >= 0
+
+
+NVIDIA = NamedRule(
+    "nvidia", "last", "no records (the script's own figure)",
+    "NVIDIA/DeepLearningExamples PyTorch/LanguageModeling/BERT/run_pretraining.py@042e8724 (__main__: "
+    "training_sequences_per_second = train_batch_size * gradient_accumulation_steps * world_size * (steps + "
+    "skipped_steps) / raw_train_time, printed once at the end); PaddlePaddle/Perf Bert/OtherReports/PyTorch/"
+    "README.md@e7a07c4d prints it", select=end_of_run)
+
+
+FORMAT = register(
+    LogFormat(
+        name="ngc_bert_pytorch",
+        framework="pytorch",
+        model="bert",
+        sniff=sniff,
+        patterns=_RULES,
+        bulk=_BULK,
+        rules=(NVIDIA,),
+        quality=BERT_QUALITY,
+        finish=finish,
+        warn=seq_len_warnings,
+        opens=(re.compile(r" - PARAMETER Config : \[[\"']Namespace\("),),
+    )
+)

@@ -1,0 +1,66 @@
+"""2. Analysis, Runs: one row per run found in the logs, in the page's order, the columns a reader needs
+(every column: `report.analysis.runs`); the processes column only where a run had other than one per GPU
+(CPU runs); throughputs to the digits the grid shows their configuration with."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pandas as pd
+
+from ...core import config
+from .. import configs, display, grid
+from ..configs import BATCH, GPUS, PRECISION, PROCESSES, REPEAT, XLA
+from .parts import comparison_of, constant_flags, cpu_as_word, one_process_per_gpu
+
+if TYPE_CHECKING:
+    from ..report import Report
+    from . import Page
+
+# processes: a CPU run's MPI ranks (shown only where it is not one per GPU); the configuration's headers
+# are its axes' (core.config), the throughputs' are in the report's unit.
+RUN_TABLE = ["run", GPUS, PROCESSES, BATCH, PRECISION, XLA, REPEAT, "status",
+             "reported_throughput", "recomputed_throughput", "iterations", "warnings"]
+
+
+def headers(unit: str) -> dict[str, str]:
+    """The runs table's headers: "GPUs", "per-GPU batch", "reported <unit>" (the report's unit)..."""
+    return {**config.headers(), "run": "run id (folder) or file:run", "reported_throughput": f"reported {unit}",
+            "recomputed_throughput": f"recomputed {unit}", "iterations": "records used"}
+
+
+def table(report: Report) -> pd.DataFrame:
+    """One row per run, named by its run id (a study folder) or its log's name and run (analysis-only)."""
+    runs = report.analysis.runs
+    named = headers(report.unit)
+    if runs.empty:
+        return pd.DataFrame(columns=[named.get(k, k) for k in RUN_TABLE])
+    names = runs["source"].map(report.log_name) if report.log_dir is not None else runs["source"].map(
+        lambda s: Path(s).parent.name if Path(s).parent != report.source else Path(s).name)  # the run id
+    view = runs.assign(run=names + ":" + runs["run"].astype(str),
+                       warnings=runs["warnings"].map(lambda w: "; ".join(w)))
+    return view[RUN_TABLE].rename(columns=named)
+
+
+def content(page: Page):
+    report = page.report
+    rates = [f"reported {report.unit}", f"recomputed {report.unit}"]
+    shown = table(report)
+    if shown.empty:
+        return display.note(f"no run found in {report.source}")
+    head = config.headers()  # the table's columns are the axes' headers
+    keys = shown.rename(columns={head[GPUS]: GPUS, head[BATCH]: BATCH})
+    shown = shown.loc[configs.sort_frame(keys, report.reference).index]
+    digits = grid.decimals_by_configuration(grid.grids(report.stats, comparison_of(report), report.reference))
+    places = [configs.place(g, p)[0] for g, p in zip(shown[head[GPUS]], shown[head[PROCESSES]], strict=True)]
+    decimals = [digits.get((g, str(p), configs.as_int(b)), 2)
+                for g, p, b in zip(places, shown[head[PRECISION]], shown[head[BATCH]], strict=True)]
+    shown = shown.assign(**{r: [display.fixed(v, d) for v, d in zip(shown[r], decimals, strict=True)]
+                            for r in rates})
+    gpus, processes = head[GPUS], head[PROCESSES]
+    if {processes, gpus} <= set(shown) and one_process_per_gpu(shown[gpus], shown[processes]):
+        shown = shown.drop(columns=[processes])
+    shown = shown.drop(columns=constant_flags(shown)).assign(**{gpus: cpu_as_word(shown[gpus])})
+    return display.table(shown, empty=f"no run found in {report.source}", numeric=rates,
+                         formats={"records used": display.text})

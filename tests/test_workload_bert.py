@@ -1,6 +1,7 @@
 """The CPU BERT workload: its corpus and vocabulary (deterministic, held-out text apart), its DLLogger lines in
 run_pretraining.py's form, and real short runs where BENCHBOOK_TEST_PYTORCH_PYTHON names a Python with torch:
-the MLM accuracy rises, a seed repeats its run, the ngc_bert_pytorch format reads the log."""
+the MLM accuracy rises, a seed repeats its run, the ngc_bert_pytorch format reads the log (its evaluations, the
+CPU, bf16)."""
 
 from __future__ import annotations
 
@@ -157,12 +158,6 @@ def test_the_ngc_bert_pytorch_format_reads_the_log(short_run):
     assert models.of_logs(run["model"]).name == "bert_pytorch"
 
 
-# What the workload adds to NVIDIA's lines, which the format does not read yet: its `mlm_accuracy` lines (one EVAL
-# pattern), the CPU (`device='cpu', n_gpu=0` in the Config: gpus 0) and bf16 (`precision='bf16'`, read as fp32).
-MISSING = pytest.mark.xfail(strict=True, reason="ngc_bert_pytorch reads no mlm_accuracy line, no CPU and no bf16 yet")
-
-
-@MISSING
 def test_the_ngc_bert_pytorch_format_reads_the_mlm_accuracy(short_run):
     result = analyze([short_run])
     accuracy = _values(short_run.read_text(), "mlm_accuracy")
@@ -170,7 +165,6 @@ def test_the_ngc_bert_pytorch_format_reads_the_mlm_accuracy(short_run):
     assert result.runs.iloc[0]["final_mlm_accuracy"] == pytest.approx(100 * accuracy[-1])
 
 
-@MISSING
 def test_the_ngc_bert_pytorch_format_reads_the_cpu_and_bf16(python, tmp_path):
     done = _run(python, ["--max_steps", "6", "--eval_every", "3", "--threads", "1", "--precision", "bf16"], tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]

@@ -14,18 +14,10 @@ import math
 import shlex
 from pathlib import Path
 
-from ..core.config import Axis, Metric
 from ..errors import BenchbookError
-from ..logs import parsers  # noqa: F401  (the formats declare their metrics first: top-1 stays the headline)
+from ..logs.parsers.ngc_bert_pytorch import MLM_ACCURACY, PHASE, SEQ_LEN  # declared once, with the log format
 from ..runfolder import RESULTS
 from .spec import ModelSpec, Study, flags, register
-
-# The same declarations as the ngc_bert_pytorch log format's (logs/parsers/ngc_bert_pytorch.py: MLM_ACCURACY,
-# SEQ_LEN, PHASE); config.declare and config.add keep identical ones once and refuse different ones.
-MLM_ACCURACY = Metric("mlm_accuracy", "MLM accuracy", "%", final=True)
-SEQ_LEN = Axis("seq_len", int, "identity", "sequence length", "tokens a sequence (BERT: 128 in phase 1, 512 in "
-                                                               "phase 2)")
-PHASE = Axis("phase", int, "identity", "phase", "BERT pre-training phase (1 or 2)")
 
 # scripts/run_pretraining.sh's <precision>: fp16 turns on AMP (--fp16 --amp); fp32 runs TF32 on an A100 unless
 # NVIDIA_TF32_OVERRIDE=0, which the fp32 of a study sets so that fp32 means FP32.

@@ -14,7 +14,7 @@ from benchbook.studies import commands, study
 from test_commands import GOLDEN, dry_run, tokens
 
 ROOT = Path(__file__).resolve().parents[1]
-STUDIES = ["bert_pytorch/ngc", "bert_pytorch/ngc_slurm"]
+STUDIES = ["bert_pytorch/ngc", "bert_pytorch/ngc_slurm", "bert_tf/ngc"]
 NGC = {"schema_version": 1, "model": "bert_pytorch", "runtime": "ngc",
        "code": {"repository": "https://github.com/NVIDIA/DeepLearningExamples", "commit": "a9e2c1d5",
                 "subfolder": "PyTorch/LanguageModeling/BERT", "workdir": "/workspace/bert"},
@@ -110,3 +110,31 @@ def test_synthetic_data_is_refused_on_the_cpu(tmp_path):
 def test_the_cpu_smoke_study_loads():
     s = study.load(ROOT / "params" / "bert_pytorch" / "cpu_smoke.yaml")
     assert [r.run_id for r in study.expand(s)] == ["cpu_fp32_bs4_r1"]
+
+
+TF = {**NGC, "model": "bert_tf", "code": {**NGC["code"], "subfolder": "TensorFlow/LanguageModeling/BERT"},
+      "sweep": {"gpus": [1, 8], "batch_size": 96, "precision": "amp", "xla": True}}
+
+
+def test_tf_paddle_perf_published_commands_are_reproduced(tmp_path):
+    # PaddlePaddle/Perf's NGC 20.06-tf1 V100 runs (their logs' `set -x` lines): batch 96, 67584 sequences a step.
+    s = _study(tmp_path, {**TF, "options": {"global_batch_size": 67584}})
+    assert _argv(s, 0) == tokens("bash scripts/run_pretraining_lamb.sh 96 64 8 7.5e-4 5e-4 fp16 true 1 2000 200 20 200 "
+                                 "704 512 base")
+    assert _argv(s, 1) == tokens("bash scripts/run_pretraining_lamb.sh 96 64 8 7.5e-4 5e-4 fp16 true 8 2000 200 20 200 "
+                                 "88 512 base")
+
+
+def test_tf_spec_and_what_its_studies_cannot_ask(tmp_path):
+    spec = models.get("bert_tf")
+    assert (spec.unit, spec.log_names, spec.cpu_script, spec.ngc_script) == (
+        "sequences/s", ("tensorflow", "bert"), None, "scripts/run_pretraining_lamb.sh")
+    assert spec.quality == models.get("bert_pytorch").quality and spec.axes == models.get("bert_pytorch").axes
+    with pytest.raises(BertStudyError, match="not a multiple of batch_size x gpus"):
+        _argv(_study(tmp_path, TF))  # NVIDIA's 65536 is no multiple of 96
+    with pytest.raises(BertStudyError, match="options learning_rate_phase2: scripts/run_pretraining_lamb.sh takes"):
+        _argv(_study(tmp_path, {**TF, "options": {"learning_rate_phase2": "5e-4"}}))
+    with pytest.raises(BertStudyError, match="over 2 nodes: scripts/run_pretraining_lamb.sh runs on one node"):
+        _argv(_study(tmp_path, {**TF, "sweep": {**TF["sweep"], "gpus": "2x8"}, "gpus_per_node": 8,
+                                "launcher": {"name": "slurm", "slurm": {"partition": "gpu"}},
+                                "options": {"global_batch_size": 67584}}))

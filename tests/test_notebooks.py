@@ -150,7 +150,9 @@ def test_model_notebooks_differ_only_in_their_prose_and_their_own_sections():
     ("maskrcnn_tf2", '"Loss"', '"loss"'),
     ("maskrcnn_tf2", '"Loss components"', '"loss_components"'),
     ("bert_pytorch", '"MLM loss"', '"loss"'),
-    ("bert_pytorch", '"MLM accuracy by step"', '"quality_by_step"')])
+    ("bert_pytorch", '"MLM accuracy by step"', '"quality_by_step"'),
+    ("bert_tf", '"Per-step rates"', '"iteration_rates"'),
+    ("bert_tf", '"Masked LM accuracy at evaluations"', '"quality_by_step"')])
 def test_each_model_notebook_shows_what_is_particular_to_its_logs(name, section, call):
     """Shared cells call the library; each model's own section, in its own words, sits in section 2 of its
     notebook and of no other."""

@@ -35,21 +35,21 @@ class BertStudyError(BenchbookError, ValueError):
     """A BERT study whose options the NGC scripts cannot take; the message names the option."""
 
 
-def _settings(study: Study, cfg: dict) -> tuple[dict, int]:
-    """The recipe's settings (the study's options over NVIDIA's phase 1), and the gradient accumulation that
-    makes the global batch from the run's GPUs and per-GPU batch."""
+def recipe(study: Study, cfg: dict, defaults: dict, script: str = "scripts/run_pretraining.sh") -> tuple[dict, int]:
+    """The recipe's settings (the study's options over the script's `defaults`, each a positive number), and
+    the gradient accumulation that makes the global batch from the run's GPUs and per-GPU batch."""
     options = dict(study.options)
-    unknown = sorted(set(options) - set(_DEFAULTS))
+    unknown = sorted(set(options) - set(defaults))
     if unknown:
-        raise BertStudyError(f"options {', '.join(unknown)}: scripts/run_pretraining.sh takes positional arguments; "
-                             f"a BERT study's options are {', '.join(_DEFAULTS)}")
-    settings = {**_DEFAULTS, **options}
+        raise BertStudyError(f"options {', '.join(unknown)}: {script} takes positional arguments; "
+                             f"a BERT study's options are {', '.join(defaults)}")
+    settings = {**defaults, **options}
     for key, value in settings.items():
         try:
             number = float(value) if not isinstance(value, bool) else -1.0
         except ValueError:
             number = -1.0
-        whole = key in ("global_batch_size", "save_checkpoint_steps")
+        whole = key in ("global_batch_size", "save_checkpoint_steps", "warmup_steps")
         if not (number > 0 and math.isfinite(number)) or whole and not number.is_integer():
             raise BertStudyError(f"options.{key}: {value!r} is not a positive {'whole ' if whole else ''}number")
     per_step = int(cfg["batch_size"]) * int(cfg["gpus"])
@@ -71,7 +71,7 @@ def ngc_command(study: Study, cfg: dict, run_dir: Path) -> list[str]:
     torch.distributed.launch on the node's GPUs; its train_batch_size is per GPU, accumulation included).
     Across nodes, as run.sub: one task per node, each starting torch.distributed.launch for its GPUs with the
     node's rank, run_pretraining.py's flags as the script writes them."""
-    settings, accumulation = _settings(study, cfg)
+    settings, accumulation = recipe(study, cfg, _DEFAULTS)
     per_gpu = int(cfg["batch_size"]) * accumulation
     if cfg["nodes"] == 1:
         return _tf32(cfg, ["bash", "scripts/run_pretraining.sh", str(per_gpu), str(settings["learning_rate"]),

@@ -26,7 +26,8 @@ Study = Any
 CommandBuilder = Callable[[Study, dict, Path], list[str]]
 #: How the data folder of an NGC study is laid out (checks/data.py checks it, checks/data_preparation.py
 #: prints its preparation).
-DataLayout = Literal["imagenet_tfrecords", "imagenet_recordio", "imagenet_folders", "coco_tfrecords", "bert_parquet"]
+DataLayout = Literal["imagenet_tfrecords", "imagenet_recordio", "imagenet_folders", "coco_tfrecords", "bert_parquet",
+                     "bert_tfrecords"]
 
 
 @dataclass(frozen=True)

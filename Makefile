@@ -13,14 +13,18 @@ SMOKE_STUDIES := params/resnet50_tf/cpu_smoke.yaml params/resnet50_mxnet/cpu_smo
 
 # The notebooks' kernel reads its configuration from the environment (notebooks/ipython/: no TCP warning).
 KERNEL_CONFIG := notebooks/ipython/ipython_kernel_config.py
-$(BIN)/.installed: pyproject.toml $(KERNEL_CONFIG)
+$(BIN)/.installed: pyproject.toml constraints.txt $(KERNEL_CONFIG)
 	python3 -m venv $(VENV)
-	$(BIN)/pip install --quiet --no-compile -e '.[test]'
+	$(BIN)/pip install --quiet --no-compile -c constraints.txt -e '.[test]'
 	install -D -m 644 $(KERNEL_CONFIG) $(VENV)/etc/ipython/ipython_kernel_config.py
 	touch $@
 
-.PHONY: setup report test test-slow lint bench reference smoke wheels offline-setup
+.PHONY: setup report test test-slow lint bench reference smoke wheels offline-setup lock
 setup: $(BIN)/.installed
+
+# constraints.txt: the set of packages the tests passed with, written from the environment they ran in.
+lock: $(BIN)/.installed
+	{ sed -n '/^#/p' constraints.txt; $(BIN)/pip freeze --exclude-editable; } > constraints.tmp && mv constraints.tmp constraints.txt
 
 # The main job: first the published results reproduced from the logs the repository ships (params/published/:
 # no framework, no training; reports/index.html shows them within a minute or two) while the CPU studies'
@@ -46,17 +50,21 @@ lint: $(BIN)/.installed
 # kernel, browser, workload, Slurm job or study process and measures nothing; `make test-slow` the others
 # (a framework's tests run where BENCHBOOK_TEST_<FRAMEWORK>_PYTHON names its environment, as .ci/run does).
 SLOW_TIERS := notebook or browser or workload or slurm or process or bench
+# Tests run on every core (pytest-xdist). The slow tiers run two test files at a time, each file's tests in
+# one worker (its module fixtures made once): kernels, Slurm and study processes mostly wait. The bench tier,
+# which times and bounds, runs alone after them.
 test: lint
-	$(BIN)/python -m pytest -m "not ($(SLOW_TIERS))"
+	$(BIN)/python -m pytest -n auto -m "not ($(SLOW_TIERS))"
 
 test-slow: $(BIN)/.installed
-	$(BIN)/python -m pytest -m "$(SLOW_TIERS)"
+	$(BIN)/python -m pytest -n 2 --dist loadfile -m "($(SLOW_TIERS)) and not bench" --durations=25
+	$(BIN)/python -m pytest -m bench --durations=10
 
 # Where no package index can be reached (a GPU machine whose python3 has PyTorch): `make wheels` here
 # writes benchbook's dependencies and build backend to dist/wheels; copy the checkout with it there and
 # `make offline-setup` installs from those files alone (then BENCHBOOK_PYTHON_PYTORCH=/usr/bin/python3).
 wheels: $(BIN)/.installed
-	$(BIN)/pip wheel --quiet -w dist/wheels "setuptools>=77" wheel '.[test]'
+	$(BIN)/pip wheel --quiet -w dist/wheels -c constraints.txt "setuptools>=77" wheel '.[test]'
 
 offline-setup:
 	python3 -m venv $(VENV)

@@ -59,6 +59,10 @@ TIER_OF = {
     "test_mlperf_bench.py": "bench",
     "test_mlperf_checks.py": "bench",
     "test_check_reference_logs.py": "bench",
+    # the reference tools over every shipped set, through the CLI (`make reference` runs them too)
+    "test_published_examples.py::test_each_bert_set_gives_each_cell_by_its_rule_or_says_none_does": "bench",
+    "test_published_examples.py::test_each_log_set_reproduces_its_published_numbers": "bench",
+    "test_published_examples.py::test_the_mlperf_folders_score_as_published": "bench",
     "test_hostile_logs.py::test_what_a_pasted_run_costs_is_bounded": "bench",
     "test_hostile_logs.py::test_what_a_pasted_run_costs_through_analyze_json_is_bounded": "bench",
     "test_ranks.py::test_rank_pieces_that_never_close_are_read_in_linear_time": "bench",
@@ -74,14 +78,14 @@ def pytest_configure(config):
         config.addinivalue_line("markers", f"{name}: {what}")
 
 
-def pytest_collection_modifyitems(config, items):
-    for item in items:
-        module = item.path.name
-        tier = TIER_OF.get(f"{module}::{item.originalname}") or TIER_OF.get(module)
-        if tier is None and "cluster" in item.fixturenames:
-            tier = "slurm"
-        if tier:
-            item.add_marker(getattr(pytest.mark, tier))
+def pytest_itemcollected(item):
+    """Each test's tier, as it is collected."""
+    module = item.path.name
+    tier = TIER_OF.get(f"{module}::{item.originalname}") or TIER_OF.get(module)
+    if tier is None and "cluster" in item.fixturenames:
+        tier = "slurm"
+    if tier:
+        item.add_marker(getattr(pytest.mark, tier))
 
 
 @pytest.fixture

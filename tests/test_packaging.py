@@ -55,3 +55,19 @@ def test_environment_yml_installs_the_package_itself(repo_root):
     env = yaml.safe_load((repo_root / "environment.yml").read_text(encoding="utf-8"))
     pip_sections = [d["pip"] for d in env["dependencies"] if isinstance(d, dict) and "pip" in d]
     assert any("-e ." in section for section in pip_sections)
+
+
+def test_the_lock_pins_every_dependency_within_its_bounds(repo_root):
+    """constraints.txt (make lock) pins each package pyproject.toml names, at a version its bounds admit:
+    a dependency added or re-bounded without `make lock` fails here, not in a fresh set-up."""
+    from packaging.specifiers import SpecifierSet
+
+    pins = {}
+    for number, line in enumerate((repo_root / "constraints.txt").read_text(encoding="utf-8").splitlines(), 1):
+        if line.strip() and not line.startswith("#"):
+            name, sep, version = line.partition("==")
+            assert sep and version, f"constraints.txt line {number}: {line!r} is no `name==version` pin"
+            pins[re.sub(r"[-_.]+", "-", name).lower()] = version.strip()
+    for name, bounds in _pyproject(repo_root).items():
+        assert name in pins, f"{name} is not pinned in constraints.txt: run `make lock`"
+        assert pins[name] in SpecifierSet(bounds), f"constraints.txt pins {name}=={pins[name]}, outside {bounds}"

@@ -26,10 +26,15 @@ def test_make_test_runs_the_fast_tier_and_test_slow_the_others():
     slow = re.search(r"^SLOW_TIERS := (.+)$", makefile, re.M).group(1)
     assert slow.split(" or ") == list(TIERS)
     assert f"not ({slow})" == FAST_TIER
-    assert re.search(r'^test: lint\n\t\$\(BIN\)/python -m pytest -m "not \(\$\(SLOW_TIERS\)\)"$', makefile, re.M)
-    assert re.search(r'^test-slow: .*\n\t\$\(BIN\)/python -m pytest -m "\$\(SLOW_TIERS\)"$', makefile, re.M)
+    assert re.search(r'^test: lint\n\t\$\(BIN\)/python -m pytest -n auto -m "not \(\$\(SLOW_TIERS\)\)"$',
+                     makefile, re.M)
+    # the slow tiers: every one but bench in parallel, then bench alone; together, every slow tier
+    assert re.search(r'^test-slow: .*\n\t\$\(BIN\)/python -m pytest -n 2 --dist loadfile '
+                     r'-m "\(\$\(SLOW_TIERS\)\) and not bench" .*\n\t\$\(BIN\)/python -m pytest -m bench ',
+                     makefile, re.M)
+    assert "bench" in TIERS
 
 
 def test_ci_runs_every_tier():
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
-    assert re.search(r"^make test$", ci, re.M) and re.search(r"^\s*make test-slow$", ci, re.M)
+    assert re.search(r"^step make test$", ci, re.M) and re.search(r"^step make test-slow$", ci, re.M)

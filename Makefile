@@ -5,11 +5,11 @@ BIN := $(VENV)/bin
 # (params/resnet50_tf/cpu_time_to_train.yaml trains to a target on the digits data: minutes per epoch on
 # two cores, so it is run on its own: benchbook run ... && benchbook publish ...)
 CPU_STUDIES := params/resnet50_tf/cpu.yaml params/resnet50_mxnet/cpu.yaml params/maskrcnn_tf2/cpu.yaml \
-	params/resnet50_pytorch/cpu.yaml
+	params/resnet50_pytorch/cpu.yaml params/bert_pytorch/cpu.yaml
 # The smallest time-to-train study writes MLLOG (mllog.txt per run): `benchbook mlperf score` scores our own runs.
 TTT_SMOKE := params/resnet50_tf/cpu_time_to_train_smoke.yaml
 SMOKE_STUDIES := params/resnet50_tf/cpu_smoke.yaml params/resnet50_mxnet/cpu_smoke.yaml params/maskrcnn_tf2/cpu_smoke.yaml \
-	params/resnet50_pytorch/cpu_smoke.yaml
+	params/resnet50_pytorch/cpu_smoke.yaml params/bert_pytorch/cpu_smoke.yaml
 
 # The notebooks' kernel reads its configuration from the environment (notebooks/ipython/: no TCP warning).
 KERNEL_CONFIG := notebooks/ipython/ipython_kernel_config.py

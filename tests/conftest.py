@@ -48,6 +48,7 @@ TIER_OF = {
     "test_workloads.py": "workload",
     "test_workload_mpi.py": "workload",
     "test_workload_pytorch.py": "workload",
+    "test_workload_bert.py": "workload",
     "test_workload_maskrcnn.py": "workload",
     "test_workload_mllog.py": "workload",
     "test_runner.py": "process",

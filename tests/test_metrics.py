@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from benchbook import analyze
+from benchbook.core import config
 from benchbook.reports.metrics import aggregate, time_to_target
 
 FIXED = {"framework": "tensorflow", "model": "resnet50", "nodes": 1, "xla": True, "dali": False,
@@ -139,6 +140,24 @@ def test_time_to_target_of_no_evaluations_is_empty():
     out = time_to_target(pd.DataFrame(), 76.1)
     assert out.empty
     assert {"source", "run", "reached", "seconds"} <= set(out.columns)
+
+
+LOSS = config.Metric("mlm_loss", "MLM loss", "", direction="lower", final=True)
+
+
+def _losses():
+    return pd.DataFrame([{"source": "a.log", "run": 0, "line": 10 * (k + 1), "epoch": 0, "mlm_loss": loss,
+                          "elapsed": 100.0 * (k + 1)} for k, loss in enumerate([7.0, 5.5, 4.0, 4.5])])
+
+
+def test_time_to_target_of_a_metric_where_lower_is_better_is_the_first_at_or_below_it(monkeypatch):
+    first = time_to_target(_losses(), 5.0, LOSS).iloc[0]
+    assert (bool(first["reached"]), first["seconds"], first["mlm_loss"], first["final_mlm_loss"]) == (
+        True, 300.0, 4.0, 4.5)
+    assert not time_to_target(_losses(), 3.0, LOSS).iloc[0]["reached"]
+    # named by its key, a declared metric's direction is its own
+    monkeypatch.setitem(config._DECLARED, LOSS.key, LOSS)
+    assert time_to_target(_losses(), 5.0, "mlm_loss").iloc[0]["seconds"] == 300.0
 
 
 def test_time_to_target_from_a_train_and_evaluate_log(fixtures):

@@ -148,7 +148,11 @@ def test_model_notebooks_differ_only_in_their_prose_and_their_own_sections():
     ("resnet50_mxnet", '"Epoch rates"', '"epoch_rates"'),
     ("resnet50_pytorch", '"Per-iteration rates"', '"iteration_rates"'),
     ("maskrcnn_tf2", '"Loss"', '"loss"'),
-    ("maskrcnn_tf2", '"Loss components"', '"loss_components"')])
+    ("maskrcnn_tf2", '"Loss components"', '"loss_components"'),
+    ("bert_pytorch", '"MLM loss"', '"loss"'),
+    ("bert_pytorch", '"MLM accuracy by step"', '"quality_by_step"'),
+    ("bert_tf", '"Per-step rates"', '"iteration_rates"'),
+    ("bert_tf", '"Masked LM accuracy at evaluations"', '"quality_by_step"')])
 def test_each_model_notebook_shows_what_is_particular_to_its_logs(name, section, call):
     """Shared cells call the library; each model's own section, in its own words, sits in section 2 of its
     notebook and of no other."""
@@ -329,6 +333,46 @@ def test_each_model_report_has_its_own_section(published, name, section, shown):
     reports, _, _ = published
     page = (reports / name / "report.html").read_text()
     assert f">{section}<" in page and shown in page[page.index(f">{section}<"):]
+
+
+def _cpu_bert_log(folder: Path) -> Path:
+    """A log in the CPU BERT workload's form (run_pretraining.py's DLLogger lines and its mlm_accuracy lines)."""
+    folder.mkdir()
+    ns = ("Namespace(train_batch_size=8, max_seq_length=128, max_steps=6, precision='fp32', phase2=False, "
+          "device='cpu', n_gpu=0, gradient_accumulation_steps=1, fp16=False, amp=False, bf16=False)")
+    lines = [f'DLL 2026-01-01 10:00:00.000000 - PARAMETER Config : ["{ns}"] ',
+             "DLL 2026-01-01 10:00:00.100000 - PARAMETER batch_size_per_gpu : 8 "]
+    for step in range(7):
+        if step:
+            key = "final_loss" if step == 6 else "average_loss"
+            lines.append(f"DLL 2026-01-01 10:00:0{step}.000000 - Training Epoch: 0 Training Iteration: {step}  "
+                         f"{key} : {7.0 - step / 4} ")
+        if step % 3 == 0:
+            lines.append(f"DLL 2026-01-01 10:00:0{step}.500000 - Training Epoch: 0 Training Iteration: {step}  "
+                         f"mlm_accuracy : {0.05 * step} ")
+    lines.append("DLL 2026-01-01 10:00:07.000000 -  e2e_train_time : 7.0 s training_sequences_per_second : 24.5 "
+                 "sequences/s final_loss : 5.5 None raw_train_time : 1.3 s")
+    (folder / "bert_cpu.log").write_text("\n".join(lines) + "\n")
+    return folder
+
+
+def test_the_bert_report_shows_the_loss_and_the_mlm_accuracy_by_step(tmp_path):
+    target = publish.for_logs(_cpu_bert_log(tmp_path / "logs"), "bert_pytorch", "bert")
+    [entry] = publish.publish([target], tmp_path / "reports", jobs=1, progress=False)
+    assert entry["status"] == "ok", entry.get("error")
+    page = (tmp_path / "reports" / "bert" / "report.html").read_text()
+    accuracy = page[page.index(">MLM accuracy by step<"):]
+    assert "bert_cpu.log:0 (CPU, fp32, bs 8) | 3 | 0 | 0.00 | 6 | 30.00" in _plain(accuracy) and "<img" in accuracy
+    assert "(CPU, fp32, bs 8) | 6 | 1 | 6.7500 | 6 | 5.5000" in _plain(page[page.index(">MLM loss<"):])
+
+
+def _plain(html: str) -> str:
+    """A page's tables as text rows, cells joined by ' | '."""
+    import re
+
+    rows = re.findall(r"<tr[^>]*>(.*?)</tr>", html, flags=re.S)
+    return "\n".join(" | ".join(re.sub(r"<[^>]+>", "", c).strip() for c in re.findall(r"<t[dh][^>]*>(.*?)</t[dh]>", r,
+                                                                                     flags=re.S)) for r in rows)
 
 
 def test_epoch_rates_only_where_the_rule_is_per_epoch(published):

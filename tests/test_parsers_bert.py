@@ -241,3 +241,36 @@ def test_end_of_run_lines_as_dllogger_prints_an_empty_step_and_keys_in_another_o
 
     assert (pt["reported_throughput"], pt["recomputed_throughput"]) == (612.5, 612.5)
     assert (tf["reported_throughput"], tf["recomputed_throughput"]) == (862.988, 862.988)
+
+
+def test_the_cpu_workloads_log_gives_its_evaluations_the_cpu_and_bf16(tmp_path):
+    """workloads/bert_pytorch.py's additions to NVIDIA's lines: `mlm_accuracy` (a fraction) on step lines of its
+    own, one evaluation each, and a Namespace that names the CPU (`device='cpu', n_gpu=0`) and bf16 autocast."""
+    lines = _pytorch_run(0, _namespace(device="cpu", n_gpu=0, precision="bf16", bf16=True, amp=False,
+                                       gradient_accumulation_steps=1, train_batch_size=8), [(1, 9.0), (2, 8.5)], 40.0)
+    scores = [(0, 0.0), (2, 0.125), (3, 0.3125)]
+    evaluations = [f"DLL 2022-05-29 10:0{k}:45.000000 - Training Epoch: 0 Training Iteration: {step}  "
+                   f"mlm_accuracy : {accuracy} " for k, (step, accuracy) in enumerate(scores)]
+    lines = [*lines[:2], evaluations[0], *lines[2:4], evaluations[1], lines[4], evaluations[2], lines[5]]
+    log = tmp_path / "run.log"
+    log.write_text("\n".join(lines) + "\n")
+
+    result = analyze([log])
+
+    run = result.runs.iloc[0]
+    assert (run["gpus"], run["processes"], run["precision"], run["batch_size"]) == (0, 1, "bf16", 8)
+    assert result.evaluations["mlm_accuracy"].tolist() == [0.0, 12.5, 31.25]  # in percent, the metric's unit
+    assert result.evaluations["line"].tolist() == [3, 8, 10]  # (a progress bar's \r ends a line)
+    assert run["final_mlm_accuracy"] == 31.25
+    assert result.iterations["loss"].dropna().tolist() == [9.0, 8.5, 7.5]  # no evaluation taken for a step
+
+
+@pytest.mark.parametrize(("args", "precision"), [
+    (dict(fp16=True, amp=True), "amp"), (dict(bf16=True), "bf16"), (dict(precision="fp32", bf16=False), "fp32"),
+    (dict(), "fp32")])
+def test_the_namespaces_precision(tmp_path, args, precision):
+    log = tmp_path / "run.log"
+    log.write_text("\n".join(_pytorch_run(0, _namespace(**args), [(1, 9.0)], 40.0)) + "\n")
+    run = analyze([log]).runs.iloc[0]
+    assert run["precision"] == precision
+    assert pd.isna(run["gpus"])  # NVIDIA's Namespace names no device: its GPUs come from the launch

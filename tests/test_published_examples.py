@@ -18,6 +18,7 @@ from benchbook.studies import published as published_sets
 SETS = {"ngc-tf1-resnet50": None, "ngc-mxnet-resnet50": None, "ngc-tf2-maskrcnn": None,
         "ngc-mxnet-resnet50-dllogger": None, "ngc-pytorch-resnet50": "perf"}  # set: the rule of its numbers
 BERT_SETS = ("ngc-pytorch-bert", "ngc-tf1-bert")  # each cell names its rule (tools/check_bert_reference.py)
+BERT_RULES = {"ngc-pytorch-bert": "nvidia", "ngc-tf1-bert": "perf"}  # the rule of each set's table
 
 
 def _tool(repo_root, name):
@@ -85,14 +86,14 @@ def test_a_set_folder_is_analyzed_without_problems(published):
 
 def test_every_entry_loads_and_points_at_the_shipped_set(repo_root, published):
     entries = published_sets.entries(repo_root / "params" / "published")
-    assert sorted(e.name for e in entries) == sorted([*SETS, "mlperf-resnet-maskrcnn"])
+    assert sorted(e.name for e in entries) == sorted([*SETS, *BERT_SETS, "mlperf-resnet-maskrcnn"])
     for entry in entries:
         folder = entry.file("logs").parent
         assert folder.parent == published
         assert entry.file("notice") == folder / "NOTICE" and entry.file("expected") == folder / "expected.yaml"
         if entry.kind == "logs":
             assert list(yaml.safe_load(entry.file("expected").read_text(encoding="utf-8"))) == [entry.name]
-            assert entry.rule == (SETS[entry.name] or "nvidia")
+            assert entry.rule == ({**SETS, **BERT_RULES}[entry.name] or "nvidia")
 
 
 def _entry(tmp_path, **changes):

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from benchbook import analyze
+from benchbook import analyze, models
 from benchbook.core import config
 from benchbook.errors import BenchbookError, UnknownNameError
 from benchbook.logs.analysis import EVAL_COLUMNS
@@ -420,8 +420,8 @@ def test_wrong_values_elsewhere_are_named(tmp_path):
     with pytest.raises(ReferenceError) as err:
         references.load(_write(tmp_path, doc))
     msg = str(err.value)
-    assert ("model = 'resnet101': must be one of 'maskrcnn_tf2', 'resnet50_mxnet', 'resnet50_pytorch' or "
-            "'resnet50_tf'") in msg
+    known = ", ".join(f"'{name}'" for name in sorted(models.names())[:-1])
+    assert f"model = 'resnet101': must be one of {known} or '{sorted(models.names())[-1]}'" in msg
     assert "source.url = 'ftp://x': must be an http:// or https:// address" in msg
     assert "software.commit = 'HEAD': must be a git commit" in msg
     assert "tolerance = 5: Input should be less than 1" in msg
@@ -677,21 +677,22 @@ def test_the_comparison_reads_a_configurations_keys_from_the_axes():
                    and not line.startswith(("GPU_SECTION = ", "_LIBRARY_LABELS = "))]  # a capture's sections
         assert spelled == [], name
     assert reference_schema.MATCHED == ("gpus", "batch_size", "precision")
-    assert reference_schema.ROW_AXES == ("gpus", "nodes", "batch_size", "precision", *config.flags())
-    assert list(references.COLUMNS)[1:8] == list(reference_schema.ROW_AXES)
+    assert reference_schema.ROW_AXES == ("gpus", "nodes", "batch_size", "precision", *config.flags(),
+                                         *reference_schema.STATED)  # (then the models' own: BERT's seq_len, phase)
+    assert list(references.COLUMNS)[1:1 + len(reference_schema.ROW_AXES)] == list(reference_schema.ROW_AXES)
 
 
 _OWN_AXIS = '''
 import json, sys
 import pandas as pd
-from benchbook.core.config import Axis
+from benchbook.logs.parsers.ngc_bert_pytorch import SEQ_LEN  # (the BERT models' declaration of the axis)
 from benchbook.models import spec
 base = spec.get("resnet50_tf")
 spec.register(spec.ModelSpec(
     name="fakebert", framework="pytorch", title="Fake BERT", log_names=("pytorch", "fakebert"), notebook="x",
     unit="sequences/s", ngc_command=base.ngc_command, ngc_script="run.py", dataset="Wiki",
     data_layout="imagenet_folders", data_name="x",
-    axes=(Axis("seq_len", int, "identity", "sequence length", "tokens a sequence"),)))
+    axes=(SEQ_LEN,)))
 from benchbook.reports import references
 from pathlib import Path
 ref = references.load(Path(sys.argv[1]))
@@ -726,6 +727,8 @@ def test_a_models_own_axis_is_a_field_of_a_published_row(tmp_path):
     assert "logged only with sequence length 128 (published: sequence length 256): 3000" in got["notes"][1][0]
     assert math.isnan(got["rows"][2]["seq_len"]) and got["rows"][2]["measured"] == 3000.0  # not stated
     assert any("also logged with sequence length 512: 1000" in note for note in got["notes"][2])
-    assert got["key"] == [8, 64, "amp", None, None, None, 512]
-    with pytest.raises(ReferenceError, match="unknown key 'rows.0..seq_len'"):  # no model declares it here
+    assert got["key"] == [8, 64, "amp", None, None, None, 512, None]  # (the BERT models' phase: not stated)
+    rows = [{**doc["rows"][0], "hidden_size": 768}]
+    path = _write(tmp_path, {**doc, "model": GOOD["model"], "rows": rows})
+    with pytest.raises(ReferenceError, match="unknown key 'rows.0..hidden_size'"):  # an axis no model declares
         references.load(path)

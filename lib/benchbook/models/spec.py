@@ -26,7 +26,8 @@ Study = Any
 CommandBuilder = Callable[[Study, dict, Path], list[str]]
 #: How the data folder of an NGC study is laid out (checks/data.py checks it, checks/data_preparation.py
 #: prints its preparation).
-DataLayout = Literal["imagenet_tfrecords", "imagenet_recordio", "imagenet_folders", "coco_tfrecords"]
+DataLayout = Literal["imagenet_tfrecords", "imagenet_recordio", "imagenet_folders", "coco_tfrecords", "bert_parquet",
+                     "bert_tfrecords"]
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,7 @@ class ModelSpec:
     dali_index: bool = False  # DALI over its data needs an index folder (data.dali_index)
     pretrained_checkpoint: bool = False  # training starts from a checkpoint mounted at /model
     cpu_script: str | None = None  # the project's workload under workloads/, None: no CPU runtime
+    cpu_command: CommandBuilder | None = None  # the workload's flags where they are its own (None: the ResNet-50 line)
     framework_workload: bool = False  # `workload_script(framework)` without a model means this one
     cuda_workload: bool = False  # the workload also runs on one GPU (cpu.device: cuda)
     cpu_processes: bool = False  # the workload trains data-parallel on several MPI processes

@@ -99,22 +99,26 @@ def _loose_baseline(row: pd.Series, ones: pd.DataFrame) -> float:
     return float(same.index[0]) if len(same) == 1 else np.nan
 
 
-def time_to_target(evaluations: pd.DataFrame, target: float, metric: str | None = None) -> pd.DataFrame:
-    """Per run: seconds from the run's first log line to its first evaluation at or above the target.
+def time_to_target(evaluations: pd.DataFrame, target: float,
+                   metric: config.Metric | str | None = None) -> pd.DataFrame:
+    """Per run: seconds from the run's first log line to its first evaluation that reaches the target: at or
+    above it where higher is better (top-1), at or below it where lower is (a loss; `Metric.direction`).
 
-    `metric` is the evaluations' column of a quality metric (a model's `ModelSpec.quality`; default the
-    headline one, `core.config.headline_metric`), `target` in its unit (76.10 % top-1 for the AI-Rank ResNet-50
-    target). Runs that never reach it get NaN seconds and `reached` False; the columns `<metric>` (the
-    value that reached it) and `final_<metric>` (the run's last).
+    `metric` is a quality metric (a model's `ModelSpec.quality`) or its key, the evaluations' column (a key is
+    looked up among the declared metrics; default the headline one, `core.config.headline_metric`), `target`
+    in its unit (76.10 % top-1 for the AI-Rank ResNet-50 target). Runs that never reach it get NaN seconds and
+    `reached` False; the columns `<metric>` (the value that reached it) and `final_<metric>` (the run's last).
     """
-    key = metric or config.headline_metric().key
-    final = f"final_{key}"
+    if not isinstance(metric, config.Metric):
+        key = metric or config.headline_metric().key
+        metric = next((m for m in config.declared() if m.key == key), config.Metric(key, key, ""))
+    key, final = metric.key, metric.final_key
     cols = ["source", "run", "reached", "seconds", "epoch", "line", key, final]
     if evaluations.empty:
         return pd.DataFrame(columns=cols)
     out = []
     for (source, run), group in evaluations.sort_values("line").groupby(["source", "run"], sort=False):
-        hit = group[group[key] >= target]
+        hit = group[group[key] <= target] if metric.direction == "lower" else group[group[key] >= target]
         first = hit.iloc[0] if len(hit) else None
         out.append({
             "source": source, "run": run, "reached": first is not None,

@@ -30,8 +30,9 @@ Builder = models.CommandBuilder
 
 def builder(study: Study) -> Builder:
     """The function that writes the script's argv: the model's NGC command (models/), or the project's
-    CPU workload's command line."""
-    return models.get(study.model).ngc_command if study.runtime == "ngc" else _cpu
+    CPU workload's command line (the model's own where it has one)."""
+    spec = models.get(study.model)
+    return spec.ngc_command if study.runtime == "ngc" else spec.cpu_command or _cpu
 
 
 def _cpu(study: Study, cfg: dict, run_dir: Path) -> list[str]:

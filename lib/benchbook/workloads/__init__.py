@@ -24,6 +24,10 @@ The TensorFlow ResNet-50 also trains data-parallel on several MPI ranks (`mpirun
 `mpirun` and `slurm` launchers with `processes: N`): gradients are averaged with mpi4py, rank 0
 alone logs, and its lines speak for the job (`processes : N`, global batch N x `--batch_size`).
 
+The BERT script pre-trains a small BERT (masked-language modelling on the standard library's docstrings,
+`_bert_corpus`) in the PyTorch environment with flags of its own (NVIDIA's `run_pretraining.py` names) and logs
+what that script logs, in its DLLogger form, plus the MLM accuracy on held-out text.
+
 This package imports nothing of benchbook: a model's spec names its script (`models.workload_script`).
 """
 

@@ -36,8 +36,7 @@ if TYPE_CHECKING:
 
 MLM_ACCURACY = Metric("mlm_accuracy", "MLM accuracy", "%", final=True)
 BERT_QUALITY = (MLM_ACCURACY,)
-# The BERT models declare these same axes (the PyTorch model's module writes them out identically: config.add
-# keeps identical declarations once and refuses different ones).
+# The BERT models declare these axes and this metric: their modules import them from here (one declaration).
 SEQ_LEN = Axis("seq_len", int, "identity", "sequence length", "tokens a sequence (BERT: 128 in phase 1, 512 in "
                                                                "phase 2)")
 PHASE = Axis("phase", int, "identity", "phase", "BERT pre-training phase (1 or 2)")
@@ -58,6 +57,10 @@ _ODD_STEP = re.compile(rf"(?m)^DLL ({scanning.STAMP}) - Training Epoch: ({scanni
 _MIDLINE_STEP = re.compile(rf"(?<=[^\n])DLL {scanning.STAMP} - Training Epoch: {scanning.INT} Training Iteration: ")
 MIDLINE_NOTE = ("step lines after other text on their physical line (a progress bar before an mpirun tag), "
                 "their loss records left out")
+# benchbook's CPU BERT workload (workloads/) adds an evaluation on held-out text in the same step form:
+# `Training Epoch: E Training Iteration: I  mlm_accuracy : 0.31` (a fraction), one EVAL a line.
+_EVAL = re.compile(rf"DLL ({scanning.STAMP}) - Training Epoch: ({scanning.INT}) Training Iteration: ({scanning.INT}) +"
+                   rf"mlm_accuracy : ({scanning.NUM})")
 _CONFIG = re.compile(rf"DLL ({scanning.STAMP}) - PARAMETER Config : \[[\"']Namespace\(([^\n]*)\)[\"']\]")
 _NAMESPACE_ITEM = re.compile(r"(\w+)=('[^']*'|\"[^\"]*\"|\[[^\]]*\]|[^,\s]+)")
 _PER_GPU = re.compile(rf"DLL {scanning.STAMP} - PARAMETER batch_size_per_gpu : (\d+)")
@@ -75,8 +78,9 @@ _LAUNCH = re.compile(r"torch(?:\.distributed\.(?:launch|run)|run) ([^\n]*?)/?\S*
 def _namespace(m: re.Match):
     """The Config PARAMETER: argparse's Namespace after setup_training (per-GPU micro-batch)."""
     args = {k: v.strip("'\"") for k, v in _NAMESPACE_ITEM.findall(m.group(2))}
-    amp = truthy(args.get("amp")) or truthy(args.get("fp16"))
-    meta: dict = {"params": args, "start_time": m.group(1), "precision": "amp" if amp else "fp32"}
+    meta: dict = {"params": args, "start_time": m.group(1), "precision": _precision(args)}
+    if args.get("device") == "cpu":  # the CPU workload's Namespace (NVIDIA's names no device: its GPUs are CUDA's)
+        meta.update(device="cpu", gpus=0, nodes=1, processes=1)
     for key, name in (("train_batch_size", "batch_size"), ("gradient_accumulation_steps", "accumulation"),
                       ("max_seq_length", "seq_len")):
         if args.get(key, "").isdigit():
@@ -84,6 +88,21 @@ def _namespace(m: re.Match):
     if truthy(args.get("phase2")) is not None:
         meta["phase"] = 2 if truthy(args["phase2"]) else 1
     return scanning.RUN_START, meta
+
+
+def _precision(args: dict) -> str:
+    """AMP where `--fp16`/`--amp` is on (NVIDIA's flags); else the CPU workload's `precision` (`bf16` autocast);
+    else fp32."""
+    if truthy(args.get("amp")) or truthy(args.get("fp16")):
+        return "amp"
+    if args.get("precision") in ("fp32", "bf16"):
+        return args["precision"]
+    return "bf16" if truthy(args.get("bf16")) else "fp32"
+
+
+def _eval(m: re.Match):
+    return scanning.EVAL, {"epoch": int(m.group(2)), "iteration": int(m.group(3)), "timestamp": m.group(1),
+                           "mlm_accuracy": scanning.number(m.group(4))}
 
 
 def _end(m: re.Match) -> dict:
@@ -137,6 +156,7 @@ _RULES = [
     (_ODD_STEP, lambda m: (scanning.STEP, scanning.step(int(m.group(2)), int(m.group(3)), m.group(1), None,
                                                         scanning.number(m.group(4))))),
     (_MIDLINE_STEP, lambda m: (scanning.NOTE, MIDLINE_NOTE)),
+    (_EVAL, _eval),
     (_LOSS_SCALE, lambda m: (scanning.PHASE, None)),
     (_END, _end_record),
     (_END, _end_summary),

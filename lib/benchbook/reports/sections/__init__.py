@@ -25,7 +25,7 @@ SECTIONS = ("opening", "reproduction_plot", "about", "description", "setup", "se
             "failures", "explore")
 #: A model's own sections (modules of `own/`): records that only its logs hold (MXNet's epoch rates,
 #: Mask R-CNN's loss components...); a model's notebook shows those its logs print, after `repeats`.
-OWN = ("epoch_rates", "iteration_rates", "loss", "loss_components")
+OWN = ("epoch_rates", "iteration_rates", "loss", "loss_components", "quality_by_step")
 
 
 @dataclass

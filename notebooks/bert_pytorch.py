@@ -26,6 +26,7 @@ method: Optional[str] = None  # recompute method (see `benchbook formats`); None
 window: Optional[int] = None  # use at most this many records after the warm-up; None: the rule's own
 tolerance: Optional[float] = None  # relative gap to the reported value that earns a warning; None: 0.03
 rule: Optional[str] = None  # named throughput rule: nvidia (each format's default) or dlperf; None: nvidia
+title: Optional[str] = None  # the page's title (benchbook publish gives a published set's); None: the model, what was measured and the logs or study
 interactive: Optional[bool] = None  # show the ipywidgets explorer; None: only in a live JupyterLab, never under papermill
 summary_path: Optional[str] = None  # where to write the headline numbers as JSON (benchbook publish sets it)
 
@@ -43,7 +44,7 @@ report = Report(p.study, p.log_dir, p.runs_dir, reference=p.reference,
 if p.launch and report.mode == "launch":  # the study is run (resumed) first; the report reads its folder
     follow.launch(report.study, p.runs_dir, quiet=True)
 # one cell per section below, each shown only where it has something to show
-page = Page(report, "BERT-base pre-training on PyTorch (NGC DeepLearningExamples)", p.summary_path, p.interactive)
+page = Page(report, "BERT-base pre-training on PyTorch (NGC DeepLearningExamples)", p.summary_path, p.interactive, p.title)
 
 # %%
 page.show("opening")

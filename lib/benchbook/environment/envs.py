@@ -20,6 +20,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 import venv
 from collections.abc import Callable
 from pathlib import Path
@@ -128,18 +129,19 @@ def ensure(framework: str, say: Callable[[str], None] = print, study_python: str
         reqs = workloads.requirements(framework)
         say(f"creating the {framework} environment in {target} from {reqs.name} (first use only; log: {log})")
         venv.EnvBuilder(with_pip=True, symlinks=True).create(target)
-        steps = [
+        steps = {  # what it does, in words: the step
             # no .pyc compiled ahead for every module of the framework (tens of seconds on two cores): the
             # first run compiles what it imports, into the environment, for the runs after it
-            [str(python(framework)), "-m", "pip", "install", "--disable-pip-version-check", "--no-compile", "-r",
-             str(reqs)],
-            [str(python(framework)), "-c", f"import {IMPORTS[framework]}"],
-        ]
+            f"installing {reqs.name}": [str(python(framework)), "-m", "pip", "install", "--disable-pip-version-check",
+                                        "--no-compile", "-r", str(reqs)],
+            f"importing {IMPORTS[framework]} once": [str(python(framework)), "-c", f"import {IMPORTS[framework]}"],
+        }
         with open(log, "w") as out:
-            for step in steps:
+            for doing, step in steps.items():
                 out.write("$ " + " ".join(step) + "\n")
                 out.flush()
-                code = subprocess.call(step, stdout=out, stderr=subprocess.STDOUT)
+                code = _run_saying(step, out, log, lambda seconds, last, doing=doing: say(
+                    f"{framework} environment: {doing}, {seconds:.0f} s so far ({last})"))
                 if code != 0:
                     tail = "".join(log.read_text(errors="replace").splitlines(keepends=True)[-15:])
                     raise FrameworkEnvError(
@@ -147,5 +149,35 @@ def ensure(framework: str, say: Callable[[str], None] = print, study_python: str
                         f"last lines of {log}:\n{tail}\nfix the cause and run again; the half-built "
                         f"environment in {target} will be rebuilt")
         (target / READY).write_text(key(framework) + "\n")
+        say(f"{framework} environment ready")
     return python(framework)
+
+
+PROGRESS_EVERY = 30.0  # seconds between two lines of progress of an install step
+
+
+def _run_saying(step: list[str], out, log: Path, progress: Callable[[float, str], None]) -> int:
+    """Run one install step into its log, and every PROGRESS_EVERY seconds say how long it has run and
+    the log's last line (pip's `Collecting ...`): an install takes minutes, which must not look like a hang."""
+    started = time.monotonic()
+    proc = subprocess.Popen(step, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        while True:
+            try:
+                return proc.wait(timeout=PROGRESS_EVERY)
+            except subprocess.TimeoutExpired:
+                progress(time.monotonic() - started, _last_line(log))
+    except BaseException:  # Ctrl-C or an error of `progress`: the install does not go on alone
+        proc.kill()
+        proc.wait()
+        raise
+
+
+def _last_line(log: Path, tail: int = 4096) -> str:
+    """The last non-empty line of the install log, read from its end only, cut to one line of a terminal."""
+    with open(log, "rb") as f:
+        f.seek(max(0, f.seek(0, os.SEEK_END) - tail))
+        lines = f.read().decode("utf-8", errors="replace").splitlines()
+    last = next((line.strip() for line in reversed(lines) if line.strip()), "no output yet")
+    return last if len(last) <= 100 else last[:99] + "…"
 

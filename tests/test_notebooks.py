@@ -171,7 +171,7 @@ def test_parameters_carry_types_for_help_notebook(name):
     defaults = {k: p["default"] for k, p in inferred.items()}
     unset = {k for k, v in defaults.items() if v == "None"}  # unset is None, never -1 or ""
     assert unset == {"log_dir", "reference", "skip_records", "method", "window", "tolerance", "rule", "interactive",
-                     "summary_path"}, defaults
+                     "summary_path", "title"}, defaults
     assert types["window"] == "Optional[int]" and types["tolerance"] == "Optional[float]"  # every CLI rule option
     assert defaults["launch"] == "False"  # a notebook launches nothing unless asked
     assert not [v for v in defaults.values() if v in ("-1", '""', "''")], defaults

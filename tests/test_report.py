@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from benchbook.errors import BenchbookError
-from benchbook.reports import machine, tables
+from benchbook.reports import machine, metrics, tables
 from benchbook.reports.report import Report
 from benchbook.reports.sections import failures
 from benchbook.reports.sections import runs as run_section
@@ -240,3 +240,17 @@ def test_the_runs_table_names_each_run_by_its_log_inside_the_archive_or_folder(t
     (tmp_path / "folder" / "set").mkdir(parents=True)
     (tmp_path / "folder" / "set" / log.name).write_bytes(log.read_bytes())
     assert list(run_section.table(Report(log_dir=tmp_path / "folder")).iloc[:, 0]) == ["set/tf_gpu1_amp_bs256.log:0"]
+
+
+def test_a_log_cut_before_its_summary_keeps_its_number_where_the_logs_are_someone_elses(tmp_path):
+    """A publisher's log that stops before its end-of-run summary gave a published number by its logged
+    records (NGC TF1 BERT's V100 FP32 1-GPU log): an analysis-only report counts it, as `summarize` does,
+    and says how many such runs each configuration holds; our own runs count only when complete."""
+    cut = "\n".join(line for line in log_text(10.0).splitlines() if "Summary" not in line) + "\n"
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "cut.log").write_text(cut)
+    r = Report(log_dir=tmp_path / "logs")
+    assert list(r.analysis.runs["status"]) == ["incomplete"]
+    assert list(r.stats["runs"]) == [1] and list(r.stats["incomplete"]) == [1]
+    assert r.stats["median"].iloc[0] == pytest.approx(r.analysis.runs["recomputed_throughput"].iloc[0])
+    assert metrics.aggregate(r.analysis.runs).empty  # a study's own runs: complete ones only

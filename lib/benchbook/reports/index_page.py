@@ -140,9 +140,9 @@ verdict = measured against the published reference.</p>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>benchbook reports</title><link rel="icon" href="data:,">
 <style>
-body {{ font-family: system-ui, sans-serif; margin: 2rem; color: #222; }}
-table {{ border-collapse: collapse; width: 100%; margin-bottom: 2rem; }}
-th, td {{ border-bottom: 1px solid #ddd; padding: .4rem .6rem; text-align: left; vertical-align: top; }}
+body {{ font-family: system-ui, sans-serif; margin: 1.5rem; color: #222; }}
+table {{ border-collapse: collapse; width: 100%; margin-bottom: 2rem; font-size: .92em; }}
+th, td {{ border-bottom: 1px solid #ddd; padding: .4rem .45rem; text-align: left; vertical-align: top; }}
 th {{ background: #f4f4f4; }} td.num {{ text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }}
 tr.failed td.status {{ color: #b00020; font-weight: bold; }} tr.ok td.status {{ color: #1b5e20; }}
 tr.error td {{ color: #b00020; font-family: monospace; white-space: pre-wrap; }}
@@ -150,7 +150,7 @@ tr.error td {{ color: #b00020; font-family: monospace; white-space: pre-wrap; }}
 #published td {{ overflow-wrap: break-word; }} td.set {{ min-width: 15rem; }} td.size {{ min-width: 9rem; }}
 #published td.verdict, #published td.status {{ overflow-wrap: normal; white-space: nowrap; }}
 .views {{ font-size: .85em; margin-top: .2rem; white-space: nowrap; }}
-@media (max-width: 700px) {{
+@media (max-width: 1100px) {{  /* narrower than the tables' columns need: a block a row */
   body {{ margin: .8rem; }}
   .scroll table, .scroll thead, .scroll tbody, .scroll tr, .scroll td {{ display: block; width: auto; }}
   .scroll thead {{ display: none; }}

@@ -101,7 +101,10 @@ class Report:
 
     @functools.cached_property
     def stats(self) -> pd.DataFrame:
-        return metrics.aggregate(self.analysis.runs)
+        """Statistics over repeats: of complete runs where the runs are ours; of every run with a number where
+        the logs are someone else's (a publisher's log cut before its summary gave a published number by
+        its logged records, as `benchbook summarize` keeps it; the `incomplete` column counts them)."""
+        return metrics.aggregate(self.analysis.runs, complete_only=self.mode == "launch")
 
     def log_name(self, source: str) -> str:
         """A log's name within the folder analyzed: `ngc-tf1-resnet50/tf_gpu1_amp_bs128.txt` for the member of

@@ -182,6 +182,12 @@ def cmd_summarize(args, out: Console, err: Console) -> int:
 def cmd_formats(args, out: Console, err: Console) -> int:
     from .logs import parsers
 
+    if args.json:  # one object per format, its rules in order (the first is the default)
+        print(json.dumps([{"format": f.name, "framework": f.framework, "model": f.model,
+                           "rules": [{"name": r.name, "method": r.method, "warmup": r.warmup, "window": r.window,
+                                      "source": r.source} for r in f.rules]}
+                          for f in sorted(parsers.FORMATS.values(), key=lambda f: f.name)], indent=1))
+        return 0
     t = Table(title="log formats and their named rules (--rule NAME; the first is the default)", show_lines=True)
     for col in ("format", "framework", "model", "rule", "method", "warm-up"):
         t.add_column(col, overflow="fold")
@@ -280,7 +286,13 @@ def cmd_status(args, out: Console, err: Console) -> int:
             _error(err, f"{folder}: {problem}")
             troubled += 1
             continue
-        _print_runs(out, folder)
+        if args.json:  # a JSON object per run per line, as `analyze --json`, with its study folder and unit
+            unit = _unit_of(records.find(folder))
+            for row in records.table(folder).to_dict("records"):
+                print(json.dumps(_finite({"study_folder": str(folder), **{k: records.clean(v) for k, v in row.items()},
+                                          "unit": unit}), allow_nan=False))
+        else:
+            _print_runs(out, folder)
         troubled += len(records.problems(folder))
     return 1 if troubled else 0
 
@@ -364,6 +376,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     _rule_args(s)
     s.set_defaults(func=cmd_summarize)
     f = sub.add_parser("formats", help="list the log formats and their default throughput rules")
+    f.add_argument("--json", action="store_true", help="the formats and their rules as a JSON array")
     f.set_defaults(func=cmd_formats)
     for name, (module, add) in LAZY_COMMANDS.items():
         if name == named:
@@ -412,6 +425,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     pb.set_defaults(func=cmd_publish)
     st = sub.add_parser("status", help="the runs of study folders: status, cause, duration, throughput")
     st.add_argument("folders", nargs="+", type=Path, help="study folders (runs/<study name>)")
+    st.add_argument("--json", action="store_true", help="one JSON object per run per line (problems on stderr)")
     st.set_defaults(func=cmd_status)
     return p
 

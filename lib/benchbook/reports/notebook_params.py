@@ -108,8 +108,10 @@ def check(**values) -> NotebookParameters:
     if params.interactive is None:
         params = params.model_copy(update={"interactive": live()})
     params = params.model_copy(update={"summary_path": summary_to(params.summary_path)})
-    if params.log_dir is not None:
-        params = params.model_copy(update={"study": None, "launch": False})  # analysis-only: the study is ignored
+    # every path as `locate` finds it: JupyterLab runs the kernel in notebooks/, papermill at the root
+    params = params.model_copy(update={"runs_dir": str(locate(params.runs_dir))})
+    if params.log_dir is not None:  # analysis-only: the study is ignored
+        params = params.model_copy(update={"log_dir": str(locate(params.log_dir)), "study": None, "launch": False})
     elif params.study is not None:
         params = params.model_copy(update={"study": str(locate(params.study))})
     return params
@@ -147,9 +149,10 @@ def given(namespace: dict, known: Iterable[str] = tuple(NotebookParameters.model
     return {name: namespace[name] for name in known if name in namespace}
 
 
-def locate(study: str) -> Path:
-    """A study file relative to the current folder, else to the repository (a notebook run elsewhere)."""
-    path = Path(study).expanduser()
+def locate(given: str) -> Path:
+    """A path relative to the current folder where it is there, else to the repository where it is there
+    (a notebook run in notebooks/ or elsewhere), else as given."""
+    path = Path(given).expanduser()
     if path.is_absolute() or path.exists() or not (ROOT / path).exists():
         return path
     return ROOT / path

@@ -19,8 +19,19 @@ $(BIN)/.installed: pyproject.toml constraints.txt $(KERNEL_CONFIG)
 	install -D -m 644 $(KERNEL_CONFIG) $(VENV)/etc/ipython/ipython_kernel_config.py
 	touch $@
 
-.PHONY: setup report test test-slow lint bench reference smoke wheels offline-setup lock
+.PHONY: setup report test test-slow lint bench reference smoke wheels offline-setup lock lab clear-outputs
 setup: $(BIN)/.installed
+
+# Explore in JupyterLab (README): the project's environment and its kernel; a notebook's .py opens as a notebook
+# (jupytext's viewer: notebooks/jupyterlab-settings.json, installed as this environment's JupyterLab settings),
+# paired with its .ipynb. Saving writes outputs into the .ipynb: `make clear-outputs` before a commit.
+lab: $(BIN)/.installed
+	install -D -m 644 notebooks/jupyterlab-settings.json $(VENV)/share/jupyter/lab/settings/overrides.json
+	$(BIN)/jupyter lab --ServerApp.root_dir=. notebooks/resnet50_tf.py
+
+clear-outputs: $(BIN)/.installed
+	$(BIN)/jupyter nbconvert --log-level=WARN --clear-output --inplace notebooks/*.ipynb
+	$(BIN)/jupytext --quiet --sync notebooks/*.ipynb
 
 # constraints.txt: the set of packages the tests passed with, written from the environment they ran in.
 lock: $(BIN)/.installed

@@ -75,7 +75,8 @@ def test_a_pair_edited_on_one_side_only_is_out_of_sync(tmp_path):
 def test_notebooks_are_thin_and_stored_without_outputs(name):
     nb = nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)
     code = [c for c in nb.cells if c.cell_type == "code"]
-    assert all(not c.outputs and c.execution_count is None for c in code)
+    assert all(not c.outputs and c.execution_count is None for c in code), \
+        f"notebooks/{name}.ipynb holds outputs (saved from JupyterLab?): `make clear-outputs` before a commit"
     params = [c for c in code if "parameters" in c.metadata.get("tags", [])]
     assert len(params) == 1 and code[0] is params[0]
     for c in code[1:]:

@@ -289,8 +289,8 @@ def cmd_status(args, out: Console, err: Console) -> int:
         if args.json:  # a JSON object per run per line, as `analyze --json`, with its study folder and unit
             unit = _unit_of(records.find(folder))
             for row in records.table(folder).to_dict("records"):
-                print(json.dumps(_finite({"study_folder": str(folder), **{k: records.clean(v) for k, v in row.items()},
-                                          "unit": unit}), allow_nan=False))
+                cells = {k: records.clean(v) for k, v in row.items()}  # NaN and infinities as null, numpy as Python
+                print(json.dumps({"study_folder": str(folder), **cells, "unit": unit}, allow_nan=False))
         else:
             _print_runs(out, folder)
         troubled += len(records.problems(folder))

@@ -92,6 +92,29 @@ def test_every_link_of_every_page_leads_somewhere(reports):
     assert not broken, "\n".join(broken[:20])
 
 
+def test_each_report_links_its_tables_as_data_from_its_page_and_the_index(reports):
+    """runs, configurations and the comparison (an MLPerf set: scores and comparison) as CSV and JSON beside each
+    page, linked from it and from the index (issue 40, item 5); every link opens (the test above)."""
+    index = _parsed(reports / "index.html").links
+    for folder in sorted(p.parent for p in reports.glob("*/report.html")):
+        wanted = ["scores", "comparison"] if folder.name.startswith("mlperf") else ["runs", "configurations",
+                                                                                   "comparison"]
+        files = [f"{name}.{fmt}" for name in wanted for fmt in ("csv", "json")]
+        assert [link for link in _parsed(folder / "report.html").links if link.endswith((".csv", ".json"))] == files
+        assert [link for link in index if link.startswith(f"{folder.name}/") and link.endswith((".csv", ".json"))] \
+            == [f"{folder.name}/{f}" for f in files]
+
+
+def test_the_runs_data_names_each_run_of_the_page(reports):
+    """Each row of a report's runs.csv is a run its page's runs table shows, by the same name."""
+    import pandas as pd
+
+    for runs in sorted(reports.glob("*/runs.csv")):
+        page = _text(runs.parent / "report.html")
+        names = pd.read_csv(runs, keep_default_na=False)["run"]
+        assert len(names) and all(f">{name}<" in page for name in names), runs.parent.name
+
+
 def test_each_log_opens_from_its_report_as_the_archive_holds_it(reports):
     """Every member the TF1 set's runs read is linked from its report, a plain file with the member's bytes."""
     report = reports / "ngc-tf1-resnet50" / "report.html"
@@ -116,6 +139,7 @@ def test_no_page_or_data_file_names_the_machines_folders(reports):
         folders.add(home)
     files = [f for f in reports.rglob("*") if f.suffix in DATA]
     assert any(f.suffix == ".ipynb" for f in files) and any(f.name == "entry.json" for f in files)
+    assert any(f.name == "runs.csv" for f in files) and any(f.name == "comparison.json" for f in files)
     found = []
     for f in files:
         readable = _text(f)

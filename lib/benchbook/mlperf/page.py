@@ -14,7 +14,7 @@ import pandas as pd
 
 from ..errors import BenchbookError
 from ..logs.archives import ArchivePath
-from ..reports import display, publish_files
+from ..reports import data_files, display, publish_files
 from . import results
 
 TITLE = "MLPerf Training results"
@@ -78,6 +78,8 @@ def navigation(report, here: Path) -> display.Html:
             for label, hrefs in copied)
         links.append(f"result files: {each}")
         plain.append(f"result files: {sum(len(h) for _, h in copied)}")
+    data, data_plain = data_files.link_line(data_files.write_mlperf(report, here))  # the tables as CSV and JSON
+    links, plain = links + [data] * bool(data), plain + [data_plain] * bool(data)
     sources = source_links(report.against_published())
     if sources:
         links.append("sources: " + ", ".join(f'<a href="{html.escape(url)}">{html.escape(name)}</a>'

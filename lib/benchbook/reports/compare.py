@@ -2,21 +2,69 @@
 
 Used by `notebooks/compare.ipynb`: frameworks against each other, two machines, two containers,
 or a reproduction against the logs it reproduces. Configurations are matched on the axes marked
-`compared` (`core.config`: GPUs, per-GPU batch, precision and XLA); ratios are medians against the
-baseline source's medians.
+`compared` (`core.config`: GPUs, per-GPU batch, precision and XLA; a source's runs that differ only in other
+axes are pooled); ratios are medians against the baseline source's medians, each with its spread as asv's
+`compare` gives it: a percentile bootstrap interval of the ratio, resampling each side's runs (a fixed seed:
+the same runs give the same interval), and "not told apart" where the interval includes 1.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from ..core import config
 from ..errors import BenchbookError
 from ..logs.analysis import analyze
 from ..runfolder import records
-from . import metrics
+from . import display, metrics
+
+CONFIDENCE = 0.95  # of the ratio's interval
+RESAMPLES = 2000  # bootstrap resamples of each side
+SEED = 0  # the bootstrap's: the same runs give the same interval
+INTERVAL_COLUMNS = {
+    "source": "the source's label", "baseline": "the baseline source's label",
+    "runs": "the source's complete runs of the configuration", "baseline_runs": "the baseline's",
+    "median": "the source's median throughput, the models' unit", "baseline_median": "the baseline's",
+    "ratio": "median / baseline_median", "low": "the interval's lower bound (bootstrap percentile; empty: a single "
+    "run on a side, no spread)", "high": "its upper bound",
+    "verdict": "faster or slower (the interval excludes 1), not told apart (it includes 1), or single runs",
+}
+VERDICTS = {"faster": "faster", "slower": "slower", "apart": "not told apart: the interval includes 1",
+            "single": "single runs: no spread to tell them apart"}
+
+
+def ratio_interval(these, baseline, confidence: float = CONFIDENCE, resamples: int = RESAMPLES,
+                   seed: int = SEED) -> tuple[float, float]:
+    """The percentile bootstrap interval of median(these) / median(baseline): each side's runs resampled with
+    replacement, `resamples` times, with a fixed seed; (NaN, NaN) where a side has fewer than two runs (no spread
+    to resample). asv's `compare` gives each side's spread the same way before calling a change significant."""
+    these, baseline = np.asarray(these, float), np.asarray(baseline, float)
+    if len(these) < 2 or len(baseline) < 2:
+        return float("nan"), float("nan")
+    rng = np.random.default_rng(seed)
+    top = np.median(rng.choice(these, (resamples, len(these))), axis=1)
+    bottom = np.median(rng.choice(baseline, (resamples, len(baseline))), axis=1)
+    tail = (1 - confidence) / 2
+    low, high = np.quantile(top / bottom, [tail, 1 - tail])
+    return float(low), float(high)
+
+
+def told_apart(low: float, high: float) -> str:
+    """The interval in words: faster (wholly above 1), slower (below), not told apart (it includes 1)."""
+    if not (np.isfinite(low) and np.isfinite(high)):
+        return VERDICTS["single"]
+    return VERDICTS["faster"] if low > 1 else VERDICTS["slower"] if high < 1 else VERDICTS["apart"]
+
+
+def _readable(frame: pd.DataFrame) -> pd.DataFrame:
+    """The configuration's axes named as the report's tables name them ("GPUs", "per-GPU batch"), not by key."""
+    headers = config.headers()
+    frame.index = frame.index.set_names([headers.get(n, n) for n in frame.index.names])
+    frame.columns.name = None
+    return frame
 
 
 def _split(text: str | list | None) -> list[str]:
@@ -61,21 +109,65 @@ class Comparison:
                                                                                      strict=True)]
         return pd.concat(frames, ignore_index=True)
 
+    def samples(self) -> pd.DataFrame:
+        """Every complete run with a throughput: its source's label, the compared axes (unknown as "?") and
+        `value` (recomputed throughput, the models' unit): what the medians and the intervals are made of."""
+        keys = config.compared()
+        frames = []
+        for label, a in zip(self.labels, self.analyses, strict=True):
+            runs = a.runs
+            if runs.empty:
+                continue
+            runs = runs[(runs["status"] == "complete") & runs["recomputed_throughput"].notna()]
+            axes = {k: runs[k].astype(object).where(runs[k].notna(), "?") if k in runs else "?" for k in keys}
+            frames.append(pd.DataFrame({**axes, "label": label, "value": runs["recomputed_throughput"]}))
+        return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=[*keys, "label", "value"])
+
     def table(self) -> pd.DataFrame:
-        """Median throughput (the models' unit): a row per configuration, a column per source."""
-        s = self.stats()
+        """Median throughput (the models' unit): a row per configuration (readable headings), a column per source."""
+        s = self.samples()
         if s.empty:
             return pd.DataFrame()
-        table = s.pivot_table(index=config.compared(), columns="label", values="median", aggfunc="first")
-        return table[self.labels].round(2)
+        table = s.groupby([*config.compared(), "label"], sort=True)["value"].median().unstack("label")
+        return _readable(table.reindex(columns=self.labels).round(2))
 
-    def ratios(self) -> pd.DataFrame:
-        """Each source's median over the baseline's, for configurations the baseline measured."""
-        t = self.table()
-        if t.empty:
-            return t
-        base = t[self.labels[self.baseline]]
-        return t.drop(columns=[self.labels[self.baseline]]).div(base, axis=0).round(3).dropna(how="all")
+    def intervals(self, confidence: float = CONFIDENCE) -> pd.DataFrame:
+        """Tidy: one row per configuration and source other than the baseline, both measured: the two medians and
+        runs, their ratio, its bootstrap interval (`ratio_interval`) and `verdict` (`told_apart`)."""
+        s = self.samples()
+        base = self.labels[self.baseline]
+        keys = config.compared()
+        rows = []
+        for key, group in s.groupby(keys, sort=True):
+            values = {label: g["value"].to_numpy(float) for label, g in group.groupby("label")}
+            if base not in values:
+                continue
+            for label in (x for x in self.labels if x != base and x in values):
+                these, baseline = values[label], values[base]
+                low, high = ratio_interval(these, baseline, confidence)
+                rows.append({**dict(zip(keys, key, strict=True)), "source": label, "baseline": base,
+                             "runs": len(these), "baseline_runs": len(baseline), "median": float(np.median(these)),
+                             "baseline_median": float(np.median(baseline)),
+                             "ratio": float(np.median(these) / np.median(baseline)), "low": low, "high": high,
+                             "verdict": told_apart(low, high)})
+        return pd.DataFrame(rows, columns=[*keys, *INTERVAL_COLUMNS])
+
+    def ratios(self, confidence: float = CONFIDENCE) -> pd.DataFrame:
+        """Each source's median over the baseline's, for configurations both measured: per source its ratio
+        (the column named by its label), the interval and whether the two are told apart."""
+        tidy = self.intervals(confidence)
+        if tidy.empty:
+            return pd.DataFrame()
+        percent = f"{confidence:.0%}"
+        tidy = tidy.assign(interval=[display.significant(lo) + "–" + display.significant(hi) if np.isfinite(lo)
+                                     else display.DASH for lo, hi in zip(tidy["low"], tidy["high"], strict=True)])
+        wide = tidy.pivot(index=config.compared(), columns="source", values=["ratio", "interval", "verdict"])
+        columns = {}
+        for label in (x for x in self.labels if x in set(tidy["source"])):
+            columns |= {label: wide[("ratio", label)].astype(float).round(3),
+                        f"{label}: {percent} interval": wide[("interval", label)],
+                        f"{label}: told apart?": wide[("verdict", label)]}
+        return _readable(pd.DataFrame(columns, index=wide.index))
 
     def figure(self):
         from . import plots
@@ -111,8 +203,20 @@ class Comparison:
                 "complete": int(sum((a.runs["status"] == "complete").sum() for a in self.analyses if len(a.runs))),
                 "verdict": "comparison", "configurations": int(len(self.table()))}
         if path:
+            self.write_data(Path(path).parent)
             records.write(Path(path), data)  # whole or not at all
         return data
+
+    def write_data(self, folder: Path) -> list[str]:
+        """The tables as CSV and JSON in `folder` (beside the published page, `data_files`): every source's
+        configurations with their statistics, and the ratios with their intervals; the names written."""
+        from . import data_files
+        axes = {a.key: a.doc for a in config.AXES}
+        from .plot_base import rate_unit
+        unit = rate_unit(pd.concat([a.runs for a in self.analyses], ignore_index=True))
+        return data_files.write(folder, {
+            "configurations": (self.stats(), {**axes, **metrics.STAT_COLUMNS, "label": "the source's label"}, unit),
+            "ratios": (self.intervals(), {**axes, **INTERVAL_COLUMNS}, unit)})
 
 
 def _first_environment(folder: Path) -> dict | None:

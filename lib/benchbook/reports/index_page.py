@@ -12,6 +12,7 @@ import html
 from pathlib import Path
 
 from .. import __version__
+from . import data_files
 from .publish_files import shown, write_text
 
 __all__ = ["write_index"]
@@ -57,6 +58,12 @@ def _links(entry: dict) -> str:
             f'<a href="{_e(name)}/{_e(entry.get("executed") or "")}">notebook</a>')
 
 
+def _data(entry: dict) -> str:
+    """The links to the report's tables as data (data_files), beside its page: "data: runs.csv · runs.json..."."""
+    names = [n for n in entry.get("data") or [] if n in data_files.NAMES]
+    return f'<div class="data">data: {data_files.links(names, entry["name"] + "/")}</div>' if names else ""
+
+
 def _error_row(entry: dict, columns: int) -> str:
     return f'</tr><tr class="error"><td colspan="{columns}">{_e(entry["error"])}</td>' if entry.get("error") else ""
 
@@ -69,7 +76,7 @@ def _published_row(entry: dict) -> str:
               if isinstance(s.get("within"), int) and isinstance(s.get("published"), int) else "-")
     return (f'<tr class="{_e(status)}"><td class="set"><a href="{_e(entry["name"])}/report.html">'
             f'{_e(str(about.get("title") or s.get("title") or entry["name"]))}</a>'
-            f'<div class="views">{_links(entry)}</div></td>'
+            f'<div class="views">{_links(entry)}</div>{_data(entry)}</td>'
             f'<td data-label="publisher">{_wrapping(str(about.get("publisher", "-")))}</td>'
             f'<td data-label="hardware">{_e(str(about.get("hardware", "-")))}</td>'
             f'<td data-label="framework and container">{_wrapping(str(about.get("software", "-")))}</td>'
@@ -105,7 +112,7 @@ def _run_row(entry: dict) -> str:
             f'<td class="num" data-label="median">{_e(_median(best))}</td>'
             f'<td class="verdict" data-label="verdict">{_e(str(s.get("verdict", "-")))}</td>'
             f'<td data-label="published (UTC)">{_e(_when(entry.get("published_at", "")))}</td>'
-            f'<td data-label="views">{_links(entry)}</td>'
+            f'<td data-label="views">{_links(entry)}{_data(entry)}</td>'
             + _error_row(entry, 10) + "</tr>")
 
 
@@ -150,6 +157,7 @@ tr.error td {{ color: #b00020; font-family: monospace; white-space: pre-wrap; }}
 #published td {{ overflow-wrap: break-word; }} td.set {{ min-width: 15rem; }} td.size {{ min-width: 9rem; }}
 #published td.verdict, #published td.status {{ overflow-wrap: normal; white-space: nowrap; }}
 .views {{ font-size: .85em; margin-top: .2rem; white-space: nowrap; }}
+.data {{ font-size: .8em; margin-top: .2rem; color: #555; }}
 @media (max-width: 1100px) {{  /* narrower than the tables' columns need: a block a row */
   body {{ margin: .8rem; }}
   .scroll table, .scroll thead, .scroll tbody, .scroll tr, .scroll td {{ display: block; width: auto; }}

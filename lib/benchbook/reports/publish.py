@@ -2,7 +2,8 @@
 HTML with nbconvert, and write `reports/index.html`.
 
 Per report, `reports/<name>/` holds `executed/<time>.ipynb` (the immutable record of each
-execution), `report.html` (code hidden), `code.html` (code shown), `summary.json` (the headline
+execution), `report.html` (code hidden), `code.html` (code shown), the report's tables as CSV and JSON
+(`data_files`: runs, configurations, the comparison with the published numbers), `summary.json` (the headline
 numbers the notebook wrote) and `entry.json` (what the index shows, with the digest of the inputs).
 A report whose inputs (notebook, study file, parameters, logs and run records, benchbook's code)
 did not change is not executed again. A notebook that fails is still published, error visible,
@@ -37,6 +38,7 @@ from tqdm.auto import tqdm
 from .. import __version__
 from ..errors import BenchbookError, ReportNameError
 from ..runfolder import records
+from . import data_files
 from .index_page import write_index
 from .publish_files import (
     changed_inputs,
@@ -142,6 +144,7 @@ def _execute_quietly(target: Target, out: Path, executed: Path) -> dict:
 
     summary = out / "summary.json"
     summary.unlink(missing_ok=True)
+    data_files.clear(out)  # the kernel writes this execution's tables; none of an earlier one stays linked
     params = dict(target.parameters)
     if "sources" not in params:
         params["interactive"] = False
@@ -474,6 +477,7 @@ def _record(t: Target, d: str, result: dict, out: Path, stamp: str, before: dict
                                                      "publish again")
     entry = {"name": t.name, "digest": d, "published_at": stamp, "notebook": t.notebook.name,
              "parameters": t.parameters, "benchbook_version": __version__, **result, "summary": summary,
+             "data": data_files.present(out),
              "target": asdict(t) | {"notebook": portable(t.notebook)}}
     records.write(out / "entry.json", entry)
     return entry

@@ -248,6 +248,7 @@ class _Entry(BaseModel):
     error: str | None = None
     summary: _Summary | None = None
     target: _Target | None = None
+    data: list[str] = []  # the report's tables written beside its page (data_files.NAMES)
 
 
 def read_entry(path: Path) -> dict:

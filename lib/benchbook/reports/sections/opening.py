@@ -11,7 +11,7 @@ from urllib.parse import quote
 from ... import models
 from ...errors import LogError
 from ...logs import logfiles
-from .. import display, grid, headline, logged_setup, publish_files, references
+from .. import data_files, display, grid, headline, logged_setup, publish_files, references
 from .parts import comparison_of, heading, measured_on, measured_what, together, words
 
 if TYPE_CHECKING:
@@ -49,8 +49,8 @@ def title(report: Report, model: str, given: str | None = None) -> display.Html:
 
 def navigation(report: Report, summary_path: str | None) -> display.Html | None:
     """Links from the published page (reports/<name>/report.html, beside `summary_path`): the index, the
-    code view, each log (its copy beside the page, `copy_logs`), the script of the rule. None outside a
-    publish (no summary path)."""
+    code view, each log (its copy beside the page, `copy_logs`), the script of the rule, the report's tables as
+    data (written beside the page, `data_files`). None outside a publish (no summary path)."""
     if summary_path is None:
         return None
     here = Path(summary_path).resolve().parent
@@ -63,8 +63,10 @@ def navigation(report: Report, summary_path: str | None) -> display.Html | None:
     source, url = logged_setup.rule_source(runs, report.rule.name)
     if url:
         links.append(f'rule: <a href="{html.escape(url)}">{html.escape(source.split(" (")[0])}</a>')
+    data, data_plain = data_files.link_line(data_files.write_report(report, here))  # the tables as CSV and JSON
+    links += [data] if data else []
     plain = " · ".join(("all reports", "with code",
-                        *(f"logs: {', '.join(name for name, _ in logs)}",) * bool(logs)))
+                        *(f"logs: {', '.join(name for name, _ in logs)}",) * bool(logs), *[data_plain] * bool(data)))
     return display.Html(f'<p class="bb-nav">{" · ".join(links)}</p>', plain)
 
 

@@ -361,6 +361,9 @@ def test_compare_sources_with_commas_reach_the_notebook_whole(tmp_path):
     [entry] = publish.publish([target], tmp_path / "reports", jobs=1, progress=False)
     assert entry["status"] == "ok", entry.get("error")
     assert entry["summary"]["title"] == "comparison: t,f vs mx"
+    assert entry["data"] == ["configurations"]  # no configuration measured by both: no ratios (data_files)
+    assert {"t,f", "mx"} == {row["label"] for row in json.loads(
+        (tmp_path / "reports" / "comparison" / "configurations.json").read_text())["rows"]}
 
 
 @pytest.mark.parametrize(("option", "value"), [("--slurm-partition", "gpu\n#SBATCH --uid=0"),

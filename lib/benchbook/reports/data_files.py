@@ -19,6 +19,7 @@ The values are the report's own frames, unrounded: the page shows them to the di
 
 from __future__ import annotations
 
+import csv
 import html
 import io
 import json
@@ -35,34 +36,43 @@ NAMES = ("runs", "configurations", "scores", "comparison", "ratios")  # every ta
 FORMATS = ("csv", "json")
 
 
-def _joined(value):
-    """A list (a run's warnings, a comparison's differences) as one cell, its items joined with "; "; empty text
-    (no warning) as a missing value, which a CSV cannot tell from it."""
-    value = "; ".join(str(v) for v in value) if isinstance(value, list | tuple) else value
-    return None if isinstance(value, str) and value == "" else value
+UNKNOWN = "?"  # an axis value the logs do not give, as metrics.aggregate groups it: written as a missing value
 
 
-def tidy(frame: pd.DataFrame) -> pd.DataFrame:
-    """`frame` as written: a plain index, lists joined, empty text and missing values None."""
-    out = frame.reset_index(drop=True)
-    for column in out.columns:
-        if not (pd.api.types.is_numeric_dtype(out[column]) or pd.api.types.is_bool_dtype(out[column])):
-            out[column] = out[column].astype(object).map(_joined)  # pandas' text dtype would keep ""
-    return out
+def _cell(value, axis: bool):
+    """One value as written: plain JSON (records.clean: NaN and NA None, numpy scalars Python's), a list (a run's
+    warnings, a comparison's differences) its items joined with "; ", empty text (no warning: a CSV cannot tell
+    it from a missing value) and an axis's unknown "?" None."""
+    value = "; ".join(str(v) for v in value) if isinstance(value, list | tuple) else records.clean(value)
+    return None if isinstance(value, str) and (value == "" or (axis and value == UNKNOWN)) else value
 
 
-def csv_text(frame: pd.DataFrame) -> str:
-    """The CSV of a tidy frame: a header row, a missing value an empty cell (never "nan" or "None")."""
+def table_rows(frame: pd.DataFrame) -> tuple[list[str], list[list]]:
+    """`frame` as written: its columns and its rows of plain values (`_cell`), without the axes no row gives (a
+    ResNet-50 report has no sequence length, BERT's axis). Read once, a column at a time: pandas' operations on a
+    whole frame, and its rows, cost more than writing these small tables."""
+    axes = {a.key for a in config.AXES}  # now: a model's own axes join when its module is imported
+    columns = [str(c) for c in frame.columns]
+    axis = [c in axes for c in columns]
+    values = [frame.iloc[:, i].tolist() for i in range(len(columns))]  # pandas' row access is slow
+    rows = [[_cell(v, a) for v, a in zip(row, axis, strict=True)] for row in zip(*values, strict=True)]
+    keep = [i for i, c in enumerate(columns) if not axis[i] or any(r[i] is not None for r in rows)]
+    return [columns[i] for i in keep], [[r[i] for i in keep] for r in rows]
+
+
+def csv_text(columns: list[str], rows: list[list]) -> str:
+    """A header row, then a row per row; a missing value an empty cell (never "nan" or "None")."""
     buffer = io.StringIO()
-    frame.astype(object).where(frame.notna(), None).to_csv(buffer, index=False, na_rep="", lineterminator="\n")
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(columns)
+    writer.writerows(rows)  # the csv module writes None as an empty cell, a float as repr() does: every digit
     return buffer.getvalue()
 
 
-def json_text(name: str, frame: pd.DataFrame, columns: dict[str, str], unit: str | None) -> str:
-    """The JSON of a tidy frame: what it is, its columns in words, its rows (a missing value null)."""
-    rows = [records.clean(row) for row in frame.astype(object).to_dict("records")]
-    doc = {"table": name, "unit": unit,
-           "columns": [{"name": c, "about": columns.get(c, "")} for c in frame.columns], "rows": rows}
+def json_text(name: str, columns: list[str], rows: list[list], about: dict[str, str], unit: str | None) -> str:
+    """What the table is, its columns in words, its rows as objects (a missing value null)."""
+    doc = {"table": name, "unit": unit, "columns": [{"name": c, "about": about.get(c, "")} for c in columns],
+           "rows": [dict(zip(columns, row, strict=True)) for row in rows]}
     return json.dumps(doc, indent=1, allow_nan=False) + "\n"
 
 
@@ -71,12 +81,12 @@ def write(folder: Path, tables: dict[str, tuple[pd.DataFrame, dict[str, str], st
     or not at all; the names written, in `NAMES`' order. A table without a row is not written."""
     written = []
     for name in (n for n in NAMES if n in tables):
-        frame, columns, unit = tables[name]
+        frame, about, unit = tables[name]
         if frame is None or frame.empty:
             continue
-        data = tidy(frame)
-        publish_files.write_text(folder / f"{name}.csv", csv_text(data))
-        publish_files.write_text(folder / f"{name}.json", json_text(name, data, columns, unit))
+        columns, rows = table_rows(frame)
+        publish_files.write_text(folder / f"{name}.csv", csv_text(columns, rows))
+        publish_files.write_text(folder / f"{name}.json", json_text(name, columns, rows, about, unit))
         written.append(name)
     return written
 
@@ -119,14 +129,7 @@ COMPARISON_EXTRA = {
 }
 
 
-UNKNOWN = "?"  # an axis value the logs do not give, as metrics.aggregate groups it
 DEFAULT_RULE = "nvidia"  # every format's rule when the report names none (`Rule.name` None)
-
-
-def _known_axes(frame: pd.DataFrame) -> pd.DataFrame:
-    """`frame` without the axes no row gives (a ResNet-50 report has no sequence length, BERT's axis)."""
-    empty = [a.key for a in config.AXES if a.key in frame and frame[a.key].isna().all()]
-    return frame.drop(columns=empty)
 
 
 def report_tables(report) -> dict[str, tuple[pd.DataFrame, dict[str, str], str | None]]:
@@ -140,7 +143,6 @@ def report_tables(report) -> dict[str, tuple[pd.DataFrame, dict[str, str], str |
     keys = {header: key for key, header in named.items()}
     runs = runs_section.table(report).rename(columns=keys)
     stats = configs.sort_frame(report.stats, report.reference) if len(report.stats) else report.stats
-    stats = _known_axes(stats.astype(object).where(stats != UNKNOWN, None))  # grouped as "?": unknown, empty
     axes = {a.key: a.doc for a in config.AXES}
     tables = {"runs": (runs, {**run_columns(), **RUN_KEYS}, unit),
               "configurations": (stats, {**axes, **metrics.STAT_COLUMNS}, unit)}
@@ -152,7 +154,7 @@ def report_tables(report) -> dict[str, tuple[pd.DataFrame, dict[str, str], str |
         within = (comparison["verdict"] == "reproduced").astype(object).where(measured, None)
         comparison = comparison.assign(rule=report.rule.name or DEFAULT_RULE, tolerance=tolerance,
                                        within_tolerance=within)
-        tables["comparison"] = (_known_axes(comparison), {**COLUMNS, **COMPARISON_EXTRA}, report.reference.unit)
+        tables["comparison"] = (comparison, {**COLUMNS, **COMPARISON_EXTRA}, report.reference.unit)
     return tables
 
 

@@ -105,3 +105,14 @@ def test_a_published_comparison_writes_its_tables_as_data(tmp_path):
     row = [["other", "base", 111 / 101, "faster"]]
     assert ratios[["source", "baseline", "ratio", "verdict"]].values.tolist() == row
     assert ratios[["low", "high"]].values.tolist() == [pytest.approx([110 / 102, 112 / 100])]
+
+
+def test_a_comparisons_page_links_its_data_where_it_is_published(tmp_path):
+    folders = _sources(tmp_path, {"base": [100, 101, 102], "other": [110, 111, 112]})
+    comparison = Comparison(folders)
+    assert comparison.data_links(None) is None  # JupyterLab: no page, nothing written
+    out = tmp_path / "reports" / "cmp"
+    out.mkdir(parents=True)
+    line = comparison.data_links(str(out / "summary.json"))
+    assert '<a href="ratios.csv">ratios.csv</a>' in line.markup and line.plain.startswith("data: configurations.csv")
+    assert data_files.present(out) == ["configurations", "ratios"]

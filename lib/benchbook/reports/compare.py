@@ -19,7 +19,7 @@ from ..core import config
 from ..errors import BenchbookError
 from ..logs.analysis import analyze
 from ..runfolder import records
-from . import display, metrics
+from . import data_files, display, metrics
 
 CONFIDENCE = 0.95  # of the ratio's interval
 RESAMPLES = 2000  # bootstrap resamples of each side
@@ -207,10 +207,17 @@ class Comparison:
             records.write(Path(path), data)  # whole or not at all
         return data
 
+    def data_links(self, summary_path: str | Path | None) -> display.Html | None:
+        """On a published page (a summary path): the tables written beside it and the line that links them,
+        "data: configurations.csv · ..."; None in JupyterLab (no page to link from)."""
+        if not summary_path:
+            return None
+        markup, plain = data_files.link_line(self.write_data(Path(summary_path).resolve().parent))
+        return display.Html(f'<p class="bb-nav">{markup}</p>', plain) if markup else None
+
     def write_data(self, folder: Path) -> list[str]:
         """The tables as CSV and JSON in `folder` (beside the published page, `data_files`): every source's
         configurations with their statistics, and the ratios with their intervals; the names written."""
-        from . import data_files
         axes = {a.key: a.doc for a in config.AXES}
         from .plot_base import rate_unit
         unit = rate_unit(pd.concat([a.runs for a in self.analyses], ignore_index=True))

@@ -24,13 +24,15 @@ import html
 import io
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import quote
-
-import pandas as pd
 
 from ..core import config
 from ..runfolder import records
-from . import metrics, publish_files
+from . import publish_files
+
+if TYPE_CHECKING:  # publish reads which tables are there (`present`) without pandas: only the kernel makes frames
+    import pandas as pd
 
 NAMES = ("runs", "configurations", "scores", "comparison", "ratios")  # every table a report may write, page order
 FORMATS = ("csv", "json")
@@ -135,7 +137,7 @@ DEFAULT_RULE = "nvidia"  # every format's rule when the report names none (`Rule
 def report_tables(report) -> dict[str, tuple[pd.DataFrame, dict[str, str], str | None]]:
     """A model report's (`Report`) runs, configurations and, where it has a reference, comparison."""
     from ..logs.frames import run_columns
-    from . import configs
+    from . import configs, metrics
     from .sections import runs as runs_section
 
     unit = report.unit

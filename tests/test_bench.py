@@ -102,3 +102,12 @@ def test_the_ranks_bench_reads_pieces_that_never_close_against_the_same_bytes_ap
                           out, re.M)) == 2
     assert out.rstrip().endswith("FAIL: reading rank pieces that never close took more than the limit times the "
                                  "same bytes apart")
+
+
+def test_the_data_files_bench_times_a_reports_tables_against_its_publish(capsys):
+    spec = importlib.util.spec_from_file_location("bench_data_files", ROOT / "bench" / "bench_data_files.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    assert bench.main(["--repeat", "1", "--check", "0"]) == 1  # any share is over a limit of nothing
+    out = capsys.readouterr().out
+    assert "publish  best" in out and "data     best" in out and "data / publish of ngc-tf1-resnet50: " in out

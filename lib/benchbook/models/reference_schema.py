@@ -168,6 +168,8 @@ class Row(_Printed):
     throughput: float = Field(gt=0)
     speedup: float | None = Field(None, gt=0)
     note: str = ""
+    exact_rule: bool = Field(True, description="False: no rule gives this number from its log exactly (a "
+                             "publisher's cell that follows no rule; its note says how far each rule lands)")
     printed: dict[str, str] = Field({}, description="field -> the number's printed text; filled in by load")
 
     @property
@@ -217,6 +219,8 @@ class Outcome(_Printed):
     quality: Quality = Field({}, description="metric -> its value at the end of the run")
     throughput: float | None = Field(None, gt=0)
     note: str = ""
+    exact_rule: bool = Field(True, description="False: no rule gives this number from its log exactly (a "
+                             "publisher's cell that follows no rule; its note says how far each rule lands)")
     printed: dict[str, str] = Field({}, description="field -> the number's printed text; filled in by load")
 
 

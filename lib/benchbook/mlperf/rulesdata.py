@@ -24,7 +24,9 @@ from pathlib import Path
 
 import yaml
 
-DATA = Path(__file__).resolve().parents[3] / "params" / "references" / "mlperf" / "rules" / "training.yaml"
+from ..core import project
+
+DATA = project.REFERENCES / "mlperf" / "rules" / "training.yaml"
 PACKAGE = "mlperf_logging"
 
 

@@ -117,6 +117,17 @@ def test_no_other_module_finds_the_project_by_climbing_from_its_file(repo_root):
     assert climbing - CLIMBING == set(), "ask benchbook.core.project where the project's files are"
 
 
+def test_an_installed_benchbook_does_not_write_its_own_files(monkeypatch, capsys):
+    from benchbook.mlperf import rulesdata
+
+    monkeypatch.setattr(project, "INSTALLED", True)
+    monkeypatch.setattr(rulesdata, "_package", lambda: pytest.fail("read mlperf-logging before refusing"))
+    with pytest.raises(SystemExit) as stopped:
+        rulesdata.main(["--write"])
+    assert stopped.value.code == 2
+    assert "--write updates a checkout's params/references/mlperf/rules/training.yaml" in capsys.readouterr().err
+
+
 # --- naming a published set -------------------------------------------------------------------------------
 
 def test_a_published_set_is_found_by_name_file_name_or_path(repo_root, tmp_path, monkeypatch):
@@ -196,7 +207,6 @@ def _project_files(root: Path) -> set[str]:
     return found
 
 
-@pytest.mark.notebook
 def test_the_wheel_carries_the_project_files(wheel, repo_root):
     names = set(zipfile.ZipFile(wheel).namelist())
     shipped = {n.removeprefix("benchbook/_project/") for n in names if n.startswith("benchbook/_project/")}
@@ -218,7 +228,6 @@ def _files(folder: Path) -> set[str]:
     return {str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file()}
 
 
-@pytest.mark.notebook
 def test_an_installed_benchbook_publishes_a_set_from_an_empty_folder(wheel, tmp_path):
     """The wheel installed into a fresh environment (its dependencies this one's, through a .pth file: nothing is
     downloaded); `benchbook publish <set name>` from an empty folder writes the report and the index there, and

@@ -12,10 +12,11 @@ SMOKE_STUDIES := params/resnet50_tf/cpu_smoke.yaml params/resnet50_mxnet/cpu_smo
 	params/resnet50_pytorch/cpu_smoke.yaml params/bert_pytorch/cpu_smoke.yaml
 
 # The notebooks' kernel reads its configuration from the environment (notebooks/ipython/: no TCP warning).
+# setuptools>=77 (the build backend): tests/test_packaging.py builds the wheel with it, offline.
 KERNEL_CONFIG := notebooks/ipython/ipython_kernel_config.py
 $(BIN)/.installed: pyproject.toml constraints.txt $(KERNEL_CONFIG)
 	python3 -m venv $(VENV)
-	$(BIN)/pip install --quiet --no-compile -c constraints.txt -e '.[test]'
+	$(BIN)/pip install --quiet --no-compile -c constraints.txt "setuptools>=77" -e '.[test]'
 	install -D -m 644 $(KERNEL_CONFIG) $(VENV)/etc/ipython/ipython_kernel_config.py
 	touch $@
 

@@ -13,7 +13,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator, model_validator
 
 from .. import models
-from ..core import config, yamlfile
+from ..core import config, project, yamlfile
 from ..core.config import Metric
 from ..core.problems import FieldProblems
 from ..errors import BenchbookError, UnknownNameError
@@ -27,7 +27,7 @@ ENV_VAR = "BENCHBOOK_REFERENCES"
 # The models a reference may name, with their framework, from the registry (as a study's `model:`).
 MODELS = {spec.name: spec.framework for spec in models.specs()}
 ModelName = Literal[models.names()]  # a Literal, so that a wrong name lists the known ones
-DEFAULT_ROOT = Path(__file__).resolve().parents[3] / "params" / "references"
+DEFAULT_ROOT = project.REFERENCES
 PRECISIONS = ("fp32", "amp", "fp16", "tf32", "bf16")
 FLAGS = tuple(config.flags())  # a row's on/off axes (XLA, DALI, synthetic data): None, not stated, matches any
 # The axes a published row states, as core.config names them: its GPUs (all nodes), node count, per-GPU batch

@@ -215,7 +215,7 @@ def cmd_run(args, out: Console, err: Console) -> int:
     from .studies import checks, commands, runner, study
 
     _lift_caps(args)
-    spec = study.load(args.study)
+    spec = study.load(study.find(args.study))  # from here, else the project's params/ (an installed one's)
     if args.dry_run:
         plan = runner.plan(spec, args.out)
         print(f"# study {spec.name} ({spec.path}): {len(plan)} runs, {spec.model} on {spec.runtime}")

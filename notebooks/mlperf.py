@@ -32,6 +32,8 @@ from benchbook.reports import display, notebook_params
 
 notebook_params.given(globals(), ["results", "benchmark", "round", "submitters", "check", "expected", "title",
                                   "summary_path"])  # refuses a name not among them
+
+# %%
 # each path found in the current folder, else in the repository (JupyterLab runs this in notebooks/)
 report = MLPerfReport(notebook_params.located(results, "results", "MLPerf result folders or archives, comma-separated"),
                       benchmark, round, submitters, check,

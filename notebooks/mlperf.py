@@ -31,7 +31,7 @@ from benchbook.mlperf.report import MLPerfReport
 from benchbook.reports import display, notebook_params
 
 notebook_params.given(globals(), ["results", "benchmark", "round", "submitters", "check", "expected", "title",
-                                  "summary_path"])  # refuses a name not among them
+                                  "summary_path"]);  # refuses a name not among them
 
 # %%
 # each path found in the current folder, else in the repository (JupyterLab runs this in notebooks/)

@@ -45,6 +45,8 @@ TIER_OF = {
     "test_mlperf_report.py::test_notebook_executes": "notebook",
     "test_mlperf_report.py::test_notebook_sets_each_score_beside_the_published_one": "notebook",
     "test_browser.py": "browser",
+    "test_jupyterlab.py": "browser",
+    "test_notebook_paths.py::test_papermill_fails_with_the_one_line_and_the_notebook_keeps_it": "notebook",
     "test_workloads.py": "workload",
     "test_workload_mpi.py": "workload",
     "test_workload_pytorch.py": "workload",

@@ -22,6 +22,7 @@ round: Optional[str] = None  # the round (v1.0) where the paths do not say it (t
 submitters: Optional[str] = None  # comma-separated submitters to show; None: all
 check: bool = False  # also run mlperf-logging's compliance and RCP checkers (pip install 'benchbook[mlperf]')
 expected: Optional[str] = "examples/published/mlperf/expected.yaml"  # a published set's expected.yaml: each result's published score, to compare with; None: none
+interactive: Optional[bool] = None  # the round's table with its filters (ipywidgets); None: only in a live JupyterLab, never under papermill
 title: Optional[str] = None  # the page's title (benchbook publish gives a published set's); None: MLPerf Training results
 summary_path: Optional[str] = None  # where to write the headline numbers as JSON (benchbook publish sets it)
 
@@ -30,8 +31,8 @@ from benchbook.mlperf import page
 from benchbook.mlperf.report import MLPerfReport
 from benchbook.reports import display, notebook_params
 
-notebook_params.given(globals(), ["results", "benchmark", "round", "submitters", "check", "expected", "title",
-                                  "summary_path"]);  # refuses a name not among them
+notebook_params.given(globals(), ["results", "benchmark", "round", "submitters", "check", "expected", "interactive",
+                                  "title", "summary_path"]);  # refuses a name not among them
 
 # %%
 # each path found in the current folder, else in the repository (JupyterLab runs this in notebooks/)
@@ -60,7 +61,7 @@ display.table(report.against_published(),
 # %%
 from benchbook.mlperf import explore
 
-explore.round_view(report.folders)
+explore.round_view(report.folders, interactive)
 
 # %% [markdown]
 # ## Best time to train

@@ -125,7 +125,7 @@ def lab(tmp_path_factory):
 
 
 def _open(page, name: str) -> None:
-    """Open notebooks/<name>.py as a double-click does (the default viewer), or bring it to the front."""
+    """Open <name>.py (the copy of notebooks/<name>.py) as a double-click does, or bring it to the front."""
     page.evaluate("path => window.jupyterapp.commands.execute('docmanager:open', {path}).then(() => null)",
                   f"{name}.py")
 

@@ -25,10 +25,11 @@ setup: $(BIN)/.installed
 
 # Explore in JupyterLab (README): the project's environment and its kernel; a notebook's .py opens as a notebook
 # (jupytext's viewer: notebooks/jupyterlab-settings.json, installed as this environment's JupyterLab settings),
-# paired with its .ipynb. Saving writes outputs into the .ipynb: `make clear-outputs` before a commit.
+# paired with its .ipynb. Saving writes outputs into the .ipynb: `make clear-outputs` before a commit. As root (a
+# container), jupyter lab refuses to start without --allow-root: given then. LAB_ARGS: more options (--port=8889).
 lab: $(BIN)/.installed
 	install -D -m 644 notebooks/jupyterlab-settings.json $(VENV)/share/jupyter/lab/settings/overrides.json
-	$(BIN)/jupyter lab --ServerApp.root_dir=. notebooks/resnet50_tf.py
+	$(BIN)/jupyter lab --ServerApp.root_dir=. $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS) notebooks/resnet50_tf.py
 
 clear-outputs: $(BIN)/.installed
 	$(BIN)/jupyter nbconvert --log-level=WARN --clear-output --inplace notebooks/*.ipynb

@@ -12,10 +12,11 @@ SMOKE_STUDIES := params/resnet50_tf/cpu_smoke.yaml params/resnet50_mxnet/cpu_smo
 	params/resnet50_pytorch/cpu_smoke.yaml params/bert_pytorch/cpu_smoke.yaml
 
 # The notebooks' kernel reads its configuration from the environment (notebooks/ipython/: no TCP warning).
+# setuptools>=77 (the build backend): tests/test_packaging.py builds the wheel with it, offline.
 KERNEL_CONFIG := notebooks/ipython/ipython_kernel_config.py
 $(BIN)/.installed: pyproject.toml constraints.txt $(KERNEL_CONFIG)
 	python3 -m venv $(VENV)
-	$(BIN)/pip install --quiet --no-compile -c constraints.txt -e '.[test]'
+	$(BIN)/pip install --quiet --no-compile -c constraints.txt "setuptools>=77" -e '.[test]'
 	install -D -m 644 $(KERNEL_CONFIG) $(VENV)/etc/ipython/ipython_kernel_config.py
 	touch $@
 
@@ -24,10 +25,11 @@ setup: $(BIN)/.installed
 
 # Explore in JupyterLab (README): the project's environment and its kernel; a notebook's .py opens as a notebook
 # (jupytext's viewer: notebooks/jupyterlab-settings.json, installed as this environment's JupyterLab settings),
-# paired with its .ipynb. Saving writes outputs into the .ipynb: `make clear-outputs` before a commit.
+# paired with its .ipynb. Saving writes outputs into the .ipynb: `make clear-outputs` before a commit. As root (a
+# container), jupyter lab refuses to start without --allow-root: given then. LAB_ARGS: more options (--port=8889).
 lab: $(BIN)/.installed
 	install -D -m 644 notebooks/jupyterlab-settings.json $(VENV)/share/jupyter/lab/settings/overrides.json
-	$(BIN)/jupyter lab --ServerApp.root_dir=. notebooks/resnet50_tf.py
+	$(BIN)/jupyter lab --ServerApp.root_dir=. $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS) notebooks/resnet50_tf.py
 
 clear-outputs: $(BIN)/.installed
 	$(BIN)/jupyter nbconvert --log-level=WARN --clear-output --inplace notebooks/*.ipynb
@@ -86,12 +88,14 @@ offline-setup:
 
 # CI: the smallest real runs through the launcher, notebooks and reports, on a fresh machine.
 smoke: $(BIN)/.installed
+	@# the framework environments first, built side by side (their downloads overlap), as make report does
+	@for s in $(SMOKE_STUDIES); do $(BIN)/python -m benchbook.studies.runner $$s & done; wait
 	for s in $(SMOKE_STUDIES); do $(BIN)/benchbook run $$s --resume --out runs-smoke || exit 1; done
 	$(BIN)/benchbook publish $(SMOKE_STUDIES) --runs runs-smoke --reports reports-smoke
 	$(BIN)/benchbook run $(TTT_SMOKE) --resume --out runs-smoke
 	$(BIN)/benchbook mlperf score runs-smoke/resnet50_tf-$(basename $(notdir $(TTT_SMOKE))) --json > runs-smoke/mlperf-score.json
 	$(BIN)/python -c 'import json, sys; r = json.load(open(sys.argv[1])); d = r["run_details"]; \
-	  ok = r["runs"] == 2 and r["runs_failed"] == 0 and all(x["minutes"] for x in d); \
+	  ok = r["runs"] == 1 and r["runs_failed"] == 0 and all(x["minutes"] for x in d); \
 	  sys.exit(0 if ok else "our own runs did not score as expected: " + json.dumps(r))' runs-smoke/mlperf-score.json
 
 # Analysis against the published logs the repository ships (examples/published/: one archive per set, read

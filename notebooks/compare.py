@@ -31,7 +31,9 @@ from benchbook.reports import display, notebook_params
 from benchbook.reports.compare import Comparison
 
 notebook_params.given(globals(), ["sources", "labels", "baseline", "summary_path"])  # refuses a name not among them
-comparison = Comparison(sources, labels, baseline)
+# each source found in the current folder, else in the repository (JupyterLab runs this in notebooks/)
+comparison = Comparison(notebook_params.located(sources, "sources", "study folders or log folders, comma-separated"),
+                        labels, baseline)
 display.table(comparison.describe(), empty="no source")
 
 # %% [markdown]

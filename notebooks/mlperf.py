@@ -16,12 +16,13 @@
 # %% tags=["parameters"]
 from typing import Optional  # unset parameters are None (papermill -p NAME None)
 
-results: str = "../shared/mlperf-results"  # comma-separated results folders (a clone, a submitter, one result)
+results: str = "examples/published/mlperf/results.tar.xz"  # comma-separated results folders or archives (a clone, a submitter, one result); the default: the shipped set's, read in place
 benchmark: Optional[str] = None  # one benchmark (resnet, maskrcnn...); None: every benchmark found
 round: Optional[str] = None  # the round (v1.0) where the paths do not say it (training_results_v1.0)
 submitters: Optional[str] = None  # comma-separated submitters to show; None: all
 check: bool = False  # also run mlperf-logging's compliance and RCP checkers (pip install 'benchbook[mlperf]')
-expected: Optional[str] = None  # a published set's expected.yaml: each result's published score, to compare with
+expected: Optional[str] = "examples/published/mlperf/expected.yaml"  # a published set's expected.yaml: each result's published score, to compare with; None: none
+interactive: Optional[bool] = None  # the round's table with its filters (ipywidgets); None: only in a live JupyterLab, never under papermill
 title: Optional[str] = None  # the page's title (benchbook publish gives a published set's); None: MLPerf Training results
 summary_path: Optional[str] = None  # where to write the headline numbers as JSON (benchbook publish sets it)
 
@@ -30,7 +31,17 @@ from benchbook.mlperf import page
 from benchbook.mlperf.report import MLPerfReport
 from benchbook.reports import display, notebook_params
 
-report = MLPerfReport(results, benchmark, round, submitters, check, expected, title=title)
+notebook_params.given(globals(), ["results", "benchmark", "round", "submitters", "check", "expected", "interactive",
+                                  "title", "summary_path"]);  # refuses a name not among them
+
+# %%
+# each path found in the current folder, else in the repository (JupyterLab runs this in notebooks/)
+report = MLPerfReport(notebook_params.located(results, "results", "MLPerf result folders or archives, comma-separated"),
+                      benchmark, round, submitters, check,
+                      expected and notebook_params.located(expected, "expected", "a published set's expected.yaml"),
+                      title=title)
+
+# %%
 page.opening(report, notebook_params.summary_to(summary_path), title, page.ABOUT)
 
 # %%
@@ -50,7 +61,7 @@ display.table(report.against_published(),
 # %%
 from benchbook.mlperf import explore
 
-explore.round_view(report.folders)
+explore.round_view(report.folders, interactive)
 
 # %% [markdown]
 # ## Best time to train

@@ -44,7 +44,11 @@ TIER_OF = {
     "test_kernel_config.py": "notebook",
     "test_mlperf_report.py::test_notebook_executes": "notebook",
     "test_mlperf_report.py::test_notebook_sets_each_score_beside_the_published_one": "notebook",
+    "test_packaging.py::test_an_installed_benchbook_publishes_a_set_from_an_empty_folder": "notebook",
+    "test_packaging.py::test_the_wheel_carries_the_project_files": "process",  # builds the wheel (pip, setuptools)
     "test_browser.py": "browser",
+    "test_jupyterlab.py": "browser",
+    "test_notebook_paths.py::test_papermill_fails_with_the_one_line_and_the_notebook_keeps_it": "notebook",
     "test_workloads.py": "workload",
     "test_workload_mpi.py": "workload",
     "test_workload_pytorch.py": "workload",

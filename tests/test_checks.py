@@ -580,3 +580,27 @@ def test_cli_bad_study_file_is_a_benchbook_error(tmp_path, monkeypatch):
 
     with pytest.raises(BenchbookError):
         cli(["check", str(tmp_path / "missing.yaml")], monkeypatch, Machine())
+
+
+def test_bert_pytorch_counts_its_shards_in_either_form(tmp_path):
+    data = tmp_path / "parquet"
+    data.mkdir()
+    spec = write_study(tmp_path, "bert_pytorch/ngc", data={"path": str(data)})
+    got = by_name(Machine().check(spec))[spec.spec.data_name]
+    assert got.ok is False and "no *.parquet" in got.detail and "*.hdf5" in got.detail and str(data) in got.detail
+    touch(data, ["shard-0.parquet", "shard-1.parquet"])
+    assert "2 *.parquet shards" in by_name(Machine().check(spec))[spec.spec.data_name].detail
+    older = touch(tmp_path / "hdf5", ["wikicorpus_en_training_0.hdf5"])
+    spec = write_study(tmp_path, "bert_pytorch/ngc", data={"path": str(older)})
+    assert by_name(Machine().check(spec))[spec.spec.data_name].ok is True
+    assert "data/create_datasets_from_start.sh" in checks.data_preparation(spec)[-1]
+
+
+def test_bert_tf_needs_the_scripts_two_folders(tmp_path):
+    data = tmp_path / "bert_tf"
+    (data / "tfrecord").mkdir(parents=True)
+    spec = write_study(tmp_path, "bert_tf/ngc", data={"path": str(data)})
+    got = by_name(Machine().check(spec))[spec.spec.data_name]
+    assert got.ok is False and "1 of 2 folders" in got.detail and "missing download" in got.detail
+    assert "COCO" not in " ".join(by_name(Machine().check(spec)))
+    assert checks.data_preparation(spec)[-1].endswith("bash scripts/data_download.sh")

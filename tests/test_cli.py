@@ -318,3 +318,12 @@ def test_an_unknown_model_for_publish_logs_names_the_known_ones(tmp_path, capsys
     assert main(["publish", "--logs", str(tmp_path), "--model", "resnet51", "--reports", str(tmp_path / "r")]) == 2
     err = capsys.readouterr().err
     assert "resnet51" in err and "resnet50_tf" in err
+
+
+def test_run_finds_a_shipped_study_from_any_folder(tmp_path, monkeypatch, capsys):
+    """`benchbook run params/...` from a folder that has no params/: the project's own study (an installed
+    benchbook's shipped copy), its runs under the current folder."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", "params/resnet50_tf/cpu_smoke.yaml", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "# study resnet50_tf-cpu_smoke" in out and str(tmp_path / "runs" / "resnet50_tf-cpu_smoke") in out

@@ -34,3 +34,10 @@ def test_the_last_line_is_read_from_the_end_and_fits_a_terminal_line(tmp_path):
     assert last.startswith("Downloading ") and len(last) == 100 and last.endswith("…")
     log.write_text("")
     assert envs._last_line(log) == "no output yet"
+
+
+def test_a_failed_installs_last_lines_come_from_the_logs_end_only(tmp_path):
+    log = tmp_path / "install.log"
+    log.write_text("".join(f"Collecting package{i}\n" for i in range(500_000)) + "ERROR: no matching distribution\n")
+    lines = envs._last_lines(log)
+    assert lines[-1] == "ERROR: no matching distribution" and 0 < len(lines) < 1000

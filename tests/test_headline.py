@@ -125,6 +125,19 @@ def test_the_verdict_says_by_how_much_and_consistent_on_logs_re_read(ref):
     assert own.startswith("Reproduced: 3 of 3 published configurations within ±5%; ratios 0.9992–1.0004")
 
 
+def test_a_cell_no_rule_gives_is_counted_apart_from_the_slower_ones(tmp_path):
+    path = tmp_path / "inexact.yaml"
+    path.write_text(REFERENCE.replace("throughput: 3038.730, speedup: 7.60}",
+                                      "throughput: 3038.730, speedup: 7.60, exact_rule: false}"))
+    ref = references.load(path)
+    stats = _stats([(1, 128, "fp32", 360.0), (8, 128, "fp32", 2700.0), (1, 256, "amp", 1012.0)])
+    comparison = references.compare(stats, ref)
+    summary = references.verdict_summary(comparison)
+    line = headline.sentence("3 runs", "1 and 8 GPUs", ref, comparison, summary, stats, "images/s",
+                             headline.Words(own_runs=False)).plain
+    assert "1 of 3 published configurations within ±5% (1 slower, 1 follows no exact rule, each rule's " in line
+
+
 @pytest.mark.parametrize("gpus, processes, precision, batch, xla, label", [
     (8, 8, "amp", 4, False, "8 GPUs, AMP, batch 4"),
     (1, 1, "fp32", 256, True, "1 GPU, FP32, batch 256, XLA"),

@@ -95,6 +95,9 @@ def test_a_model_s_unit_notebook_and_log_names_live_in_its_spec():
     assert (maskrcnn.unit, maskrcnn.notebook) == ("samples/s", "maskrcnn_tf2")
     assert maskrcnn.log_names == ("tensorflow2", "maskrcnn")
     assert models.of_logs("maskrcnn") is maskrcnn and models.of_logs("gpt") is None
+    # one model name in the logs of two frameworks: the framework tells them apart
+    assert models.of_logs("bert", "tensorflow").name == "bert_tf"
+    assert models.of_logs("bert", "pytorch").name == "bert_pytorch"
     assert rate_unit(pd.DataFrame({"model": ["maskrcnn", "maskrcnn"]})) == "samples/s"
     assert rate_unit(pd.DataFrame({"model": ["maskrcnn", "resnet50"]})) == "samples/s"  # no model's own word
     assert for_logs(ROOT / "tests" / "fixtures" / "ngc_maskrcnn", "maskrcnn_tf2").notebook.name == "maskrcnn_tf2.ipynb"

@@ -79,6 +79,8 @@ def test_pytorch_log_of_two_phases_is_two_runs_with_their_metadata_and_figures(t
     assert runs["status"].tolist() == ["complete", "complete"]
     losses = result.iterations[(result.iterations["run"] == 0) & result.iterations["loss"].notna()]
     assert losses["loss"].tolist() == [11.2, 11.1, 11.0, 10.9, 10.5, 7.5]
+    # its step lines log a loss and no rate, by design: no warning says so of every step
+    assert [w for ws in runs["warnings"] for w in ws if "no throughput" in w] == []
 
 
 def test_pytorch_rank_tagged_tail_without_the_namespace_reads_and_says_what_it_lacks(tmp_path):

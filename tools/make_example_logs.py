@@ -7,6 +7,7 @@ real hardware. Usage: python tools/make_example_logs.py examples/logs
 
 from __future__ import annotations
 
+import math
 import random
 import sys
 from datetime import datetime, timedelta
@@ -32,7 +33,7 @@ def tf1_run(rng: random.Random, gpus: int, batch: int, amp: bool, iters: int = 1
         if step >= warmup:
             rates.append(r)
     lines += ["Ending Model Training ...",
-              f"DLL {t:%Y-%m-%d %H:%M:%S.%f} - () train_throughput : {sum(rates) / len(rates)} images/s "]
+              f"DLL {t:%Y-%m-%d %H:%M:%S.%f} - () train_throughput : {math.fsum(rates) / len(rates)} images/s "]
     return "\n".join(lines) + "\n"
 
 

@@ -215,7 +215,7 @@ def cmd_run(args, out: Console, err: Console) -> int:
     from .studies import checks, commands, runner, study
 
     _lift_caps(args)
-    spec = study.load(args.study)
+    spec = study.load(study.find(args.study))  # from here, else the project's params/ (an installed one's)
     if args.dry_run:
         plan = runner.plan(spec, args.out)
         print(f"# study {spec.name} ({spec.path}): {len(plan)} runs, {spec.model} on {spec.runtime}")
@@ -304,8 +304,11 @@ def cmd_publish(args, out: Console, err: Console) -> int:
     _lift_caps(args)
     if args.model is not None and args.model not in models.names():
         raise UnknownNameError("model", args.model, sorted(models.names()))
+    from .studies import published
+
+    given = [published.locate(p) for p in args.studies]  # a path, or a published set's name
     targets = [publish.for_published(p) if publish.is_published_set(p)  # params/published/<set>.yaml
-               else publish.for_study(p, args.runs, launch=args.launch) for p in args.studies]
+               else publish.for_study(p, args.runs, launch=args.launch) for p in given]
     if args.logs:
         if not args.model:
             raise BenchbookError(f"--logs needs --model ({', '.join(models.names())}): it picks the notebook")
@@ -394,8 +397,9 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     r.add_argument("--allow-large-study", action="store_true", help=_LIFT_HELP)
     r.set_defaults(func=cmd_run)
     pb = sub.add_parser("publish", help="execute the notebooks of studies and publish HTML reports with an index")
-    pb.add_argument("studies", nargs="*", help="study files, or published sets (params/published/<set>.yaml: "
-                    "their shipped logs' reproduction reports); default: every study with a folder under --runs")
+    pb.add_argument("studies", nargs="*", help="study files, or published sets, by name (ngc-tf1-resnet50: a wrong "
+                    "name lists them) or file (params/published/<set>.yaml): their shipped logs' reproduction "
+                    "reports; default: every study with a folder under --runs")
     pb.add_argument("--logs", metavar="DIR", help="analysis-only report of the logs in DIR (needs --model)")
     pb.add_argument("--model", metavar="NAME", help="the model whose notebook reads --logs (a wrong name lists them)")
     pb.add_argument("--reference", help="published reference for --logs (params/references/NAME.yaml)")

@@ -143,7 +143,7 @@ def ensure(framework: str, say: Callable[[str], None] = print, study_python: str
                 code = _run_saying(step, out, log, lambda seconds, last, doing=doing: say(
                     f"{framework} environment: {doing}, {seconds:.0f} s so far ({last})"))
                 if code != 0:
-                    tail = "".join(log.read_text(errors="replace").splitlines(keepends=True)[-15:])
+                    tail = "".join(line + "\n" for line in _last_lines(log)[-15:])
                     raise FrameworkEnvError(
                         f"creating the {framework} environment failed (exit {code}) in: {' '.join(step)}\n"
                         f"last lines of {log}:\n{tail}\nfix the cause and run again; the half-built "
@@ -173,11 +173,15 @@ def _run_saying(step: list[str], out, log: Path, progress: Callable[[float, str]
         raise
 
 
-def _last_line(log: Path, tail: int = 4096) -> str:
-    """The last non-empty line of the install log, read from its end only, cut to one line of a terminal."""
+def _last_lines(log: Path, tail: int = 16384) -> list[str]:
+    """The lines of the install log's last `tail` bytes (a pip log runs to megabytes: never read whole)."""
     with open(log, "rb") as f:
         f.seek(max(0, f.seek(0, os.SEEK_END) - tail))
-        lines = f.read().decode("utf-8", errors="replace").splitlines()
-    last = next((line.strip() for line in reversed(lines) if line.strip()), "no output yet")
+        return f.read().decode("utf-8", errors="replace").splitlines()
+
+
+def _last_line(log: Path) -> str:
+    """The last non-empty line of the install log, cut to one line of a terminal."""
+    last = next((line.strip() for line in reversed(_last_lines(log)) if line.strip()), "no output yet")
     return last if len(last) <= 100 else last[:99] + "…"
 

@@ -383,7 +383,7 @@ def analyze_file(path: str | os.PathLike, rule: Rule | None = None, log_format: 
         del first  # held by the chain until it is scanned, and no longer
         try:
             drafts, tables, losses = fold(itertools.chain.from_iterable(
-                parsers.scan(c, fmt, others=log_format is None) for c in read))
+                parsers.scan(c, fmt, others=log_format is None) for c in read), fmt.rates_per_step)
             for draft in drafts if fmt.conclude else ():
                 fmt.conclude(draft)
         except scanning.Refused as exc:

@@ -151,9 +151,11 @@ def _add_records(runs: list[RunDraft], bulk: scanning.Bulk) -> None:
         a = b
 
 
-def fold(events: Iterable[scanning.Event]) -> tuple[list[RunDraft], list[tuple[dict, dict]], list[dict]]:
+def fold(events: Iterable[scanning.Event], rates_per_step: bool = True
+         ) -> tuple[list[RunDraft], list[tuple[dict, dict]], list[dict]]:
     """Runs found in a file's events, in file order, the rows of its summary tables and the
-    LOSSES columns of its chunks (given to runs by line in `analysis`)."""
+    LOSSES columns of its chunks (given to runs by line in `analysis`); `rates_per_step`: the format's
+    (`LogFormat.rates_per_step`)."""
     runs, tables, losses, store = [], [], [], Records()
     for line, rank, kind, data in events:
         if kind == scanning.TABLE:
@@ -198,7 +200,7 @@ def fold(events: Iterable[scanning.Event]) -> tuple[list[RunDraft], list[tuple[d
     for run in runs:
         run.notes += [f"{what}: {len(lines)} (line {_shown(lines)})" for what, lines in run.noted.items()]
     if runs:
-        _notes(runs, store)
+        _notes(runs, store, rates_per_step)
     return runs, tables, losses
 
 
@@ -207,17 +209,19 @@ def _shown(lines) -> str:
     return ", ".join(map(str, list(lines[:5]))) + (", ..." if len(lines) > 5 else "")
 
 
-def _notes(runs: list[RunDraft], store: Records) -> None:
+def _notes(runs: list[RunDraft], store: Records, rates_per_step: bool) -> None:
     """Say in each run's notes what its records hold that would pass without a word: a throughput
-    logged as NaN or no number (the record read without one), timestamps that are no date while
-    others are (2021-02-30), and a rank's clock going back from one record to its next. Computed
+    logged as NaN or no number (the record read without one) where the format logs one a step,
+    timestamps that are no date while others are (2021-02-30), and a rank's clock going back from one
+    record to its next. Computed
     over the file's records at once: a file may hold 10**5 runs."""
     counts = np.array([run.count for run in runs], dtype=np.int64)
     run_of = np.repeat(np.arange(len(runs), dtype=np.int32), counts)
     line, rank, stamp = store["line"], store["rank"], store["timestamp"]
-    for values, what in ((store["throughput"], "records that log no throughput among records that do (NaN or no "
-                                               "number), read without one"),
-                         (stamp, "records whose timestamp is no date among records whose is, read without one")):
+    checked = [(store["throughput"], "records that log no throughput among records that do (NaN or no number), "
+                                     "read without one")] if rates_per_step else []
+    checked.append((stamp, "records whose timestamp is no date among records whose is, read without one"))
+    for values, what in checked:
         missing = np.flatnonzero(np.isnan(values))  # (in run order: a run's are found by bisection)
         missing_run = run_of[missing]
         per_run = np.bincount(missing_run, minlength=len(runs))

@@ -16,11 +16,11 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ..core import yamlfile
+from ..core import project, yamlfile
 from ..errors import BenchbookError
 from . import rules
 
-ROOT = Path(__file__).resolve().parents[3] / "params" / "references" / "mlperf"
+ROOT = project.REFERENCES / "mlperf"
 MAX_YAML_NODES = 20_000
 TOLERANCE_MINUTES = 0.0001  # the 4 decimals the results are published with
 

@@ -18,11 +18,12 @@ from pathlib import Path
 
 import yaml
 
+from ..core import project
 from ..errors import BenchbookError
 from .mllog import UNIT_SECONDS, Run
 
 MLPERF_LOGGING = "mlcommons/logging (mlperf-logging 4.1.68)"
-RULES = Path(__file__).resolve().parents[3] / "params" / "references" / "mlperf" / "rules"
+RULES = project.REFERENCES / "mlperf" / "rules"
 # training.yaml: generated from mlperf-logging (`rulesdata`); training_0.6.yaml: v0.6 targets, by hand.
 RULE_FILES = ("training.yaml", "training_0.6.yaml")
 

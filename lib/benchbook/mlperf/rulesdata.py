@@ -24,7 +24,9 @@ from pathlib import Path
 
 import yaml
 
-DATA = Path(__file__).resolve().parents[3] / "params" / "references" / "mlperf" / "rules" / "training.yaml"
+from ..core import project
+
+DATA = project.REFERENCES / "mlperf" / "rules" / "training.yaml"
 PACKAGE = "mlperf_logging"
 
 
@@ -220,6 +222,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", action="store_true", help=f"write {DATA} (else print it)")
     args = parser.parse_args(argv)
+    if args.write and project.INSTALLED:  # the installed files are read only: never written into site-packages
+        parser.error(f"--write updates a checkout's {DATA.relative_to(project.ROOT)}; this benchbook is installed "
+                     "from a wheel: run it from a checkout, or without --write to print the file")
     out = text(*_package())
     if args.write:
         DATA.parent.mkdir(parents=True, exist_ok=True)

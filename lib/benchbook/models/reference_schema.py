@@ -13,7 +13,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator, model_validator
 
 from .. import models
-from ..core import config, yamlfile
+from ..core import config, project, yamlfile
 from ..core.config import Metric
 from ..core.problems import FieldProblems
 from ..errors import BenchbookError, UnknownNameError
@@ -27,7 +27,7 @@ ENV_VAR = "BENCHBOOK_REFERENCES"
 # The models a reference may name, with their framework, from the registry (as a study's `model:`).
 MODELS = {spec.name: spec.framework for spec in models.specs()}
 ModelName = Literal[models.names()]  # a Literal, so that a wrong name lists the known ones
-DEFAULT_ROOT = Path(__file__).resolve().parents[3] / "params" / "references"
+DEFAULT_ROOT = project.REFERENCES
 PRECISIONS = ("fp32", "amp", "fp16", "tf32", "bf16")
 FLAGS = tuple(config.flags())  # a row's on/off axes (XLA, DALI, synthetic data): None, not stated, matches any
 # The axes a published row states, as core.config names them: its GPUs (all nodes), node count, per-GPU batch
@@ -168,6 +168,8 @@ class Row(_Printed):
     throughput: float = Field(gt=0)
     speedup: float | None = Field(None, gt=0)
     note: str = ""
+    exact_rule: bool = Field(True, description="False: no rule gives this number from its log exactly (a "
+                             "publisher's cell that follows no rule; its note says how far each rule lands)")
     printed: dict[str, str] = Field({}, description="field -> the number's printed text; filled in by load")
 
     @property
@@ -217,6 +219,8 @@ class Outcome(_Printed):
     quality: Quality = Field({}, description="metric -> its value at the end of the run")
     throughput: float | None = Field(None, gt=0)
     note: str = ""
+    exact_rule: bool = Field(True, description="False: no rule gives this number from its log exactly (a "
+                             "publisher's cell that follows no rule; its note says how far each rule lands)")
     printed: dict[str, str] = Field({}, description="field -> the number's printed text; filled in by load")
 
 

@@ -130,9 +130,12 @@ def workload_script(framework: str, model: str | None = None) -> Path:
     return workloads.HERE / spec.cpu_script
 
 
-def of_logs(model: str) -> ModelSpec | None:
-    """The spec whose logs carry `model` in the analysis's `model` column (the first registered), or None."""
-    return next((spec for spec in _REGISTRY.values() if spec.log_names[1] == model), None)
+def of_logs(model: str, framework: str | None = None) -> ModelSpec | None:
+    """The spec whose logs carry `model` (and `framework`, when given) in the analysis's `model` and `framework`
+    columns, or None; without a framework, the first registered of the specs that share the model (BERT's logs
+    say `bert` on PyTorch and on TensorFlow)."""
+    return next((spec for spec in _REGISTRY.values() if spec.log_names[1] == model
+                 and framework in (None, spec.log_names[0])), None)
 
 
 def flags(options: dict) -> list[str]:

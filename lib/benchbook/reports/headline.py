@@ -133,7 +133,7 @@ def sentence(what: str, on: str, reference, comparison: pd.DataFrame | None, sum
                 f"({configs.join_counts(mine)}) is one of the {n} published ({configs.join_counts(pub)}).")
     else:
         verdict = summary["overall"]
-        extra = [f"{summary[k]} {k}" for k in ("slower", "faster", "not measured") if summary[k]]
+        extra = _off_words(comparison, summary)
         how = size(comparison)
         rest = (f"{summary['reproduced']} of {n} published configurations within ±{percent(tol)}"
                 + (f" ({', '.join(extra)})" if extra else "") + (f"; {how}" if how else "") + ".")
@@ -151,6 +151,19 @@ def sentence(what: str, on: str, reference, comparison: pd.DataFrame | None, sum
               f"{lead_markup}{html.escape(rest)} {html.escape(what)} on {html.escape(on)}, against {link}."
               f"{html.escape(tail)}</p>")
     return display.Html(markup, plain)
+
+
+def _off_words(comparison: pd.DataFrame, summary: dict) -> list[str]:
+    """How many are slower, faster or not measured; a cell the reference says no rule gives exactly is counted
+    apart ("2 follow no exact rule"), not as slower or faster: its distance is the rule's, not a measurement's."""
+    inexact = comparison[~comparison["exact_rule"].astype(bool) & comparison["verdict"].isin(["slower", "faster"])] \
+        if "exact_rule" in comparison else comparison.iloc[:0]
+    words = [f"{summary[k] - int((inexact['verdict'] == k).sum())} {k}" for k in ("slower", "faster", "not measured")]
+    words = [w for w in words if not w.startswith("0 ")]
+    if len(inexact):
+        words.append(f"{len(inexact)} follow{'s' * (len(inexact) == 1)} no exact rule, each rule's distance in "
+                     "the reference's notes")
+    return words
 
 
 SCRIPT_DIFFERS = 0.005  # a script's own summary this far from the rule's number is said in the headline

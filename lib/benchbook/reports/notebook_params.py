@@ -13,11 +13,18 @@ only in a live notebook (a kernel a Jupyter server started for it), never under 
 collects the parameters from the notebook's namespace and, under papermill, refuses a name it injected
 that the parameters cell does not declare (`-p logdir DIR` for `log_dir`), which was silently ignored,
 the notebook then running with its defaults.
+
+Every path parameter is found as `locate` finds it (the current folder, then the repository): JupyterLab
+and `jupyter nbconvert --execute` run the kernel in notebooks/, papermill and `benchbook publish` at the
+root. A benchbook error raised in a cell shows as its one-line message, not a traceback through the
+library (`show_errors_plainly`, installed when this module is imported in an IPython kernel, as every
+notebook's first code cell does).
 """
 
 from __future__ import annotations
 
 import os
+import sys
 import typing
 from collections.abc import Iterable
 from pathlib import Path
@@ -156,3 +163,49 @@ def locate(given: str) -> Path:
     if path.is_absolute() or path.exists() or not (ROOT / path).exists():
         return path
     return ROOT / path
+
+
+def located(value, parameter: str, expected: str) -> str | list[str]:
+    """A path parameter (a path, comma-separated paths, or a list of paths: `benchbook publish` passes one)
+    with each path as `locate` finds it, in the form it came in; a path found nowhere raises a
+    `NotebookParameterError` naming the parameter, the missing paths, where they were looked for and what is
+    expected (and that `make report` makes runs/, where the default studies' runs are)."""
+    if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+        given_paths = [v.strip() for v in value if v.strip()]
+    elif isinstance(value, str):
+        given_paths = [v.strip() for v in value.split(",") if v.strip()]
+    else:
+        raise NotebookParameterError(f"notebook parameter {parameter} = {value!r}: expected {expected}")
+    found = [locate(p) for p in given_paths]
+    missing = [p for p, f in zip(given_paths, found, strict=True) if not f.exists()]
+    if not given_paths or missing:
+        where = f"looked for in {Path.cwd()}" + ("" if Path.cwd() == ROOT else f", then in {ROOT}")
+        runs = any(Path(p).parts[:1] == ("runs",) for p in missing)
+        raise NotebookParameterError(
+            f"notebook parameter {parameter} = {value!r}: "
+            + (f"no such file or folder: {', '.join(missing)} ({where})" if missing else "no path")
+            + f"; expected {expected}"
+            + ("; runs/ holds the CPU studies' runs: run `make report` first" if runs else ""))
+    return [str(f) for f in found] if isinstance(value, (list, tuple)) else ",".join(map(str, found))
+
+
+def _one_line(shell, etype, value, tb, tb_offset=None) -> None:
+    """IPython's custom exception handler: the cell's error shown as the error's type and message only (a
+    custom handler shows the error itself; the kernel sends it as the cell's error output and reply)."""
+    shell.showtraceback((etype, value, tb), exception_only=True)
+
+
+def show_errors_plainly(shell=None) -> bool:
+    """Make a `BenchbookError` raised in a cell of this IPython kernel show as its one-line message (the
+    parameter or file, what was expected) instead of a traceback through the library's frames; any other
+    exception, a bug, keeps its traceback. papermill still fails the notebook, with that line. Whether a
+    kernel (an IPython shell) was there to change."""
+    if shell is None and "IPython" in sys.modules:  # never imports IPython: the CLI does not need it
+        shell = sys.modules["IPython"].get_ipython()
+    if shell is None:
+        return False
+    shell.set_custom_exc((BenchbookError,), _one_line)
+    return True
+
+
+show_errors_plainly()

@@ -93,10 +93,21 @@ def rate_unit(frame: pd.DataFrame | None) -> str:
         return frame.attrs["unit"]
     if frame is not None and not frame.empty and "model" in frame:
         from ..models import of_logs
-        units = {spec.unit if (spec := of_logs(str(model))) else RATE_UNIT for model in frame["model"].unique()}
+        units = {spec.unit if (spec := of_logs(*_model_of(row))) else RATE_UNIT for row in _models(frame)}
         if len(units) == 1:
             return units.pop()
     return RATE_UNIT
+
+
+def _models(frame: pd.DataFrame) -> list[tuple]:
+    """The frame's distinct (model, framework) pairs (framework None where the frame has no such column)."""
+    columns = ["model", "framework"] if "framework" in frame else ["model"]
+    return list(frame[columns].drop_duplicates().itertuples(index=False, name=None))
+
+
+def _model_of(row: tuple) -> tuple[str, str | None]:
+    model, framework = (row + (None,))[:2]
+    return str(model), (str(framework) if isinstance(framework, str) else None)
 
 
 def quality_of(frame: pd.DataFrame | None):
@@ -105,8 +116,8 @@ def quality_of(frame: pd.DataFrame | None):
     model keeps the final value of (`core.config.headline_metric`)."""
     if frame is not None and not frame.empty and "model" in frame:
         from ..models import of_logs
-        found = {spec.quality[0] if (spec := of_logs(str(model))) and spec.quality else None
-                 for model in frame["model"].unique()}
+        found = {spec.quality[0] if (spec := of_logs(*_model_of(row))) and spec.quality else None
+                 for row in _models(frame)}
         if len(found) == 1 and None not in found:
             return found.pop()
     return config.headline_metric()

@@ -56,6 +56,7 @@ COLUMNS = {
     "ratio": "measured / published",
     "delta_pct": "(ratio - 1) x 100: percent faster (+) or slower (-) than published",
     "verdict": "reproduced (|ratio - 1| <= tolerance), slower, faster, or not measured",
+    "exact_rule": "False where the reference says no rule gives the published number from its log exactly",
     "published_speedup": "speedup the report gives for the row (NaN when it gives none)",
     "published_speedup_printed": "that speedup as the report printed it (None when it gives none)",
     "measured_speedup": "speedup of the matching configuration (metrics.aggregate's DLPerf rule)",
@@ -223,7 +224,7 @@ def _compare_row(row: Row, ref: Reference, records: list[dict], duplicates: list
         "published_speedup": row.speedup if row.speedup is not None else math.nan,
         "published_printed": row.as_printed("throughput"), "published_speedup_printed": row.as_printed("speedup"),
         "measured_speedup": chosen["speedup"] if chosen is not None else math.nan,
-        "differences": notes,
+        "differences": notes, "exact_rule": row.exact_rule,
     }
 
 

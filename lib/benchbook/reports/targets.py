@@ -9,12 +9,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import models
+from ..core import project
 from ..errors import BenchbookError
 from ..studies import study as studies
 from .publish_files import portable, shown
 
-ROOT = Path(__file__).resolve().parents[3]
-NOTEBOOKS = ROOT / "notebooks"
+NOTEBOOKS = project.NOTEBOOKS
 
 
 @dataclass
@@ -104,7 +104,7 @@ def for_comparison(sources: list[str], labels: list[str] | None, name: str | Non
                   default_name=name is None)
 
 
-def default_targets(params: Path = ROOT / "params", runs_dir: Path = Path("runs")) -> list[Target]:
+def default_targets(params: Path = project.PARAMS, runs_dir: Path = Path("runs")) -> list[Target]:
     """Every study in params/ that has a study folder under runs_dir."""
     out = []
     for p in sorted(params.rglob("*.yaml")):

@@ -4,21 +4,27 @@ repository ships (`examples/published/`), that a report reproduces from its logs
 An entry names the logs (an archive, read in place), the benchbook model whose notebook reads them,
 the published reference (`params/references/`) where one holds its numbers, the named rule that
 printed them, and the set's expected.yaml and NOTICE. Paths are relative to the entry's folder and
-must name existing regular files. Errors read `file:line: field = value: what is allowed`."""
+must name existing regular files. Errors read `file:line: field = value: what is allowed`.
+
+A user names a set by its name (`ngc-tf1-resnet50`, as the index shows it), its file's name
+(`ngc_tf1_resnet50.yaml`) or a path: `locate` finds it, in the current folder or in the project's files,
+which an installed benchbook carries (an empty folder has no params/published/)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..core import yamlfile
+from ..core import project, yamlfile
 from ..errors import BenchbookError
 
 SCHEMA_VERSION = 1
 MAX_YAML_NODES = 10_000
-ROOT = Path(__file__).resolve().parents[3] / "params" / "published"
+ROOT = project.PUBLISHED
+SET_NAME = re.compile(r"[a-z0-9][a-z0-9_-]*")  # a set's name or its file's stem: a name, never a path
 
 
 class PublishedError(BenchbookError, ValueError):
@@ -109,3 +115,24 @@ def load(path: str | Path) -> PublishedSet:
 def entries(root: str | Path | None = None) -> list[PublishedSet]:
     """Every entry of params/published/ (or `root`), in name order."""
     return [load(p) for p in sorted(Path(root or ROOT).glob("*.yaml"))]
+
+
+def names(root: str | Path | None = None) -> list[str]:
+    """The names of the shipped sets (an entry's name is its file's stem, `-` for `_`)."""
+    return sorted(p.stem.replace("_", "-") for p in Path(root or ROOT).glob("*.yaml"))
+
+
+def locate(given: str | Path, root: str | Path | None = None) -> Path:
+    """The file `benchbook publish` was given: a path from the current folder, else from the project's
+    folder (`params/published/x.yaml` from anywhere), else a shipped set named by its name or file name.
+    Nothing found: an error that lists the shipped sets."""
+    path = Path(given).expanduser()
+    if path.exists() or path.is_absolute():
+        return path
+    if (project.ROOT / path).exists():
+        return project.ROOT / path
+    stem = str(given).removesuffix(".yaml").replace("-", "_")
+    if SET_NAME.fullmatch(stem) and (entry := Path(root or ROOT) / f"{stem}.yaml").is_file():
+        return entry
+    raise PublishedError(f"{given}: no such study file, nor a published set of that name; the published sets "
+                         f"(a name, or its file in {Path(root or ROOT)}): {', '.join(names(root)) or '(none)'}")

@@ -4,8 +4,9 @@ library modules (real English prose about code, on every machine with Python, no
 Deterministic for a Python version: modules in a fixed order, their public members in name order, each docstring
 once. Every tenth docstring is held out for the MLM accuracy. The vocabulary is WordPiece's form (BERT's
 `vocab.txt`): the special tokens, every character seen (alone and as a `##` continuation) and the most frequent
-whole words of the training text, ties broken by the word; greedy longest-match splits the rest, as BERT's
-tokenizer does. Imports only the standard library and numpy (the workload's environment has no benchbook).
+whole words of the training text; the text is split into those pieces by the `tokenizers` library's BERT
+normalizer, pre-tokenizer and WordPiece model. Imports the standard library, numpy and tokenizers (the workload's
+environment has no benchbook).
 """
 
 from __future__ import annotations
@@ -13,13 +14,12 @@ from __future__ import annotations
 import collections
 import hashlib
 import importlib
-import re
 import types
-import unicodedata
 import warnings
 from dataclasses import dataclass
 
 import numpy as np
+from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
 
 MODULES = ("builtins", "argparse", "ast", "asyncio", "base64", "bisect", "calendar", "collections", "contextlib",
            "copy", "csv", "dataclasses", "datetime", "decimal", "difflib", "email", "enum", "fractions", "functools",
@@ -31,7 +31,6 @@ SPECIAL = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 PAD, UNK, CLS, SEP, MASK = range(len(SPECIAL))
 HELD_OUT_EVERY = 10  # every tenth docstring is evaluation text
 MIN_WORDS = 8  # shorter docstrings ("Return self.") say little
-_WORD = re.compile(r"\w+|[^\w\s]")
 
 
 def docstrings() -> list[str]:
@@ -60,16 +59,31 @@ def docstrings() -> list[str]:
     return out
 
 
-def words(text: str) -> list[str]:
-    """BERT's basic tokenizer, uncased: lower case, accents stripped, split into runs of word characters and
-    single punctuation marks."""
-    text = unicodedata.normalize("NFD", text.lower())
-    return _WORD.findall("".join(c for c in text if unicodedata.category(c) != "Mn"))
+def tokenizer(vocab: list[str] | None = None) -> Tokenizer:
+    """BERT's uncased tokenizer from the `tokenizers` library: BERT's normalizer (lower case, accents stripped),
+    its pre-tokenizer (words and single punctuation marks) and a WordPiece model on `vocab` (greedy
+    longest-match-first, [UNK] where no piece matches); without a vocabulary, for the words alone."""
+    model = models.WordPiece({piece: i for i, piece in enumerate(vocab or SPECIAL)}, unk_token=SPECIAL[UNK])
+    out = Tokenizer(model)
+    out.normalizer = normalizers.BertNormalizer(lowercase=True, strip_accents=True)
+    out.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    return out
+
+
+def words(text: str, tokenize: Tokenizer | None = None) -> list[str]:
+    """The words of `text` as BERT's basic tokenizer sees them."""
+    tokenize = tokenize or tokenizer()
+    normalized = tokenize.normalizer.normalize_str(text)
+    return [word for word, _ in tokenize.pre_tokenizer.pre_tokenize_str(normalized)]
 
 
 def build_vocab(texts: list[str], size: int) -> list[str]:
-    """A WordPiece vocabulary of at most `size` entries (at least the specials and the characters)."""
-    counts = collections.Counter(w for t in texts for w in words(t))
+    """A WordPiece vocabulary of at most `size` entries (at least the specials and the characters): every
+    character seen, alone and as a `##` continuation, then the most frequent whole words, ties broken by the
+    word. Counted here rather than by `tokenizers`' WordPieceTrainer, whose ties fall differently from run to run
+    (two trainings of this text gave two vocabularies): a seed must repeat its run."""
+    tokenize = tokenizer()
+    counts = collections.Counter(w for t in texts for w in words(t, tokenize))
     chars = sorted({c for w in counts for c in w})
     vocab = [*SPECIAL, *chars, *(f"##{c}" for c in chars)]
     known = set(vocab)
@@ -82,30 +96,11 @@ def build_vocab(texts: list[str], size: int) -> list[str]:
     return vocab
 
 
-def wordpiece(word: str, index: dict[str, int]) -> list[int]:
-    """Greedy longest-match-first, as BERT's WordpieceTokenizer: [UNK] where no piece matches."""
-    pieces, start = [], 0
-    while start < len(word):
-        end = len(word)
-        while end > start:
-            piece = word[start:end] if start == 0 else f"##{word[start:end]}"
-            if piece in index:
-                pieces.append(index[piece])
-                break
-            end -= 1
-        if end == start:
-            return [UNK]
-        start = end
-    return pieces
-
-
 def encode(texts: list[str], vocab: list[str]) -> np.ndarray:
     """The token ids of the texts, one stream, each text followed by [SEP]."""
-    index = {piece: i for i, piece in enumerate(vocab)}
     ids: list[int] = []
-    for text in texts:
-        for word in words(text):
-            ids += wordpiece(word, index)
+    for encoding in tokenizer(vocab).encode_batch(texts, add_special_tokens=False):
+        ids += encoding.ids
         ids.append(SEP)
     return np.asarray(ids, dtype=np.int64)
 

@@ -217,5 +217,6 @@ FORMAT = register(
         finish=finish,
         warn=seq_len_warnings,
         opens=(re.compile(r" - PARAMETER Config : \[[\"']Namespace\("),),
+        rates_per_step=False,
     )
 )

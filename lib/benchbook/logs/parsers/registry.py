@@ -46,6 +46,8 @@ class LogFormat:
         first: sought in every chunk of a file in another format, that is refused if it holds one,
         `scan`). A format without any (MLLOG, whose logs hold their framework's lines) is not sought,
         and a file in it holds any other.
+    rates_per_step : False for a format whose step records carry a loss and no rate (the rate is one end-of-run
+        record, NGC PyTorch BERT's): a record without a throughput is then no news and not said in the notes.
     """
 
     name: str
@@ -61,6 +63,7 @@ class LogFormat:
     opens: tuple[re.Pattern, ...] = ()
     quality: tuple[config.Metric, ...] = ()
     arch: Callable[[dict], str | None] = lambda meta: meta.get("arch")
+    rates_per_step: bool = True
 
     def named_model(self, meta: dict) -> tuple[str | None, list[str]]:
         """The `model` column of a run whose log names its model (`arch`) and whose metadata has none: the

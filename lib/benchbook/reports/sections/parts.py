@@ -109,3 +109,15 @@ def run_label(report: Report, records: pd.DataFrame) -> pd.DataFrame:
     joined = records.merge(runs, on=["source", "run"], how="left")
     label = [configs.run_label(Path(row["source"]).name, row["run"], row) for row in joined.to_dict("records")]
     return joined.assign(run=label)
+
+
+def per_run(report: Report, column: str, order: str, **aggregations) -> pd.DataFrame:
+    """The iteration records that logged `column` (an epoch's own line, iteration -1, left out), a row per
+    run in `order` within each run: `aggregations` as pandas' named aggregation (`first=(column, "first")`);
+    empty where no record logged it. The own sections' first/last-per-run tables."""
+    its = report.analysis.iterations
+    logged = its[its["iteration"] >= 0].dropna(subset=[column])
+    if logged.empty:
+        return pd.DataFrame(columns=["run", *aggregations])
+    return (run_label(report, logged).sort_values(["source", "run", order]).groupby("run", sort=False)
+            .agg(**aggregations).reset_index())

@@ -44,6 +44,10 @@ What is checked, by runtime and container mode:
   * coco_tfrecords: COCO `train*.tfrecord` and `val*.tfrecord` (every shard of `-of-NNNNN`), and the
     pretrained ResNet-50 checkpoint `resnet/resnet-nhwc-2018-02-07/model.ckpt-112603.{index,data-*}`
     under the folder mounted at /model (a model whose spec says `pretrained_checkpoint`).
+  * bert_parquet: PyTorch BERT's `--input_dir`, a folder of `*.parquet` shards (LDDL, NGC 22.x and later)
+    or `*.hdf5` shards (NGC 21.11 and before).
+  * bert_tfrecords: TF1 BERT's `data/` with `tfrecord/` (the phase 1 and 2 TFRecords) and `download/`
+    (Google's pretrained configuration), as run_pretraining_lamb_phase1.sh reads them.
   * Studies whose points all use synthetic data need no data.
 
 `data_preparation(study)` gives the data preparation commands of the published reports.

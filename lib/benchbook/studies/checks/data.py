@@ -24,6 +24,8 @@ RECORDIO_FILES = ("train.rec", "train.idx", "val.rec", "val.idx")
 IMAGE_FOLDERS = ("train", "val")  # PyTorch ConvNets main.py: <data>/train and <data>/val
 CHECKPOINT_DIR = "resnet/resnet-nhwc-2018-02-07"
 CHECKPOINT = "model.ckpt-112603"
+BERT_TF_FOLDERS = ("tfrecord", "download")  # run_pretraining_lamb_phase1.sh: $DATA_DIR/tfrecord/..., BERT_CONFIG
+BERT_PYTORCH_SHARDS = (".parquet", ".hdf5")  # LDDL's shards (NGC 22.x and later), HDF5 (21.11 and before)
 WEIGHTS_MOUNT = "/model"  # where benchmark_training.py looks for the pretrained weights (--weights_dir)
 SHOWN = 5  # missing file names shown per check
 
@@ -149,8 +151,23 @@ def _layout(study: Study, names: set[str], where: str, prep: str) -> list[Check]
         return [_count_check("ImageNet RecordIO", "RecordIO files", list(RECORDIO_FILES), names, where, prep)]
     if layout == "imagenet_folders":
         return [_count_check("ImageNet folders", "folders (train/, val/)", list(IMAGE_FOLDERS), names, where, prep)]
+    if layout == "bert_parquet":
+        return [_bert_shards(study.spec.data_name, names, where, prep)]
+    if layout == "bert_tfrecords":
+        return [_count_check(study.spec.data_name, "folders (tfrecord/, download/)", list(BERT_TF_FOLDERS), names,
+                             where, prep)]
     return [_sharded_glob("COCO train TFRecords", "train", names, where, prep),
             _sharded_glob("COCO validation TFRecords", "val", names, where, prep)]
+
+
+def _bert_shards(name: str, names: set[str], where: str, fix: str) -> Check:
+    """run_pretraining.py's --input_dir: a folder of shards, whichever of its two forms."""
+    for suffix in BERT_PYTORCH_SHARDS:
+        count = sum(n.endswith(suffix) for n in names)
+        if count:
+            return Check(name, True, f"{count} *{suffix} shards in {where}")
+    return Check(name, False, f"no *.parquet (LDDL, NGC 22.x and later) or *.hdf5 shards (NGC 21.11 and before) in "
+                 f"{where}", fix)
 
 
 def _sharded_glob(name: str, prefix: str, names: set[str], where: str, fix: str) -> Check:

@@ -24,6 +24,13 @@ _IMAGENET_RAW = [
 ]
 
 
+_BERT = {  # the data layout: the script that downloads and builds it, and what it writes
+    "bert_parquet": ("data/create_datasets_from_start.sh", "Wikipedia as LDDL's phase 1 parquet shards"),
+    "bert_tfrecords": ("scripts/data_download.sh", "Wikipedia and BookCorpus as the phase 1 and 2 TFRecords "
+                       "(tfrecord/) with Google's pretrained configuration (download/)"),
+}
+
+
 def data_preparation(study: Study) -> list[str]:
     """The data preparation of the published reports for the study's data layout, as shell lines ('#' lines
     explain).
@@ -52,6 +59,11 @@ def data_preparation(study: Study) -> list[str]:
     if layout == "imagenet_folders":  # main.py reads the extracted folders themselves
         return [*_IMAGENET_RAW,
                 f"# then move train/ and val/ into {host} (mounted at {d.mount}); nothing else to build"]
+    if layout in _BERT:
+        script, what = _BERT[layout]
+        return [f"# {what}, built inside the container with {host} mounted at {d.mount} (the repository's README):",
+                f"docker run -it --rm -v {host}:{d.mount} {study.container.image} /bin/bash",
+                f"cd {workdir} && bash {script}"]
     if layout == "imagenet_recordio":
         return [*_IMAGENET_RAW,
                 f"# RecordIO (train.rec/.idx, val.rec/.idx), inside the container with the raw ImageNet (train/, val/) "

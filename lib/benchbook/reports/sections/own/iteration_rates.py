@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from ... import display
-from ..parts import run_label, section
+from .. import parts
+from ..parts import section
 
 if TYPE_CHECKING:
     from ...report import Report
@@ -25,15 +26,13 @@ def content(page: Page, heading: str, intro: str):
 
 def iteration_rates_table(report: Report) -> pd.DataFrame:
     columns = ["run", "iterations logged", FIRST, "median", "mean of all", "by the rule"]
-    its = report.analysis.iterations
-    steps = its[its["iteration"] >= 0].dropna(subset=["throughput"])
-    if steps.empty:
+    per_run = parts.per_run(report, "throughput", "iteration", n=("throughput", "size"),
+                            first=("throughput", "first"), median=("throughput", "median"),
+                            mean=("throughput", "mean"))
+    if per_run.empty:
         return pd.DataFrame(columns=columns)
-    per_run = (run_label(report, steps).sort_values(["source", "run", "iteration"]).groupby("run", sort=False)
-               .agg(n=("throughput", "size"), first=("throughput", "first"), median=("throughput", "median"),
-                    mean=("throughput", "mean")).reset_index())
     runs = report.analysis.runs
-    rule = run_label(report, runs[["source", "run"]].assign(value=runs["recomputed_throughput"]))
+    rule = parts.run_label(report, runs[["source", "run"]].assign(value=runs["recomputed_throughput"]))
     per_run = per_run.merge(rule[["run", "value"]], on="run", how="left")
     per_run.columns = columns
     return per_run

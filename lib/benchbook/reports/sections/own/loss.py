@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from ... import display
-from ..parts import run_label, section
+from .. import parts
+from ..parts import section
 
 if TYPE_CHECKING:
     from ...report import Report
@@ -21,13 +22,9 @@ def content(page: Page, heading: str, intro: str):
 
 def loss_table(report: Report) -> pd.DataFrame:
     columns = ["run", "records", "first iteration", "first loss", "last iteration", "last loss"]
-    its = report.analysis.iterations
-    logged = its[its["iteration"] >= 0].dropna(subset=["loss"])
-    if logged.empty:
-        return pd.DataFrame(columns=columns)
-    per_run = (run_label(report, logged).sort_values(["source", "run", "line"]).groupby("run", sort=False)
-               .agg(records=("loss", "size"), first_iteration=("iteration", "first"), first_loss=("loss", "first"),
-                    last_iteration=("iteration", "last"), last_loss=("loss", "last")).reset_index())
+    per_run = parts.per_run(report, "loss", "line", records=("loss", "size"), first_iteration=("iteration", "first"),
+                            first_loss=("loss", "first"), last_iteration=("iteration", "last"),
+                            last_loss=("loss", "last"))
     per_run.columns = columns
     return per_run
 

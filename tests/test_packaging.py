@@ -93,7 +93,7 @@ def test_the_lock_pins_every_dependency_within_its_bounds(repo_root):
 # Modules that still find the repository by climbing from their own file: the kernels' working folder and the
 # form of the paths a report shows (`portable`), which must agree with each other. Their owners move them to
 # `project.ROOT` together; any other module asks `benchbook.core.project`.
-CLIMBING = {"reports/publish.py", "reports/publish_files.py", "reports/notebook_params.py"}
+CLIMBING: set[str] = set()
 
 
 def test_a_checkout_reads_its_own_files(repo_root):
@@ -261,3 +261,7 @@ def test_an_installed_benchbook_publishes_a_set_from_an_empty_folder(wheel, tmp_
     assert entry["status"] == "ok" and entry["summary"]["verdict"] == "consistent", entry
     assert {p.name for p in work.iterdir()} == {"reports"}
     assert _files(venv) == before, "publish wrote into the environment benchbook is installed in"
+    # the pages name the shipped logs as the project does (examples/published/...), not where pip put them
+    assert "examples/published/ngc-tf1-resnet50" in (report / "code.html").read_text(encoding="utf-8")
+    for page in report.rglob("*.*ml"):
+        assert str(purelib) not in page.read_text(encoding="utf-8") and "site-packages" not in page.read_text(), page

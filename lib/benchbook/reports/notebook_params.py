@@ -31,12 +31,13 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ..core import project
 from ..errors import BenchbookError, RuleError, UnknownNameError
 from ..logs import parsers
 from ..logs.rules import Rule
 from .publish_files import SUMMARY_VARIABLE
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = project.ROOT  # the repository, or an installed copy of its files
 
 
 class NotebookParameterError(BenchbookError, ValueError):

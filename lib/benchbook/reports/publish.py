@@ -36,6 +36,7 @@ from pathlib import Path
 from tqdm.auto import tqdm
 
 from .. import __version__
+from ..core import project
 from ..errors import BenchbookError, ReportNameError
 from ..runfolder import records
 from . import data_files
@@ -78,7 +79,7 @@ for _name in _UNNEEDED:
 REPORT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 SLURM_VALUE = re.compile(r"[A-Za-z0-9_.,-]+")  # a partition or account name: nothing a job script would read
 PACKAGE = Path(__file__).resolve().parents[1]  # the whole benchbook package: a report depends on all of it
-ROOT = PACKAGE.parents[1]
+ROOT = project.ROOT  # where the kernels run: the checkout, or an installed copy of its files
 
 
 def check_name(name: str) -> str:

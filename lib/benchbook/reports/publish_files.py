@@ -26,10 +26,11 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from ..core import project
 from ..errors import BenchbookError, shown
 from ..runfolder import records
 
-ROOT = Path(__file__).resolve().parents[3]  # the repository: the kernels run there
+ROOT = project.ROOT  # the repository (or an installed copy of its files): the kernels run there
 # Where `benchbook publish` has a notebook write its headline numbers: the kernel's environment, not a parameter,
 # so that the parameters code.html shows name no folder of the machine that published it.
 SUMMARY_VARIABLE = "BENCHBOOK_SUMMARY_PATH"

@@ -36,6 +36,9 @@ comparison = Comparison(notebook_params.located(sources, "sources", "study folde
                         labels, baseline)
 display.table(comparison.describe(), empty="no source")
 
+# %%
+comparison.data_links(notebook_params.summary_to(summary_path))  # on a published page: its tables as CSV and JSON
+
 # %% [markdown]
 # ## Configurations in each source
 # Median images/s over repeats, per source.
@@ -46,7 +49,8 @@ display.table(comparison.table(), empty="no configuration measured in any source
 
 # %% [markdown]
 # ## Ratios
-# Each source's median against the baseline's, for the configurations both measured.
+# Each source's median against the baseline's, for the configurations both measured, with its 95% bootstrap
+# interval over the runs; "not told apart" where the interval includes 1.
 
 # %%
 display.table(comparison.ratios(),

@@ -322,6 +322,7 @@ def test_every_notebook_executes_in_analysis_only_mode(published):
         assert "<img" in page or e["name"] == "cmp" or "data:image/png;base64" in page
         assert "highlight hl-ipython3" not in page  # code hidden in the report view...
         assert "highlight hl-ipython3" in (out / "code.html").read_text()  # ...shown in the code view
+        assert 'href="configurations.csv"' in page, e["name"]  # its tables as data, linked from the page
 
 
 @pytest.mark.parametrize(("name", "section", "shown"), [

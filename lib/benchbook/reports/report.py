@@ -78,7 +78,8 @@ class Report:
     @functools.cached_property
     def analysis(self) -> Analysis:
         if not self._exists(self.source):
-            why = self._unexamined.get(str(self.source), "no such folder; run the study first or set log_dir")
+            why = self._unexamined.get(str(self.source), "no such folder; run the study first (`make report` runs "
+                                                          "the CPU studies) or set log_dir")
             raise BenchbookError(f"{self.source}: {why}")
         return analyze(self.logs(), self.rule)
 

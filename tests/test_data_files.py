@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import csv
 import json
-from html.parser import HTMLParser
 from pathlib import Path
 
 import numpy as np
@@ -20,19 +19,11 @@ from benchbook.reports.report import Report
 from benchbook.reports.sections import opening
 from benchbook.reports.sections import runs as runs_section
 from benchbook.runfolder import records
+from test_mlperf_page import _Hrefs
 from test_mlperf_score import repository
 
 FIXTURES = Path(__file__).parent / "fixtures"
 AXES = {a.key for a in config.AXES}
-
-
-class _Hrefs(HTMLParser):
-    def __init__(self):
-        super().__init__()
-        self.hrefs: list[str] = []
-
-    def handle_starttag(self, tag, attrs):
-        self.hrefs += [v for k, v in attrs if k == "href" and v]
 
 
 def _hrefs(markup: str) -> list[str]:

@@ -212,10 +212,11 @@ def _lift_caps(args) -> None:
 
 
 def cmd_run(args, out: Console, err: Console) -> int:
+    from .core import project
     from .studies import checks, commands, runner, study
 
     _lift_caps(args)
-    spec = study.load(study.find(args.study))  # from here, else the project's params/ (an installed one's)
+    spec = study.load(project.locate(args.study))  # from here, else the project's params/ (an installed one's)
     if args.dry_run:
         plan = runner.plan(spec, args.out)
         print(f"# study {spec.name} ({spec.path}): {len(plan)} runs, {spec.model} on {spec.runtime}")

@@ -21,3 +21,11 @@ PARAMS = ROOT / "params"
 REFERENCES = PARAMS / "references"
 PUBLISHED = PARAMS / "published"  # the published sets' entries; their logs are under examples/published/
 
+
+def locate(given: str | Path) -> Path:
+    """A path as named: from the current folder where it is there, else from the project's folder where it is
+    there (a notebook run in notebooks/, an installed benchbook run from any folder), else as given."""
+    path = Path(given).expanduser()
+    if path.is_absolute() or path.exists() or not (ROOT / path).exists():
+        return path
+    return ROOT / path

@@ -79,7 +79,9 @@ def navigation(report, here: Path) -> display.Html:
         links.append(f"result files: {each}")
         plain.append(f"result files: {sum(len(h) for _, h in copied)}")
     data, data_plain = data_files.link_line(data_files.write_mlperf(report, here))  # the tables as CSV and JSON
-    links, plain = links + [data] * bool(data), plain + [data_plain] * bool(data)
+    if data:
+        links.append(data)
+        plain.append(data_plain)
     sources = source_links(report.against_published())
     if sources:
         links.append("sources: " + ", ".join(f'<a href="{html.escape(url)}">{html.escape(name)}</a>'

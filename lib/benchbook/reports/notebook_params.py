@@ -14,7 +14,7 @@ collects the parameters from the notebook's namespace and, under papermill, refu
 that the parameters cell does not declare (`-p logdir DIR` for `log_dir`), which was silently ignored,
 the notebook then running with its defaults.
 
-Every path parameter is found as `locate` finds it (the current folder, then the repository): JupyterLab
+Every path parameter is found as `core.project.locate` finds it (the current folder, then the repository): JupyterLab
 and `jupyter nbconvert --execute` run the kernel in notebooks/, papermill and `benchbook publish` at the
 root. A benchbook error raised in a cell shows as its one-line message, not a traceback through the
 library (`show_errors_plainly`, installed when this module is imported in an IPython kernel, as every
@@ -116,12 +116,13 @@ def check(**values) -> NotebookParameters:
     if params.interactive is None:
         params = params.model_copy(update={"interactive": live()})
     params = params.model_copy(update={"summary_path": summary_to(params.summary_path)})
-    # every path as `locate` finds it: JupyterLab runs the kernel in notebooks/, papermill at the root
-    params = params.model_copy(update={"runs_dir": str(locate(params.runs_dir))})
+    # every path as `project.locate` finds it: JupyterLab runs the kernel in notebooks/, papermill at the root
+    params = params.model_copy(update={"runs_dir": str(project.locate(params.runs_dir))})
     if params.log_dir is not None:  # analysis-only: the study is ignored
-        params = params.model_copy(update={"log_dir": str(locate(params.log_dir)), "study": None, "launch": False})
+        params = params.model_copy(update={"log_dir": str(project.locate(params.log_dir)), "study": None,
+                                           "launch": False})
     elif params.study is not None:
-        params = params.model_copy(update={"study": str(locate(params.study))})
+        params = params.model_copy(update={"study": str(project.locate(params.study))})
     return params
 
 
@@ -157,18 +158,9 @@ def given(namespace: dict, known: Iterable[str] = tuple(NotebookParameters.model
     return {name: namespace[name] for name in known if name in namespace}
 
 
-def locate(given: str) -> Path:
-    """A path relative to the current folder where it is there, else to the repository where it is there
-    (a notebook run in notebooks/ or elsewhere), else as given."""
-    path = Path(given).expanduser()
-    if path.is_absolute() or path.exists() or not (ROOT / path).exists():
-        return path
-    return ROOT / path
-
-
 def located(value, parameter: str, expected: str) -> str | list[str]:
     """A path parameter (a path, comma-separated paths, or a list of paths: `benchbook publish` passes one)
-    with each path as `locate` finds it, in the form it came in; a path found nowhere raises a
+    with each path as `core.project.locate` finds it, in the form it came in; a path found nowhere raises a
     `NotebookParameterError` naming the parameter, the missing paths, where they were looked for and what is
     expected (and that `make report` makes runs/, where the default studies' runs are)."""
     if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
@@ -177,7 +169,7 @@ def located(value, parameter: str, expected: str) -> str | list[str]:
         given_paths = [v.strip() for v in value.split(",") if v.strip()]
     else:
         raise NotebookParameterError(f"notebook parameter {parameter} = {value!r}: expected {expected}")
-    found = [locate(p) for p in given_paths]
+    found = [project.locate(p) for p in given_paths]
     missing = [p for p, f in zip(given_paths, found, strict=True) if not f.exists()]
     if not given_paths or missing:
         where = f"looked for in {Path.cwd()}" + ("" if Path.cwd() == ROOT else f", then in {ROOT}")

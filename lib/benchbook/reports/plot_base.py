@@ -93,21 +93,17 @@ def rate_unit(frame: pd.DataFrame | None) -> str:
         return frame.attrs["unit"]
     if frame is not None and not frame.empty and "model" in frame:
         from ..models import of_logs
-        units = {spec.unit if (spec := of_logs(*_model_of(row))) else RATE_UNIT for row in _models(frame)}
+        units = {spec.unit if (spec := of_logs(model, framework)) else RATE_UNIT for model, framework in _models(frame)}
         if len(units) == 1:
             return units.pop()
     return RATE_UNIT
 
 
-def _models(frame: pd.DataFrame) -> list[tuple]:
-    """The frame's distinct (model, framework) pairs (framework None where the frame has no such column)."""
-    columns = ["model", "framework"] if "framework" in frame else ["model"]
-    return list(frame[columns].drop_duplicates().itertuples(index=False, name=None))
-
-
-def _model_of(row: tuple) -> tuple[str, str | None]:
-    model, framework = (row + (None,))[:2]
-    return str(model), (str(framework) if isinstance(framework, str) else None)
+def _models(frame: pd.DataFrame) -> set[tuple[str, str | None]]:
+    """The frame's distinct (model, framework) pairs (framework None where the frame has no such column or
+    the row no framework)."""
+    pairs = frame[["model", "framework"]] if "framework" in frame else frame[["model"]].assign(framework=None)
+    return {(str(m), f if isinstance(f, str) else None) for m, f in pairs.drop_duplicates().itertuples(index=False)}
 
 
 def quality_of(frame: pd.DataFrame | None):
@@ -116,8 +112,8 @@ def quality_of(frame: pd.DataFrame | None):
     model keeps the final value of (`core.config.headline_metric`)."""
     if frame is not None and not frame.empty and "model" in frame:
         from ..models import of_logs
-        found = {spec.quality[0] if (spec := of_logs(*_model_of(row))) and spec.quality else None
-                 for row in _models(frame)}
+        found = {spec.quality[0] if (spec := of_logs(model, framework)) and spec.quality else None
+                 for model, framework in _models(frame)}
         if len(found) == 1 and None not in found:
             return found.pop()
     return config.headline_metric()

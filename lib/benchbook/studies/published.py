@@ -126,11 +126,9 @@ def locate(given: str | Path, root: str | Path | None = None) -> Path:
     """The file `benchbook publish` was given: a path from the current folder, else from the project's
     folder (`params/published/x.yaml` from anywhere), else a shipped set named by its name or file name.
     Nothing found: an error that lists the shipped sets."""
-    path = Path(given).expanduser()
+    path = project.locate(given)
     if path.exists() or path.is_absolute():
         return path
-    if (project.ROOT / path).exists():
-        return project.ROOT / path
     stem = str(given).removesuffix(".yaml").replace("-", "_")
     if SET_NAME.fullmatch(stem) and (entry := Path(root or ROOT) / f"{stem}.yaml").is_file():
         return entry

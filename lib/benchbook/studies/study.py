@@ -26,7 +26,7 @@ from pydantic import (
 )
 
 from .. import models
-from ..core import project, yamlfile
+from ..core import yamlfile
 from ..core.problems import raise_any as _raise
 from ..errors import BenchbookError
 from .study_limits import (  # noqa: F401
@@ -356,16 +356,6 @@ def expand(study: Study) -> list[RunSpec]:
 
 
 # --- loading, with errors that point at the file and line --------------------------------------------------
-
-
-def find(given: str | Path) -> Path:
-    """A study file as named: from the current folder, else from the project's files (`params/...` of the
-    checkout, or of an installed benchbook's shipped copy, from any folder); as given when neither has it (its
-    load then says so)."""
-    path = Path(given).expanduser()
-    if path.exists() or path.is_absolute() or not (project.ROOT / path).is_file():
-        return path
-    return project.ROOT / path
 
 
 def load(path: str | Path, limits: bool | None = None) -> Study:

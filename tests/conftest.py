@@ -8,6 +8,7 @@ editor or git setting can change them.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -190,3 +191,30 @@ def cpu_log_text(rate: float) -> str:
                      f"train.ips : {rate:.2f} images/s  train.lr : 0.1")
     lines.append(f"DLL 2026-01-01 00:00:09.000000 - Summary: train.ips : {rate:.2f} images/s")
     return "\n".join(lines) + "\n"
+
+
+@contextlib.contextmanager
+def extended_catalog(*axes, metrics=(), measures=()):
+    """The default catalog with a test's own axes, metrics and measures, as a model module of its own would give
+    them: a plugin module (`core.catalog.PLUGINS_VAR`) made for the `with` block; the catalog is built again on
+    entry and after it (its cache cleared), so that no test leaves its axis to the next."""
+    import types
+
+    from benchbook.core import catalog
+
+    name = f"_benchbook_test_plugin_{id(axes)}"
+    module = types.ModuleType(name)
+    module.catalog_part = lambda: catalog.Part(axes=tuple(axes), metrics=tuple(metrics), measures=tuple(measures))
+    sys.modules[name] = module
+    before = os.environ.get(catalog.PLUGINS_VAR)
+    os.environ[catalog.PLUGINS_VAR] = name
+    catalog.default.cache_clear()
+    try:
+        yield catalog.default()
+    finally:
+        del sys.modules[name]
+        if before is None:
+            os.environ.pop(catalog.PLUGINS_VAR, None)
+        else:
+            os.environ[catalog.PLUGINS_VAR] = before
+        catalog.default.cache_clear()

@@ -11,8 +11,6 @@ import pytest
 import yaml
 
 from benchbook import analyze
-from benchbook.core import config
-from benchbook.logs.parsers.ngc_bert_pytorch import PHASE, SEQ_LEN
 from benchbook.logs.rules import Rule
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "reference-logs-bert"
@@ -31,20 +29,13 @@ def expected():
 @pytest.fixture(scope="module")
 def by_rule():
     """The runs of both sets by each rule name, keyed by (set/file, run)."""
-    declared = [a for a in (SEQ_LEN, PHASE) if a.key not in config.run_keys()]
-    for axis in declared:
-        config.add(axis)
-    try:
-        out = {}
-        for name in ("nvidia", "perf", "perf_from_3", "steady"):
-            paths = [SHARED / "ngc-tf1-bert"] + ([SHARED / "ngc-pytorch-bert"] if name == "nvidia" else [])
-            runs = analyze(paths, rule=Rule(name=name)).runs
-            out[name] = {(str(Path(s).relative_to(SHARED)), r): row for s, r, row in
-                         zip(runs["source"], runs["run"], runs.to_dict("records"), strict=True)}
-        return out
-    finally:
-        for axis in declared:
-            config.AXES.remove(axis)
+    out = {}
+    for name in ("nvidia", "perf", "perf_from_3", "steady"):
+        paths = [SHARED / "ngc-tf1-bert"] + ([SHARED / "ngc-pytorch-bert"] if name == "nvidia" else [])
+        runs = analyze(paths, rule=Rule(name=name)).runs
+        out[name] = {(str(Path(s).relative_to(SHARED)), r): row for s, r, row in
+                     zip(runs["source"], runs["run"], runs.to_dict("records"), strict=True)}
+    return out
 
 
 def _cells(expected):

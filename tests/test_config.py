@@ -11,10 +11,11 @@ import textwrap
 import pandas as pd
 import pytest
 
-from benchbook.core import config
+from benchbook.core import catalog, config
 from benchbook.core.problems import FieldProblems
 from benchbook.reports import configs, grid, metrics, tables
 from benchbook.runfolder import records
+from conftest import extended_catalog
 
 FUSED = config.Axis("fused", bool, "flag", "fused", "the kernels were fused",
                     {True: "fused", False: "not fused", None: "fusion unknown"})
@@ -31,7 +32,7 @@ def _runs(fused: list) -> pd.DataFrame:
 def test_a_new_axis_is_one_line_and_reaches_the_grid():
     plain = grid.grids(metrics.aggregate(_runs([True, False])), None)[0]
     assert len(plain.cells) == 2  # without the axis, fused and not fused runs are one configuration
-    with config.added(FUSED):
+    with extended_catalog(FUSED):
         stats = metrics.aggregate(_runs([True, False]))
         assert "fused" in stats.columns and len(stats) == 4
         assert stats.loc[stats["fused"] == True, "speedup"].tolist() == [1.0, 8.0]  # noqa: E712 -- its own baseline
@@ -40,15 +41,15 @@ def test_a_new_axis_is_one_line_and_reaches_the_grid():
         shown = grid.render(grid.grids(stats, None)[0], "images/s").markup
         assert "AMP bs256 fused" in shown and "AMP bs256 not fused" in shown
         assert "fused" in records.json_keys() and "fused" in tables.published_layout(stats).columns.levels[0][0]
-    assert "fused" not in config.run_keys() and "fused" not in records.json_keys()
+    assert "fused" not in catalog.default().run_keys() and "fused" not in records.json_keys()
 
 
 def test_an_axis_declared_twice_differently_is_refused():
-    with config.added(FUSED):
-        config.add(FUSED)  # the same axis again: nothing changes
-        assert config.run_keys().count("fused") == 1
-        with pytest.raises(ValueError, match="declared twice"):
-            config.add(config.Axis("fused", int, "identity", "fused", "another"))
+    twice = catalog.build([catalog.Part(axes=(FUSED,)), catalog.Part(axes=(FUSED,))])  # the same axis: kept once
+    assert twice.run_keys().count("fused") == 1
+    with pytest.raises(ValueError, match="declared twice"):
+        catalog.build([catalog.Part(axes=(FUSED,)),
+                       catalog.Part(axes=(config.Axis("fused", int, "identity", "fused", "another"),))])
 
 
 def test_one_spelling_of_where_a_configuration_ran():
@@ -66,8 +67,9 @@ def test_one_conversion_of_missing_int_and_bool():
         True, True, True, True, True, True, False, False]
     assert [config.as_int(v) for v in (8, "8", 8.0, None, "?", pd.NA)] == [8, 8, 8, None, None, None]
     assert [config.as_bool(v) for v in (True, "false", "?", None, pd.NA)] == [True, False, None, None, None]
-    assert [config.typed("gpus", v) for v in ("8", 8, -1, True, "x")] == [8, 8, None, None, None]
-    assert config.typed("xla", "true") is None and config.typed("xla", True) is True
+    gpus, xla = catalog.default().axis("gpus"), catalog.default().axis("xla")
+    assert [config.typed(gpus, v) for v in ("8", 8, -1, True, "x")] == [8, 8, None, None, None]
+    assert config.typed(xla, "true") is None and config.typed(xla, True) is True
 
 
 def test_the_configuration_type_costs_no_heavy_import():
@@ -118,30 +120,66 @@ def test_a_models_quality_metrics_and_unit_reach_the_frames():
     top1 = models.get("resnet50_tf").quality[0]
     assert (top1.key, top1.unit, top1.direction) == ("top1", "%", "higher") and top1.as_logged(0.759) == 75.9
     assert [m.name for m in models.get("maskrcnn_tf2").quality] == ["box AP", "mask AP"]
-    assert {m.key for spec in models.specs() for m in spec.quality} <= set(eval_columns())
-    assert "final_top1" in row_columns() and "final_top1" in records.json_keys() and config.headline_metric() == top1
+    known = catalog.default()
+    assert {m.key for spec in models.specs() for m in spec.quality} <= set(eval_columns(known))
+    assert "final_top1" in row_columns(known) and "final_top1" in records.json_keys()
+    assert known.headline_metric([("resnet50", "tensorflow")]) == top1  # the runs' model's own, never "the first"
+    assert known.headline_metric([("resnet50", "tensorflow"), ("bert", "pytorch")]) is None
     with pytest.raises(ValueError, match="declared twice"):
-        config.declare(config.Metric("top1", "something else", "%"))
+        catalog.build([catalog.Part(metrics=(top1,)), catalog.Part(metrics=(config.Metric("top1", "else", "%"),))])
 
 
 def test_a_models_own_count_axis_tells_grid_columns_apart():
     seq = config.Axis("fake_len", int, "identity", "sequence length", "tokens a sequence")  # not BERT's seq_len
     runs = _runs([True]).drop(columns="fused")
     runs = pd.concat([runs.assign(fake_len=128), runs.assign(fake_len=512, recomputed_throughput=100.0)])
-    with config.added(seq):
+    with extended_catalog(seq) as known:
         stats = metrics.aggregate(runs)
-        assert len(stats) == 4 and "fake_len" in config.labelled()
+        assert len(stats) == 4 and "fake_len" in known.labelled()
         shown = grid.render(grid.grids(stats, None)[0], "sequences/s").markup
         assert "AMP bs256 sequence length 128" in shown and "AMP bs256 sequence length 512" in shown
 
 
-def test_an_analysis_without_the_models_keeps_every_evaluated_value(fixtures):
-    """The log formats declare the metrics their evaluations carry: `benchbook.logs.analysis` imported on its
-    own (no model loaded) still has the top-1 column and its values (it had none: they were left out)."""
-    code = ("import sys; from benchbook.logs.analysis import analyze; "
-            f"a = analyze([{str(fixtures / 'ngc_tf1' / 'train_and_evaluate_gpu1_amp_bs256.log')!r}]); "
-            "assert 'benchbook.models' not in sys.modules; "
-            "print(a.evaluations['top1'].tolist()[-1], a.runs['final_top1'].tolist())")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+def _fresh(code: str) -> str:
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=180)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["76.81", "[76.81]"]
+    return out.stdout
+
+
+def test_an_analysis_is_the_same_whatever_was_imported_first(repo_root):
+    """Issue 46: `from benchbook import analyze` gave the BERT set 34 run columns and `from benchbook.logs.analysis
+    import analyze` 32 (no seq_len, no phase): the axes were lists the models filled as they were imported. Two
+    fresh interpreters, importing in both orders, now give the same frames."""
+    bert = str(repo_root / "examples" / "published" / "ngc-pytorch-bert")
+    show = (f"a = analyze([{bert!r}]); import pandas as pd; pd.set_option('display.width', 10**6); "
+            "print(list(a.runs.columns)); print(a.runs.drop(columns=['meta', 'reported']).to_csv()); "
+            "print(list(a.evaluations.columns)); print(len(a.iterations))")
+    low = _fresh("from benchbook.logs.analysis import analyze; import benchbook.models; " + show)
+    top = _fresh("import benchbook.models; from benchbook import analyze; " + show)
+    assert low == top
+    assert "'seq_len', 'phase'" in low.splitlines()[0]
+
+
+def test_nothing_in_core_changes_after_import():
+    """The catalog is built from the registries; nothing in `core/` is a list or mapping the registries fill:
+    every module-level value of every core module is the same before and after everything is imported and an
+    analysis run (and none is a mutable container)."""
+    code = textwrap.dedent("""
+        import importlib, pkgutil, types
+        import benchbook.core as core
+        names = [f"benchbook.core.{m.name}" for m in pkgutil.iter_modules(core.__path__)]
+        mods = [importlib.import_module(n) for n in names]
+        def state():
+            return {(m.__name__, k): repr(v) for m in mods for k, v in vars(m).items()
+                    if not k.startswith("__") and not callable(v) and not isinstance(v, types.ModuleType)}
+        mutable = sorted(f"{m.__name__}.{k}" for m in mods for k, v in vars(m).items()
+                         if not k.startswith("__") and isinstance(v, (list, dict, set)))
+        before = state()
+        import benchbook.models, benchbook.studies.launchers
+        from benchbook import analyze
+        from benchbook.core import catalog
+        catalog.default(); analyze([])
+        print(mutable, before == state(), len(before))
+    """)
+    mutable, same, count = _fresh(code).rsplit(" ", 2)
+    assert (mutable, same) == ("[]", "True") and int(count) > 20

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchbook.core import config
+from benchbook.core import catalog
 from benchbook.mlperf import page as mlperf_page
 from benchbook.mlperf.report import MLPerfReport
 from benchbook.reports import configs, data_files, index_page, publish_files
@@ -23,7 +23,7 @@ from test_mlperf_page import _Hrefs
 from test_mlperf_score import repository
 
 FIXTURES = Path(__file__).parent / "fixtures"
-AXES = {a.key for a in config.AXES}
+AXES = {a.key for a in catalog.default().axes}
 
 
 def _hrefs(markup: str) -> list[str]:

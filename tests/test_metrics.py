@@ -12,6 +12,7 @@ import pytest
 from benchbook import analyze
 from benchbook.core import config
 from benchbook.reports.metrics import aggregate, time_to_target
+from conftest import extended_catalog
 
 FIXED = {"framework": "tensorflow", "model": "resnet50", "nodes": 1, "xla": True, "dali": False,
          "synthetic": False}
@@ -119,7 +120,7 @@ def _evaluations():
 
 
 def test_time_to_target_is_the_first_evaluation_at_or_above_it():
-    out = time_to_target(_evaluations(), 76.1).set_index("source")
+    out = time_to_target(_evaluations(), 76.1, "top1").set_index("source")
     a = out.loc["a.log"]
     assert bool(a["reached"])
     assert (a["seconds"], a["epoch"], a["line"], a["top1"]) == (2000.0, 1, 20, 76.1)
@@ -131,13 +132,13 @@ def test_time_to_target_is_the_first_evaluation_at_or_above_it():
 
 
 def test_time_to_target_above_every_evaluation_is_never_reached():
-    out = time_to_target(_evaluations(), 80.0)
+    out = time_to_target(_evaluations(), 80.0, "top1")
     assert out["reached"].tolist() == [False, False]
     assert out["seconds"].isna().all()
 
 
 def test_time_to_target_of_no_evaluations_is_empty():
-    out = time_to_target(pd.DataFrame(), 76.1)
+    out = time_to_target(pd.DataFrame(), 76.1, "top1")
     assert out.empty
     assert {"source", "run", "reached", "seconds"} <= set(out.columns)
 
@@ -156,21 +157,21 @@ def test_time_to_target_of_a_metric_where_lower_is_better_is_the_first_at_or_bel
         True, 300.0, 4.0, 4.5)
     assert not time_to_target(_losses(), 3.0, LOSS).iloc[0]["reached"]
     # named by its key, a declared metric's direction is its own
-    monkeypatch.setitem(config._DECLARED, LOSS.key, LOSS)
-    assert time_to_target(_losses(), 5.0, "mlm_loss").iloc[0]["seconds"] == 300.0
+    with extended_catalog(metrics=(LOSS,)):
+        assert time_to_target(_losses(), 5.0, "mlm_loss").iloc[0]["seconds"] == 300.0
 
 
 def test_time_to_target_from_a_train_and_evaluate_log(fixtures):
     result = analyze([fixtures / "ngc_tf1" / "train_and_evaluate_gpu1_amp_bs256.log"])
     # Evaluations at 12:10, 12:20, 12:30, 12:31 of a run that started at 12:00 (top-1 52.10, 71.05,
     # 76.55, 76.81).
-    first = time_to_target(result.evaluations, 76.1).iloc[0]
+    first = time_to_target(result.evaluations, 76.1, "top1").iloc[0]
     assert bool(first["reached"])
     assert first["seconds"] == pytest.approx(30 * 60)
     assert first["epoch"] == 2
-    later = time_to_target(result.evaluations, 76.7).iloc[0]
+    later = time_to_target(result.evaluations, 76.7, "top1").iloc[0]
     assert later["seconds"] == pytest.approx(31 * 60)
-    never = time_to_target(result.evaluations, 77.0).iloc[0]
+    never = time_to_target(result.evaluations, 77.0, "top1").iloc[0]
     assert not bool(never["reached"])
     assert never["final_top1"] == pytest.approx(76.81)
 

@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from benchbook import models
-from benchbook.core import config
+from benchbook.core import catalog
 from benchbook.models.bert_pytorch import BertStudyError
 from benchbook.studies import commands, study
 from test_commands import GOLDEN, dry_run, tokens
@@ -44,7 +44,8 @@ def test_the_spec_declares_its_unit_metric_and_axes():
     assert (spec.unit, spec.framework, spec.cpu_script) == ("sequences/s", "pytorch", "bert_pytorch.py")
     assert spec.title == "BERT-base pre-training on PyTorch (NGC DeepLearningExamples)"
     assert [m.key for m in spec.quality] == ["mlm_accuracy"] and spec.quality[0].direction == "higher"
-    assert {"seq_len", "phase"} <= set(config.run_keys()) and {"seq_len", "phase"} <= set(config.identity())
+    known = catalog.default()
+    assert {"seq_len", "phase"} <= set(known.run_keys()) and {"seq_len", "phase"} <= set(known.identity())
 
 
 def test_paddle_perf_published_command_is_reproduced(tmp_path):

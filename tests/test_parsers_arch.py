@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from benchbook import analyze, models
-from benchbook.logs.parsers import registry
+from benchbook.core import catalog
 
 
 def _log(tmp_path, fixtures, fixture: str, old: str, new: str, name: str | None = None):
@@ -41,7 +41,7 @@ def test_the_names_models_declare_label_their_logs(tmp_path, fixtures):
     spelled = _runs(_log(tmp_path, fixtures, "ngc_tf1/tf_gpu8_fp32_bs128_imgs_per_sec.log", "arch : resnet50",
                          "arch : ResNet-50"))
     assert set(spelled["model"]) == {"resnet50"}  # one name without case or punctuation
-    assert ("mxnet", "resnetv1550") in registry.ARCHES  # resnet50_mxnet's `resnetv15-50`
+    assert catalog.default().arch("mxnet", "resnetv15-50") == ("resnet50", "resnetv15-50")  # resnet50_mxnet's
     assert {spec.log_names[1] for spec in models.specs() if spec.log_arches} == {"resnet50"}
 
 
@@ -64,6 +64,7 @@ def test_a_logged_name_that_is_no_name_is_unknown(tmp_path, fixtures):
 
 
 def test_one_name_for_two_models_is_refused():
-    registry.name_arch("tensorflow", "resnet50", ("resnet50",))  # the same declaration again is kept once
+    once = catalog.Part(arches=(("tensorflow", "resnet50", "resnet50"),))
+    assert len(catalog.build([once, once]).arches) == 1  # the same declaration again is kept once
     with pytest.raises(ValueError, match="declared for 'resnet50' and 'resnext101'"):
-        registry.name_arch("tensorflow", "resnext101", ("ResNet-50",))
+        catalog.build([once, catalog.Part(arches=(("tensorflow", "resnext101", "ResNet-50"),))])

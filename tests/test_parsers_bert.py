@@ -9,20 +9,7 @@ import pandas as pd
 import pytest
 
 from benchbook import analyze
-from benchbook.core import config
-from benchbook.logs.parsers.ngc_bert_pytorch import PHASE, SEQ_LEN
 from benchbook.logs.rules import Rule
-
-
-@pytest.fixture(autouse=True)
-def bert_axes():
-    """The sequence length and phase columns, as the BERT models declare them."""
-    declared = [a for a in (SEQ_LEN, PHASE) if a.key not in config.run_keys()]
-    for axis in declared:
-        config.add(axis)
-    yield
-    for axis in declared:
-        config.AXES.remove(axis)
 
 
 def _namespace(**args) -> str:

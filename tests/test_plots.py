@@ -315,7 +315,7 @@ def test_time_to_train_target_and_time_to_target():
     assert len(by_gid(ax, "run")) == 2
     assert by_gid(ax, "target")[0].get_ydata()[0] == 70.0
     assert ax.get_xlabel() == "elapsed time (h)" and ax.get_ylabel() == "top-1 accuracy (%)"
-    reached = metrics.time_to_target(evaluations, 70.0).set_index("source")
+    reached = metrics.time_to_target(evaluations, 70.0, "top1").set_index("source")
     stars = by_gid(ax, "time-to-target")
     assert len(stars) == reached["reached"].sum() >= 1
     first = reached.loc[runs["source"].iloc[0]]

@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from benchbook import analyze, models
-from benchbook.core import config
+from benchbook.core import catalog
 from benchbook.errors import BenchbookError, UnknownNameError
 from benchbook.logs.analysis import EVAL_COLUMNS
 from benchbook.reports import metrics, references
@@ -248,7 +248,7 @@ def test_compare_rejects_what_it_cannot_use(tiny):
         references.compare(pd.DataFrame({"gpus": [1], "batch_size": [128], "precision": ["fp32"]}), tiny)
     with pytest.raises(ReferenceError, match="tolerance 2"):
         references.compare(_stats(MEASURED), tiny, tolerance=2)
-    empty = references.compare(metrics.aggregate(pd.DataFrame(columns=[*config.identity(), "status",
+    empty = references.compare(metrics.aggregate(pd.DataFrame(columns=[*catalog.default().identity(), "status",
                                                                          "recomputed_throughput"])), tiny)
     assert len(empty) == len(tiny.rows) and set(empty["verdict"]) == {"not measured"}
 
@@ -670,14 +670,14 @@ def test_the_comparison_reads_a_configurations_keys_from_the_axes():
 
     from benchbook.models import reference_schema
 
-    keys = "|".join(map(re.escape, config.run_keys()))
+    keys = "|".join(map(re.escape, catalog.default().run_keys()))
     for name in ("reference_compare.py", "reference_differences.py"):
         text = (ROOT / "lib" / "benchbook" / "reports" / name).read_text(encoding="utf-8")
         spelled = [line for line in text.splitlines() if re.search(rf"[\"']({keys})[\"']", line)
                    and not line.startswith(("GPU_SECTION = ", "_LIBRARY_LABELS = "))]  # a capture's sections
         assert spelled == [], name
     assert reference_schema.MATCHED == ("gpus", "batch_size", "precision")
-    assert reference_schema.ROW_AXES == ("gpus", "nodes", "batch_size", "precision", *config.flags(),
+    assert reference_schema.ROW_AXES == ("gpus", "nodes", "batch_size", "precision", *catalog.default().flags(),
                                          *reference_schema.STATED)  # (then the models' own: BERT's seq_len, phase)
     assert list(references.COLUMNS)[1:1 + len(reference_schema.ROW_AXES)] == list(reference_schema.ROW_AXES)
 

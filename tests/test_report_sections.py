@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from benchbook.core import config
+from benchbook.core import catalog
 from benchbook.errors import UnknownNameError
 from benchbook.reports import display, sections
 from benchbook.reports.report import Report
@@ -78,7 +78,7 @@ def _spelled(path: Path, keys: set[str]) -> set[str]:
 
 def test_at_most_two_report_modules_spell_a_configurations_keys():
     # framework and model are axes too, but also words of other things a report names (a CPU's model)
-    keys = set(config.run_keys()) - {"framework", "model"}
+    keys = set(catalog.default().run_keys()) - {"framework", "model"}
     spelled = {p.relative_to(REPORTS).as_posix(): _spelled(p, keys) for p in sorted(REPORTS.rglob("*.py"))}
     spelled = {name: found for name, found in spelled.items() if found}
     assert set(spelled) - LEFT <= ALLOWED, {k: v for k, v in spelled.items() if k not in LEFT | ALLOWED}

@@ -12,9 +12,6 @@ _LAZY = {"Analysis": "logs.analysis", "analyze": "logs.analysis", "Rule": "logs.
 
 
 def __getattr__(name: str):
-    if name in _LAZY:
-        # Every model declares its quality metrics and axes (core.config) before an analysis
-        # reads them: the analysis, below the models, never imports them itself.
-        importlib.import_module(".models", __name__)
+    if name in _LAZY:  # (the analysis's axes and metrics come from core.catalog, whatever is imported)
         return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

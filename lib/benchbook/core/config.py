@@ -1,28 +1,22 @@
 """A configuration's axes, declared once: what a run was (framework, model, GPUs, processes, batch,
 precision, XLA, DALI, synthetic data...), each axis with its key, its place in the order, its name in
-words, its type and the one conversion of a missing, int or bool value.
+words, its type and the one conversion of a missing, int or bool value; and what a quality metric is.
 
-Every layer reads the keys from here: the analysis's run rows and `analyze --json` (`run_keys`), a run
-record's typed `config` (`record_types`), the reference schema's flags, the statistics' grouping and
-speedup baseline (`identity`, `baseline`), the grid's and tables' column flags (`flags`), the comparison
-(`compared`), and the words of headers, labels and sentences (`header`, `FLAG_WORDS`, `where`). Adding
-an axis is one `Axis(...)` line in `AXES`, or `ModelSpec.axes` for an axis only a model has (a sequence
-length): `models.register` adds it with `add`.
+`COMMON_AXES` are every configuration's; a model's own (a sequence length) is declared by its `ModelSpec.axes`,
+and the catalog (`core.catalog`) joins them: every layer reads the keys from the catalog (`run_keys`,
+`identity`, `baseline`, `flags`, `compared`, `headers`...), never from a list that imports change. Adding
+an axis every model has is one `Axis(...)` line in `COMMON_AXES`.
 
-A model's quality metrics (top-1 accuracy, box AP, MLM accuracy...) are declared here too, by its
-`ModelSpec.quality` (`models.register` calls `declare`): nothing here names one. A metric's `key` is its
-column in the evaluations frame (values in `unit`: a percent logged as a fraction, 0.759, is 75.9);
-`final` makes `final_<key>` a column of the runs frame (the run's last value) and of `analyze --json`.
-`benchbook.analyze` (the entry point of the CLI and the notebooks) imports the models before the
-analysis, which sits below them and never imports them itself.
+A model's quality metrics (top-1 accuracy, box AP, MLM accuracy...) are `Metric`s its `ModelSpec.quality`
+declares (and a log format's, `LogFormat.quality`, for the columns of its evaluations). A metric's `key` is its
+column in the evaluations frame (values in `unit`: a percent logged as a fraction, 0.759, is 75.9); `final`
+makes `final_<key>` a column of the runs frame (the run's last value) and of `analyze --json`.
 """
 
 from __future__ import annotations
 
 import math
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -65,8 +59,9 @@ def _flag(key: str, on: str, off: str, unknown: str, doc: str, compared: bool = 
     return Axis(key, bool, "flag", on, doc, {True: on, False: off, None: unknown}, compared)
 
 
-#: The axes every configuration has, in the order of the analysis's columns and `analyze --json`.
-AXES: list[Axis] = [
+#: The axes every configuration has, in the order of the analysis's columns and `analyze --json`; a model's own
+#: follow them in the catalog (`core.catalog`).
+COMMON_AXES: tuple[Axis, ...] = (
     Axis("framework", str, "identity", "framework", "framework that ran", labelled=False),
     Axis("model", str, "identity", "model", "model that was trained", recorded=False, labelled=False),
     Axis("gpus", int, "scale", "GPUs", "GPUs in the run, all nodes", compared=True),
@@ -83,87 +78,11 @@ AXES: list[Axis] = [
     _flag("dali", "DALI", "no DALI", "DALI unknown", "DALI data loading on"),
     _flag("synthetic", "synthetic data", "real data", "data unknown", "synthetic input data"),
     Axis("repeat", int, "record", "repeat", "repeat number, when the file name or run record gives one"),
-]
-
-
-def add(axis: Axis) -> Axis:
-    """Add an axis a model declares (after the common ones); the same axis twice is added once, another
-    axis under a taken key is a programming error."""
-    known = {a.key: a for a in AXES}
-    if axis.key in known and known[axis.key] != axis:
-        raise ValueError(f"configuration axis {axis.key!r} is declared twice, differently")
-    if axis.key not in known:
-        AXES.append(axis)
-    return axis
-
-
-@contextmanager
-def added(axis: Axis) -> Iterator[Axis]:
-    """An axis for the time of a `with` block (tests)."""
-    add(axis)
-    try:
-        yield axis
-    finally:
-        AXES.remove(axis)
-
-
-def run_keys() -> list[str]:
-    """Every axis, in order: the configuration part of a run's row."""
-    return [a.key for a in AXES]
-
-
-def identity() -> list[str]:
-    """The keys that tell configurations apart: what statistics over repeats group by."""
-    return [a.key for a in AXES if a.role in ("identity", "scale", "flag")]
-
-
-def baseline() -> list[str]:
-    """The identity without what a configuration scales over: its 1-GPU baseline shares these."""
-    return [a.key for a in AXES if a.role in ("identity", "flag")]
-
-
-def flags() -> list[str]:
-    """The on/off axes (XLA, DALI, synthetic data...): said in a label where they vary."""
-    return [a.key for a in AXES if a.role == "flag"]
-
-
-def labelled() -> list[str]:
-    """The axes a grid's column label names where they vary: the flags, and the identities a model adds (a
-    sequence length); GPUs, batch and precision are the grid's rows and columns themselves."""
-    return [a.key for a in AXES if a.role == "flag" or (a.role == "identity" and a.labelled)]
-
-
-def compared() -> list[str]:
-    """The keys configurations of several sources are matched on."""
-    return [a.key for a in AXES if a.compared]
-
-
-def of_kind(kind: type) -> list[str]:
-    """The axes of one type (the analysis makes its int axes nullable integers)."""
-    return [a.key for a in AXES if a.kind is kind]
-
-
-def recorded() -> list[str]:
-    """The keys a run record's `config` gives a log's runs (where the log does not)."""
-    return [a.key for a in AXES if a.recorded]
-
-
-def get(key: str) -> Axis:
-    return next(a for a in AXES if a.key == key)
-
-
-def headers() -> dict[str, str]:
-    """Each axis's key -> its name in a table's header ("gpus" -> "GPUs")."""
-    return {a.key: a.header for a in AXES}
-
-
-def flag_words() -> dict[str, dict]:
-    """Each flag -> its words for on, off and unknown ("XLA", "no XLA", "XLA unknown")."""
-    return {a.key: a.words for a in AXES if a.role == "flag"}
+)
 
 
 # The one conversion of a configuration's values, used by every reader of them.
-MISSING_TEXT = {"", "-", "?", "none", "nan", "<na>", "nat", "null", "[]", "{}"}  # "-": records' "none"
+MISSING_TEXT = frozenset({"", "-", "?", "none", "nan", "<na>", "nat", "null", "[]", "{}"})  # "-": records' "none"
 
 def missing(value) -> bool:
     """None, NaN, pandas' NA or NaT, an empty list or mapping, and the text pandas or a log uses for them."""
@@ -198,10 +117,10 @@ def as_bool(value) -> bool | None:
     return True if text == "true" else False if text == "false" else None
 
 
-def typed(key: str, value):
+def typed(axis: Axis, value):
     """A value as its axis's type, or None (the one conversion of a run record's `config`): a count is a
     non-negative whole number (digits in a string are read as one), a flag a bool, a name a string."""
-    kind = get(key).kind
+    kind = axis.kind
     if kind is int:
         if isinstance(value, str) and value.strip().isdigit():
             return int(value)
@@ -262,9 +181,10 @@ class Metric:
     direction: Literal["higher", "lower"] = "higher"
     final: bool = False
 
-    @property
-    def final_key(self) -> str:
-        return f"final_{self.key}"
+    final_key: str = field(init=False, repr=False)  # `final_<key>`: the runs frame's column of its last value
+
+    def __post_init__(self):
+        object.__setattr__(self, "final_key", f"final_{self.key}")
 
     def as_logged(self, value):
         """A logged value in the metric's unit: a percent logged as a fraction (0.759) is 75.9."""
@@ -273,29 +193,3 @@ class Metric:
         if value is None or (isinstance(value, float) and math.isnan(value)):
             return None
         return value * 100 if self.unit == "%" and value <= 1.0 else value
-
-
-_DECLARED: dict[str, Metric] = {}
-
-
-def declare(metric: Metric) -> Metric:
-    """Add a model's metric; the same metric again is kept once, another under its key is refused."""
-    if _DECLARED.setdefault(metric.key, metric) != metric:
-        raise ValueError(f"quality metric {metric.key!r} is declared twice, differently")
-    return metric
-
-
-def declared() -> list[Metric]:
-    """Every declared metric, in the order declared (the models' name order)."""
-    return list(_DECLARED.values())
-
-
-def headline_metric() -> Metric | None:
-    """The first metric a run keeps the final value of (ResNet-50's top-1): what a time to train is
-    measured in where the caller names none."""
-    return next((m for m in _DECLARED.values() if m.final), None)
-
-
-def finals() -> list[str]:
-    """The run columns of the metrics whose last value a run keeps (`final_<key>`)."""
-    return [m.final_key for m in _DECLARED.values() if m.final]

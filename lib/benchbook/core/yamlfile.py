@@ -197,7 +197,7 @@ def describe(error: dict, doc, path: Path, schema: type[BaseModel]) -> str:
     return f"{prefix}{where}{shown}: {msg}"
 
 
-_UNION_TAGS = {"int", "str", "float", "bool", "list[int]", "list[str]", "list[bool]", "function-after"}
+_UNION_TAGS = frozenset({"int", "str", "float", "bool", "list[int]", "list[str]", "list[bool]", "function-after"})
 
 
 def plain(obj):

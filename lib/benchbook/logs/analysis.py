@@ -19,18 +19,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core import config
+from ..core.catalog import Catalog
+from ..core.catalog import default as default_catalog
 from ..errors import BenchbookError, LogError
 from .archives import ArchivePath
 from .frames import (  # noqa: F401 -- the frames' documented columns, read here by many
     EPOCH_COLUMNS,
     EPOCH_TYPES,
-    EVAL_COLUMNS,
     EVAL_NAMED_COLUMNS,
     ITERATION_COLUMNS,
     LOSS_COLUMNS,
-    ROW_COLUMNS,
-    RUN_COLUMNS,
     eval_columns,
     file_losses,
     loss_frame,
@@ -61,16 +59,26 @@ class Analysis:
     problems: list[Problem] = field(default_factory=list)
     rule: Rule = field(default_factory=Rule)
     losses: pd.DataFrame = field(default_factory=lambda: loss_frame([]))  # columns LOSS_COLUMNS
+    catalog: Catalog = field(default_factory=default_catalog)  # the axes and metrics its frames' columns follow
 
 
-def _meta(draft: RunDraft, path: Path, fmt: LogFormat, record: dict, tables: dict[tuple, dict]):
+def __getattr__(name: str):
+    """The frames' columns of the default catalog (`frames.RUN_COLUMNS`...), as this module always offered."""
+    from . import frames
+
+    if name in ("RUN_COLUMNS", "ROW_COLUMNS", "EVAL_COLUMNS"):
+        return getattr(frames, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _meta(draft: RunDraft, path: Path, fmt: LogFormat, record: dict, tables: dict[tuple, dict], catalog: Catalog):
     """A run's metadata from the log, its file name and run record; the warnings that gives."""
     meta = draft.meta  # the draft's own: a file may hold 10**6 runs, each copy costs
     warnings: list[str] = []
     for key, value in fmt.finish(meta, draft.ranks).items():
         meta.setdefault(key, value)
     warnings.extend(fmt.warn(meta))
-    named, said = fmt.named_model(meta)  # where the log names its model (arch), through the models' names
+    named, said = fmt.named_model(meta, catalog)  # where the log names its model (arch), through the models' names
     if named is not None:
         meta["model"] = named
     warnings += said
@@ -155,12 +163,13 @@ def _metadata_warnings(draft: RunDraft, meta: dict) -> list[str]:
     return out + [_UNKNOWN[key] for key in (() if draft.keyed else _UNKNOWN) if meta.get(key) is None]
 
 
-def _evaluations(draft: RunDraft, source: str, t0: float | None) -> tuple[list[dict], dict[str, float | None]]:
-    """The run's evaluation rows (eval_columns(): a column per quality metric the models declare, and
+def _evaluations(draft: RunDraft, source: str, t0: float | None, catalog: Catalog
+                 ) -> tuple[list[dict], dict[str, float | None]]:
+    """The run's evaluation rows (eval_columns(): a column per quality metric of the catalog, and
     EVAL_NAMED_COLUMNS where the format names its metrics) and the last value of each `final` metric."""
     from .parsers.scanning import seconds
 
-    declared = config.declared()
+    declared = catalog.metrics
     rows, last = [], {m.final_key: None for m in declared if m.final}
     for e in draft.evals:
         stamp = seconds(e.get("timestamp"))
@@ -177,7 +186,8 @@ def _evaluations(draft: RunDraft, source: str, t0: float | None) -> tuple[list[d
 @dataclass(frozen=True)
 class _File:
     """What every run of one file shares: its source, format, the user's rule and the rule applied (the
-    format's named rule with the user's parts), its words, the file's read warnings and the Row type."""
+    format's named rule with the user's parts), its words, the file's read warnings, the catalog and the Row
+    type."""
 
     source: str
     fmt: LogFormat
@@ -185,6 +195,7 @@ class _File:
     applied: object  # rules.NamedRule
     described: str
     read_warnings: list[str]
+    catalog: Catalog
     row: type  # a namedtuple of row_columns(): every value named, in the frame's order
 
 
@@ -210,8 +221,8 @@ def _one_run(file: _File, draft: RunDraft, meta: dict, warnings: list[str], own:
     if not isinstance(run.own, slice) and iterations:
         warnings += _rank_warnings(own["rank"], own["throughput"], int(run["rank"][0]), file.rule.tolerance)
     warnings += file.read_warnings
-    evals, finals = _evaluations(draft, file.source, t0)
-    axes = {key: meta.get(key) for key in config.run_keys()}  # the configuration, in the axes' order
+    evals, finals = _evaluations(draft, file.source, t0, file.catalog)
+    axes = {key: meta.get(key) for key in file.catalog.run_keys()}  # the configuration, in the axes' order
     axes.update(framework=meta.get("framework") or file.fmt.framework, model=meta.get("model") or file.fmt.model,
                 processes=size.processes, global_batch_size=size.global_batch)
     row = file.row(
@@ -226,7 +237,7 @@ def _one_run(file: _File, draft: RunDraft, meta: dict, warnings: list[str], own:
 
 
 def _runs(drafts: list[RunDraft], path: Path, fmt: LogFormat, rule: Rule, stats: textio.ReadStats,
-          tables: dict[tuple, dict], record: dict
+          tables: dict[tuple, dict], record: dict, catalog: Catalog
           ) -> tuple[list[tuple], dict[str, np.ndarray], list[dict], list[tuple]]:
     """The rows of a file's runs, all its records as columns (with run, elapsed, warmup and
     measured), its evaluations and its epochs (rows of EPOCH_COLUMNS): the rule is applied to
@@ -237,14 +248,15 @@ def _runs(drafts: list[RunDraft], path: Path, fmt: LogFormat, rule: Rule, stats:
     from .rules import fill_steps
 
     applied = rule.resolve(fmt)  # the format's named rule with the user's parts: one frozen object
-    file = _File(str(path), fmt, rule, applied, applied.describe(), _read_warnings(stats), _row_type())
+    file = _File(str(path), fmt, rule, applied, applied.describe(), _read_warnings(stats), catalog,
+                 _row_type(catalog))
     cols = drafts[0].store.release()  # the records of every run, in file order (assemble.fold)
     bounds = np.concatenate(([0], np.cumsum([d.count for d in drafts]))).astype(np.int64)  # where each begins
     n, edges = len(cols["line"]), bounds.tolist()
     run_of = np.repeat(np.arange(len(drafts)), np.diff(bounds))
     refused = _refused_rates(cols["throughput"], cols["line"], run_of, len(drafts))
     warmup, measured = np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
-    metas = [_meta(draft, path, fmt, record, tables) for draft in drafts]
+    metas = [_meta(draft, path, fmt, record, tables, catalog) for draft in drafts]
     t0s = seconds_array([meta.get("start_time") for meta, _ in metas])  # the runs' starts, read at once
     rows, evals, epochs = [], [], []
     for i, draft in enumerate(drafts):
@@ -272,10 +284,10 @@ def _named_row(columns: tuple[str, ...]) -> type:
     return collections.namedtuple("Row", columns)
 
 
-def _row_type() -> type:
+def _row_type(catalog: Catalog) -> type:
     """The row of `runs` as a namedtuple of row_columns() (a model's own axis among them): every value is
     given by name, none by its place, and a tuple costs a third of a dict."""
-    return _named_row(tuple(row_columns()))
+    return _named_row(tuple(row_columns(catalog)))
 
 
 _UNKNOWN = {key: f"{key} unknown: neither the log, the file name nor a run record gives it"
@@ -359,9 +371,11 @@ def _lines(kept: list[int], count: int) -> str:
     return ", ".join(map(str, kept)) + (", ..." if count > len(kept) else "")
 
 
-def analyze_file(path: str | os.PathLike, rule: Rule | None = None, log_format: str | None = None):
+def analyze_file(path: str | os.PathLike, rule: Rule | None = None, log_format: str | None = None,
+                 catalog: Catalog | None = None):
     """Analyze one log: (run rows, its records as columns, evaluation rows, loss components as
-    columns, epoch rows). Raises LogError if it cannot."""
+    columns, epoch rows), by the catalog's axes and metrics (None: the default one). Raises LogError if it
+    cannot."""
     from ..runfolder import records
     from . import parsers, textio
     from .assemble import fold
@@ -392,7 +406,8 @@ def analyze_file(path: str | os.PathLike, rule: Rule | None = None, log_format: 
         raise LogError(str(path), f"recognised as {fmt.name} but no run was found in it")
     _find_failures(path, drafts)
     record = records.config_beside(path) if isinstance(path, Path) else {}  # (none in an archive)
-    rows, cols, evals, epochs = _runs(drafts, path, fmt, rule, stats, _table_values(tables), record)
+    rows, cols, evals, epochs = _runs(drafts, path, fmt, rule, stats, _table_values(tables), record,
+                                      catalog or default_catalog())
     return rows, cols, evals, file_losses(losses, drafts, cols), epochs
 
 
@@ -418,16 +433,20 @@ def _find_failures(path: Path, drafts: list[RunDraft]) -> None:
                     d.last_line = max(d.last_line, line)
 
 
-def analyze(paths: Iterable[str | os.PathLike], rule: Rule | None = None, log_format: str | None = None) -> Analysis:
-    """Analyze logs and folders of logs; bad files become problems, good ones results."""
+def analyze(paths: Iterable[str | os.PathLike], rule: Rule | None = None, log_format: str | None = None,
+            catalog: Catalog | None = None) -> Analysis:
+    """Analyze logs and folders of logs; bad files become problems, good ones results. The frames' axes and
+    metrics are the catalog's (None: `core.catalog.default()`, every model's and format's, whatever was
+    imported before)."""
     import pandas as pd
 
     rule = rule or Rule()
+    catalog = catalog or default_catalog()
     files, problems = log_files(paths)
     rows, iters, evals, losses, epochs = [], [], [], [], []
     for path in files:
         try:
-            r, i, e, lo, ep = analyze_file(path, rule, log_format)
+            r, i, e, lo, ep = analyze_file(path, rule, log_format, catalog)
         except BenchbookError as exc:
             problems.append(Problem(str(path), getattr(exc, "reason", str(exc))))
             continue
@@ -443,14 +462,15 @@ def analyze(paths: Iterable[str | os.PathLike], rule: Rule | None = None, log_fo
         evals += e
         losses.append((str(path), lo))
         epochs += ep
-    runs = pd.DataFrame(rows, columns=row_columns())
-    for col in config.of_kind(int):
+    runs = pd.DataFrame(rows, columns=row_columns(catalog))
+    for col in catalog.of_kind(int):
         runs[col] = pd.to_numeric(runs[col], errors="coerce").astype("Int64")
     iterations = iteration_frame(iters)
-    named = [*eval_columns(), *EVAL_NAMED_COLUMNS] if any("metric" in e for e in evals) else list(eval_columns())
+    named = [*eval_columns(catalog), *EVAL_NAMED_COLUMNS] if any("metric" in e for e in evals) \
+        else list(eval_columns(catalog))
     evaluations = pd.DataFrame(evals, columns=named) if evals else pd.DataFrame().reindex(columns=named)
     epoch_frame = pd.DataFrame(epochs, columns=list(EPOCH_COLUMNS)).astype(EPOCH_TYPES)
     return Analysis(runs=runs, iterations=iterations, evaluations=evaluations, epochs=epoch_frame, problems=problems,
-                    rule=rule, losses=loss_frame(losses))
+                    rule=rule, losses=loss_frame(losses), catalog=catalog)
 
 

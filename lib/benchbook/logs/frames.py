@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..core import config
-from . import parsers  # noqa: F401 -- its formats declare the quality metrics their evaluations carry
+from ..core.catalog import Catalog
+from ..core.catalog import default as default_catalog
 
 if TYPE_CHECKING:
     import numpy as np
@@ -42,20 +42,26 @@ _RUN_END = {
 }
 
 
-def run_columns() -> dict[str, str]:
-    """The columns of the `runs` frame in words, the configuration's axes as `core.config` declares them
-    now (with those a model adds)."""
-    finals = {m.final_key: f"last evaluated {m.name}, {m.unit}" for m in config.declared() if m.final}
-    return {**_SOURCE, **{a.key: a.doc for a in config.AXES}, **_RUN, **finals, **_RUN_END}
+def run_columns(catalog: Catalog) -> dict[str, str]:
+    """The columns of the `runs` frame in words, the configuration's axes as the catalog holds them (the
+    common ones, then the models' own)."""
+    finals = {m.final_key: f"last evaluated {m.name}, {m.unit}" for m in catalog.metrics if m.final}
+    return {**_SOURCE, **{a.key: a.doc for a in catalog.axes}, **_RUN, **finals, **_RUN_END}
 
 
-def row_columns() -> list[str]:
-    """A row of `runs`: RUN_COLUMNS, then the reported values and the metadata as logged."""
-    return [*run_columns(), "reported", "meta"]
+def row_columns(catalog: Catalog) -> list[str]:
+    """A row of `runs`: its columns (`run_columns`), then the reported values and the metadata as logged."""
+    return [*run_columns(catalog), "reported", "meta"]
 
 
-RUN_COLUMNS = run_columns()  # the common axes' (a model's own axis joins `run_columns()`)
-ROW_COLUMNS = row_columns()
+def __getattr__(name: str):
+    """RUN_COLUMNS, ROW_COLUMNS and EVAL_COLUMNS: the frames' columns of the default catalog, built on first use
+    (never at import: the catalog imports the registries, which may be importing this module)."""
+    columns = {"RUN_COLUMNS": run_columns, "ROW_COLUMNS": row_columns, "EVAL_COLUMNS": eval_columns}
+    if name in columns:
+        return columns[name](default_catalog())
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 ITERATION_COLUMNS = {
     "source": "path of the log file",
     "run": "run index in the file",
@@ -74,17 +80,15 @@ ITERATION_COLUMNS = {
 }
 _EVAL = {"source": "path of the log file", "run": "run index in the file", "line": "line of the evaluation",
          "epoch": "epoch evaluated"}
-# After them, a column per quality metric the log formats and the models declare (core.config.declared), then these.
+# After them, a column per quality metric the log formats and the models declare (core.catalog), then these.
 _EVAL_END = {"eval_throughput": "evaluation throughput, the model's unit", "timestamp": "seconds since the epoch",
              "elapsed": "seconds since the run's first timestamp"}
 
 
-def eval_columns() -> dict[str, str]:
-    """The columns of the `evaluations` frame in words, a column per declared quality metric."""
-    return {**_EVAL, **{m.key: f"{m.name}, {m.unit}" for m in config.declared()}, **_EVAL_END}
+def eval_columns(catalog: Catalog) -> dict[str, str]:
+    """The columns of the `evaluations` frame in words, a column per quality metric of the catalog."""
+    return {**_EVAL, **{m.key: f"{m.name}, {m.unit}" for m in catalog.metrics}, **_EVAL_END}
 
-
-EVAL_COLUMNS = eval_columns()  # the log formats' metrics (a model's own join `eval_columns()`)
 # Only where an analyzed log names its metrics (MLLOG: an `eval_accuracy` row per metric): the others'
 # evaluation frames keep EVAL_COLUMNS alone.
 EVAL_NAMED_COLUMNS = {

@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
+from ..core.catalog import Part
 from .spec import (
     CommandBuilder,
     DataLayout,
@@ -31,5 +32,20 @@ _NOT_MODELS = {"spec", "reference_schema", "reference_messages"}
 for _module in sorted(m.name for m in pkgutil.iter_modules(__path__) if m.name not in _NOT_MODELS):
     importlib.import_module(f"{__name__}.{_module}")
 
-__all__ = ["CommandBuilder", "DataLayout", "ModelSpec", "ReferenceReport", "flags", "framework_workload", "get",
-           "names", "of_logs", "register", "specs", "workload_script"]
+REGISTERED = True  # every model is registered: the catalog may be built (core.catalog.default)
+
+
+def catalog_part() -> Part:
+    """What the models give the catalog, in their name order: their own axes, quality metrics and measures, what
+    their logs call them, their headline metrics and sample units, under the analysis's `framework`/`model`."""
+    all_specs = specs()
+    return Part(axes=tuple(a for s in all_specs for a in s.axes),
+                metrics=tuple(m for s in all_specs for m in s.quality),
+                measures=tuple(m for s in all_specs for m in s.measures),
+                arches=tuple((*s.log_names, arch) for s in all_specs for arch in s.log_arches),
+                quality=tuple((*s.log_names, s.quality) for s in all_specs if s.quality),
+                units=tuple((*s.log_names, s.unit) for s in all_specs))
+
+
+__all__ = ["CommandBuilder", "DataLayout", "ModelSpec", "ReferenceReport", "catalog_part", "flags",
+           "framework_workload", "get", "names", "of_logs", "register", "specs", "workload_script"]

@@ -13,7 +13,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel
 
-from ..core import config
+from ..core.catalog import default as catalog
 from ..core.problems import FieldProblems
 
 
@@ -98,7 +98,7 @@ def describe(error: dict, node: yaml.Node | None, path: Path, schema: type[BaseM
     elif error["type"] == "missing":
         msg = "is required"
     elif error["type"] == "bool_type":
-        msg = "must be true or false" + (" (or null: not stated)" if loc and loc[-1] in config.flags() else "")
+        msg = "must be true or false" + (" (or null: not stated)" if loc and loc[-1] in catalog().flags() else "")
     elif error["type"] == "string_pattern_mismatch":
         msg = _PATTERN_HINTS.get(str(loc[-1]) if loc else "", msg)
     return [f"{at(loc)}{where}{shown}: {msg}"]
@@ -108,7 +108,7 @@ def _renamed(loc: tuple, value: Any) -> str | None:
     """What to write for a key of schema 1's first spelling, which named the metric in the key
     (`target_<metric>`, `<metric>`, `<metric>_tolerance`), for any declared quality metric; None otherwise."""
     key, shown = str(loc[-1]), value if isinstance(value, int | float) and not isinstance(value, bool) else "..."
-    for metric in config.declared():
+    for metric in catalog().metrics:
         if len(loc) == 1 and key == f"{metric.key}_tolerance":
             return f"`quality_tolerance: {{{metric.key}: {shown}}}`"
         if len(loc) == 3 and loc[0] in ("time_to_train", "accuracy") and key == f"target_{metric.key}":

@@ -13,7 +13,8 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator, model_validator
 
 from .. import models
-from ..core import config, project, yamlfile
+from ..core import project, yamlfile
+from ..core.catalog import default as catalog
 from ..core.config import Metric
 from ..core.problems import FieldProblems
 from ..errors import BenchbookError, UnknownNameError
@@ -29,16 +30,16 @@ MODELS = {spec.name: spec.framework for spec in models.specs()}
 ModelName = Literal[models.names()]  # a Literal, so that a wrong name lists the known ones
 DEFAULT_ROOT = project.REFERENCES
 PRECISIONS = ("fp32", "amp", "fp16", "tf32", "bf16")
-FLAGS = tuple(config.flags())  # a row's on/off axes (XLA, DALI, synthetic data): None, not stated, matches any
+FLAGS = tuple(catalog().flags())  # a row's on/off axes (XLA, DALI, synthetic data): None, not stated, matches any
 # The axes a published row states, as core.config names them: its GPUs (all nodes), node count, per-GPU batch
 # and precision; the comparison reads the keys from here, and the flags from FLAGS.
 GPUS, NODES, BATCH, PRECISION = "gpus", "nodes", "batch_size", "precision"
 SYNTHETIC = "synthetic"  # the flag a study's `data: synthetic` sets
-assert {GPUS, NODES, BATCH, PRECISION} <= set(config.run_keys()) and SYNTHETIC in FLAGS
+assert {GPUS, NODES, BATCH, PRECISION} <= set(catalog().run_keys()) and SYNTHETIC in FLAGS
 # How each study model appears in the `framework` and `model` columns of an Analysis (the parsers' names).
 LOG_NAMES = {spec.name: spec.log_names for spec in models.specs()}
 LOGGED_AS = ("framework", "model")  # those columns, the configuration's first two axes
-assert config.run_keys()[:2] == list(LOGGED_AS)
+assert catalog().run_keys()[:2] == list(LOGGED_AS)
 VERDICTS = ("reproduced", "slower", "faster", "not measured")
 QUALITY_TOLERANCE = 0.5  # a final quality value's default tolerance, in its metric's unit (points of top-1)
 #: YAML values a reference file may build, aliases expanded (the largest shipped one builds about 1,500).
@@ -198,8 +199,8 @@ Row = _with_model_axes(Row)  # type: ignore[misc]
 # the axes a model adds, which a row may state (None: any measured value), and the axes of a row in the
 # configuration's order (the comparison's columns).
 STATED = tuple(dict.fromkeys(a.key for spec in models.specs() for a in spec.axes if a.key in Row.model_fields))
-MATCHED = tuple(k for k in config.compared() if k not in FLAGS and k not in STATED and k in Row.model_fields)
-ROW_AXES = tuple(k for k in config.run_keys() if k in Row.model_fields)
+MATCHED = tuple(k for k in catalog().compared() if k not in FLAGS and k not in STATED and k in Row.model_fields)
+ROW_AXES = tuple(k for k in catalog().run_keys() if k in Row.model_fields)
 
 
 Quality = dict[str, Annotated[float, Field(gt=0)]]  # a quality metric's key -> a value in its unit

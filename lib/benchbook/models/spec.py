@@ -13,10 +13,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from .. import workloads
-from ..core import config
 from ..core.config import Axis, Metric
+from ..core.measures import Measure
 from ..errors import UnknownNameError
-from ..logs.parsers import registry as log_formats
 
 # What a command builder is given: a `studies.study.Study`. Models sit below the studies that use
 # them and never import them (tests/test_package_layout.py), so its type is named here only.
@@ -75,6 +74,7 @@ class ModelSpec:
     reference_reports: tuple[ReferenceReport, ...] = ()
     quality: tuple[Metric, ...] = ()  # what its evaluations measure, the first its headline (top-1, box AP)
     axes: tuple[Axis, ...] = ()  # configuration axes only this model has (a sequence length), after the common ones
+    measures: tuple[Measure, ...] = ()  # what its runs measure beyond its formats' (the catalog joins them)
     log_arches: tuple[str, ...] = ()  # what its logs call it (`--arch`): a log naming another model is not this one
 
 
@@ -85,11 +85,6 @@ def register(spec: ModelSpec) -> ModelSpec:
     """Add a model; a second spec under the same name is a programming error."""
     if spec.name in _REGISTRY:
         raise ValueError(f"model {spec.name!r} is registered twice")
-    for metric in spec.quality:  # the layers below the models read them from core
-        config.declare(metric)
-    for axis in spec.axes:
-        config.add(axis)
-    log_formats.name_arch(*spec.log_names, spec.log_arches)  # the parsers name a log's model through them
     _REGISTRY[spec.name] = spec
     return spec
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..core import config
+from ..core.catalog import default as catalog
 from ..errors import BenchbookError
 from ..logs.analysis import analyze
 from ..runfolder import records
@@ -61,7 +61,7 @@ def told_apart(low: float, high: float) -> str:
 
 def _readable(frame: pd.DataFrame) -> pd.DataFrame:
     """The configuration's axes named as the report's tables name them ("GPUs", "per-GPU batch"), not by key."""
-    headers = config.headers()
+    headers = catalog().headers()
     frame.index = frame.index.set_names([headers.get(n, n) for n in frame.index.names])
     frame.columns.name = None
     return frame
@@ -112,7 +112,7 @@ class Comparison:
     def samples(self) -> pd.DataFrame:
         """Every complete run with a throughput: its source's label, the compared axes (unknown as "?") and
         `value` (recomputed throughput, the models' unit): what the medians and the intervals are made of."""
-        keys = config.compared()
+        keys = catalog().compared()
         frames = []
         for label, a in zip(self.labels, self.analyses, strict=True):
             runs = a.runs
@@ -128,7 +128,7 @@ class Comparison:
         s = self.samples()
         if s.empty:
             return pd.DataFrame()
-        table = s.groupby([*config.compared(), "label"], sort=True)["value"].median().unstack("label")
+        table = s.groupby([*catalog().compared(), "label"], sort=True)["value"].median().unstack("label")
         return _readable(table.reindex(columns=self.labels).round(2))
 
     def intervals(self, confidence: float = CONFIDENCE) -> pd.DataFrame:
@@ -136,7 +136,7 @@ class Comparison:
         runs, their ratio, its bootstrap interval (`ratio_interval`) and `verdict` (`told_apart`)."""
         s = self.samples()
         base = self.labels[self.baseline]
-        keys = config.compared()
+        keys = catalog().compared()
         rows = []
         for key, group in s.groupby(keys, sort=True):
             values = {label: g["value"].to_numpy(float) for label, g in group.groupby("label")}
@@ -161,7 +161,7 @@ class Comparison:
         percent = f"{confidence:.0%}"
         tidy = tidy.assign(interval=[display.significant(lo) + "–" + display.significant(hi) if np.isfinite(lo)
                                      else display.DASH for lo, hi in zip(tidy["low"], tidy["high"], strict=True)])
-        wide = tidy.pivot(index=config.compared(), columns="source", values=["ratio", "interval", "verdict"])
+        wide = tidy.pivot(index=catalog().compared(), columns="source", values=["ratio", "interval", "verdict"])
         columns = {}
         for label in (x for x in self.labels if x in set(tidy["source"])):
             columns |= {label: wide[("ratio", label)].astype(float).round(3),
@@ -218,7 +218,7 @@ class Comparison:
     def write_data(self, folder: Path) -> list[str]:
         """The tables as CSV and JSON in `folder` (beside the published page, `data_files`): every source's
         configurations with their statistics, and the ratios with their intervals; the names written."""
-        axes = {a.key: a.doc for a in config.AXES}
+        axes = {a.key: a.doc for a in catalog().axes}
         from .plot_base import rate_unit
         unit = rate_unit(pd.concat([a.runs for a in self.analyses], ignore_index=True))
         return data_files.write(folder, {

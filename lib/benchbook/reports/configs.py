@@ -13,14 +13,15 @@ from __future__ import annotations
 import pandas as pd
 
 from ..core import config
+from ..core.catalog import default as catalog
 
-# The axes a report lays configurations out on, by their keys in core.config's AXES (every other report module
-# reads them from here, or lists axes through core.config): where a configuration ran (GPUs, nodes, and a CPU
-# run's processes), its per-GPU batch and precision (a grid's columns), the flags (XLA, DALI, synthetic data)
+# The axes a report lays configurations out on, by their keys in core.config's COMMON_AXES (every other report
+# module reads them from here, or lists axes through the catalog): where a configuration ran (GPUs, nodes, and a
+# CPU run's processes), its per-GPU batch and precision (a grid's columns), the flags (XLA, DALI, synthetic data)
 # and a run's repeat.
-GPUS, NODES, PROCESSES, BATCH, PRECISION = (config.get(k).key for k in ("gpus", "nodes", "processes", "batch_size",
-                                                                         "precision"))
-XLA, DALI, SYNTHETIC, REPEAT = (config.get(k).key for k in ("xla", "dali", "synthetic", "repeat"))
+GPUS, NODES, PROCESSES, BATCH, PRECISION = "gpus", "nodes", "processes", "batch_size", "precision"
+XLA, DALI, SYNTHETIC, REPEAT = "xla", "dali", "synthetic", "repeat"
+assert {GPUS, NODES, PROCESSES, BATCH, PRECISION, XLA, DALI, SYNTHETIC, REPEAT} <= {a.key for a in config.COMMON_AXES}
 PRECISION_NAMES = {"fp32": "FP32", "tf32": "TF32", "bf16": "BF16", "fp16": "FP16", "amp": "AMP"}
 _PRECISIONS = list(PRECISION_NAMES)
 
@@ -42,7 +43,7 @@ flag = config.as_bool  # a flag column's value: True, False, or None when unknow
 def column_label(precision, batch, flags: dict | None = None) -> str:
     """A precision x batch column: "AMP bs256", with the flags that tell columns apart: "AMP bs224 XLA"."""
     words = [f"{precision_name(precision)} bs{as_int(batch)}"]
-    words += [config.get(name).say(value) for name, value in (flags or {}).items()]
+    words += [catalog().axis(name).say(value) for name, value in (flags or {}).items()]
     return " ".join(words)
 
 

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
-from ..core import config
+from ..core.catalog import default as catalog
 from ..runfolder import records
 from . import publish_files
 
@@ -53,7 +53,7 @@ def table_rows(frame: pd.DataFrame) -> tuple[list[str], list[list]]:
     """`frame` as written: its columns and its rows of plain values (`_cell`), without the axes no row gives (a
     ResNet-50 report has no sequence length, BERT's axis). Read once, a column at a time: pandas' operations on a
     whole frame, and its rows, cost more than writing these small tables."""
-    axes = {a.key for a in config.AXES}  # now: a model's own axes join when its module is imported
+    axes = {a.key for a in catalog().axes}  # the common axes and every model's own
     columns = [str(c) for c in frame.columns]
     axis = [c in axes for c in columns]
     values = [frame.iloc[:, i].tolist() for i in range(len(columns))]  # pandas' row access is slow
@@ -145,8 +145,8 @@ def report_tables(report) -> dict[str, tuple[pd.DataFrame, dict[str, str], str |
     keys = {header: key for key, header in named.items()}
     runs = runs_section.table(report).rename(columns=keys)
     stats = configs.sort_frame(report.stats, report.reference) if len(report.stats) else report.stats
-    axes = {a.key: a.doc for a in config.AXES}
-    tables = {"runs": (runs, {**run_columns(), **RUN_KEYS}, unit),
+    axes = {a.key: a.doc for a in catalog().axes}
+    tables = {"runs": (runs, {**run_columns(catalog()), **RUN_KEYS}, unit),
               "configurations": (stats, {**axes, **metrics.STAT_COLUMNS}, unit)}
     if report.reference is not None:
         from .reference_compare import COLUMNS

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from ..core import config
+from ..core.catalog import default as catalog
 from . import configs, display
 from .configs import BATCH, GPUS, PRECISION, PROCESSES
 
@@ -46,12 +46,12 @@ class Grid:
 def _flags_that_vary(rows: list[dict]) -> list[str]:
     """The flags a column label must name: those with two known values among the rows (a flag a
     publication does not state, or a log does not show, matches either)."""
-    return [f for f in config.labelled() if len({config.get(f).value(r.get(f)) for r in rows} - {None}) > 1]
+    return [f for f in catalog().labelled() if len({catalog().axis(f).value(r.get(f)) for r in rows} - {None}) > 1]
 
 
 def _column(row, varying) -> tuple:
     return (str(row[PRECISION]), configs.as_int(row[BATCH]),
-            *((f, config.get(f).value(row.get(f))) for f in varying))
+            *((f, catalog().axis(f).value(row.get(f))) for f in varying))
 
 
 def _measured_rows(stats: pd.DataFrame) -> list[dict]:

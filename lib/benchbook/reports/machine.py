@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from .. import __version__
-from ..core import config
+from ..core.catalog import default as catalog
 from ..environment import envs
 from ..errors import BenchbookError
 from ..runfolder import records
@@ -99,7 +99,7 @@ def drift(report: Report) -> pd.DataFrame:
         return pd.DataFrame(columns=cols)
     rows = []
     for cfg, entries, differences in loaded.repeat_drift():
-        label = ", ".join(f"{k}={cfg[k]}" for k in config.compared() if k in cfg)
+        label = ", ".join(f"{k}={cfg[k]}" for k in catalog().compared() if k in cfg)
         for d in differences:
             rows.append({"configuration": label, "runs": ", ".join(e.label for e in entries), "field": d.key,
                          "values": f"{describe(d.a)} vs {describe(d.b)}"})

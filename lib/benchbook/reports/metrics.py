@@ -10,9 +10,10 @@ import numpy as np
 import pandas as pd
 
 from ..core import config
+from ..core.catalog import default as catalog
 
-# A configuration is `config.identity()` (framework, model, GPUs, nodes, processes, batch, precision and the
-# flags); its 1-GPU baseline shares `config.baseline()`, every key but what it scales over.
+# A configuration is `catalog().identity()` (framework, model, GPUs, nodes, processes, batch, precision and the
+# flags); its 1-GPU baseline shares `catalog().baseline()`, every key but what it scales over.
 STAT_COLUMNS = {
     "runs": "runs with a value in this configuration",
     "mean": "mean over repeats, in the model's unit (ModelSpec.unit)",
@@ -26,7 +27,7 @@ STAT_COLUMNS = {
     "efficiency": "speedup / GPUs (processes on the CPU)",
     "incomplete": "runs counted whose log has no end-of-run summary (their number is their logged records')",
 }
-# Where a configuration's exact 1-GPU baseline is missing, one that differs only in flags (`config.flags()`)
+# Where a configuration's exact 1-GPU baseline is missing, one that differs only in flags (`catalog().flags()`)
 # where either side is unknown ("?") is taken, if there is exactly one.
 
 
@@ -46,7 +47,7 @@ def aggregate(runs: pd.DataFrame, value: str = "recomputed_throughput", complete
     """
     data = runs[runs["status"] == "complete"] if complete_only else runs
     data = config.with_processes(data)
-    keys = [k for k in config.identity() if k in data]  # (an axis a model declares: only its runs have it)
+    keys = [k for k in catalog().identity() if k in data]  # (an axis a model declares: only its runs have it)
     data = _keys(data[data[value].notna()], keys)
     if data.empty:
         return pd.DataFrame(columns=[*keys, *STAT_COLUMNS])
@@ -70,7 +71,7 @@ def _speedups(stats: pd.DataFrame, workers: pd.Series) -> pd.Series:
     1.0 only when some other row was divided by it: a row with no other run to compare with has no
     speedup (NaN), rather than a 1.0 that says it scaled perfectly.
     """
-    keys = [*(k for k in config.baseline() if k in stats), "_cpu"]
+    keys = [*(k for k in catalog().baseline() if k in stats), "_cpu"]
     frame = stats.assign(_cpu=config.on_cpu(stats))
     ones = frame[workers == 1]
     ones = ones[~ones.duplicated(keys)]
@@ -91,8 +92,8 @@ def _speedups(stats: pd.DataFrame, workers: pd.Series) -> pd.Series:
 def _loose_baseline(row: pd.Series, ones: pd.DataFrame) -> float:
     """The one 1-worker configuration that differs from `row` only in XLA, DALI or synthetic data known on
     one side and unknown ("?") on the other; NaN when there is none, or more than one."""
-    loose = [k for k in config.flags() if k in ones]
-    strict = [k for k in [*config.baseline(), "_cpu"] if k in ones and k not in loose]
+    loose = [k for k in catalog().flags() if k in ones]
+    strict = [k for k in [*catalog().baseline(), "_cpu"] if k in ones and k not in loose]
     same = ones[(ones[strict] == row[strict]).all(axis=1)]
     for k in loose:
         same = same[(same[k] == row[k]) | (same[k] == "?") | (row[k] == "?")]
@@ -100,18 +101,17 @@ def _loose_baseline(row: pd.Series, ones: pd.DataFrame) -> float:
 
 
 def time_to_target(evaluations: pd.DataFrame, target: float,
-                   metric: config.Metric | str | None = None) -> pd.DataFrame:
+                   metric: config.Metric | str) -> pd.DataFrame:
     """Per run: seconds from the run's first log line to its first evaluation that reaches the target: at or
     above it where higher is better (top-1), at or below it where lower is (a loss; `Metric.direction`).
 
     `metric` is a quality metric (a model's `ModelSpec.quality`) or its key, the evaluations' column (a key is
-    looked up among the declared metrics; default the headline one, `core.config.headline_metric`), `target`
+    looked up in the catalog), `target`
     in its unit (76.10 % top-1 for the AI-Rank ResNet-50 target). Runs that never reach it get NaN seconds and
     `reached` False; the columns `<metric>` (the value that reached it) and `final_<metric>` (the run's last).
     """
     if not isinstance(metric, config.Metric):
-        key = metric or config.headline_metric().key
-        metric = next((m for m in config.declared() if m.key == key), config.Metric(key, key, ""))
+        metric = catalog().metric(metric) or config.Metric(metric, metric, "")
     key, final = metric.key, metric.final_key
     cols = ["source", "run", "reached", "seconds", "epoch", "line", key, final]
     if evaluations.empty:

@@ -18,6 +18,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from ..core import config
+from ..core.catalog import default as catalog
 from .configs import BATCH, GPUS, PRECISION, PROCESSES, REPEAT, XLA, precision_order
 
 METRICS = {
@@ -108,15 +109,15 @@ def _models(frame: pd.DataFrame) -> set[tuple[str, str | None]]:
 
 def quality_of(frame: pd.DataFrame | None):
     """The quality metric a report's evaluations are read in: its models' headline one (the first of
-    `ModelSpec.quality`: ResNet-50's top-1) where every run's model has the same, else the first metric a
-    model keeps the final value of (`core.config.headline_metric`)."""
-    if frame is not None and not frame.empty and "model" in frame:
-        from ..models import of_logs
-        found = {spec.quality[0] if (spec := of_logs(model, framework)) and spec.quality else None
-                 for model, framework in _models(frame)}
-        if len(found) == 1 and None not in found:
-            return found.pop()
-    return config.headline_metric()
+    `ModelSpec.quality`: ResNet-50's top-1) where every run's model has the same (`Catalog.headline_metric`),
+    else `NO_QUALITY`, a metric no evaluation column holds (runs of models that measure quality differently,
+    or none)."""
+    found = catalog().headline_metric(_models(frame)) if frame is not None and "model" in frame else None
+    return found or NO_QUALITY
+
+
+#: The quality of runs that share no quality metric: their figures say that no evaluation holds one.
+NO_QUALITY = config.Metric("quality", "quality metric", "")
 
 
 def figure_to_png(fig: Figure, dpi: float | None = None) -> bytes:
@@ -170,7 +171,7 @@ def _xla(value) -> bool | None:
     if is_missing(value):
         return None
     if isinstance(value, str):
-        return value.strip().lower() in ("true", "1", "yes", "on", config.get(XLA).words[True].lower())
+        return value.strip().lower() in ("true", "1", "yes", "on", catalog().axis(XLA).words[True].lower())
     return bool(value)
 
 
@@ -190,7 +191,7 @@ def config_label(row, prefix: Sequence[str] = (), with_gpus: bool = True, with_x
     parts.append(f"bs{batch}" if batch is not None else "bs?")
     xla = _xla(get(XLA)) if with_xla else None
     if xla is not None:
-        parts.append(config.get(XLA).words[bool(xla)].lower())
+        parts.append(catalog().axis(XLA).words[bool(xla)].lower())
     return " · ".join(p for p in parts if p)
 
 

@@ -23,7 +23,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from ..core.config import Metric, headline_metric
+from ..core.config import Metric
 from . import metrics
 from .configs import BATCH, GPUS, PRECISION, REPEAT, XLA
 from .plot_base import (
@@ -178,13 +178,13 @@ def time_to_train(evaluations: pd.DataFrame, runs: pd.DataFrame | None, target: 
                   max_runs: int = 20, metric: Metric | None = None) -> Figure:
     """A quality metric against elapsed time per run, the target as a line, the time to target starred.
 
-    `metric` is the model's (`ModelSpec.quality`; default `core.config.headline_metric`, ResNet-50's top-1).
+    `metric` is the model's (`ModelSpec.quality`; default the runs' models' own, `plot_base.quality_of`).
     Time is in seconds, minutes or hours after the run's first log line, whichever reads best
     (epochs when the evaluations have no timestamps). `target` is in the metric's unit (76.1 % top-1
     for the AI-Rank ResNet-50 target). Runs are named by configuration and repeat; colours follow the
     configuration. At most `max_runs` runs are drawn.
     """
-    metric = metric or headline_metric()
+    metric = metric or quality_of(runs)
     key, unit_word = metric.key, metric.unit
     title = f"Time to train: {metric.name}" + (f" (target {target:g} {unit_word})" if target is not None else "")
     if evaluations is None or evaluations.empty or key not in evaluations or evaluations[key].notna().sum() == 0:

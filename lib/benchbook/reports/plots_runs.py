@@ -12,7 +12,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
-from ..core.config import headers as axis_headers
+from ..core.catalog import default as catalog
 from .configs import REPEAT
 from .plot_base import (
     METRICS,
@@ -207,7 +207,7 @@ def throughput_over_time(iterations: pd.DataFrame, runs: pd.DataFrame, x: str = 
             ax.set_xlabel("record number (no " + ("iteration" if x == "iteration" else "timestamp") + " logged)")
         if len(picked[config]) > 1 and len(picked[config]) <= 6:
             # beside the facet, never over its curves
-            ax.legend(title=axis_headers()[REPEAT], fontsize="x-small", title_fontsize="x-small", loc="upper left",
+            ax.legend(title=catalog().headers()[REPEAT], fontsize="x-small", title_fontsize="x-small", loc="upper left",
                       bbox_to_anchor=(1.0, 1.0), borderaxespad=0.2)
 
     for col in range(ncols):  # the x label under the lowest facet of each column

@@ -10,6 +10,7 @@ from typing import Any
 import pandas as pd
 
 from ..core import config
+from ..core.catalog import default as catalog
 from ..core.config import Metric
 from ..models.reference_schema import (
     BATCH,
@@ -33,7 +34,7 @@ def _axis_columns() -> dict[str, str]:
     """The configuration's part of a comparison row: a published row's axes (`ROW_AXES`), in words."""
     out = {}
     for key in ROW_AXES:
-        axis = config.get(key)
+        axis = catalog().axis(key)
         if key in FLAGS:
             out[key] = f"{axis.doc} in the published row; None: the report does not say, any measured value matches"
         elif key in STATED:
@@ -66,7 +67,7 @@ TIME_COLUMNS = {
     "kind": "time_to_train (seconds to the quality target) or accuracy (quality at the end of the run)",
     "source": "log file of the measured run (None when not measured)",
     "run": "run index in its file",
-    **{key: f"{config.get(key).doc}, as published" for key in MATCHED},
+    **{key: f"{catalog().axis(key).doc}, as published" for key in MATCHED},
     "epochs": "epochs of the published run",
     "measured_epochs": "last evaluated epoch of the measured run, as logged (NaN when unknown)",
     "metric": "the quality metric compared: a key of the model's ModelSpec.quality (box_ap, ...)",
@@ -99,7 +100,7 @@ def flag_text(flag: str, value: bool | None) -> str:
     ("synthetic data", "real data"), "<key> unknown" where not known."""
     if value is None:
         return f"{flag} unknown"
-    words = config.get(flag).words
+    words = catalog().axis(flag).words
     if words[False] == f"no {words[True]}":
         return f"{words[True]} {'on' if value else 'off'}"
     return words[value]
@@ -107,12 +108,12 @@ def flag_text(flag: str, value: bool | None) -> str:
 
 def _said(key: str, value) -> str:
     """A row's or a configuration's value of an axis in a note: a flag's words, else "sequence length 128"."""
-    return flag_text(key, value) if key in FLAGS else config.get(key).say(value)
+    return flag_text(key, value) if key in FLAGS else catalog().axis(key).say(value)
 
 
 def _records(stats: pd.DataFrame, value: str) -> list[dict]:
     """Each measured configuration with its axes converted once (core.config), its statistic and runs."""
-    axes = [config.get(key) for key in config.run_keys()]
+    axes = [catalog().axis(key) for key in catalog().run_keys()]
     out = []
     for raw in stats.to_dict("records"):
         rec = {axis.key: axis.value(raw.get(axis.key)) for axis in axes}
@@ -266,7 +267,7 @@ def compare(stats: pd.DataFrame, ref: Reference, tolerance: float | None = None,
         raise ReferenceError(f"compare() takes the DataFrame of metrics.aggregate, not {type(stats).__name__}")
     missing = [c for c in (*MATCHED, value) if c not in stats.columns]
     if missing and not stats.empty:
-        expected = ", ".join([*config.identity(), *metrics.STAT_COLUMNS])
+        expected = ", ".join([*catalog().identity(), *metrics.STAT_COLUMNS])
         raise ReferenceError(f"the statistics lack the column(s) {', '.join(missing)}; compare() takes the "
                              f"frame of metrics.aggregate (columns: {expected})")
     records = [r for r in _records(stats, value) if _same_model(r, ref)] if not stats.empty else []

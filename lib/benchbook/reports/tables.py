@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..core import config
+from ..core.catalog import default as catalog
 from .configs import BATCH, GPUS, NODES, PRECISION, PROCESSES, XLA
 
 
 def _varying(stats: pd.DataFrame) -> list[str]:
     """The configuration columns the labels must name: those with several values (XLA: or any unknown)."""
     names = ["framework"] if stats["framework"].nunique() > 1 else []
-    for name in (f for f in config.flags() if f in stats):  # said where they vary (unknown is never "off")
+    for name in (f for f in catalog().flags() if f in stats):  # said where they vary (unknown is never "off")
         known = stats[name].isin([True, False])
         if stats[name][known].nunique() > 1 or (not known.all() and (name == XLA or known.any())):
             names.append(name)
@@ -20,7 +20,7 @@ def _varying(stats: pd.DataFrame) -> list[str]:
 
 def _column(row: pd.Series, varying: list[str]) -> str:
     label = f"{str(row[PRECISION]).upper()} bs{row[BATCH]}"
-    words = config.flag_words()
+    words = catalog().flag_words()
     label += "".join(" " + words[n][row[n] if row[n] in (True, False) else None] for n in varying if n in words)
     return f"{label} ({row['framework']})" if "framework" in varying else label
 
@@ -48,7 +48,7 @@ def published_layout(stats: pd.DataFrame, values: tuple[str, ...] = ("median", "
 
 
 def _differing(rows: pd.DataFrame) -> str:
-    return ", ".join(c for c in config.identity() if c in rows and rows[c].astype(str).nunique() > 1)
+    return ", ".join(c for c in catalog().identity() if c in rows and rows[c].astype(str).nunique() > 1)
 
 
 def _sort_key(label: str):

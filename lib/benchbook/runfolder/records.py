@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core import config as axes
+from ..core.catalog import default as catalog
 from ..errors import BenchbookError
 
 if TYPE_CHECKING:
@@ -45,9 +46,9 @@ def json_keys() -> list[str]:
     """The keys of `benchbook analyze --json`, a contract other tools rely on: the configuration's axes
     (`core.config`) stand after source, run and format, the final value of each quality metric a model
     declares `final` (`core.config`: `final_<metric>`) after the failure."""
-    return ["source", "run", "format", *axes.run_keys(), "line_start", "line_end", "reported_throughput",
+    return ["source", "run", "format", *catalog().run_keys(), "line_start", "line_end", "reported_throughput",
             "recomputed_throughput", "elapsed_throughput", "rule", "iterations", "warmup_records", "status",
-            "failure", *axes.finals(), "warnings", "reported"]
+            "failure", *catalog().finals(), "warnings", "reported"]
 
 
 class RecordError(BenchbookError):
@@ -293,8 +294,9 @@ def config_beside(log: str | Path) -> dict:
         config = record.get("config") if isinstance(record, dict) else None
         if not isinstance(config, dict):
             return {}
-        keys = set(axes.recorded())  # the keys of a record's `config` that describe its log's runs
-        typed = {k: axes.typed(k, v) for k, v in config.items() if k in keys}
+        known = catalog()
+        keys = set(known.recorded())  # the keys of a record's `config` that describe its log's runs
+        typed = {k: axes.typed(known.axis(k), v) for k, v in config.items() if k in keys}
         return {k: v for k, v in typed.items() if v is not None}
     return {}
 

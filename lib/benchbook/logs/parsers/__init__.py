@@ -10,12 +10,22 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
+from ...core.catalog import Part
 from .registry import FORMATS, PRECEDENCE, LogFormat, choose, detect, get, register, scan
 
-__all__ = ["FORMATS", "PRECEDENCE", "LogFormat", "choose", "detect", "get", "register", "scan"]
+__all__ = ["FORMATS", "PRECEDENCE", "LogFormat", "catalog_part", "choose", "detect", "get", "register", "scan"]
 
 # Registration: every module of this package but the shared pieces below registers its format, in name
 # order (the order `benchbook formats` lists them).
 _NOT_FORMATS = {"registry", "scanning", "dllogger"}
 for _module in sorted(m.name for m in pkgutil.iter_modules(__path__) if m.name not in _NOT_FORMATS):
     importlib.import_module(f"{__name__}.{_module}")
+REGISTERED = True  # every format is registered: the catalog may be built (core.catalog.default)
+
+
+def catalog_part() -> Part:
+    """What the formats give the catalog: the quality metrics their evaluations carry and the measures of their
+    runs, in the formats' name order."""
+    formats = list(FORMATS.values())
+    return Part(metrics=tuple(m for f in formats for m in f.quality),
+                measures=tuple(m for f in formats for m in f.measures))

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ...core import config
+from ...core.catalog import plain
+from ...core.measures import THROUGHPUT, Measure
 from ...errors import UnknownNameError
 from ..rules import NamedRule, Rule
 
@@ -38,10 +40,11 @@ class LogFormat:
     warn : (run metadata) -> what the format knows to be wrong with reading such a run, as sentences.
     conclude : (assemble.RunDraft) -> None, for a format of keyed records (KEYED events, MLLOG): folds
         them into the run's metadata, reported values, evaluations and end; raises scanning.Refused.
-    quality : the quality metrics its EVAL events carry (`core.config.Metric`), declared when it registers: the
-        evaluations frame has their columns before any model is loaded.
+    quality : the quality metrics its EVAL events carry (`core.config.Metric`): the catalog's evaluation columns.
+    measures : what its runs measure (`core.measures`): throughput, and tokens/s where its model has a sequence
+        length.
     arch : (run metadata) -> the name the log gives its model (NGC's `--arch`), or None; `named_model` reads it
-        through `ARCHES`.
+        through the catalog's `arch`.
     opens : patterns of the lines that open a run of this format and of no other (each a literal
         first: sought in every chunk of a file in another format, that is refused if it holds one,
         `scan`). A format without any (MLLOG, whose logs hold their framework's lines) is not sought,
@@ -62,26 +65,26 @@ class LogFormat:
     conclude: Callable[[Any], None] | None = None
     opens: tuple[re.Pattern, ...] = ()
     quality: tuple[config.Metric, ...] = ()
+    measures: tuple[Measure, ...] = (THROUGHPUT,)
     arch: Callable[[dict], str | None] = lambda meta: meta.get("arch")
     rates_per_step: bool = True
 
-    def named_model(self, meta: dict) -> tuple[str | None, list[str]]:
+    def named_model(self, meta: dict, catalog) -> tuple[str | None, list[str]]:
         """The `model` column of a run whose log names its model (`arch`) and whose metadata has none: the
-        model whose `ModelSpec.log_arches` holds that name (`ARCHES`), or the format's own model where the
-        name is its (`resnet50`); else the logged name itself (or "unknown", a name no column should hold),
-        with a warning: a ResNeXt log is never labelled ResNet-50. None where the log names nothing."""
+        model whose `ModelSpec.log_arches` holds that name (the catalog's `arch`), or the format's own model
+        where the name is its (`resnet50`); else the logged name itself (or "unknown", a name no column should
+        hold), with a warning: a ResNeXt log is never labelled ResNet-50. None where the log names nothing."""
         logged = self.arch(meta)
         if logged is None or meta.get("model") is not None:
             return None, []
         arch = str(logged)
-        model, _ = ARCHES.get((self.framework, _plain(arch)), (None, None))
-        if model is None and _plain(arch) == _plain(self.model):
+        model, _ = catalog.arch(self.framework, arch) or (None, None)
+        if model is None and plain(arch) == plain(self.model):
             model = self.model
         if model is not None:
             return model, []
         shown = arch if _SAFE_NAME.fullmatch(arch) else "unknown"
-        known = sorted({spelled for (framework, _), (_, spelled) in ARCHES.items() if framework == self.framework}
-                       | {self.model})
+        known = sorted({*catalog.arch_names(self.framework), self.model})
         return shown, [f"the log names its model {arch[:80]!r} (arch), none of those benchbook knows in "
                        f"{self.framework} logs ({', '.join(known)}): its runs are labelled {shown!r}, "
                        f"not {self.model!r}"]
@@ -97,27 +100,7 @@ class LogFormat:
 
 
 FORMATS: dict[str, LogFormat] = {}
-
-#: What the models say their logs call them: (framework, the name without case or punctuation) ->
-#: (the analysis's `model` column, the name as declared) (`ModelSpec.log_arches`, declared by `models.register`
-#: through `name_arch`).
-ARCHES: dict[tuple[str, str], tuple[str, str]] = {}
 _SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")  # a logged name the model column may hold
-
-
-def _plain(name: str) -> str:
-    """A model's name without case or punctuation: `ResNet-50` and `resnet50` are one."""
-    return re.sub(r"[^a-z0-9]", "", name.lower())
-
-
-def name_arch(framework: str, model: str, arches: tuple[str, ...]) -> None:
-    """Declare that `framework`'s logs naming their model one of `arches` are of `model` (the `model`
-    column); one name declared for two models is a programming error."""
-    for arch in arches:
-        key = (framework, _plain(arch))
-        declared, _ = ARCHES.setdefault(key, (model, arch))
-        if declared != model:
-            raise ValueError(f"{framework} logs' arch {arch!r} is declared for {declared!r} and {model!r}")
 
 # Which format a head is in when several recognise it, first first: the one place that orders them.
 PRECEDENCE = (
@@ -138,8 +121,6 @@ def register(fmt: LogFormat) -> LogFormat:
     if fmt.name not in PRECEDENCE:
         raise ValueError(f"log format {fmt.name!r} is not placed in parsers/registry.py's PRECEDENCE: add its "
                             "name there, before the formats whose heads it may share")
-    for metric in fmt.quality:
-        config.declare(metric)
     FORMATS[fmt.name] = fmt
     return fmt
 

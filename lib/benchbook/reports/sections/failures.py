@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from ...core import config
+from ...core.catalog import default as catalog
 from .. import display, machine
 from ..configs import GPUS
 from .parts import cpu_as_word, section, together
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from . import Page
 
 # The run records' fields as a reader reads them (times are shown in UTC).
-STATUS_HEADERS = {**config.headers(), "run_id": "run id", "started_at": "started", "ended_at": "ended",
+STATUS_HEADERS = {**catalog().headers(), "run_id": "run id", "started_at": "started", "ended_at": "ended",
                   "duration_s": "duration s", "exit_code": "exit code"}
 
 

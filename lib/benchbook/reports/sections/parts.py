@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from ...core import config
+from ...core.catalog import default as catalog
 from .. import configs, display, headline, machine, references
 from ..configs import GPUS, NODES, REPEAT, gpu_counts
 
@@ -99,13 +99,13 @@ def one_process_per_gpu(gpus: pd.Series, processes: pd.Series) -> bool:
 def constant_flags(table: pd.DataFrame) -> list[str]:
     """Flag columns (by their headers: XLA, DALI, synthetic data; nodes, repeat) with one value in every row:
     the set-up line says it once (MXNet's "XLA no" on every row says nothing)."""
-    names = [config.headers()[key] for key in (*config.flags(), NODES, REPEAT)]
+    names = [catalog().headers()[key] for key in (*catalog().flags(), NODES, REPEAT)]
     return [c for c in names if c in table and table[c].astype(str).nunique() <= 1 and len(table) > 1]
 
 
 def run_label(report: Report, records: pd.DataFrame) -> pd.DataFrame:
     """`records` (rows with source and run) with a `run` label: file:run (GPUs or CPU, precision, batch)."""
-    runs = report.analysis.runs[["source", "run", *config.run_keys()]]
+    runs = report.analysis.runs[["source", "run", *catalog().run_keys()]]
     joined = records.merge(runs, on=["source", "run"], how="left")
     label = [configs.run_label(Path(row["source"]).name, row["run"], row) for row in joined.to_dict("records")]
     return joined.assign(run=label)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ...core import config
+from ...core.catalog import default as catalog
 from .. import configs, display, headline, references
 from ..configs import BATCH, DALI, GPUS, NODES, PRECISION, SYNTHETIC, XLA
 from .parts import section, together, words
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 # Reproduction table headers for reading; GPUs, published, measured and verdict are the headers by which
 # tools/check_reference_reports.py finds the table.
-HEADERS = {**config.headers(), "delta_pct": "Δ %", "published_speedup": "published speedup",
+HEADERS = {**catalog().headers(), "delta_pct": "Δ %", "published_speedup": "published speedup",
            "measured_speedup": "measured speedup", "differences": "notes"}
 
 
@@ -51,7 +51,7 @@ def table(report: Report):
             if c in comparison and not comparison[c].map(display.missing).all()]
     if "table" in cols:
         comparison = comparison.assign(table=comparison["table"].map(lambda t: report.reference.tables.get(t, t)))
-    cols = [c for c in cols if c not in (NODES, *config.flags()) or comparison[c].astype(str).nunique() > 1]
+    cols = [c for c in cols if c not in (NODES, *catalog().flags()) or comparison[c].astype(str).nunique() > 1]
     tol = comparison.attrs.get("tolerance", report.reference.tolerance)
     parts = [display.note(f"Every configuration: {'; '.join(common)}.")] if common else []
     if "differences" in cols:

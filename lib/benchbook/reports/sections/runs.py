@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from ...core import config
+from ...core.catalog import default as catalog
 from .. import configs, display, grid
 from ..configs import BATCH, GPUS, PRECISION, PROCESSES, REPEAT, XLA
 from .parts import comparison_of, constant_flags, cpu_as_word, one_process_per_gpu
@@ -26,7 +26,7 @@ RUN_TABLE = ["run", GPUS, PROCESSES, BATCH, PRECISION, XLA, REPEAT, "status",
 
 def headers(unit: str) -> dict[str, str]:
     """The runs table's headers: "GPUs", "per-GPU batch", "reported <unit>" (the report's unit)..."""
-    return {**config.headers(), "run": "run id (folder) or file:run", "reported_throughput": f"reported {unit}",
+    return {**catalog().headers(), "run": "run id (folder) or file:run", "reported_throughput": f"reported {unit}",
             "recomputed_throughput": f"recomputed {unit}", "iterations": "records used"}
 
 
@@ -49,7 +49,7 @@ def content(page: Page):
     shown = table(report)
     if shown.empty:
         return display.note(f"no run found in {report.source}")
-    head = config.headers()  # the table's columns are the axes' headers
+    head = catalog().headers()  # the table's columns are the axes' headers
     keys = shown.rename(columns={head[GPUS]: GPUS, head[BATCH]: BATCH})
     shown = shown.loc[configs.sort_frame(keys, report.reference).index]
     digits = grid.decimals_by_configuration(grid.grids(report.stats, comparison_of(report), report.reference))

@@ -1,0 +1,42 @@
+"""What a run measures, each measure with its key, unit, per-step volume and direction.
+
+A log format or a model declares the measures its runs have (`LogFormat.measures`, `ModelSpec.measures`); the
+catalog (`core.catalog`) holds them. A measure's value comes from the same records the rule reads: a rate is
+the volume a step moves (`volume`: the samples of a global batch, or those times the sequence length for
+tokens) over the step's time, so throughput and tokens/s are one arithmetic with another volume.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+#: What one step of a run carries, from which a rate is computed: `samples` (the global batch, in the model's
+#: unit), `tokens` (the global batch times the sequence length).
+Volume = Literal["samples", "tokens"]
+
+
+@dataclass(frozen=True)
+class Measure:
+    """One measure of a run: `key` (its name in data: `throughput`, `tokens_per_s`), `name` in words, `unit`
+    (None: the model's sample unit a second), `volume` (what a step moves), `direction` (higher or
+    lower is better), `doc` (what it is, for the data dictionary)."""
+
+    key: str
+    name: str
+    volume: Volume
+    doc: str
+    unit: str | None = None
+    direction: Literal["higher", "lower"] = "higher"
+
+    def unit_for(self, sample_unit: str | None) -> str:
+        """The unit of the measure for a model whose throughput is in `sample_unit`."""
+        return self.unit or sample_unit or "samples/s"
+
+
+#: Every run's: the samples a second, in its model's unit (`ModelSpec.unit`).
+THROUGHPUT = Measure("throughput", "throughput", "samples", "samples a second over all GPUs, by the rule, in the "
+                                                             "model's unit")
+#: A model with a sequence length (BERT, an LLM): tokens a second, the samples times the sequence length.
+TOKENS = Measure("tokens_per_s", "tokens/s", "tokens", "tokens a second over all GPUs: the throughput times the "
+                                                        "sequence length", unit="tokens/s")

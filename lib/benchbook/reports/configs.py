@@ -65,27 +65,56 @@ def place_label(key: tuple[int, int]) -> str:
     return config.where(0, processes) if gpus == 0 else str(gpus)
 
 
-def describe(gpus, processes, precision, batch, xla=None) -> str:
+def describe(gpus, processes, precision, batch, xla=None, own: tuple = ()) -> str:
     """A configuration in words, for a line of text or the index page: "8 GPUs, AMP, batch 256, XLA",
-    "1 GPU, FP32, batch 64", "CPU, 2 processes, FP32, batch 8" (processes only on the CPU, where they vary)."""
+    "1 GPU, FP32, batch 64", "CPU, 2 processes, FP32, batch 8" (processes only on the CPU, where they vary),
+    then a model's own axes where they vary (`own`: (key, value) pairs, "sequence length 512, phase 2")."""
     words = [config.where(gpus, processes), precision_name(precision), f"batch {as_int(batch)}"]
-    return ", ".join(words + (["XLA"] if flag(xla) is True else []))
+    return ", ".join(words + (["XLA"] if flag(xla) is True else []) + _said(own))
 
 
-def describe_row(row) -> str:
-    """`describe` of a row (a mapping, a pandas row) of a configuration."""
+def _said(own: tuple) -> list[str]:
+    known = catalog()
+    return [known.axis(key).say(value) for key, value in own]
+
+
+def own_varying(frame) -> list[str]:
+    """The model's own axes (a sequence length, a phase) that take more than one value in a frame of runs or
+    configurations: every spelling of a configuration says them there, so that a phase-1 and a phase-2 row of
+    the same GPUs, batch and precision never read the same."""
+    if frame is None or len(frame) == 0:
+        return []
+    return [key for key in catalog().own() if key in frame
+            and len({v for v in frame[key].tolist() if not config.missing(v)}) > 1]
+
+
+def own_given(frame) -> list[str]:
+    """The model's own axes that some row of a frame gives (a runs table's columns: BERT's, not ResNet-50's)."""
+    return [key for key in catalog().own() if key in frame and any(not config.missing(v) for v in frame[key].tolist())]
+
+
+def own_of(row, keys) -> tuple:
+    """The (key, value) pairs of a row's own axes `keys` (those `own_varying` found), for the spellings."""
+    return tuple((key, row.get(key)) for key in keys)
+
+
+def describe_row(row, own_keys=()) -> str:
+    """`describe` of a row (a mapping, a pandas row) of a configuration, with its own axes `own_keys`."""
     return describe(row.get(GPUS), row.get(PROCESSES), row.get(PRECISION), row.get(BATCH),
-                    row.get(XLA))
+                    row.get(XLA), own_of(row, own_keys))
 
 
-def column_on(row) -> str:
-    """A configuration's column and where it ran, for a sentence: "AMP bs256 on 8 GPUs"."""
-    return f"{column_label(row[PRECISION], row[BATCH])} on {config.where_of(row)}"
+def column_on(row, own_keys=()) -> str:
+    """A configuration's column and where it ran, for a sentence: "AMP bs256 on 8 GPUs" ("AMP bs256 phase 2 on
+    8 GPUs" where the phase varies)."""
+    return f"{column_label(row[PRECISION], row[BATCH], dict(own_of(row, own_keys)))} on {config.where_of(row)}"
 
 
-def run_label(source_name: str, run, row) -> str:
-    """A run in a table of its records: "file.log:0 (8 GPUs, amp, bs 256)"."""
-    return f"{source_name}:{run} ({config.where(row.get(GPUS))}, {row.get(PRECISION)}, bs {row.get(BATCH)})"
+def run_label(source_name: str, run, row, own_keys=()) -> str:
+    """A run in a table of its records: "file.log:0 (8 GPUs, amp, bs 256)", its own axes where they vary
+    ("file.log:0 (8 GPUs, amp, bs 256, phase 2)")."""
+    said = "".join(f", {w}" for w in _said(own_of(row, own_keys)))
+    return f"{source_name}:{run} ({config.where(row.get(GPUS))}, {row.get(PRECISION)}, bs {row.get(BATCH)}{said})"
 
 
 def gpu_counts(runs: pd.DataFrame) -> list[int]:

@@ -95,10 +95,11 @@ def fastest(stats: pd.DataFrame) -> tuple[pd.Series, pd.Series | None, str]:
 def fastest_words(stats: pd.DataFrame, unit: str) -> str:
     """The highest median in words, named "the fastest" only by FASTEST_RULE."""
     top, second, how = fastest(stats)
-    first = f"{display.fixed(top['median'])} {unit} ({configs.describe_row(top)})"
+    own = configs.own_varying(stats)
+    first = f"{display.fixed(top['median'])} {unit} ({configs.describe_row(top, own)})"
     if how == "alone":
         return f"the median {first}"
-    nxt = f"{display.fixed(second['median'])} {unit} ({configs.describe_row(second)})"
+    nxt = f"{display.fixed(second['median'])} {unit} ({configs.describe_row(second, own)})"
     if how == "apart":
         return f"the fastest {first}: each of its repeats above every repeat of the next, {nxt}"
     if how == "single":
@@ -127,7 +128,7 @@ def sentence(what: str, on: str, reference, comparison: pd.DataFrame | None, sum
     n = summary["rows"]
     if summary["measured"] == 0:
         pub = sorted({configs.column_on(r.model_dump()) for r in reference.rows})
-        mine = sorted({configs.column_on(r) for _, r in stats.iterrows()})
+        mine = sorted({configs.column_on(r, configs.own_varying(stats)) for _, r in stats.iterrows()})
         verdict, how = "not measured", ""
         rest = (f"none of the {configs_n} configuration{'s' * (configs_n != 1)} in the logs "
                 f"({configs.join_counts(mine)}) is one of the {n} published ({configs.join_counts(pub)}).")

@@ -19,7 +19,7 @@ from matplotlib.figure import Figure
 
 from ..core import config
 from ..core.catalog import default as catalog
-from .configs import BATCH, GPUS, PRECISION, PROCESSES, REPEAT, XLA, precision_order
+from .configs import BATCH, GPUS, PRECISION, PROCESSES, REPEAT, XLA, own_varying, precision_order
 
 METRICS = {
     "recomputed_throughput": "recomputed throughput",
@@ -175,11 +175,13 @@ def _xla(value) -> bool | None:
     return bool(value)
 
 
-def config_label(row, prefix: Sequence[str] = (), with_gpus: bool = True, with_xla: bool = True) -> str:
+def config_label(row, prefix: Sequence[str] = (), with_gpus: bool = True, with_xla: bool = True,
+                 own: Sequence[str] = ()) -> str:
     """'8 GPUs · amp · bs224 · xla' for a row with gpus, precision, batch_size, xla ('CPU' when gpus == 0).
 
     `prefix` names columns (framework, model) whose values start the label; `with_xla` False leaves XLA
-    out (where every configuration has the same, MXNet's "no xla" says nothing).
+    out (where every configuration has the same, MXNet's "no xla" says nothing); `own` the model's own axes
+    said after it ("phase 2"), those that vary (`configs.own_varying`).
     """
     get = row.get if hasattr(row, "get") else (lambda k, d=None: getattr(row, k, d))
     parts = [" ".join(str(get(k)) for k in prefix if not is_missing(get(k)))] if prefix else []
@@ -192,6 +194,7 @@ def config_label(row, prefix: Sequence[str] = (), with_gpus: bool = True, with_x
     xla = _xla(get(XLA)) if with_xla else None
     if xla is not None:
         parts.append(catalog().axis(XLA).words[bool(xla)].lower())
+    parts += [catalog().axis(key).say(get(key)) for key in own]
     return " · ".join(p for p in parts if p)
 
 
@@ -199,12 +202,13 @@ def _prefix(frame: pd.DataFrame) -> list[str]:
     return [k for k in ("framework", "model") if k in frame and frame[k].astype(str).nunique() > 1]
 
 
-def _sort_key(row, prefix: Sequence[str], with_gpus: bool = True) -> tuple:
+def _sort_key(row, prefix: Sequence[str], with_gpus: bool = True, own: Sequence[str] = ()) -> tuple:
     precision = str(row.get(PRECISION)).lower()
     batch, gpus, xla = int_or_none(row.get(BATCH)), int_or_none(row.get(GPUS)), _xla(row.get(XLA))
     key = tuple(str(row.get(k)) for k in prefix)
     key += (precision_order(precision), precision, batch if batch is not None else 1 << 30,
             {True: 0, False: 1, None: 2}[xla])
+    key += tuple((int_or_none(row.get(k)) is None, int_or_none(row.get(k)) or 0, str(row.get(k))) for k in own)
     ranks = int_or_none(row.get(PROCESSES)) or 1
     return key + ((gpus if gpus is not None else 1 << 30, ranks) if with_gpus else ())
 
@@ -214,11 +218,12 @@ def config_labels(frame: pd.DataFrame, with_gpus: bool = True) -> tuple[pd.Serie
     prefix = _prefix(frame)
     records = frame.to_dict("records")
     with_xla = XLA not in frame or frame[XLA].astype(str).nunique() > 1
-    labels = pd.Series([config_label(r, prefix, with_gpus, with_xla) for r in records], index=frame.index,
+    own = own_varying(frame)
+    labels = pd.Series([config_label(r, prefix, with_gpus, with_xla, own) for r in records], index=frame.index,
                        dtype=object)
     keys: dict[str, tuple] = {}
     for label, r in zip(labels, records, strict=True):
-        keys.setdefault(label, _sort_key(r, prefix, with_gpus))
+        keys.setdefault(label, _sort_key(r, prefix, with_gpus, own))
     return labels, sorted(keys, key=lambda lab: (keys[lab], lab))
 
 

@@ -107,7 +107,8 @@ def run_label(report: Report, records: pd.DataFrame) -> pd.DataFrame:
     """`records` (rows with source and run) with a `run` label: file:run (GPUs or CPU, precision, batch)."""
     runs = report.analysis.runs[["source", "run", *catalog().run_keys()]]
     joined = records.merge(runs, on=["source", "run"], how="left")
-    label = [configs.run_label(Path(row["source"]).name, row["run"], row) for row in joined.to_dict("records")]
+    own = configs.own_varying(runs)
+    label = [configs.run_label(Path(row["source"]).name, row["run"], row, own) for row in joined.to_dict("records")]
     return joined.assign(run=label)
 
 

@@ -31,6 +31,7 @@ def spread(report: Report):
     fig = plots.repeats(report.analysis.runs)
     if variable.empty:
         return together(fig)
-    lines = [f"{configs.column_on(r)}: "
+    own = configs.own_varying(stats)
+    lines = [f"{configs.column_on(r, own)}: "
              f"CV {100 * float(r['cv']):.1f}% over {int(r['runs'])} runs" for _, r in variable.iterrows()]
     return together(display.note("repeats vary by more than 10%: " + "; ".join(lines)), fig)

@@ -19,9 +19,16 @@ if TYPE_CHECKING:
     from . import Page
 
 # processes: a CPU run's MPI ranks (shown only where it is not one per GPU); the configuration's headers
-# are its axes' (core.config), the throughputs' are in the report's unit.
+# are its axes' (the catalog's), the throughputs' are in the report's unit. A model's own axes (BERT's sequence
+# length and phase) follow the precision where a run gives them (`columns`).
 RUN_TABLE = ["run", GPUS, PROCESSES, BATCH, PRECISION, XLA, REPEAT, "status",
              "reported_throughput", "recomputed_throughput", "iterations", "warnings"]
+
+
+def columns(runs: pd.DataFrame) -> list[str]:
+    """RUN_TABLE with the model's own axes that some run gives, after the precision and XLA."""
+    at = RUN_TABLE.index(XLA) + 1
+    return [*RUN_TABLE[:at], *configs.own_given(runs), *RUN_TABLE[at:]]
 
 
 def headers(unit: str) -> dict[str, str]:
@@ -36,11 +43,12 @@ def table(report: Report) -> pd.DataFrame:
     named = headers(report.unit)
     if runs.empty:
         return pd.DataFrame(columns=[named.get(k, k) for k in RUN_TABLE])
+    shown = columns(runs)
     names = runs["source"].map(report.log_name) if report.log_dir is not None else runs["source"].map(
         lambda s: Path(s).parent.name if Path(s).parent != report.source else Path(s).name)  # the run id
     view = runs.assign(run=names + ":" + runs["run"].astype(str),
                        warnings=runs["warnings"].map(lambda w: "; ".join(w)))
-    return view[RUN_TABLE].rename(columns=named)
+    return view[shown].rename(columns=named)
 
 
 def content(page: Page):

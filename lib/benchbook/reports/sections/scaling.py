@@ -24,7 +24,8 @@ def content(page: Page):
 
 
 def table(report: Report):
-    cols = [GPUS, NODES, PROCESSES, PRECISION, BATCH, XLA, "runs", "median", "speedup", "efficiency"]
+    own = configs.own_varying(report.stats)  # a model's own axes (a phase) where they tell rows apart
+    cols = [GPUS, NODES, PROCESSES, PRECISION, BATCH, XLA, *own, "runs", "median", "speedup", "efficiency"]
     shown = report.stats[cols].sort_values([PRECISION, BATCH, XLA, GPUS, PROCESSES])
     shown = shown.reset_index(drop=True)
     if shown.empty or shown["speedup"].map(display.missing).all():

@@ -48,14 +48,16 @@ LAZY_HELP = {"check": "check what a study needs (docker, image, GPUs, ssh, code,
 LIFT_CAPS_ENV = "BENCHBOOK_ALLOW_LARGE_STUDY"  # study.LIFT_CAPS_ENV (tests/test_cli.py keeps them the same)
 
 
-def run_lines(runs: pd.DataFrame) -> Iterator[str]:
+def run_lines(runs: pd.DataFrame, measures: pd.DataFrame | None = None) -> Iterator[str]:
     """The runs as the JSON lines of the CLI contract, one object per run: strict JSON, a value
     that is no finite number (a log's `inf`) is null, never `Infinity` or `NaN`. Made 1,000 runs
     at a time: every run's dict and line held at once cost 2 kB a run (bench/bench_reading.py)."""
     from .runfolder import records
 
     for at in range(0, len(runs), 1000):
-        for run in records.run_dicts(runs.iloc[at : at + 1000]):
+        part = runs.iloc[at : at + 1000]
+        own = None if measures is None else measures[measures["source"].isin(set(part["source"]))]
+        for run in records.run_dicts(part, own):
             yield json.dumps(_finite(run), sort_keys=False, allow_nan=False)
 
 
@@ -118,7 +120,7 @@ def _exit_code(result: Analysis, strict: bool) -> int:
 def cmd_analyze(args, out: Console, err: Console) -> int:
     result = _analysis(args)
     if args.json:
-        for line in run_lines(result.runs):
+        for line in run_lines(result.runs, result.measures):
             print(line)
     else:
         t = Table(title=f"{len(result.runs)} runs", show_lines=False)
@@ -166,8 +168,9 @@ def cmd_summarize(args, out: Console, err: Console) -> int:
     else:
         for (framework, model), group in stats.groupby(["framework", "model"], sort=True):
             table = tables.published_layout(group)
+            unit = result.catalog.unit_of(model, framework) or "samples/s"  # the model's own (ModelSpec.unit)
             out.print(Text.assemble((shown(f"{model} ({framework})"), "bold"),
-                                    f", {args.value.replace('_', ' ')} in images/s over repeats"))
+                                    f", {args.value.replace('_', ' ')} in {unit} over repeats"))
             print(shown(table.round(2).to_string(na_rep="-")))
             cut = group[group["incomplete"] > 0]
             for _, row in cut.iterrows():

@@ -35,7 +35,7 @@ class Part:
     """What one registry declares: `axes` a configuration may have beyond the common ones, quality `metrics`,
     `measures`, `arches` ((framework, model column, a name its logs give it): a log naming that model is of
     it), `quality` ((framework, model column, its metrics, the headline first)), `units` ((framework, model
-    column, its sample unit: "images", "sequences"))."""
+    column, its throughput unit, `ModelSpec.unit`))."""
 
     axes: tuple[Axis, ...] = ()
     metrics: tuple[Metric, ...] = ()
@@ -144,8 +144,12 @@ class Catalog:
         return found.pop() if len(found) == 1 else None
 
     def unit_of(self, model: str, framework: str | None = None) -> str | None:
-        """The sample unit of a model's throughput ("images", "sequences"), None where no model declares it."""
+        """The unit of a model's throughput (`ModelSpec.unit`), None where no model declares it."""
         return next((u for f, m, u in self.units if m == model and framework in (None, f)), None)
+
+    def unit(self, measure: Measure, model: str, framework: str | None = None) -> str:
+        """A measure's unit for runs of a model: its own (tokens/s), else the model's throughput unit."""
+        return measure.unit or self.unit_of(model, framework) or "samples/s"
 
     # -------------------------------------------------------------- what logs call their models
     def arch(self, framework: str, logged: str) -> tuple[str, str] | None:

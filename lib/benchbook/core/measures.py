@@ -29,10 +29,6 @@ class Measure:
     unit: str | None = None
     direction: Literal["higher", "lower"] = "higher"
 
-    def unit_for(self, sample_unit: str | None) -> str:
-        """The unit of the measure for a model whose throughput is in `sample_unit`."""
-        return self.unit or sample_unit or "samples/s"
-
 
 #: Every run's: the samples a second, in its model's unit (`ModelSpec.unit`).
 THROUGHPUT = Measure("throughput", "throughput", "samples", "samples a second over all GPUs, by the rule, in the "

@@ -29,9 +29,11 @@ from .frames import (  # noqa: F401 -- the frames' documented columns, read here
     EVAL_NAMED_COLUMNS,
     ITERATION_COLUMNS,
     LOSS_COLUMNS,
+    MEASURE_COLUMNS,
     eval_columns,
     file_losses,
     loss_frame,
+    measures,
     row_columns,
 )
 from .frames import iterations as iteration_frame
@@ -60,6 +62,7 @@ class Analysis:
     rule: Rule = field(default_factory=Rule)
     losses: pd.DataFrame = field(default_factory=lambda: loss_frame([]))  # columns LOSS_COLUMNS
     catalog: Catalog = field(default_factory=default_catalog)  # the axes and metrics its frames' columns follow
+    measures: pd.DataFrame | None = None  # columns frames.MEASURE_COLUMNS: a row per run and measure
 
 
 def __getattr__(name: str):
@@ -471,6 +474,6 @@ def analyze(paths: Iterable[str | os.PathLike], rule: Rule | None = None, log_fo
     evaluations = pd.DataFrame(evals, columns=named) if evals else pd.DataFrame().reindex(columns=named)
     epoch_frame = pd.DataFrame(epochs, columns=list(EPOCH_COLUMNS)).astype(EPOCH_TYPES)
     return Analysis(runs=runs, iterations=iterations, evaluations=evaluations, epochs=epoch_frame, problems=problems,
-                    rule=rule, losses=loss_frame(losses), catalog=catalog)
+                    rule=rule, losses=loss_frame(losses), catalog=catalog, measures=measures(runs, catalog))
 
 

@@ -1,6 +1,7 @@
 """The frames of an analysis: each frame's columns in words (`*_COLUMNS`: the frame's shape as the README
 and the reports read it), and the builders of the frames of records and loss components from every file's
-columns (`iterations`, `file_losses`, `loss_frame`); `analysis` reads the logs and builds the run rows.
+columns (`iterations`, `file_losses`, `loss_frame`) and of the long frame of measures from the runs
+(`measures`); `analysis` reads the logs and builds the run rows.
 """
 
 from __future__ import annotations
@@ -184,3 +185,48 @@ def loss_frame(files: list[tuple[str, dict]]) -> pd.DataFrame:
     data["component"] = pd.Categorical.from_codes(np.concatenate(own) if own else np.empty(0, np.int32),
                                                   categories=pd.Index(names, dtype=object))
     return pd.DataFrame(data, columns=list(LOSS_COLUMNS))
+
+
+# ---------------------------------------------------------------- the measures: a row per run and measure
+
+MEASURE_COLUMNS = {
+    "source": "path of the log file",
+    "run": "0-based index of the run in its file",
+    "measure": "the measure's key (core.measures: throughput, tokens_per_s)",
+    "value": "its value, in `unit`",
+    "unit": "the measure's unit: the model's sample unit a second for throughput (ModelSpec.unit), tokens/s",
+    "rule": "how the value follows from the log's records, in words",
+}
+
+#: Per volume: the runs column each sample of a step is counted as (None: one sample), and the rule's words.
+_PER_SAMPLE = {"samples": (None, ""), "tokens": ("seq_len", ", each sample counted as its sequence length")}
+
+
+def measures(runs: pd.DataFrame, catalog: Catalog) -> pd.DataFrame:
+    """The long frame of every run's measures (`MEASURE_COLUMNS`), in the runs' order and the format's order of
+    measures. A run's measures are those its log format declares (`LogFormat.measures`), each the rule's value
+    over the run's measured records with the measure's volume a step: throughput the rule's samples a second
+    (`recomputed_throughput`), tokens/s the same records with each sample counted as its sequence length
+    (none where the log gives no sequence length)."""
+    import numpy as np
+    import pandas as pd
+
+    from . import parsers
+
+    parts = []
+    for name, group in runs.groupby("format", sort=False):
+        for order, measure in enumerate(parsers.get(name).measures):
+            column, words = _PER_SAMPLE[measure.volume]
+            value = pd.to_numeric(group["recomputed_throughput"], errors="coerce").astype(float)
+            if column is not None:
+                value = value * (pd.to_numeric(group[column], errors="coerce").astype(float)
+                                 if column in group else np.nan)
+            units = [catalog.unit(measure, m, f) for m, f in zip(group["model"], group["framework"], strict=True)]
+            rules = group["rule"].map({r: r + words for r in group["rule"].unique()})  # one string a rule
+            parts.append(pd.DataFrame({"source": group["source"], "run": group["run"], "measure": measure.key,
+                                       "value": value, "unit": units, "rule": rules,
+                                       "_at": group.index, "_order": order})[value.notna().to_numpy()])
+    if not parts:
+        return pd.DataFrame(columns=list(MEASURE_COLUMNS))
+    frame = pd.concat(parts).sort_values(["_at", "_order"], kind="stable")
+    return frame.drop(columns=["_at", "_order"]).reset_index(drop=True)

@@ -26,6 +26,7 @@ import re
 from typing import TYPE_CHECKING
 
 from ...core.config import Axis, Metric
+from ...core.measures import THROUGHPUT, TOKENS
 from ..rules import NamedRule
 from . import scanning
 from .dllogger import truthy, values
@@ -214,6 +215,7 @@ FORMAT = register(
         bulk=_BULK,
         rules=(NVIDIA,),
         quality=BERT_QUALITY,
+        measures=(THROUGHPUT, TOKENS),  # sequences/s, and tokens/s: each sequence its seq_len tokens
         finish=finish,
         warn=seq_len_warnings,
         opens=(re.compile(r" - PARAMETER Config : \[[\"']Namespace\("),),

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ...core.measures import THROUGHPUT, TOKENS
 from ..rules import NamedRule
 from . import scanning
 from .dllogger import truthy
@@ -187,6 +188,7 @@ FORMAT = register(
         bulk=_BULK,
         rules=(NVIDIA, PERF, PERF_FROM_3, STEADY),
         quality=BERT_QUALITY,
+        measures=(THROUGHPUT, TOKENS),  # sequences/s, and tokens/s: each sequence its seq_len tokens
         finish=finish,
         warn=seq_len_warnings,
         opens=(re.compile(r"\+ bash scripts/run_pretraining_lamb\.sh "),),

@@ -88,7 +88,7 @@ def _equal(csv_frame: pd.DataFrame, frame: pd.DataFrame) -> list[str]:
 
 def test_a_model_report_writes_its_runs_configurations_and_comparison(written):
     folder, names = written
-    assert names == ["runs", "configurations", "comparison"]
+    assert names == ["runs", "configurations", "iterations", "measures", "comparison"]
     assert data_files.present(folder) == names
     for name in names:
         assert (folder / f"{name}.csv").is_file() and (folder / f"{name}.json").is_file()
@@ -149,7 +149,8 @@ def test_the_published_page_links_its_data_beside_it(report, tmp_path):
     here.mkdir(parents=True)
     links = opening.navigation(report, str(here / "summary.json"))
     data = [h for h in _hrefs(links.markup) if h.endswith((".csv", ".json"))]
-    assert data == [f"{n}.{f}" for n in ("runs", "configurations", "comparison") for f in ("csv", "json")]
+    assert data == [f"{n}.{f}" for n in ("runs", "configurations", "iterations", "measures", "comparison")
+                    for f in ("csv", "json")]
     assert all((here / h).is_file() for h in data)
     assert "data: runs.csv · runs.json · configurations.csv" in links.plain
 
@@ -196,7 +197,7 @@ def test_an_mlperf_report_writes_its_scores_and_the_published_comparison(tmp_pat
     here.mkdir(parents=True)
     links = mlperf_page.navigation(report, here)
     assert [h for h in _hrefs(links.markup) if h.endswith((".csv", ".json"))] == [
-        "scores.csv", "scores.json", "comparison.csv", "comparison.json"]
+        "scores.csv", "scores.json", "comparison.csv", "comparison.json"]  # (no iterations: no model report)
     scores = _as_frame(here / "scores.csv")
     assert _equal(scores, report.published()) == []
     assert _equal(_as_frame(here / "comparison.csv"), report.against_published()) == []

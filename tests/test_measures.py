@@ -13,6 +13,7 @@ from test_parsers_bert import _namespace, _pytorch_run
 
 
 def _bert_logs(tmp_path):
+    tmp_path.mkdir(exist_ok=True)
     known = _pytorch_run(0, _namespace(fp16=True, n_gpu=8, max_seq_length=512, phase2=True), [(1, 8.0)], 1234.5)
     unknown = [line for line in _pytorch_run(0, _namespace(n_gpu=8), [(1, 8.0)], 999.0) if "Namespace" not in line]
     (tmp_path / "phase2_gpu8.log").write_text("\n".join(known) + "\n")
@@ -39,3 +40,23 @@ def test_a_resnet_run_measures_images_a_second(fixtures):
     row = result.measures.iloc[0]
     assert (row["measure"], row["unit"]) == ("throughput", "images/s") and len(result.measures) == len(result.runs)
     assert row["value"] == result.runs["recomputed_throughput"].iloc[0]
+
+
+def test_a_reports_frames_and_data_files_are_tidy_and_typed(tmp_path):
+    """Issue 46: `report.iterations` has each step's run name and configuration (a user's plot is one line), the
+    iterations and measures are data files, and `data_files.load` reads a CSV back by the JSON's column types:
+    text stays text (digits and empty cells kept), integers integers."""
+    from benchbook.reports import data_files
+    from benchbook.reports.report import Report
+
+    report = Report(log_dir=_bert_logs(tmp_path / "logs"))
+    its = report.iterations
+    assert {"run", "configuration", "iteration", "throughput", "loss"} <= set(its.columns) and its["run"].notna().all()
+    assert set(its["configuration"]) == set(report.measures["configuration"])
+    here = tmp_path / "out"
+    here.mkdir()
+    assert data_files.write_report(report, here) == ["runs", "configurations", "iterations", "measures"]
+    back = data_files.load(here / "measures.csv")
+    assert back["value"].tolist() == report.measures["value"].tolist() and back["unit"].map(type).eq(str).all()
+    runs = data_files.load(here / "runs.csv")
+    assert str(runs["gpus"].dtype) == "Int64" and runs["warnings"].map(type).eq(str).all()  # "" stays ""

@@ -105,20 +105,21 @@ def _meta(draft: RunDraft, path: Path, fmt: LogFormat, record: dict, tables: dic
 @dataclass(frozen=True)
 class _Sizes:
     """What a run's configuration says of its size: processes (one per GPU on NGC), the global batch, and
-    the images a step (all GPUs; NaN where unknown) from which the elapsed throughput is computed."""
+    the samples a step (all GPUs; NaN where unknown: the volume of the throughput measure, `core.measures`) from
+    which the elapsed throughput is computed."""
 
     processes: int | None
     global_batch: int | float | None
-    images: float
+    samples: float
 
 
 def _sizes(meta: dict) -> _Sizes:
     gpus, batch = meta.get("gpus"), meta.get("batch_size")
     processes = meta.get("processes") or gpus  # NGC runs: one process per GPU
     global_batch = meta.get("global_batch_size") or (processes * batch if processes and batch else None)
-    images = global_batch if isinstance(global_batch, (int, float)) and not isinstance(global_batch, bool) \
+    samples = global_batch if isinstance(global_batch, (int, float)) and not isinstance(global_batch, bool) \
         and global_batch > 0 else math.nan
-    return _Sizes(processes, global_batch, images)
+    return _Sizes(processes, global_batch, samples)
 
 
 def _reported(draft: RunDraft, warnings: list[str]):
@@ -213,7 +214,7 @@ def _one_run(file: _File, draft: RunDraft, meta: dict, warnings: list[str], own:
 
     size = _sizes(meta)
     run = Run(own, meta)
-    warm, use, got, wall, run_epochs = apply(run, file.applied, size.images)
+    warm, use, got, wall, run_epochs = apply(run, file.applied, size.samples)
     records = len(own["line"]) > 0
     reported = _reported(draft, warnings)
     warnings += refused

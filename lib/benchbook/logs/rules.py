@@ -39,11 +39,11 @@ DEFAULT_TOLERANCE = 0.03
 METHODS = {
     "mean": "arithmetic mean of the logged rates",
     "median": "median of the logged rates",
-    "harmonic": "images / time implied by the logged rates (step-weighted harmonic mean)",
-    "elapsed": "images / wall-clock time between the first and last measured records' timestamps",
+    "harmonic": "samples / time implied by the logged rates (step-weighted harmonic mean)",
+    "elapsed": "samples / wall-clock time between the first and last measured records' timestamps",
     "last": "the last measured record's rate (a running mean's final value)",
     "epochs": "harmonic mean over the run's epochs after its first (the only one if there is one) of each "
-              "epoch's rate: its logged per-epoch rate, else images / time of the measured records from the "
+              "epoch's rate: its logged per-epoch rate, else samples / time of the measured records from the "
               "first to the epoch's end",
 }
 
@@ -218,10 +218,10 @@ def fill_steps(cols: dict[str, np.ndarray]) -> np.ndarray:
     return np.where(missing, gaps, steps)
 
 
-def apply(run: Run, rule: NamedRule, images: float) -> tuple[np.ndarray, np.ndarray, float | None, float | None,
+def apply(run: Run, rule: NamedRule, samples: float) -> tuple[np.ndarray, np.ndarray, float | None, float | None,
                                                            list[EpochRate]]:
     """The rule applied to one run: (warm-up, measured) as masks over all its records, the rule's
-    value, the wall-clock value of the measured records (images a step over the seconds between
+    value, the wall-clock value of the measured records (samples a step over the seconds between
     the first and last: None where either gives none) and, where the rule is per epoch, the epochs
     its value is made of (`EpochRate`s; none for the other methods).
 
@@ -257,10 +257,10 @@ def apply(run: Run, rule: NamedRule, images: float) -> tuple[np.ndarray, np.ndar
     if rule.method == "epochs":
         got, epochs = _epochs(run.all, rates, use, warm)
     else:
-        got = value(run.all, rates, use, rule.method, images)
+        got = value(run.all, rates, use, rule.method, samples)
     if rule.decimals is not None:  # numpy's round, as the scripts round np.mean()'s float64
         got = float(np.round(got, rule.decimals))
-    wall = value(run.all, run.all["throughput"], use, "elapsed", images)
+    wall = value(run.all, run.all["throughput"], use, "elapsed", samples)
     return warm, use, None if math.isnan(got) else float(got), None if math.isnan(wall) else float(wall), epochs
 
 
@@ -304,23 +304,23 @@ def value(cols: dict[str, np.ndarray], rates: np.ndarray, measured: np.ndarray, 
     steps = cols["steps"]
     if method == "epochs":
         return _epochs(cols, rates, measured)[0]
-    if method == "harmonic":  # images over the time the rates imply, positive rates only
+    if method == "harmonic":  # samples over the time the rates imply, positive rates only
         with np.errstate(invalid="ignore", divide="ignore"):
             positive = measured & (rates > 0)
             if not positive.any():
                 return math.nan
-            images = _total(np.where(positive, steps, 0.0))
-            return images / _total(np.where(positive, steps / rates, 0.0))
-    # elapsed: images between the first and last measured records over the time between them
+            samples = _total(np.where(positive, steps, 0.0))
+            return samples / _total(np.where(positive, steps / rates, 0.0))
+    # elapsed: samples between the first and last measured records over the time between them
     at = np.flatnonzero(measured)
     if count < 2:
         return math.nan
     first, last = at[0], at[-1]
     seconds = cols["timestamp"][last] - cols["timestamp"][first]
-    images = _total(np.where(measured, steps, 0.0)) - steps[first]  # the steps after the first
+    samples = _total(np.where(measured, steps, 0.0)) - steps[first]  # the steps after the first
     if not (seconds > 0 and global_batch > 0):  # False where either is NaN
         return math.nan
-    return float(global_batch * images / seconds)
+    return float(global_batch * samples / seconds)
 
 
 class EpochRate(NamedTuple):
@@ -340,7 +340,7 @@ def _epochs(cols: dict[str, np.ndarray], rates: np.ndarray, measured: np.ndarray
     first (`-w 1`; the first alone where it has no other), and the epochs it is made of, in line
     order (with the whole-epoch records of `warmup`, unused). Where every measured record is a whole
     epoch's (no iteration), each carries that epoch's rate (fit.py of 20.12+ logs it); otherwise an
-    epoch's rate is images / time of the measured records from the first to the epoch's end, as
+    epoch's rate is samples / time of the measured records from the first to the epoch's end, as
     fit.py of 19.07 divides the batch by the mean of a list of durations it never resets."""
     import numpy as np
 
@@ -354,7 +354,7 @@ def _epochs(cols: dict[str, np.ndarray], rates: np.ndarray, measured: np.ndarray
     whole = not (cols["iteration"][at] >= 0).any()
     first_epoch = cols["epoch"].min()
     per_epoch = []  # (epoch, its rate, first and last line), one per stretch of the measured records in one epoch
-    images = seconds = 0.0
+    samples = seconds = 0.0
     with np.errstate(invalid="ignore", divide="ignore"):
         starts = np.flatnonzero(np.concatenate(([True], epoch[1:] != epoch[:-1])))
         for a, b in zip(starts.tolist(), [*starts[1:].tolist(), len(at)], strict=True):
@@ -362,9 +362,9 @@ def _epochs(cols: dict[str, np.ndarray], rates: np.ndarray, measured: np.ndarray
             if whole:
                 per_epoch.append((epoch[a], rate[b - 1], *lines))
                 continue
-            images += _total(steps[a:b])
+            samples += _total(steps[a:b])
             seconds += _total(steps[a:b] / rate[a:b])
-            per_epoch.append((epoch[a], images / seconds, *lines))
+            per_epoch.append((epoch[a], samples / seconds, *lines))
     later = any(e > first_epoch for e, *_ in per_epoch)
     rows = [EpochRate(int(e), float(r), bool(e > first_epoch or not later), s, t) for e, r, s, t in per_epoch]
     after = [r.rate for r in rows if r.used]

@@ -5,15 +5,19 @@ page. The tables, each present only where the report has it:
 
 - `runs`: one row per run, the columns of the page's runs table (its keys, not its headers), unrounded;
 - `configurations`: one row per configuration, its statistics over repeats (`metrics.STAT_COLUMNS`);
+- `iterations`: one row per logged step, with its run's name and configuration (`reports.tidy`);
+- `measures`: one row per run and measure (throughput, tokens/s...), with its unit and the rule that gave it;
 - `comparison`: one row per published number, the recomputed one beside it, the deviation, the rule and whether it
   is within the tolerance;
 - `scores` (an MLPerf report): one row per result, its score as MLCommons publishes it;
 - `ratios` (a comparison of sources): each configuration's ratio to the baseline with its interval.
 
 The CSV has one header row of column names and no index; a missing value is an empty cell. The JSON is an object:
-`table`, `unit` (of the throughputs, where the table has any), `columns` (each column's name and what it holds, in
-order) and `rows` (one object per row, a missing value `null`). Lists (a run's warnings) are joined with "; ";
-an axis the logs do not give is missing (the page's "?"), and an axis no row gives is left out.
+`table`, `unit` (of the throughputs, where the table has any), `columns` (each column's name, what it holds and its
+`type`: integer, number, boolean or text, in order) and `rows` (one object per row, a missing value `null`).
+`load(csv)` reads a CSV back by those types: printed digits stay text ("3038.730"), an empty text cell stays "".
+Lists (a run's warnings) are joined with "; "; an axis the logs do not give is missing (the page's "?"), and an axis
+no row gives is left out.
 The values are the report's own frames, unrounded: the page shows them to the digits of the published numbers.
 """
 
@@ -34,7 +38,8 @@ from . import publish_files
 if TYPE_CHECKING:  # publish reads which tables are there (`present`) without pandas: only the kernel makes frames
     import pandas as pd
 
-NAMES = ("runs", "configurations", "scores", "comparison", "ratios")  # every table a report may write, page order
+# every table a report may write, in page order
+NAMES = ("runs", "configurations", "iterations", "measures", "scores", "comparison", "ratios")
 FORMATS = ("csv", "json")
 
 
@@ -71,11 +76,44 @@ def csv_text(columns: list[str], rows: list[list]) -> str:
     return buffer.getvalue()
 
 
+def column_type(values) -> str:
+    """A written column's type, from its values (missing ones aside): boolean, integer, number, else text."""
+    given = [v for v in values if v is not None]
+    if given and all(isinstance(v, bool) for v in given):
+        return "boolean"
+    if all(isinstance(v, int) and not isinstance(v, bool) for v in given):
+        return "integer"
+    if all(isinstance(v, int | float) and not isinstance(v, bool) for v in given):
+        return "number"
+    return "text"
+
+
 def json_text(name: str, columns: list[str], rows: list[list], about: dict[str, str], unit: str | None) -> str:
-    """What the table is, its columns in words, its rows as objects (a missing value null)."""
-    doc = {"table": name, "unit": unit, "columns": [{"name": c, "about": about.get(c, "")} for c in columns],
+    """What the table is, its columns in words and types, its rows as objects (a missing value null)."""
+    types = [column_type([row[i] for row in rows]) for i in range(len(columns))]
+    doc = {"table": name, "unit": unit,
+           "columns": [{"name": c, "about": about.get(c, ""), "type": t} for c, t in zip(columns, types, strict=True)],
            "rows": [dict(zip(columns, row, strict=True)) for row in rows]}
     return json.dumps(doc, indent=1, allow_nan=False) + "\n"
+
+
+def load(csv_path: str | Path) -> pd.DataFrame:
+    """A data file's CSV read back by the types its JSON beside it gives: text as text (printed digits kept, an
+    empty cell ""), integers as nullable integers, booleans as booleans, numbers as floats."""
+    import pandas as pd
+
+    path = Path(csv_path)
+    header = json.loads(path.with_suffix(".json").read_text(encoding="utf-8"))
+    types = {c["name"]: c["type"] for c in header["columns"]}
+    numbers = {c: [""] for c, t in types.items() if t in ("integer", "number")}
+    frame = pd.read_csv(path, dtype={c: str for c, t in types.items() if t in ("text", "boolean")},
+                        keep_default_na=False, na_values=numbers)
+    for column, kind in types.items():
+        if kind == "integer":
+            frame[column] = frame[column].astype("Int64")
+        elif kind == "boolean":
+            frame[column] = frame[column].map({"True": True, "False": False, "": None}).astype("boolean")
+    return frame
 
 
 def write(folder: Path, tables: dict[str, tuple[pd.DataFrame, dict[str, str], str | None]]) -> list[str]:
@@ -136,9 +174,10 @@ DEFAULT_RULE = "nvidia"  # every format's rule when the report names none (`Rule
 
 def report_tables(report) -> dict[str, tuple[pd.DataFrame, dict[str, str], str | None]]:
     """A model report's (`Report`) runs, configurations and, where it has a reference, comparison."""
-    from ..logs.frames import run_columns
+    from ..logs.frames import ITERATION_COLUMNS, MEASURE_COLUMNS, run_columns
     from . import configs, metrics
     from .sections import runs as runs_section
+    from .tidy import NAMED
 
     unit = report.unit
     named = runs_section.headers(unit)
@@ -147,7 +186,9 @@ def report_tables(report) -> dict[str, tuple[pd.DataFrame, dict[str, str], str |
     stats = configs.sort_frame(report.stats, report.reference) if len(report.stats) else report.stats
     axes = {a.key: a.doc for a in catalog().axes}
     tables = {"runs": (runs, {**run_columns(catalog()), **RUN_KEYS}, unit),
-              "configurations": (stats, {**axes, **metrics.STAT_COLUMNS}, unit)}
+              "configurations": (stats, {**axes, **metrics.STAT_COLUMNS}, unit),
+              "iterations": (report.iterations, {**ITERATION_COLUMNS, **NAMED}, unit),
+              "measures": (report.measures, {**MEASURE_COLUMNS, **NAMED}, None)}
     if report.reference is not None:
         from .reference_compare import COLUMNS
         comparison = report.reproduction()

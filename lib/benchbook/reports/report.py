@@ -107,6 +107,27 @@ class Report:
         its logged records, as `benchbook summarize` keeps it; the `incomplete` column counts them)."""
         return metrics.aggregate(self.analysis.runs, complete_only=self.mode == "launch")
 
+    # ------------------------------------------------------------ the report's data, tidy (reports/tidy.py)
+    @functools.cached_property
+    def runs(self) -> pd.DataFrame:
+        """One row per run: the analysis's runs frame with each run's `run` name and `configuration` in words."""
+        from . import tidy
+        return tidy.runs(self)
+
+    @functools.cached_property
+    def iterations(self) -> pd.DataFrame:
+        """One row per logged step (line, rank, epoch, iteration, elapsed s, throughput, loss, lr, steps, warmup,
+        measured), with its run's name and configuration: `sns.lineplot(report.iterations, x="iteration",
+        y="throughput", hue="configuration")`."""
+        from . import tidy
+        return tidy.iterations(self)
+
+    @functools.cached_property
+    def measures(self) -> pd.DataFrame:
+        """One row per run and measure (throughput in the model's unit, tokens/s...), with unit and rule."""
+        from . import tidy
+        return tidy.measures(self)
+
     def log_name(self, source: str) -> str:
         """A log's name within the folder analyzed: `ngc-tf1-resnet50/tf_gpu1_amp_bs128.txt` for the member of
         `logs.tar.xz` (archives.SEP), `run-1/run-1.log` in a folder; the file's own name when the log is

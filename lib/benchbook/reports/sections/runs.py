@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pandas as pd
@@ -12,6 +11,7 @@ import pandas as pd
 from ...core.catalog import default as catalog
 from .. import configs, display, grid
 from ..configs import BATCH, GPUS, PRECISION, PROCESSES, REPEAT, XLA
+from ..tidy import run_names
 from .parts import comparison_of, constant_flags, cpu_as_word, one_process_per_gpu
 
 if TYPE_CHECKING:
@@ -44,10 +44,7 @@ def table(report: Report) -> pd.DataFrame:
     if runs.empty:
         return pd.DataFrame(columns=[named.get(k, k) for k in RUN_TABLE])
     shown = columns(runs)
-    names = runs["source"].map(report.log_name) if report.log_dir is not None else runs["source"].map(
-        lambda s: Path(s).parent.name if Path(s).parent != report.source else Path(s).name)  # the run id
-    view = runs.assign(run=names + ":" + runs["run"].astype(str),
-                       warnings=runs["warnings"].map(lambda w: "; ".join(w)))
+    view = runs.assign(run=run_names(report, runs), warnings=runs["warnings"].map(lambda w: "; ".join(w)))
     return view[shown].rename(columns=named)
 
 

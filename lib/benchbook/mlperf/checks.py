@@ -124,7 +124,7 @@ def _as_scored(detail: dict | None) -> str:
     if detail is None:
         return ""
     if not detail["converged"]:
-        return f", a failed run in the score too: {detail['reason'][:80]}"
+        return f", a failed run in the score too: {detail['reason'][:240]}"
     return ", counted by benchbook: its time to train is read as logged"
 
 

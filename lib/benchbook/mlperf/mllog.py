@@ -3,11 +3,15 @@
 The file is read as `analyze` reads it (`logs.textio`: bounded chunks of whole lines). What a line is,
 and what a run keeps of it, is the engine's MLLOG format's (`logs/parsers/mllog.py`: the one reader of
 the line forms, which `benchbook analyze` uses too); this module is the scorer's fast loop over a file,
-with its errors (file and line).
+with its errors (file and line). An `eval_accuracy` record whose metadata names its `metric` (Stable
+Diffusion's FID and CLIP, each its own record) is kept as a `Named` evaluation, with its metadata's numbers,
+for a target the rules build from such records (`rules.Target.aggregate`).
 """
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import LogError
@@ -30,7 +34,33 @@ from ..logs.parsers.mllog import (
     unneeded,
 )
 
-__all__ = ["UNIT_SECONDS", "Evaluation", "Run", "read"]
+__all__ = ["UNIT_SECONDS", "Evaluation", "Named", "Run", "read"]
+
+
+@dataclass(frozen=True)
+class Named(Evaluation):
+    """An evaluation record whose metadata names its metric (`metadata.metric`): one metric of an
+    evaluation whose metrics are logged one record each; `meta` its metadata's numbers (samples_count,
+    step_num), which say which evaluation it belongs to."""
+
+    meta: tuple[tuple[str, float], ...] = ()
+
+    def group(self, field: str) -> float | None:
+        return next((v for k, v in self.meta if k == field), None)
+
+
+def _named(run: Run, number: int, time: float, value, metadata: dict) -> bool:
+    """Keep an eval_accuracy whose metadata names its metric as a Named evaluation (True), as the
+    compliance checker's BEGIN block reads it (`'metric' in metadata`); its value a finite number."""
+    if not isinstance(metadata, dict) or "metric" not in metadata or run.run_stop is not None:
+        return False
+    meta = tuple((str(k), float(v)) for k, v in metadata.items()
+                 if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v))
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+        numbers = dict(meta)
+        run.evaluations.append(Named(number, time, numbers.get("epoch_num"), numbers.get("samples_count"),
+                                     str(metadata["metric"]), float(value), "eval_accuracy", meta))
+    return True
 
 
 def read(path: str | Path | ArchivePath) -> Run:
@@ -100,5 +130,6 @@ def _take(run: Run, chunk: textio.Chunk, at: int, parse, body: str, file_cut: bo
             raise LogError(run.path, f"line {number}: the file is truncated: its last MLLOG line is cut "
                                      "short") from None
         raise LogError(run.path, f"line {number}: {exc}") from None
-    if needed(record[1]):
+    time, key, value, metadata = record
+    if needed(key) and not (key == "eval_accuracy" and _named(run, number, time, value, metadata)):
         take(run, number, *record)

@@ -20,7 +20,7 @@ import yaml
 
 from ..core import project
 from ..errors import BenchbookError
-from .mllog import UNIT_SECONDS, Run
+from .mllog import UNIT_SECONDS, Named, Run
 
 MLPERF_LOGGING = "mlcommons/logging (mlperf-logging 4.1.68)"
 RULES = project.REFERENCES / "mlperf" / "rules"
@@ -67,6 +67,7 @@ class Target:
     check: str
     source: str
     clauses: tuple[tuple[dict | None, tuple[Bound, ...]], ...]
+    aggregate: dict | None = None  # how the compliance rule builds `key` from other records (rulesdata.aggregate)
 
     def bounds(self, batch: float | None = None) -> tuple[Bound, ...]:
         for when, bounds in self.clauses:
@@ -99,7 +100,7 @@ class RoundRules:
 
 def _target(round_: str, benchmark: str, entry: dict) -> Target:
     clauses = tuple((c.get("batch"), tuple(Bound(**b) for b in c["bounds"])) for c in entry["clauses"])
-    return Target(benchmark, round_, entry["key"], entry["check"], entry["source"], clauses)
+    return Target(benchmark, round_, entry["key"], entry["check"], entry["source"], clauses, entry.get("aggregate"))
 
 
 @functools.cache
@@ -214,17 +215,59 @@ class RunVerdict:
     best: dict[str, float] = field(default_factory=dict)
 
 
+def evaluations(run: Run, goal: Target | None) -> dict[tuple, dict[str, float]]:
+    """The run's evaluations as its target reads them, in the order logged: (line, epoch, samples) ->
+    {metric: value}. One record each (a number, or a dict of metrics); where the target's key is built
+    from records of one metric each (`Target.aggregate`), those records grouped as the compliance
+    checker's BEGIN block groups them: by the metadata field `by`, each metric's last value."""
+    out: dict[tuple, dict[str, float]] = {}
+    agg = goal.aggregate if goal else None
+    groups: dict[float, tuple] = {}
+    for e in run.evaluations:
+        if agg and isinstance(e, Named) and e.key == agg["from"]:
+            by = e.group(agg["by"])
+            if by is None:  # (the checker's loop raises KeyError on such a record: it is in no evaluation)
+                continue
+            where = groups.setdefault(by, (e.line, e.epoch, e.samples if agg["by"] != "samples_count" else by))
+            out.setdefault(where, {})[e.metric] = e.value
+        elif goal is None or e.key == goal.key:
+            out.setdefault((e.line, e.epoch, e.samples), {})[e.metric] = e.value
+    return out
+
+
+def _seen(by_epoch: dict[tuple, dict[str, float]], goal: Target, most: int = 3) -> str:
+    """The values a run's evaluations gave, the last `most` of them, for a reason that names them."""
+    if not by_epoch:
+        built = f" (built from {goal.aggregate['from']} records naming their metadata's " \
+                f"{goal.aggregate['metric']!r}, by {goal.aggregate['by']})" if goal.aggregate else ""
+        return f"no {goal.key} evaluation{built}"
+    wanted = [b.metric for b in goal.clauses[0][1]]
+    shown = []
+    for (line, epoch, samples), values in list(by_epoch.items())[-most:]:
+        at = f"samples_count {_whole(samples)}" if samples is not None else \
+            f"epoch {_whole(epoch)}" if epoch is not None else f"line {line}"
+        missing = [m for m in wanted if m not in values]
+        shown.append(f"{at}: " + ", ".join(f"{k} {v:g}" for k, v in values.items())
+                     + (f" (no {', '.join(missing)})" if missing else ""))
+    count = len(by_epoch)
+    return f"{count} evaluation{'s' if count > 1 else ''}, " + ("the last: " if count > most else "") + "; ".join(shown)
+
+
+def _whole(x: float) -> str:
+    return f"{x:.0f}" if x.is_integer() and abs(x) < 1e15 else f"{x:g}"
+
+
 def judge(run: Run, benchmark: str, round_: str) -> RunVerdict:
     """A run converged when its setup is within the round's limit, run_stop says success and (where the
-    round's target is known, and the run is of the closed division) one evaluation reached it;
-    epochs/samples to converge are those of that evaluation (else the last)."""
+    round's target is known, and the run is of the closed division) one evaluation after run_start
+    reached it; epochs/samples to converge are those of that evaluation (else the last)."""
     # The open division sets no quality target (mlcommons/logging, mlperf_logging/compliance_checker/
     # training_4.0.0/open_resnet.yaml: eval_accuracy `v['value'] < 1.0`): run_stop's status decides.
     goal = None if str(run.submission.get("division", "")).lower() == "open" else target(benchmark, round_)
-    by_epoch: dict[tuple, dict[str, float]] = {}
-    for e in run.evaluations:
-        if goal is None or e.key == goal.key:
-            by_epoch.setdefault((e.line, e.epoch, e.samples), {})[e.metric] = e.value
+    by_epoch = evaluations(run, goal)
+    early = [k for k in by_epoch if run.run_start_line is not None and k[0] < run.run_start_line]
+    for k in early:  # an evaluation before run_start is no evaluation of the timed run
+        del by_epoch[k]
     batch = run.global_batch_size
     hit = next((k for k, values in by_epoch.items() if goal and goal.reached(values, batch)), None)
     last = next(reversed(by_epoch), None)
@@ -242,8 +285,9 @@ def judge(run: Run, benchmark: str, round_: str) -> RunVerdict:
     elif not run.succeeded:
         verdict.reason = f"run_stop status {run.status!r} (line {run.run_stop_line}), not 'success'"
     elif goal is not None and hit is None:
-        verdict.reason = (f"target {goal.describe(batch)} not reached (last evaluation: {verdict.best or 'none'}; "
-                          f"{goal.source})")
+        before = (f"; {len(early)} evaluation{'s' if len(early) > 1 else ''} before run_start (line "
+                  f"{run.run_start_line}) not counted") if early else ""
+        verdict.reason = f"target {goal.describe(batch)} not reached ({_seen(by_epoch, goal)}{before}; {goal.source})"
     else:
         verdict.converged = True
     return verdict

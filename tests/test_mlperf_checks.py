@@ -92,6 +92,22 @@ def test_the_known_difference_a_run_logged_aborted(tmp_path):
     assert ours.score_minutes == pytest.approx(12.0)  # 11, 12, 13: the aborted 5 takes the slowest slot
     assert official["summarizer"] == pytest.approx(11.0)  # 10, 11, 12: the aborted 5 counted as the fastest
     said = checks.run(folder, "v0.7", "resnet", ours.as_dict())["result_summarizer"]
-    assert said == ("11.0000 minutes; benchbook 12.0000 minutes: from v0.7 its rules ask only that run_stop has a "
-                    "status (training_0.7.0/common.yaml:95) and count result_4.txt; benchbook counts a run that did "
-                    "not log success as failed")
+    cause = ("from v0.7 mlperf-logging's rules ask only that run_stop has a status (training_0.7.0/common.yaml:95) "
+             "and count result_4.txt, which reached the target; benchbook counts a run that did not log success as "
+             "failed (the slowest slot)")
+    assert said == f"11.0000 minutes; benchbook 12.0000 minutes: {cause}"
+    assert ours.official["score_minutes"] == pytest.approx(11.0) and ours.official["cause"] == cause
+
+
+def test_a_copied_run_is_explained_as_the_refusal_says(tmp_path):
+    """Issue 48 item 3: result_summarizer counts a byte-identical copy as a run; --check gives its figure with
+    the cause benchbook's refusal names (the rules' independent runs), the figure benchbook gives beside it."""
+    folder = repository(tmp_path, (10, 11, 12, 13, 14))
+    (folder / "result_4.txt").write_bytes((folder / "result_1.txt").read_bytes())  # result_4: a copy of result_1
+    (ours,) = results.score([folder])
+    assert not ours.valid and "result_4.txt is byte-identical to result_1.txt" in ours.reason
+    assert ours.official["score_minutes"] == pytest.approx((11 + 11 + 12) / 3)
+    said = checks.run(folder, "v0.7", "resnet", ours.as_dict())["result_summarizer"]
+    assert said.startswith("11.3333 minutes; benchbook no score: result_summarizer counts every result_*.txt as a "
+                           "run, result_4.txt too (a byte-identical copy); benchbook refuses the folder: the rules")
+    assert "no known check" not in said

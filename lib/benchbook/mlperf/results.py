@@ -21,7 +21,7 @@ from ..errors import BenchbookError, LogError
 from ..logs import archives
 from ..logs.archives import ArchivePath
 from ..runfolder import MLLOG
-from . import mllog, power, rules
+from . import mllog, official, power, rules
 from .accelerators import normalise
 
 # A result file is what mlperf-logging globs: `result_*.txt` (package_checker.py:98, result_summarizer.py:361
@@ -29,7 +29,8 @@ from .accelerators import normalise
 RESULT_FILE = re.compile(r"result_[^/]*\.txt", re.DOTALL)
 _DIGITS = re.compile(r"(\d+)")
 # The names submitters give them: result_<n>.txt, result_<id>_<n>.txt, result_run<n>.txt, n a plain number.
-PLAIN_NAME = re.compile(r"result_(?:[A-Za-z0-9.+-]+_|run)?(?:0|[1-9]\d{0,5})\.txt")
+# (zero-padded too: result_01.txt, as 22 folders name theirs)
+PLAIN_NAME = re.compile(r"result_(?:[A-Za-z0-9.+-]+_|run)?\d{1,6}\.txt")
 ROUND_IN_PATH = re.compile(r"^training_results_v(\d+\.\d+)$")
 RECORD = "run.json"  # runfolder.records.RECORD, named here so that scoring needs no pandas (records does)
 
@@ -64,6 +65,8 @@ class Folder:
     accelerator_memory: str | None = None
     frameworks_listed: str | None = None  # the systems file's `framework` where it lists several (`framework`: ours)
     energy_joules: float | None = None  # where the folder has power/ logs (`power.energy`)
+    # where the official tool's score differs: its figure and the cause (`official.differences`)
+    official: dict | None = None
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -370,9 +373,10 @@ def score_files(where: str, files: list, key: str | None, *, benchmark: str | No
         result = rules.Score(None, False, why, required, 1, [])
     else:
         result = rules.score(verdicts, benchmark, factor, required)
-    if twins := _identical(files):
-        copies = "; ".join(f"{os.path.basename(str(b))} is byte-identical to {os.path.basename(str(a))}"
-                           for a, b in twins) + ": one run logged twice is not two runs"
+    twins = _identical(files)
+    differs = official.differences(key, benchmark, verdicts, runs, twins, result, factor, required)
+    if twins:
+        copies = official.copies_reason(twins, required)
         problems.append(f"{where}: {copies}")
         if result.valid:
             result = rules.Score(None, False, copies, required, 1, [])
@@ -398,7 +402,7 @@ def score_files(where: str, files: list, key: str | None, *, benchmark: str | No
         problems=problems, run_details=[_detail(v, r, role) for v, r, role in
                                         zip(verdicts, runs, rules.roles(verdicts, benchmark), strict=True)],
         accelerator_vendor=kind["vendor"], accelerator_model=kind["model"], accelerator_memory=kind["memory"],
-        frameworks_listed=system.get("frameworks_listed"))
+        frameworks_listed=system.get("frameworks_listed"), official=differs)
 
 
 def _identical(files: list) -> list[tuple]:

@@ -1,0 +1,72 @@
+"""Where benchbook's score of a result folder and the official tool's differ, and why: the cause and the
+official figure beside benchbook's, so that a reader can trust the difference (`Folder.official`).
+
+The official tool is mlperf-logging's `result_summarizer` (`_compute_strong_score_standalone`, which runs the
+compliance checker on each file and drops the files it fails). Only causes benchbook can tell from the files
+themselves are said here, with the number the official arithmetic gives; `checks.py` runs the tool itself
+(`--check`) and names the causes only its own messages show (the v1.1 `weights_initialization` checks).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+
+from . import rules
+
+TOOL = ("mlperf-logging 4.1.68 (PyPI, mlcommons/logging; result_summarizer.py, compliance_checker/"
+        "mlp_compliance.py)")
+# The rules ask for a number of runs, each "a complete execution of an implementation on a system, training a
+# model from initialization to the quality target" (Definitions), "Each benchmark result is based on a set of
+# run results" (Benchmark Results).
+INDEPENDENT = ("the rules ask for N runs, each a complete execution training a model from initialization to the "
+               "target (mlcommons/training_policies training_rules.adoc, Definitions: 'run'; Benchmark Results)")
+
+
+def copies_reason(twins: list[tuple], required: int | None) -> str:
+    """Why a folder holding byte-identical result files has no score: a rule it breaks."""
+    pairs = "; ".join(f"{os.path.basename(str(b))} is byte-identical to {os.path.basename(str(a))}"
+                      for a, b in twins)
+    need = f"{required} " if required else ""
+    return (f"{pairs}: one run logged twice is not two runs; {INDEPENDENT.replace('N runs', f'{need}runs')}, "
+            "and these are not independent")
+
+
+def _figure(found: rules.Score) -> str:
+    return f"{found.minutes:.4f} minutes" if found.minutes is not None else f"no score ({found.reason})"
+
+
+def differences(key: str | None, benchmark: str, verdicts: list[rules.RunVerdict], runs: list, twins: list[tuple],
+                ours: rules.Score, factor: float | None, required: int | None) -> dict | None:
+    """What the official tool gives for this folder where benchbook's score differs from it, with the cause
+    (None where they agree, as far as the files tell)."""
+    if key is None or factor is None:
+        return None
+    if twins:
+        counted = rules.score(verdicts, benchmark, factor, required)
+        names = ", ".join(os.path.basename(str(b)) for _, b in twins)
+        return _official(counted, f"result_summarizer counts every result_*.txt as a run, {names} too (a byte-"
+                         f"identical copy); benchbook refuses the folder: {INDEPENDENT}")
+    if key == "0.6" and ours.minutes is not None:
+        return {"score_minutes": ours.minutes / 1000.0, "figure": f"{ours.minutes / 1000.0:.4f} minutes", "tool": TOOL,
+                "cause": "result_summarizer reads v0.6's ':::MLL' times, in seconds, as milliseconds: its figure is "
+                         "1000 times too small (it has no training_0.6.0 time unit)"}
+    if tuple(map(int, key.split("."))) >= (0, 7):
+        redone, named = list(verdicts), []
+        for i, (v, run) in enumerate(zip(verdicts, runs, strict=True)):
+            if not v.converged and getattr(run, "status", "success") not in ("success", None):
+                again = rules.judge(dataclasses.replace(run, status="success"), benchmark, key)
+                if again.converged:
+                    redone[i], named = again, [*named, os.path.basename(v.path)]
+        if named:
+            counted = rules.score(redone, benchmark, factor, required)
+            if counted.minutes != ours.minutes:
+                return _official(counted, f"from v0.7 mlperf-logging's rules ask only that run_stop has a status "
+                                          f"(training_0.7.0/common.yaml:95) and count {', '.join(named)}, which "
+                                          "reached the target; benchbook counts a run that did not log success as "
+                                          "failed (the slowest slot)")
+    return None
+
+
+def _official(found: rules.Score, cause: str) -> dict:
+    return {"score_minutes": found.minutes, "figure": _figure(found), "cause": cause, "tool": TOOL}

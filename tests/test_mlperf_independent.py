@@ -1,0 +1,61 @@
+"""Independent runs (issue 48 item 3): byte-identical result files are a rule broken, named so, with the
+figure the official arithmetic gives when it counts the copy; zero-padded names are plain names; and where
+benchbook's score and the official tool's differ, the JSON says the cause (item 4)."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchbook.mlperf import results
+from test_mlperf_mllog import result_text, write
+from test_mlperf_score import repository
+
+
+def test_two_identical_result_files_break_the_rule_with_the_official_figure_beside(tmp_path):
+    folder = repository(tmp_path, (10, 11, 12, 13, 14))
+    (folder / "result_3.txt").write_bytes((folder / "result_0.txt").read_bytes())  # 10 minutes twice, no 13
+    (found,) = results.score([folder])
+    assert not found.valid and found.score_minutes is None
+    assert found.reason.startswith("result_3.txt is byte-identical to result_0.txt: one run logged twice is not two "
+                                   "runs; the rules ask for 5 runs, each a complete execution training a model from "
+                                   "initialization to the target (mlcommons/training_policies training_rules.adoc")
+    assert found.official["score_minutes"] == pytest.approx((10 + 11 + 12) / 3)  # 10, 10, 11, 12, 14: 10 and 14 out
+    assert found.official["figure"] == "11.0000 minutes" and "mlperf-logging 4.1.68" in found.official["tool"]
+    assert "counts every result_*.txt as a run, result_3.txt too" in found.official["cause"]
+
+
+def test_a_folder_the_official_tool_agrees_with_has_no_difference(tmp_path):
+    (found,) = results.score([repository(tmp_path)])
+    assert found.valid and found.official is None
+
+
+def test_v06_names_the_unit_the_official_tool_misreads(tmp_path):
+    (found,) = results.score([repository(tmp_path, version="v0.6")])
+    assert found.official["score_minutes"] == pytest.approx(found.score_minutes / 1000)
+    assert "as milliseconds" in found.official["cause"]
+
+
+@pytest.mark.parametrize("names", [[f"result_{i:02d}.txt" for i in range(1, 6)],
+                                   [f"result_{i:03d}.txt" for i in range(5)],
+                                   [f"result_8xH100_{i:02d}.txt" for i in range(1, 6)]])
+def test_zero_padded_names_are_read_without_a_word(tmp_path, names):
+    folder = repository(tmp_path, ())
+    for i, name in enumerate(names):
+        write(folder / name, result_text(10 + i))
+    (found,) = results.score([folder])
+    assert found.valid and found.runs == 5 and found.problems == []
+    assert [d["file"] for d in found.run_details] == names
+
+
+def test_the_page_says_where_the_official_tool_differs_and_why(tmp_path):
+    from benchbook.mlperf.report import MLPerfReport
+
+    folder = repository(tmp_path / "a", (10, 11, 12, 13, 14))
+    (folder / "result_3.txt").write_bytes((folder / "result_0.txt").read_bytes())
+    repository(tmp_path / "b")
+    valid = MLPerfReport(str(tmp_path)).published()["valid"].tolist()
+    assert valid[1] == "yes"
+    assert valid[0].startswith("no: result_3.txt is byte-identical to result_0.txt")
+    assert "; the official result_summarizer gives 11.0000 minutes: result_summarizer counts every" in valid[0]
+    assert valid[0].endswith("(mlperf-logging 4.1.68 (PyPI, mlcommons/logging; result_summarizer.py, "
+                             "compliance_checker/mlp_compliance.py))")

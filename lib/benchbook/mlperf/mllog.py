@@ -19,11 +19,9 @@ from ..logs import textio
 from ..logs.archives import ArchivePath
 from ..logs.parsers.mllog import (
     TOKEN,
-    TOKEN_V05,
     TOKEN_V06,
     TOKEN_V07,
     UNIT_SECONDS,
-    V05_REFUSED,
     Evaluation,
     LineError,
     Run,
@@ -33,6 +31,7 @@ from ..logs.parsers.mllog import (
     take,
     unneeded,
 )
+from . import v05
 
 __all__ = ["UNIT_SECONDS", "Evaluation", "Named", "Run", "read"]
 
@@ -65,12 +64,14 @@ def _named(run: Run, number: int, time: float, value, metadata: dict) -> bool:
 
 def read(path: str | Path | ArchivePath) -> Run:
     """The run of one result file. Raises LogError (file and line) for a file that is no MLLOG result
-    (missing, v0.5, no MLLOG line, JSON that does not parse); a run without run_start or run_stop is
+    (missing, no MLLOG line, JSON that does not parse, forms of two rounds); v0.5's `:::MLPv0.5.0` lines are
+    read by `v05` (times in seconds); a run without run_start or run_stop is
     returned with its problems (a truncated file ends before run_stop). The file is read as `analyze`
     reads it (`textio.chunks`: bounded chunks of whole lines, a line past 8 MiB left out and named); a
     line's number is looked up only for a record kept or refused (most are neither)."""
     name = str(path)
     run: Run | None = None
+    form = None  # the line form: ':::MLLOG ', ':::MLL ' or ':::MLPv0.5.0'
     stats = textio.ReadStats()
     lines = 0
     for chunk in textio.chunks(path, stats):
@@ -80,24 +81,30 @@ def read(path: str | Path | ArchivePath) -> Run:
         while at >= 0:  # each line that holds the token (most lines do not: the launcher's, the framework's)
             end = text.find("\n", at)  # a chunk's text ends with a newline
             if text.startswith(TOKEN_V07, at):
-                unit, parse, body = "ms", parse_v07, text[at + len(TOKEN_V07):end]
+                token, unit, parse = TOKEN_V07, "ms", parse_v07
             elif text.startswith(TOKEN_V06, at):
-                unit, parse, body = "s", parse_v06, text[at + len(TOKEN_V06):end]
-            elif text.startswith(TOKEN_V05, at):
-                raise LogError(name, f"line {_number(chunk, at)}: {V05_REFUSED}")
+                token, unit, parse = TOKEN_V06, "s", parse_v06
+            elif text.startswith(v05.TOKEN, at):
+                token, unit, parse = v05.TOKEN, "s", v05.parse
             else:
                 at = text.find(TOKEN, end)
                 continue
+            body = text[at + len(token):end]
             if run is None:
-                run = Run(name, unit)
-            elif run.unit != unit:
-                raise LogError(name, f"line {_number(chunk, at)}: mixes ':::MLL' (v0.6, seconds) and ':::MLLOG' "
-                                     "(v0.7 on, milliseconds) lines")
-            if not unneeded(body, unit):
+                run, form = Run(name, unit), token
+            elif form != token:
+                raise LogError(name, f"line {_number(chunk, at)}: mixes {form.strip()!r} and {token.strip()!r} "
+                                     "lines (two rounds' log formats: ':::MLPv0.5.0' v0.5, ':::MLL' v0.6 in "
+                                     "seconds, ':::MLLOG' v0.7 on in milliseconds)")
+            if token is v05.TOKEN:
+                if v05.key_of(body) in v05.KEPT:
+                    _take(run, chunk, at, parse, body, stats.cut_last_line, v05.fold)
+            elif not unneeded(body, unit):
                 _take(run, chunk, at, parse, body, stats.cut_last_line)
             at = text.find(TOKEN, end)
     if run is None:
-        raise LogError(name, "no MLLOG line (':::MLLOG' or ':::MLL'): not an MLPerf Training result file")
+        raise LogError(name, "no MLLOG line (':::MLLOG', ':::MLL' or ':::MLPv0.5.0'): not an MLPerf Training "
+                             "result file")
     run.lines = lines
     if count := stats.long_count:  # worded as analyze words it: the first lines, ", ..." where there are more
         more = ", ..." if count > len(stats.long_lines) else ""
@@ -119,7 +126,7 @@ def _number(chunk: textio.Chunk, at: int) -> int:
     return chunk.first_line + int(chunk.ends.searchsorted(at))
 
 
-def _take(run: Run, chunk: textio.Chunk, at: int, parse, body: str, file_cut: bool) -> None:
+def _take(run: Run, chunk: textio.Chunk, at: int, parse, body: str, file_cut: bool, fold=None) -> None:
     """Parse one line's record and take it into the run when it is kept; LogError (file and line) when
     it does not parse (a file cut short in its last line says so)."""
     number = _number(chunk, at)
@@ -130,6 +137,9 @@ def _take(run: Run, chunk: textio.Chunk, at: int, parse, body: str, file_cut: bo
             raise LogError(run.path, f"line {number}: the file is truncated: its last MLLOG line is cut "
                                      "short") from None
         raise LogError(run.path, f"line {number}: {exc}") from None
+    if fold is not None:  # a v0.5 record (`v05.fold`)
+        fold(run, number, record)
+        return
     time, key, value, metadata = record
     if needed(key) and not (key == "eval_accuracy" and _named(run, number, time, value, metadata)):
         take(run, number, *record)

@@ -47,6 +47,11 @@ def differences(key: str | None, benchmark: str, verdicts: list[rules.RunVerdict
         names = ", ".join(os.path.basename(str(b)) for _, b in twins)
         return _official(counted, f"result_summarizer counts every result_*.txt as a run, {names} too (a byte-"
                          f"identical copy); benchbook refuses the folder: {INDEPENDENT}")
+    if key == "0.5":
+        return {"score_minutes": None, "figure": "no score", "tool": TOOL,
+                "cause": "mlperf-logging has no training 0.5.0 ruleset (its rounds begin with 0.6) and does not read "
+                         "':::MLPv0.5.0' lines; benchbook scores by the v0.5 rules (params/references/mlperf/rules/"
+                         "training_0.5.yaml)"}
     if key == "0.6" and ours.minutes is not None:
         return {"score_minutes": ours.minutes / 1000.0, "figure": f"{ours.minutes / 1000.0:.4f} minutes", "tool": TOOL,
                 "cause": "result_summarizer reads v0.6's ':::MLL' times, in seconds, as milliseconds: its figure is "

@@ -21,7 +21,7 @@ from ..errors import BenchbookError, LogError
 from ..logs import archives
 from ..logs.archives import ArchivePath
 from ..runfolder import MLLOG
-from . import mllog, official, power, rules
+from . import mllog, official, power, rules, v05
 from .accelerators import normalise
 
 # A result file is what mlperf-logging globs: `result_*.txt` (package_checker.py:98, result_summarizer.py:361
@@ -31,7 +31,7 @@ _DIGITS = re.compile(r"(\d+)")
 # The names submitters give them: result_<n>.txt, result_<id>_<n>.txt, result_run<n>.txt, n a plain number.
 # (zero-padded too: result_01.txt, as 22 folders name theirs)
 PLAIN_NAME = re.compile(r"result_(?:[A-Za-z0-9.+-]+_|run)?\d{1,6}\.txt")
-ROUND_IN_PATH = re.compile(r"^training_results_v(\d+\.\d+)$")
+ROUND_IN_PATH = re.compile(r"^training_results_v(\d+\.\d+)$|^v(0\.5)\.0$")  # (v0.5's layout: v0.5.0/<submitter>/...)
 RECORD = "run.json"  # runfolder.records.RECORD, named here so that scoring needs no pandas (records does)
 
 
@@ -67,6 +67,7 @@ class Folder:
     energy_joules: float | None = None  # where the folder has power/ logs (`power.energy`)
     # where the official tool's score differs: its figure and the cause (`official.differences`)
     official: dict | None = None
+    entry: str | None = None  # v0.5: the submitter's entry folder (v0.5.0/<submitter>/<entry>/results/...)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -140,7 +141,7 @@ def round_of(folder: Path, given: str | None) -> str | None:
     for part in reversed(folder.resolve().parts):
         m = ROUND_IN_PATH.match(part)
         if m:
-            return m.group(1)
+            return m.group(1) or m.group(2)
     return None
 
 
@@ -171,6 +172,20 @@ def _system(submitter_dir: Path | None, system: str, problems: list[str]) -> dic
         problems.append(f"{path}: expected a JSON object")
         return {}
     return described
+
+
+def _entry_system(path: Path | ArchivePath, problems: list[str]) -> dict:
+    """v0.5's `<system>/entry.json` as a systems file's fields (`v05.system`), or {} with the problem."""
+    try:
+        with path.open("rb") as f:
+            data = f.read(MAX_SMALL_JSON + 1)
+        if len(data) > MAX_SMALL_JSON:
+            raise ValueError(f"larger than {MAX_SMALL_JSON} bytes")
+        return v05.system(data.decode("utf-8"))
+    except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError, RecursionError) as exc:
+        problems.append(f"{path}: not v0.5's entry.json (a JSON object with nodes: [{{num_accelerators, num_nodes, "
+                        f"accelerator}}]): {repr(exc)[:200]}")
+        return {}
 
 
 def _system_v06(text: str) -> dict:
@@ -280,8 +295,14 @@ def score_folder(folder: Path | ArchivePath, round_: str | None = None) -> Folde
                         "result_<n>.txt, result_<id>_<n>.txt or result_run<n>.txt")
     system_name = folder.parent.name
     submitter_dir = folder.parent.parent.parent if folder.parent.parent.name == "results" else None
-    system = _system(submitter_dir, system_name, problems)
-    systems_path = str(submitter_dir / "systems" / f"{system_name}.json") if submitter_dir else ""
+    entry = None
+    if submitter_dir is not None and (folder.parent / "entry.json").is_file():  # v0.5: <submitter>/<entry>/results
+        entry, submitter_dir = submitter_dir.name, submitter_dir.parent
+        systems_path = str(folder.parent / "entry.json")
+        system = _entry_system(folder.parent / "entry.json", problems)
+    else:
+        system = _system(submitter_dir, system_name, problems)
+        systems_path = str(submitter_dir / "systems" / f"{system_name}.json") if submitter_dir else ""
     listed = system.get("framework")
     if isinstance(listed, str) and _FRAMEWORKS_SPLIT.search(listed):
         implementations = submitter_dir / "benchmarks" / folder.name / "implementations" if submitter_dir else None
@@ -292,6 +313,7 @@ def score_folder(folder: Path | ArchivePath, round_: str | None = None) -> Folde
                         submitter=submitter_dir.name if submitter_dir else None, system_name=system_name,
                         system=system, systems_path=systems_path, factor=_scaling(folder, problems),
                         problems=problems)
+    found.entry = entry
     if found.valid and (folder / "power").is_dir():
         if isinstance(folder, ArchivePath):  # (power.energy globs a folder on disk)
             found.problems.append(f"{folder / 'power'}: power logs inside an archive are not read: no energy for "
@@ -362,7 +384,7 @@ def score_files(where: str, files: list, key: str | None, *, benchmark: str | No
     verdicts = []
     for path, run in zip(files, runs, strict=True):
         if isinstance(run, LogError):
-            verdicts.append(rules.RunVerdict(str(path), None, None, False, run.reason))
+            verdicts.append(rules.RunVerdict(str(path), None, None, False, run.reason, unread=True))
         else:
             verdicts.append(rules.judge(run, benchmark, key or "0.0"))
     if key is None:
@@ -373,6 +395,8 @@ def score_files(where: str, files: list, key: str | None, *, benchmark: str | No
         result = rules.Score(None, False, why, required, 1, [])
     else:
         result = rules.score(verdicts, benchmark, factor, required)
+    if key == "0.5":
+        problems.extend(v05.target_problems(runs, goal))
     twins = _identical(files)
     differs = official.differences(key, benchmark, verdicts, runs, twins, result, factor, required)
     if twins:

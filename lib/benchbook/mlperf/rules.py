@@ -24,8 +24,9 @@ from .mllog import UNIT_SECONDS, Named, Run
 
 MLPERF_LOGGING = "mlcommons/logging (mlperf-logging 4.1.68)"
 RULES = project.REFERENCES / "mlperf" / "rules"
-# training.yaml: generated from mlperf-logging (`rulesdata`); training_0.6.yaml: v0.6 targets, by hand.
-RULE_FILES = ("training.yaml", "training_0.6.yaml")
+# training.yaml: generated from mlperf-logging (`rulesdata`); training_0.6.yaml: v0.6 targets, by hand;
+# training_0.5.yaml: v0.5's runs and targets, by hand from the round's rules (mlperf-logging has no 0.5.0).
+RULE_FILES = ("training.yaml", "training_0.6.yaml", "training_0.5.yaml")
 
 
 @dataclass(frozen=True)
@@ -213,6 +214,7 @@ class RunVerdict:
     epochs: float | None = None
     samples: float | None = None
     best: dict[str, float] = field(default_factory=dict)
+    unread: bool = False  # the file could not be read as a result (a format, a line): no run to judge
 
 
 def evaluations(run: Run, goal: Target | None) -> dict[tuple, dict[str, float]]:
@@ -319,7 +321,11 @@ def score(verdicts: list[RunVerdict], benchmark: str, scaling_factor: float = 1.
         return Score(None, False, f"{len(verdicts)} of the {required} result files {benchmark} needs",
                      required, drop, [])
     if len(failed) > drop:
-        return Score(None, False, f"{len(failed)} runs did not converge, at most {drop} may: "
+        unread = sum(v.unread for v in failed)
+        said = [f"{unread} result file{'s' if unread > 1 else ''} cannot be read"] if unread else []
+        if len(failed) > unread:
+            said.append(f"{len(failed) - unread} run{'s' if len(failed) - unread > 1 else ''} did not converge")
+        return Score(None, False, f"{' and '.join(said)}, at most {drop} may fail: "
                      + "; ".join(f"{v.path}: {v.reason}" for v in failed), required, drop, [])
     counted = times[drop: len(times) - (drop - len(failed))]
     if not counted:

@@ -59,3 +59,29 @@ def test_the_page_says_where_the_official_tool_differs_and_why(tmp_path):
     assert "; the official result_summarizer gives 11.0000 minutes: result_summarizer counts every" in valid[0]
     assert valid[0].endswith("(mlperf-logging 4.1.68 (PyPI, mlcommons/logging; result_summarizer.py, "
                              "compliance_checker/mlp_compliance.py))")
+
+
+def test_a_forged_open_division_turns_no_target_off(tmp_path):
+    """Issue 49 cause 5: a result file saying submission_division open in a closed folder (its systems file) is
+    judged by the closed rules: five runs short of the target are not a valid result, and the file is named."""
+    folder = repository(tmp_path, division="open", accuracies=(0.05, 0.10))
+    (found,) = results.score([folder])
+    assert found.division == "closed" and not found.valid and found.runs_failed == 5
+    assert "target accuracy >= 0.759 not reached" in found.run_details[0]["reason"]
+    assert sum("submission_division 'open', but the folder is 'closed'" in p for p in found.problems) == 5
+
+
+def test_an_open_folder_is_judged_by_the_open_rules(tmp_path):
+    from test_mlperf_score import SYSTEM
+
+    folder = repository(tmp_path, division="open", accuracies=(0.05, 0.10), system={**SYSTEM, "division": "open"})
+    (found,) = results.score([folder])
+    assert found.division == "open" and found.valid
+    assert all("submission_division" not in p for p in found.problems)
+
+
+def test_runs_logging_different_divisions_without_a_systems_file_get_the_closed_rules(tmp_path):
+    folder = repository(tmp_path, accuracies=(0.05, 0.10), system=None, overrides={0: {"division": "open"}})
+    (found,) = results.score([folder])
+    assert found.division == "closed" and found.runs_failed == 5
+    assert any("log different divisions (closed, open)" in p for p in found.problems)

@@ -37,7 +37,8 @@ def _figure(found: rules.Score) -> str:
 
 
 def differences(key: str | None, benchmark: str, verdicts: list[rules.RunVerdict], runs: list, twins: list[tuple],
-                ours: rules.Score, factor: float | None, required: int | None) -> dict | None:
+                ours: rules.Score, factor: float | None, required: int | None,
+                division: str | None = None) -> dict | None:
     """What the official tool gives for this folder where benchbook's score differs from it, with the cause
     (None where they agree, as far as the files tell)."""
     if key is None or factor is None:
@@ -60,7 +61,7 @@ def differences(key: str | None, benchmark: str, verdicts: list[rules.RunVerdict
         redone, named = list(verdicts), []
         for i, (v, run) in enumerate(zip(verdicts, runs, strict=True)):
             if not v.converged and getattr(run, "status", "success") not in ("success", None):
-                again = rules.judge(dataclasses.replace(run, status="success"), benchmark, key)
+                again = rules.judge(dataclasses.replace(run, status="success"), benchmark, key, division)
                 if again.converged:
                     redone[i], named = again, [*named, os.path.basename(v.path)]
         if named:

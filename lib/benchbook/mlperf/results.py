@@ -9,7 +9,6 @@ or an archive holding one (read where it lies: `logs.archives`).
 from __future__ import annotations
 
 import ast
-import hashlib
 import json
 import math
 import os
@@ -21,7 +20,7 @@ from ..errors import BenchbookError, LogError
 from ..logs import archives
 from ..logs.archives import ArchivePath
 from ..runfolder import MLLOG
-from . import mllog, official, power, rules, v05
+from . import consistency, mllog, official, power, rules, v05
 from .accelerators import normalise
 
 # A result file is what mlperf-logging globs: `result_*.txt` (package_checker.py:98, result_summarizer.py:361
@@ -381,12 +380,13 @@ def score_files(where: str, files: list, key: str | None, *, benchmark: str | No
     submitter = submitter or logged.get("org")
     goal = rules.target(benchmark, key) if key else None
     required = rules.runs_required(benchmark, key)
+    division = consistency.division(system, systems_path, read, problems)
     verdicts = []
     for path, run in zip(files, runs, strict=True):
         if isinstance(run, LogError):
             verdicts.append(rules.RunVerdict(str(path), None, None, False, run.reason, unread=True))
         else:
-            verdicts.append(rules.judge(run, benchmark, key or "0.0"))
+            verdicts.append(rules.judge(run, benchmark, key or "0.0", division))
     if key is None:
         result = rules.Score(None, False, "round unknown: no training_results_vX.Y in the path (give --round)",
                              required, 1, [])
@@ -397,8 +397,8 @@ def score_files(where: str, files: list, key: str | None, *, benchmark: str | No
         result = rules.score(verdicts, benchmark, factor, required)
     if key == "0.5":
         problems.extend(v05.target_problems(runs, goal))
-    twins = _identical(files)
-    differs = official.differences(key, benchmark, verdicts, runs, twins, result, factor, required)
+    twins = consistency.identical(files)
+    differs = official.differences(key, benchmark, verdicts, runs, twins, result, factor, required, division)
     if twins:
         copies = official.copies_reason(twins, required)
         problems.append(f"{where}: {copies}")
@@ -421,41 +421,12 @@ def score_files(where: str, files: list, key: str | None, *, benchmark: str | No
         scaling_factor=factor, accelerators=accelerators,
         accelerator=system.get("accelerator_model_name"), framework=system.get("framework"),
         accelerator_minutes=result.minutes * accelerators if result.minutes is not None and accelerators else None,
-        division=system.get("division") or logged.get("division"),
+        division=division,
         target=goal.describe() if goal else None, target_source=goal.source if goal else None,
         problems=problems, run_details=[_detail(v, r, role) for v, r, role in
                                         zip(verdicts, runs, rules.roles(verdicts, benchmark), strict=True)],
         accelerator_vendor=kind["vendor"], accelerator_model=kind["model"], accelerator_memory=kind["memory"],
         frameworks_listed=system.get("frameworks_listed"), official=differs)
-
-
-def _identical(files: list) -> list[tuple]:
-    """Pairs (first, copy) of result files with the same bytes: compared where their sizes are equal."""
-    by_size: dict[int, list] = {}
-    for path in files:
-        try:
-            size = path.size if isinstance(path, ArchivePath) else path.stat().st_size
-        except OSError:
-            continue
-        if size is not None:
-            by_size.setdefault(size, []).append(path)
-    pairs = []
-    for group in (g for g in by_size.values() if len(g) > 1):
-        seen: dict[str, object] = {}
-        for path in group:
-            try:
-                digest = hashlib.sha256()
-                with path.open("rb") as f:
-                    for block in iter(lambda f=f: f.read(1 << 20), b""):
-                        digest.update(block)
-                digest = digest.hexdigest()
-            except (OSError, LogError):
-                continue
-            if digest in seen:
-                pairs.append((seen[digest], path))
-            else:
-                seen[digest] = path
-    return pairs
 
 
 def _detail(verdict: rules.RunVerdict, run, role: str) -> dict:

@@ -161,14 +161,20 @@ def runs_required(benchmark: str, round_: str | None = None) -> int | None:
     return RUNS_REQUIRED.get(benchmark)
 
 
-def setup_over_limit(run: Run, round_: str) -> str | None:
+def division_of(run: Run, division: str | None = None) -> str:
+    """'open' or 'closed': the folder's division where it is known (one per folder), else the run's own."""
+    said = division if division is not None else run.submission.get("division", "")
+    return "open" if str(said).strip().lower() == "open" else "closed"
+
+
+def setup_over_limit(run: Run, round_: str, division: str | None = None) -> str | None:
     """Why a run's setup (the first init_start to init_stop, else to run_start) passes its round's limit
     (the compliance rule's, per division), if it does."""
     limit = loaded().init_limits.get(round_key(round_))
     end = run.init_stop if run.init_stop is not None else run.run_start
     if not limit or run.init_start is None or end is None:
         return None
-    division = "open" if str(run.submission.get("division", "")).lower() == "open" else "closed"
+    division = division_of(run, division)
     most = limit["minutes"].get(division)
     setup = (end - run.init_start) / UNIT_SECONDS[run.unit] / 60.0
     if most is None or setup < most:
@@ -259,13 +265,14 @@ def _whole(x: float) -> str:
     return f"{x:.0f}" if x.is_integer() and abs(x) < 1e15 else f"{x:g}"
 
 
-def judge(run: Run, benchmark: str, round_: str) -> RunVerdict:
+def judge(run: Run, benchmark: str, round_: str, division: str | None = None) -> RunVerdict:
     """A run converged when its setup is within the round's limit, run_stop says success and (where the
     round's target is known, and the run is of the closed division) one evaluation after run_start
-    reached it; epochs/samples to converge are those of that evaluation (else the last)."""
+    reached it; epochs/samples to converge are those of that evaluation (else the last). `division`: the
+    folder's (its systems file's), which a run's own submission_division does not override."""
     # The open division sets no quality target (mlcommons/logging, mlperf_logging/compliance_checker/
     # training_4.0.0/open_resnet.yaml: eval_accuracy `v['value'] < 1.0`): run_stop's status decides.
-    goal = None if str(run.submission.get("division", "")).lower() == "open" else target(benchmark, round_)
+    goal = None if division_of(run, division) == "open" else target(benchmark, round_)
     by_epoch = evaluations(run, goal)
     early = [k for k in by_epoch if run.run_start_line is not None and k[0] < run.run_start_line]
     for k in early:  # an evaluation before run_start is no evaluation of the timed run
@@ -282,7 +289,7 @@ def judge(run: Run, benchmark: str, round_: str) -> RunVerdict:
     elif not (math.isfinite(run.minutes) and run.minutes > 0):
         verdict.reason = (f"time to train {run.minutes} minutes (run_stop, line {run.run_stop_line}, minus "
                           f"run_start, line {run.run_start_line}): not a positive finite time")
-    elif over := setup_over_limit(run, round_):
+    elif over := setup_over_limit(run, round_, division):
         verdict.reason = over
     elif not run.succeeded:
         verdict.reason = f"run_stop status {run.status!r} (line {run.run_stop_line}), not 'success'"

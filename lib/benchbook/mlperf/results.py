@@ -227,6 +227,9 @@ def _accelerators(system: dict, path: str, problems: list[str]) -> int | None:
         problems.append(f"{path}: accelerators_per_node x number_of_nodes = {counts[0] * counts[1]}: above "
                         f"{MAX_ACCELERATORS} (accelerators unknown)")
         return None
+    if why := consistency.implausible_counts(system, *counts):
+        problems.append(f"{path}: {why} (accelerators unknown)")
+        return None
     return counts[0] * counts[1]
 
 
@@ -413,6 +416,7 @@ def score_files(where: str, files: list, key: str | None, *, benchmark: str | No
         problems.append(f"no quality target known for {benchmark} in v{key} ({why}): run_stop's status alone "
                         "decides")
     accelerators = _accelerators(system, systems_path, problems)
+    problems.extend(consistency.names_differ(system, systems_path, system_name, submitter))
     kind = normalise(system.get("accelerator_model_name"), system.get("accelerator_memory_capacity"))
     return Folder(
         folder=where, round=f"v{key}" if key else None, benchmark=benchmark, submitter=submitter,

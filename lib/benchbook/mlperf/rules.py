@@ -289,6 +289,9 @@ def judge(run: Run, benchmark: str, round_: str, division: str | None = None) ->
     elif not (math.isfinite(run.minutes) and run.minutes > 0):
         verdict.reason = (f"time to train {run.minutes} minutes (run_stop, line {run.run_stop_line}, minus "
                           f"run_start, line {run.run_start_line}): not a positive finite time")
+    elif run.init_start is not None and run.init_stop is not None and run.init_stop < run.init_start:
+        verdict.reason = (f"init_stop is before the first init_start ({run.init_seconds:.3f} seconds): a negative "
+                          "initialisation time, the log's clock is not one")
     elif over := setup_over_limit(run, round_, division):
         verdict.reason = over
     elif not run.succeeded:

@@ -135,3 +135,27 @@ def test_an_evaluation_before_run_start_does_not_count(tmp_path):
     verdict = rules.judge(run, "stable_diffusion", "4.0")
     assert not verdict.converged
     assert "2 evaluations before run_start (line 11) not counted" in verdict.reason
+
+
+def test_where_the_official_checker_fails_on_a_metric_alone_the_json_says_why(tmp_path):
+    """Item 4: a first evaluation holding FID without CLIP fails the checker's CHECK of aggregated_eval_accuracy
+    ("failed test: 'CLIP' in v['value']", as mlperf-logging 4.1.68 says of this file), so result_summarizer drops
+    the run; benchbook counts it from its evaluations that hold both, and says the official figure and why."""
+    lone = [(500, "FID", 150.0), *REACHED]
+    folder = folder_of(tmp_path, "5.0", [sd_run(100 + i, lone if i == 0 else REACHED) for i in range(10)])
+    (found,) = results.score([folder])
+    assert found.valid and found.runs_failed == 0
+    assert "an evaluation of result_0.txt logs some of FID, CLIP and not all: the compliance checker fails the file" \
+        in found.official["cause"]
+    assert found.official["score_minutes"] == pytest.approx(sum(range(102, 110)) / 8)  # result_0 a failed run
+
+
+@pytest.mark.parametrize(("evals", "fails"), [
+    ([{"FID": 150.0}, {"FID": 80.0, "CLIP": 0.2}], True),  # the first lacks CLIP: the CHECK
+    ([{"FID": 80.0, "CLIP": 0.2}, {"FID": 80.0}], True),  # FID holds, CLIP reached and missing: KeyError
+    ([{"FID": 80.0, "CLIP": 0.2}, {"FID": 95.0}], False),  # FID does not hold: `and` stops before CLIP
+    ([{"FID": 80.0, "CLIP": 0.2}, {"CLIP": 0.2}], True)])  # FID missing: KeyError
+def test_the_checkers_own_reading_of_partial_evaluations(evals, fails):
+    from benchbook.mlperf import official
+
+    assert official._checker_fails(evals, rules.target("stable_diffusion", "5.0")) is fails

@@ -57,6 +57,21 @@ def differences(key: str | None, benchmark: str, verdicts: list[rules.RunVerdict
         return {"score_minutes": ours.minutes / 1000.0, "figure": f"{ours.minutes / 1000.0:.4f} minutes", "tool": TOOL,
                 "cause": "result_summarizer reads v0.6's ':::MLL' times, in seconds, as milliseconds: its figure is "
                          "1000 times too small (it has no training_0.6.0 time unit)"}
+    goal = rules.target(benchmark, key)
+    if goal is not None and goal.aggregate and division != "open":
+        redone, named = list(verdicts), []
+        for i, (v, run) in enumerate(zip(verdicts, runs, strict=True)):
+            if v.converged and _checker_fails(list(rules.evaluations(run, goal).values()), goal):
+                redone[i] = dataclasses.replace(v, converged=False)
+                named.append(os.path.basename(v.path))
+        if named:
+            wanted = ", ".join(b.metric for b in goal.clauses[0][1])
+            return _official(rules.score(redone, benchmark, factor, required),
+                             f"an evaluation of {', '.join(named)} logs some of {wanted} and not all: the compliance "
+                             f"checker fails the file (its CHECK of {goal.aggregate['key']} asks every metric of the "
+                             f"first evaluation, its ATLEAST_ONE_CHECK raises KeyError on one lacking the metric it "
+                             f"reaches; {goal.source}) and result_summarizer drops the run; benchbook reads the "
+                             "evaluations that hold every metric")
     if tuple(map(int, key.split("."))) >= (0, 7):
         redone, named = list(verdicts), []
         for i, (v, run) in enumerate(zip(verdicts, runs, strict=True)):
@@ -72,6 +87,22 @@ def differences(key: str | None, benchmark: str, verdicts: list[rules.RunVerdict
                                           "reached the target; benchbook counts a run that did not log success as "
                                           "failed (the slowest slot)")
     return None
+
+
+def _checker_fails(groups: list[dict[str, float]], goal: rules.Target) -> bool:
+    """Whether the compliance checker fails a run's evaluations built from one-metric records: the first lacks
+    a metric (its CHECK), or the target's expression, read left to right and stopping at the first bound that
+    does not hold (Python's `and`), reaches a metric an evaluation lacks (KeyError)."""
+    bounds = goal.clauses[0][1]
+    if groups and any(b.metric not in groups[0] for b in bounds):
+        return True
+    for values in groups:
+        for b in bounds:
+            if b.metric not in values:
+                return True
+            if not b.holds(values[b.metric]):
+                break
+    return False
 
 
 def _official(found: rules.Score, cause: str) -> dict:

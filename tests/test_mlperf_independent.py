@@ -85,3 +85,43 @@ def test_runs_logging_different_divisions_without_a_systems_file_get_the_closed_
     (found,) = results.score([folder])
     assert found.division == "closed" and found.runs_failed == 5
     assert any("log different divisions (closed, open)" in p for p in found.problems)
+
+
+def _weights(text: str, tensors) -> str:
+    """The result file with a weights_initialization record per tensor before run_start, as v1.1 logs them."""
+    from test_mlperf_mllog import START_MS, mllog_line
+
+    records = "".join(mllog_line(START_MS - 20_000, "weights_initialization", tensor=t) for t in tensors)
+    at = text.index(mllog_line(START_MS, "run_start"))
+    return text[:at] + records + text[at:]
+
+
+def test_v11_runs_the_official_tool_drops_over_weights_initialization_are_explained(tmp_path):
+    """Item 4: mlperf-logging 4.1.68 fails v1.1 files over weights_initialization checks that were warnings for
+    ruleset 1.1.0; benchbook scores them as the round's review did and says the official figure and why."""
+    from benchbook.mlperf import rules
+
+    names = rules.loaded().weights[("1.1", "resnet")][0]
+    folder = repository(tmp_path, (10, 11, 12, 13, 14), version="v1.1")
+    for i in (0, 1):  # two runs log every tensor the END check lists: the official tool keeps those two
+        path = folder / f"result_{i}.txt"
+        path.write_text(_weights(path.read_text(), names))
+    (found,) = results.score([folder])
+    assert found.valid and found.score_minutes == pytest.approx(12.0)
+    assert found.official["score_minutes"] is None and found.official["figure"].startswith("no score (3 runs did not")
+    assert found.official["cause"].startswith("mlperf-logging 4.1.68 fails the file over the weights_initialization "
+                                              "checks of its training_1.1.0 rules")
+    assert "result_2.txt, result_3.txt, result_4.txt log no weights_initialization" in found.official["cause"]
+    assert "training_1.1.0/closed_resnet.yaml:" in found.official["cause"]
+
+
+def test_v11_runs_naming_every_tensor_agree_with_the_official_tool(tmp_path):
+    from benchbook.mlperf import rules
+
+    names = rules.loaded().weights[("1.1", "resnet")][0]
+    folder = repository(tmp_path, (10, 11, 12, 13, 14), version="v1.1")
+    for i in range(5):
+        path = folder / f"result_{i}.txt"
+        path.write_text(_weights(path.read_text(), names))
+    (found,) = results.score([folder])
+    assert found.valid and found.official is None

@@ -18,6 +18,7 @@ import tempfile
 from pathlib import Path
 
 from . import results, rules
+from .official import WEIGHTS_HISTORY
 
 INSTALL = "pip install 'benchbook[mlperf]'"
 
@@ -118,14 +119,6 @@ def run(folder: str | Path, round_: str | None, benchmark: str, ours: dict | Non
     else:
         verdicts["result_summarizer"] = f"failed: {found['summarizer_error']}"
     return verdicts
-
-
-# mlperf-logging's own history of its training_1.1.0 rules: weights_initialization checks that were
-# warnings for ruleset 1.1.0 at the round's review, failures again from 2.0 on; 4.1.68 fails them for 1.1.0 too.
-WEIGHTS_HISTORY = ("mlperf-logging 4.1.68 fails these files over weights_initialization checks of its "
-                   "training_1.1.0 rules (compliance_checker/training_1.1.0/closed_<benchmark>.yaml), checks that "
-                   "mlperf-logging made warnings for ruleset 1.1.0 and failures again for 2.0 onward; the round's own "
-                   "review scored these runs, and so does benchbook")
 
 
 def _weights_initialization(found: dict, round_: str) -> str | None:

@@ -11,7 +11,7 @@ for a target the rules build from such records (`rules.Target.aggregate`).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import LogError
@@ -33,7 +33,7 @@ from ..logs.parsers.mllog import (
 )
 from . import v05
 
-__all__ = ["UNIT_SECONDS", "Evaluation", "Named", "Run", "read"]
+__all__ = ["UNIT_SECONDS", "Evaluation", "Named", "Result", "Run", "read"]
 
 
 @dataclass(frozen=True)
@@ -46,6 +46,28 @@ class Named(Evaluation):
 
     def group(self, field: str) -> float | None:
         return next((v for k, v in self.meta if k == field), None)
+
+
+@dataclass
+class Result(Run):
+    """A result file's run, with what the scorer reads beside the engine's run: the tensors its
+    weights_initialization records name (None for a record naming none), for the v1.1 difference with the
+    official tool (`official.differences`)."""
+
+    tensors: list[str | None] = field(default_factory=list)
+
+
+_WEIGHTS = '"key": "weights_initialization"'
+
+
+def _weights(run: Result, body: str) -> None:
+    """A weights_initialization record's tensor (metadata.tensor), the line one (its key near the start)."""
+    try:
+        _, _, _, metadata = parse_v07(body)
+    except LineError:
+        return
+    tensor = metadata.get("tensor") if isinstance(metadata, dict) else None
+    run.tensors.append(str(tensor) if tensor is not None else None)
 
 
 def _named(run: Run, number: int, time: float, value, metadata: dict) -> bool:
@@ -62,7 +84,7 @@ def _named(run: Run, number: int, time: float, value, metadata: dict) -> bool:
     return True
 
 
-def read(path: str | Path | ArchivePath) -> Run:
+def read(path: str | Path | ArchivePath) -> Result:
     """The run of one result file. Raises LogError (file and line) for a file that is no MLLOG result
     (missing, no MLLOG line, JSON that does not parse, forms of two rounds); v0.5's `:::MLPv0.5.0` lines are
     read by `v05` (times in seconds); a run without run_start or run_stop is
@@ -91,7 +113,7 @@ def read(path: str | Path | ArchivePath) -> Run:
                 continue
             body = text[at + len(token):end]
             if run is None:
-                run, form = Run(name, unit), token
+                run, form = Result(name, unit), token
             elif form != token:
                 raise LogError(name, f"line {_number(chunk, at)}: mixes {form.strip()!r} and {token.strip()!r} "
                                      "lines (two rounds' log formats: ':::MLPv0.5.0' v0.5, ':::MLL' v0.6 in "
@@ -101,6 +123,8 @@ def read(path: str | Path | ArchivePath) -> Run:
                     _take(run, chunk, at, parse, body, stats.cut_last_line, v05.fold)
             elif not unneeded(body, unit):
                 _take(run, chunk, at, parse, body, stats.cut_last_line)
+            elif token is TOKEN_V07 and body.find(_WEIGHTS, 0, 160) >= 0:
+                _weights(run, body)
             at = text.find(TOKEN, end)
     if run is None:
         raise LogError(name, "no MLLOG line (':::MLLOG', ':::MLL' or ':::MLPv0.5.0'): not an MLPerf Training "

@@ -72,6 +72,15 @@ def differences(key: str | None, benchmark: str, verdicts: list[rules.RunVerdict
                              f"first evaluation, its ATLEAST_ONE_CHECK raises KeyError on one lacking the metric it "
                              f"reaches; {goal.source}) and result_summarizer drops the run; benchbook reads the "
                              "evaluations that hold every metric")
+    if weights := rules.loaded().weights.get((key, benchmark)):
+        redone, named = list(verdicts), []
+        for i, (v, run) in enumerate(zip(verdicts, runs, strict=True)):
+            if v.converged and division != "open" and _weights_fail(getattr(run, "tensors", []), weights[0]):
+                redone[i], named = dataclasses.replace(v, converged=False), [*named, os.path.basename(v.path)]
+        if named:
+            return _official(rules.score(redone, benchmark, factor, required),
+                             f"{WEIGHTS_HISTORY}: {', '.join(named)} log{'s' if len(named) == 1 else ''} no "
+                             f"weights_initialization of each tensor its END check lists ({weights[1]})")
     if tuple(map(int, key.split("."))) >= (0, 7):
         redone, named = list(verdicts), []
         for i, (v, run) in enumerate(zip(verdicts, runs, strict=True)):
@@ -87,6 +96,18 @@ def differences(key: str | None, benchmark: str, verdicts: list[rules.RunVerdict
                                           "reached the target; benchbook counts a run that did not log success as "
                                           "failed (the slowest slot)")
     return None
+
+
+# mlperf-logging's own history of its training_1.1.0 rules (rulesdata.WEIGHTS_WARNED).
+WEIGHTS_HISTORY = ("mlperf-logging 4.1.68 fails the file over the weights_initialization checks of its training_1.1.0 "
+                   "rules, checks that mlperf-logging made warnings for ruleset 1.1.0 (the round's own review scored "
+                   "these runs, as benchbook does) and failures again for 2.0 onward")
+
+
+def _weights_fail(tensors: list, names: tuple[str, ...]) -> bool:
+    """Whether the 1.1.0 weights_initialization checks fail a run: none logged (REQ AT_LEAST_ONE), one without
+    metadata.tensor (its CHECK), or not each tensor the END check lists, as many times (sorted lists equal)."""
+    return not tensors or None in tensors or sorted(tensors) != list(names)
 
 
 def _checker_fails(groups: list[dict[str, float]], goal: rules.Target) -> bool:

@@ -97,6 +97,8 @@ class RoundRules:
     targets: dict[str, dict[str, Target]]
     unread: dict[tuple[str, str], str]  # (round, benchmark) -> why its rule's target is not checked
     init_limits: dict[str, dict]  # round -> {minutes: {division: minutes}, check, source}
+    # (round, benchmark) -> (the tensors weights_initialization must name, source): rulesdata.WEIGHTS_WARNED
+    weights: dict[tuple[str, str], tuple[tuple[str, ...], str]] = field(default_factory=dict)
 
 
 def _target(round_: str, benchmark: str, entry: dict) -> Target:
@@ -111,6 +113,7 @@ def loaded(root: Path = RULES) -> RoundRules:
     targets: dict[str, dict[str, Target]] = {}
     unread: dict[tuple[str, str], str] = {}
     init_limits: dict[str, dict] = {}
+    weights: dict[tuple[str, str], tuple[tuple[str, ...], str]] = {}
     for name in RULE_FILES:
         path = root / name
         try:
@@ -122,6 +125,9 @@ def loaded(root: Path = RULES) -> RoundRules:
                 for benchmark, entry in benchmarks.items():
                     if benchmark == "init_limit":
                         continue
+                    if "weights_initialization" in entry:
+                        found = entry["weights_initialization"]
+                        weights[(round_, benchmark)] = (tuple(found["names"]), found["source"])
                     if "runs" in entry:
                         runs.setdefault(round_, {})[benchmark] = (entry["runs"], entry["runs_source"])
                     goal = entry.get("target")
@@ -132,7 +138,7 @@ def loaded(root: Path = RULES) -> RoundRules:
         except (OSError, yaml.YAMLError, KeyError, TypeError, AttributeError) as exc:
             raise BenchbookError(f"{path}: the MLPerf rules as data cannot be read ({exc!r}): restore it from "
                                  "the repository, or `python -m benchbook.mlperf.rulesdata --write`") from None
-    return RoundRules(runs, targets, unread, init_limits)
+    return RoundRules(runs, targets, unread, init_limits, weights)
 
 
 def _newest(counts: dict[str, dict[str, tuple[int, str]]]) -> dict[str, tuple[int, str]]:

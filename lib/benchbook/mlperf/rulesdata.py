@@ -135,13 +135,35 @@ def _target(path: Path, shown: str) -> dict | None:
     return None
 
 
-def _begin(path: Path) -> yaml.ScalarNode | None:
-    """The BEGIN block's CODE node of a compliance file, if it has one."""
+def _begin(path: Path, block: str = "BEGIN", field: str = "CODE") -> yaml.ScalarNode | None:
+    """The BEGIN block's CODE node (or another block's field) of a compliance file, if it has one."""
     for item in getattr(yaml.compose(path.read_text(encoding="utf-8")), "value", []):
         for k, v in getattr(item, "value", []):
-            if isinstance(k, yaml.ScalarNode) and k.value == "BEGIN":
-                return next((c for n, c in getattr(v, "value", []) if n.value == "CODE"), None)
+            if isinstance(k, yaml.ScalarNode) and k.value == block:
+                return next((c for n, c in getattr(v, "value", []) if n.value == field), None)
     return None
+
+
+# Rounds whose weights_initialization checks the round's own review read as warnings (mlperf-logging made them
+# warnings for ruleset 1.1.0, failures again for 2.0 on) while 4.1.68 fails them: benchbook keeps the tensors
+# those checks ask for, to say where the official tool differs (`official.differences`).
+WEIGHTS_WARNED = ("1.1",)
+
+
+def _tensors(path: Path, shown: str) -> dict | None:
+    """The tensors a closed rule's END check asks weights_initialization records to name (`sorted(s['initialized_
+    tensors']) == sorted([...])`), with file:line; None where the file has no such check."""
+    if not path.is_file():
+        return None
+    end = _begin(path, "END", "CHECK")
+    if end is None or "initialized_tensors" not in end.value:
+        return None
+    tree = ast.parse(end.value.strip(), mode="eval").body
+    if not (isinstance(tree, ast.Compare) and isinstance(tree.comparators[0], ast.Call)
+            and tree.comparators[0].args and isinstance(tree.comparators[0].args[0], ast.List)):
+        return None
+    names = sorted(ast.literal_eval(tree.comparators[0].args[0]))
+    return {"names": names, "source": f"{shown}:{end.start_mark.line + 1}"}
 
 
 def aggregate(code: str) -> dict:
@@ -242,6 +264,8 @@ def generate(package_dir: Path) -> dict:
             shown = f"{PACKAGE}/compliance_checker/training_{round_}.0/closed_{benchmark}.yaml"
             entries[benchmark] = {"runs": count, "runs_source": f"{PACKAGE}/benchmark_meta.py:{line}",
                                   "target": _target(package_dir / shown.split("/", 1)[1], shown)}
+            if round_ in WEIGHTS_WARNED and (tensors := _tensors(package_dir / shown.split("/", 1)[1], shown)):
+                entries[benchmark]["weights_initialization"] = tensors
         shown = f"{PACKAGE}/compliance_checker/training_{round_}.0/common.yaml"
         limit = _init_limit(package_dir / shown.split("/", 1)[1], shown, 1.0 if round_ == "0.6" else 1000.0)
         rounds[round_] = {"init_limit": limit, **entries} if limit else entries

@@ -159,3 +159,17 @@ def test_the_checkers_own_reading_of_partial_evaluations(evals, fails):
     from benchbook.mlperf import official
 
     assert official._checker_fails(evals, rules.target("stable_diffusion", "5.0")) is fails
+
+
+def test_the_official_figure_counts_an_evaluation_before_run_start(tmp_path):
+    lines = sd_run(100, REACHED).splitlines(keepends=True)
+    start = next(i for i, t in enumerate(lines) if '"run_start"' in t)
+    evals = [t for t in lines if '"eval_accuracy"' in t]
+    rest = [t for t in lines if t not in evals and t is not lines[start]]
+    early = "".join([*rest[:start], *evals, lines[start], *rest[start:]])
+    folder = folder_of(tmp_path, "4.0", [early if i == 9 else sd_run(100 + i, REACHED) for i in range(10)])
+    (found,) = results.score([folder])
+    assert found.valid and found.runs_failed == 1 and found.score_minutes == pytest.approx(sum(range(101, 109)) / 8)
+    assert found.official["score_minutes"] == pytest.approx((100 + sum(range(101, 108))) / 8)  # result_9 counted
+    assert "counts result_9.txt, whose target is reached only in an evaluation logged before run_start" in \
+        found.official["cause"]

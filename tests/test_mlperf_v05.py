@@ -104,3 +104,21 @@ def test_a_file_that_cannot_be_read_is_not_said_not_to_converge(tmp_path):
     assert not found.valid and found.reason.startswith("2 result files cannot be read, at most 1 may fail: ")
     assert "did not converge" not in found.reason and "line 1: the value of 'eval_accuracy' does not parse" in \
         found.reason
+
+
+@pytest.mark.parametrize(("node", "want"), [
+    ({"num_nodes": 32, "accelerator": "tpuv3-512", "num_accelerators": 512}, (16, 32)),  # Google: the pod's
+    ({"num_nodes": 36, "accelerator": "Tesla V100-SXM3-H-32GB", "num_accelerators": 16}, (16, 36)),  # NVIDIA
+    ({"num_nodes": 1, "accelerator": "tpuv3-8", "num_accelerators": 8}, (8, 1))])
+def test_entry_json_counts_accelerators_as_each_submitter_wrote_them(node, want):
+    from benchbook.mlperf import v05
+
+    found = v05.system(json.dumps({**ENTRY, "nodes": [node]}))
+    assert (found["accelerators_per_node"], found["number_of_nodes"]) == want
+
+
+@pytest.mark.parametrize(("success", "status"), [(True, "success"), ("true", "success"), (False, "aborted"),
+                                                 ("false", "aborted"), (None, "success")])
+def test_run_stop_success_as_each_submitter_logged_it(tmp_path, success, status):
+    """NVIDIA logs a bare run_stop, Google `{"success": "true"}` (a string), others `{"success": true}`."""
+    assert mllog.read(write(tmp_path / "result_0.txt", v05_run(60, success=success))).status == status

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 from ..logs.parsers.mllog import LineError, Run, take
 
@@ -71,8 +72,9 @@ def fold(run: Run, number: int, record: tuple[str, float, str, object]) -> None:
         inner = value.get("value") if isinstance(value, dict) and "value" in value else value
         take(run, number, stamp, key, inner, {"epoch_num": epoch} if epoch is not None else {})
     elif key == "run_stop":
-        success = value.get("success") if isinstance(value, dict) else None
-        take(run, number, stamp, key, None, {"status": "aborted" if success is False else "success"})
+        success = value.get("success") if isinstance(value, dict) else None  # true, or Google's "true"
+        failed = success is not None and str(success).strip().lower() in ("false", "0", "no")
+        take(run, number, stamp, key, None, {"status": "aborted" if failed else "success"})
     elif key == "eval_target":
         if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
             run.submission.setdefault("eval_target", float(value))
@@ -86,9 +88,19 @@ def system(text: str) -> dict:
     entry = json.loads(text, parse_constant=_refuse)
     nodes = entry["nodes"]
     node = nodes[0] if isinstance(nodes, list) else nodes
-    return {"accelerators_per_node": node.get("num_accelerators"), "number_of_nodes": node.get("num_nodes"),
+    per_node, count = node.get("num_accelerators"), node.get("num_nodes")
+    # Google's entries count a pod's accelerators in all (tpuv3-512: 512 over 32 hosts), NVIDIA's per node
+    # (DGX-2H Pod: 16 on each of 36): where the accelerator's name ends in the count, it is the whole system's.
+    sized = _SIZE.search(str(node.get("accelerator") or ""))
+    if sized and isinstance(per_node, int) and isinstance(count, int) and count > 1 and \
+            int(sized.group(1)) == per_node and per_node % count == 0:
+        per_node //= count
+    return {"accelerators_per_node": per_node, "number_of_nodes": count,
             "accelerator_model_name": node.get("accelerator"), "framework": entry.get("framework"),
             "division": entry.get("division")}
+
+
+_SIZE = re.compile(r"-(\d{1,6})$")
 
 
 def _refuse(constant: str):

@@ -83,7 +83,8 @@ def test_a_v05_run_short_of_the_target_or_failed_does_not_converge(tmp_path):
 
 @pytest.mark.parametrize(("benchmark", "value", "reached"), [
     ("gnmt", 22.4, True), ("gnmt", 21.7, False), ("ncf", 0.6356, True), ("minigo", 0.39, False),
-    ("transformer", 25.3, True)])
+    ("transformer", 25.13, True), ("ssd", 0.2194, True), ("ssd", 0.2119, False),
+    ("maskrcnn", {"BBOX": 0.381, "SEGM": 0.345}, True), ("maskrcnn", {"BBOX": 0.381, "SEGM": 0.338}, False)])
 def test_each_v05_benchmark_has_its_target(tmp_path, benchmark, value, reached):
     run = mllog.read(write(tmp_path / "result_0.txt", v05_run(60, accuracies=(value,), benchmark=benchmark,
                                                               success=True, target=None)))
@@ -122,3 +123,12 @@ def test_entry_json_counts_accelerators_as_each_submitter_wrote_them(node, want)
 def test_run_stop_success_as_each_submitter_logged_it(tmp_path, success, status):
     """NVIDIA logs a bare run_stop, Google `{"success": "true"}` (a string), others `{"success": true}`."""
     assert mllog.read(write(tmp_path / "result_0.txt", v05_run(60, success=success))).status == status
+
+
+def test_check_says_the_official_tools_do_not_read_v05(tmp_path):
+    from benchbook.mlperf import checks
+
+    if not checks.available():
+        pytest.skip("mlperf-logging is not installed")
+    assert checks.run(v05_folder(tmp_path), "v0.5", "resnet")["checks"].startswith(
+        "not run: mlperf-logging has no training 0.5.0 ruleset")

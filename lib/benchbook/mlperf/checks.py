@@ -89,6 +89,9 @@ def run(folder: str | Path, round_: str | None, benchmark: str, ours: dict | Non
         return {"checks": f"not run: mlperf-logging is not installed ({INSTALL})"}
     if round_ is None:
         return {"checks": "not run: the round is unknown (give --round)"}
+    if rules.round_key(round_) == "0.5":
+        return {"checks": "not run: mlperf-logging has no training 0.5.0 ruleset and does not read ':::MLPv0.5.0' "
+                          "lines (the v0.5 rules are benchbook's training_0.5.yaml)"}
     found = official(folder, round_, benchmark)
     if "error" in found:
         return {"checks": found["error"]}

@@ -349,9 +349,11 @@ def _unlisted(folder: Path | ArchivePath, round_: str | None, why: str) -> Folde
     """A folder that cannot be listed: a system folder (`results/<system>`) or a benchmark folder."""
     is_system = folder.parent.name == "results"
     key = round_of(folder, round_)
+    entry = folder.parent.parent if is_system and key == "0.5" else None  # v0.5: <submitter>/<entry>/results
     return Folder(folder=str(folder), round=f"v{key}" if key else None,
                   benchmark="unknown" if is_system else folder.name,
-                  submitter=folder.parent.parent.name if is_system else None,
+                  submitter=(entry.parent.name if entry else folder.parent.parent.name) if is_system else None,
+                  entry=entry.name if entry else None,
                   system=folder.name if is_system else folder.parent.name, score_minutes=None, valid=False,
                   reason=why, runs=0, runs_failed=0, runs_required=None, scaling_factor=None, accelerators=None,
                   accelerator=None, framework=None, accelerator_minutes=None, division=None, target=None,

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from benchbook.mlperf import checks, results
+from benchbook.mlperf import checks, results, rules
 from test_mlperf_score import digests, repository
 
 pytest.importorskip("mlperf_logging", reason="the mlperf extra (mlperf-logging) is not installed")
@@ -111,3 +111,23 @@ def test_a_copied_run_is_explained_as_the_refusal_says(tmp_path):
     assert said.startswith("11.3333 minutes; benchbook no score: result_summarizer counts every result_*.txt as a "
                            "run, result_4.txt too (a byte-identical copy); benchbook refuses the folder: the rules")
     assert "no known check" not in said
+
+
+def test_v11_weights_initialization_difference_is_what_the_official_tool_does(tmp_path):
+    """Issue 48 item 4: the files benchbook says mlperf-logging 4.1.68 drops over the training_1.1.0
+    weights_initialization checks are the ones its compliance checker fails, over those checks alone; --check
+    gives the same cause as the JSON."""
+    from test_mlperf_independent import _weights
+
+    names = rules.loaded().weights[("1.1", "resnet")][0]
+    folder = repository(tmp_path, (10, 11, 12, 13, 14), version="v1.1")
+    for i in (0, 1):
+        path = folder / f"result_{i}.txt"
+        path.write_text(_weights(path.read_text(), names))
+    found = checks.official(folder, "1.1", "resnet")
+    assert [ok for _, ok, *_ in found["compliance"]] == [True, True, False, False, False]
+    assert all(all("weights_initialization" in m or "initialized_tensors" in m for m in said)
+               for _, ok, _, said in found["compliance"] if not ok)
+    (ours,) = results.score([folder])
+    said = checks.run(folder, "1.1", "resnet", ours.as_dict())["result_summarizer"]
+    assert said == f"no score; benchbook 12.0000 minutes: {ours.official['cause']}"

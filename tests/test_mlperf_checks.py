@@ -131,3 +131,28 @@ def test_v11_weights_initialization_difference_is_what_the_official_tool_does(tm
     (ours,) = results.score([folder])
     said = checks.run(folder, "1.1", "resnet", ours.as_dict())["result_summarizer"]
     assert said == f"no score; benchbook 12.0000 minutes: {ours.official['cause']}"
+
+
+@pytest.mark.parametrize("evals", [
+    [(1000, "FID", 120.0), (1000, "CLIP", 0.12), (2000, "FID", 88.5), (2000, "CLIP", 0.151)],
+    [(1000, "FID", 120.0), (1000, "CLIP", 0.12), (2000, "FID", 88.5), (2000, "CLIP", 0.149)],
+    [(1000, "FID", 91.0), (1000, "CLIP", 0.2), (2000, "FID", 89.0), (2000, "CLIP", 0.3), (2000, "FID", 95.0)]])
+def test_stable_diffusion_targets_read_as_the_compliance_checker_reads_them(tmp_path, evals):
+    """Issue 48 item 1: benchbook's verdict on FID and CLIP logged one record each is the compliance checker's own
+    (its closed_stable_diffusion.yaml run alone, BEGIN block and ATLEAST_ONE_CHECK, on the same file)."""
+    pytest.importorskip("mlperf_logging")
+    from pathlib import Path
+
+    from mlperf_logging.compliance_checker import mlp_compliance
+
+    from benchbook.mlperf import mllog
+    from test_mlperf_targets import sd_run
+
+    path = tmp_path / "result_0.txt"
+    path.write_text(sd_run(100, evals))
+    checker = mlp_compliance.make_checker("training", "5.0.0", True, False)
+    loglines, _ = mlp_compliance.mlp_parser.parse_file(str(path), ruleset="5.0.0")
+    rules_file = Path(mlp_compliance.__file__).parent / "training_5.0.0" / "closed_stable_diffusion.yaml"
+    checker.configured_checks(loglines, str(rules_file))
+    official = not any("Failed checks for aggregated_eval_accuracy" in m for m in checker.not_overwritable)
+    assert rules.judge(mllog.read(path), "stable_diffusion", "5.0").converged is official

@@ -128,9 +128,10 @@ def test_aborted_status_is_kept(tmp_path):
     assert run.status == "aborted" and not run.succeeded
 
 
-def test_v05_is_refused(tmp_path):
-    path = write(tmp_path / "r.txt", "hello\n:::MLPv0.5.0 resnet 1541710862.123 (x.py:1) run_start\n")
-    with pytest.raises(LogError, match=r"r\.txt: line 2: an MLPerf v0\.5 log"):
+def test_two_rounds_forms_in_one_file_are_refused(tmp_path):
+    path = write(tmp_path / "r.txt", "hello\n:::MLPv0.5.0 resnet 1541710862.123 (x.py:1) run_start\n"
+                 + mllog_line(9, "run_stop", status="success"))
+    with pytest.raises(LogError, match=r"r\.txt: line 3: mixes ':::MLPv0.5.0' and ':::MLLOG' lines"):
         mllog.read(path)
 
 

@@ -83,3 +83,30 @@ def test_power_logs_inside_an_archive_are_named_not_left_out_silently(tmp_path):
     assert found.valid and found.energy_joules is None
     assert [p for p in found.problems if "power" in p] == [
         f"{found.folder}/power: power logs inside an archive are not read: no energy for the result"]
+
+
+@pytest.mark.parametrize(("key", "value", "why"), [
+    ("power_reading", -500.0, "power_reading = -500.0: expected watts from 0 to 1e6"),
+    ("power_reading", 1e308, "power_reading = 1e+308: expected watts from 0 to 1e6"),
+    ("power_reading", -1e308, "power_reading = -1e+308: expected watts"),
+    ("power_reading", "NaN", "power_reading = nan: expected watts"),
+    ("power_reading", "x", "power_reading = 'x': expected watts"),
+    ("interconnect_power_est", -1.0, "interconnect_power_est = -1.0: expected watts"),
+    ("conversion_eff", 0.0, "conversion_eff = 0.0: expected an efficiency above 0, at most 1"),
+    ("conversion_eff", 7.0, "conversion_eff = 7.0: expected an efficiency")])
+def test_a_power_value_out_of_its_range_is_refused_with_its_line(tmp_path, key, value, why):
+    """Issue 49 cause 10: negative watts gave a negative energy on a valid result, 1e308 and NaN a null without
+    a word (math.fsum overflowing on +/-1e308 ended the command)."""
+    folder = repository(tmp_path, (10, 11, 12, 13, 14), version="v2.1")
+    power_logs(folder, 5)
+    node = folder / "power" / "result_2" / ("sw_0.txt" if key == "interconnect_power_est" else "node_0.txt")
+    text = node.read_text()
+    logged = float("nan") if value == "NaN" else value
+    line = mllog_line(START_MS + 500, key, logged).replace("NaN", "NaN")
+    node.write_text(text.replace(mllog_line(START_MS, "power_measurement_start"),
+                                 mllog_line(START_MS, "power_measurement_start") + line, 1) if node.name != "sw_0.txt"
+                    else line + text)
+    (found,) = results.score([folder])
+    assert found.valid and found.energy_joules is None
+    assert any(why in p and "result_2" in p and "line " in p and "no energy for the result" in p
+               for p in found.problems), found.problems

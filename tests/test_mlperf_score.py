@@ -129,9 +129,9 @@ def test_v06_systems_file_lines(tmp_path):
 
 def test_unreadable_result_file_is_a_failed_run(tmp_path):
     folder = repository(tmp_path)
-    write(folder / "result_4.txt", ":::MLPv0.5.0 resnet 1.0 (x.py:1) run_start\n")
+    write(folder / "result_4.txt", ':::MLLOG {"time_ms": 5, "key": \n')
     (found,) = results.score([folder])
-    assert found.runs_failed == 1 and any("v0.5" in p for p in found.problems)
+    assert found.runs_failed == 1 and any("line 1: the MLLOG JSON does not parse" in p for p in found.problems)
 
 
 def test_round_unknown_without_the_repository_name(tmp_path):

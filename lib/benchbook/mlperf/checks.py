@@ -18,6 +18,7 @@ import tempfile
 from pathlib import Path
 
 from . import results, rules
+from .official import WEIGHTS_HISTORY
 
 INSTALL = "pip install 'benchbook[mlperf]'"
 
@@ -35,9 +36,10 @@ for f in files:
     try:
         checker = mlp_compliance.make_checker("training", ruleset, True, False)
         valid = mlp_compliance.main(f, f"training_{ruleset}/common.yaml", checker)[0]
-        verdicts.append([f.rsplit("/", 1)[1], bool(valid), ""])
+        said = [*checker.overwritable.values(), *checker.not_overwritable]
+        verdicts.append([f.rsplit("/", 1)[1], bool(valid), "", [str(m)[:300] for m in said][:20]])
     except Exception as exc:
-        verdicts.append([f.rsplit("/", 1)[1], False, f"{type(exc).__name__}: {exc}"])
+        verdicts.append([f.rsplit("/", 1)[1], False, f"{type(exc).__name__}: {exc}", []])
 out["compliance"] = verdicts
 # result_summarizer first: the RCP checker deletes scaling.json (and writes its own) where it runs
 try:
@@ -87,12 +89,15 @@ def run(folder: str | Path, round_: str | None, benchmark: str, ours: dict | Non
         return {"checks": f"not run: mlperf-logging is not installed ({INSTALL})"}
     if round_ is None:
         return {"checks": "not run: the round is unknown (give --round)"}
+    if rules.round_key(round_) == "0.5":
+        return {"checks": "not run: mlperf-logging has no training 0.5.0 ruleset and does not read ':::MLPv0.5.0' "
+                          "lines (the v0.5 rules are benchbook's training_0.5.yaml)"}
     found = official(folder, round_, benchmark)
     if "error" in found:
         return {"checks": found["error"]}
     runs = {d["file"]: d for d in (ours or {}).get("run_details", [])}
     failed = [f"{name}{' (' + why + ')' if why else ''}{_as_scored(runs.get(name))}"
-              for name, ok, why in found["compliance"] if not ok]
+              for name, ok, why, *_ in found["compliance"] if not ok]
     total = len(found["compliance"])
     verdicts = {"compliance": f"pass ({total} of {total} files)" if not failed else
                 f"fail ({len(failed)} of {total} files: {', '.join(failed)})"}
@@ -119,12 +124,24 @@ def run(folder: str | Path, round_: str | None, benchmark: str, ours: dict | Non
     return verdicts
 
 
+def _weights_initialization(found: dict, round_: str) -> str | None:
+    """The cause where the files the official tool drops in a v1.1 folder fail only over weights_initialization."""
+    if rules.round_key(round_) != "1.1":
+        return None
+    refused = [(name, said) for name, ok, _, *rest in found["compliance"] if not ok
+               for said in [rest[0] if rest else []]]
+    if not refused or not all(said and all("weights_initialization" in m or "initialized_tensors" in m
+                                            for m in said) for _, said in refused):
+        return None
+    return f"{WEIGHTS_HISTORY} ({', '.join(name for name, _ in refused)})"
+
+
 def _as_scored(detail: dict | None) -> str:
     """How the score took a file the compliance checker fails: a failed run too, or counted as logged."""
     if detail is None:
         return ""
     if not detail["converged"]:
-        return f", a failed run in the score too: {detail['reason'][:80]}"
+        return f", a failed run in the score too: {detail['reason'][:240]}"
     return ", counted by benchbook: its time to train is read as logged"
 
 
@@ -138,8 +155,14 @@ def _summarizer(found: dict, round_: str, ours: dict | None) -> str:
     if ours is None or (value is not None and mine is not None and round(value, 4) == round(mine, 4)):
         return text + ("; benchbook the same" if ours is not None else "")
     both = f"{text}; benchbook {'no score' if mine is None else f'{mine:.4f} minutes'}"
-    refused = [name for name, ok, _ in found["compliance"] if not ok]
+    refused = [name for name, ok, *_ in found["compliance"] if not ok]
     aborted = [d["file"] for d in ours.get("run_details", []) if d["status"] not in (None, "success")]
+    known = ours.get("official") or {}
+    if known and (known.get("score_minutes") is None) == (value is None) and (
+            value is None or round(known["score_minutes"], 4) == round(value, 4)):
+        return f"{both}: {known['cause']}"
+    if weights := _weights_initialization(found, round_):
+        return f"{both}: {weights}"
     if refused:
         return (f"{both}: it drops the files its compliance checker fails ({', '.join(refused)}) as failed runs; "
                 "benchbook scores what each log says (a rule checked after its round is not applied to it)")

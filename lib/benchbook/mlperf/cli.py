@@ -104,6 +104,9 @@ def cmd_score(args, out: Console, err: Console) -> int:
         where = f"{r['system']}/{r['benchmark']} ({r['round']})"
         if not r["valid"]:
             out.print(Text.assemble(("invalid", "red"), f": {where}: {r['reason']}"), highlight=False)
+        if r.get("official"):
+            said = r["official"]
+            out.print(Text(f"official: {where}: {said['figure']}: {said['cause']} ({said['tool']})"), highlight=False)
         for name, verdict in (r.get("checks") or {}).items():
             out.print(Text(f"{name}: {where}: {verdict}"), highlight=False)
         for p in r["problems"]:

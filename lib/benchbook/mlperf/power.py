@@ -16,6 +16,14 @@ from ..logs.parsers.mllog import TOKEN_V07, LineError, parse_v07
 
 KEYS = ("power_measurement_start", "power_reading", "power_measurement_stop", "conversion_eff",
         "interconnect_power_est")
+# What a logged number may be: watts of one node or switch from 0 to MAX_WATTS (the largest MLPerf power nodes
+# draw a few kW; a megawatt is no reading of one), a conversion efficiency above 0 and at most 1. A value
+# outside is refused with its file, line and key: a negative watt would give a negative energy, 1e308 an
+# overflow, NaN a null without a word.
+MAX_WATTS = 1e6
+_RANGES = {"power_reading": (0.0, MAX_WATTS, "watts from 0 to 1e6"),
+           "interconnect_power_est": (0.0, MAX_WATTS, "watts from 0 to 1e6"),
+           "conversion_eff": (0.0, 1.0, "an efficiency above 0, at most 1")}
 
 
 def _records(path) -> list[tuple[float, str, float | None]]:
@@ -32,8 +40,21 @@ def _records(path) -> list[tuple[float, str, float | None]]:
             except LineError as exc:
                 raise LogError(str(path), f"line {number}: {exc}") from None
             number_logged = value.get("value") if isinstance(value, dict) else value
-            out.append((time, key, float(number_logged) if isinstance(number_logged, (int, float)) else None))
+            out.append((time, key, _checked(path, number, key, number_logged)))
     return out
+
+
+def _checked(path, number: int, key: str, value) -> float | None:
+    """The logged number of a power record, within its key's range (LogError names file, line and key)."""
+    if key not in _RANGES:
+        return None
+    low, high, what = _RANGES[key]
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        raise LogError(str(path), f"line {number}: {key} = {str(value)[:40]!r}: expected {what}")
+    x = float(value)
+    if not (math.isfinite(x) and (low < x if key == "conversion_eff" else low <= x) and x <= high):
+        raise LogError(str(path), f"line {number}: {key} = {x!r}: expected {what}")
+    return x
 
 
 def _node(path, ttt_ms: float) -> float:
@@ -84,7 +105,15 @@ def energy(folder: Path, run_details: list[dict], factor: float, problems: list[
     counted = [d for d in run_details if d["role"] == "counted" and d["minutes"] is not None]
     try:
         each = [run_energy(folder, d["file"], d["minutes"]) for d in counted]
+        joules = math.fsum(each) / len(each) * factor if each else None
     except LogError as exc:
         problems.append(f"{exc}: no energy for the result")
         return None
-    return math.fsum(each) / len(each) * factor if each else None
+    except OverflowError:
+        problems.append(f"{folder / 'power'}: the energy overflows a float: no energy for the result")
+        return None
+    if joules is not None and not (math.isfinite(joules) and joules >= 0):
+        problems.append(f"{folder / 'power'}: the energy is {joules!r}, not a finite number of joules from 0: no "
+                        "energy for the result")
+        return None
+    return joules

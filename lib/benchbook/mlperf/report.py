@@ -58,7 +58,16 @@ class MLPerfReport:
         return pd.DataFrame([{"round": f.round, "submitter": f.submitter, "system": f.system,
                               "benchmark": f.benchmark, "accelerators": f.accelerators,
                               "accelerator": f.accelerator, "framework": f.framework, "minutes": f.score_minutes,
-                              "valid": "yes" if f.valid else f"no: {f.reason}"} for f in self.folders])
+                              "valid": ("yes" if f.valid else f"no: {f.reason}") + self._official(f)}
+                             for f in self.folders])
+
+    @staticmethod
+    def _official(f: results.Folder) -> str:
+        """Where the official tool's score differs (`official.differences`): its figure and the cause."""
+        if not f.official:
+            return ""
+        figure = f.official.get("figure") or f"{f.official['score_minutes']:.4f} minutes"
+        return f"; the official result_summarizer gives {figure}: {f.official['cause']} ({f.official['tool']})"
 
     def against_published(self) -> pd.DataFrame:
         """Each result's score beside the score published for it, where one is: the published scores

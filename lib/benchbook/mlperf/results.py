@@ -9,7 +9,6 @@ or an archive holding one (read where it lies: `logs.archives`).
 from __future__ import annotations
 
 import ast
-import hashlib
 import json
 import math
 import os
@@ -21,7 +20,7 @@ from ..errors import BenchbookError, LogError
 from ..logs import archives
 from ..logs.archives import ArchivePath
 from ..runfolder import MLLOG
-from . import mllog, power, rules
+from . import consistency, mllog, official, power, rules, v05
 from .accelerators import normalise
 
 # A result file is what mlperf-logging globs: `result_*.txt` (package_checker.py:98, result_summarizer.py:361
@@ -29,8 +28,9 @@ from .accelerators import normalise
 RESULT_FILE = re.compile(r"result_[^/]*\.txt", re.DOTALL)
 _DIGITS = re.compile(r"(\d+)")
 # The names submitters give them: result_<n>.txt, result_<id>_<n>.txt, result_run<n>.txt, n a plain number.
-PLAIN_NAME = re.compile(r"result_(?:[A-Za-z0-9.+-]+_|run)?(?:0|[1-9]\d{0,5})\.txt")
-ROUND_IN_PATH = re.compile(r"^training_results_v(\d+\.\d+)$")
+# (zero-padded too: result_01.txt, as 22 folders name theirs)
+PLAIN_NAME = re.compile(r"result_(?:[A-Za-z0-9.+-]+_|run)?\d{1,6}\.txt")
+ROUND_IN_PATH = re.compile(r"^training_results_v(\d+\.\d+)$|^v(0\.5)\.0$")  # (v0.5's layout: v0.5.0/<submitter>/...)
 RECORD = "run.json"  # runfolder.records.RECORD, named here so that scoring needs no pandas (records does)
 
 
@@ -64,6 +64,9 @@ class Folder:
     accelerator_memory: str | None = None
     frameworks_listed: str | None = None  # the systems file's `framework` where it lists several (`framework`: ours)
     energy_joules: float | None = None  # where the folder has power/ logs (`power.energy`)
+    # where the official tool's score differs: its figure and the cause (`official.differences`)
+    official: dict | None = None
+    entry: str | None = None  # v0.5: the submitter's entry folder (v0.5.0/<submitter>/<entry>/results/...)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -137,7 +140,7 @@ def round_of(folder: Path, given: str | None) -> str | None:
     for part in reversed(folder.resolve().parts):
         m = ROUND_IN_PATH.match(part)
         if m:
-            return m.group(1)
+            return m.group(1) or m.group(2)
     return None
 
 
@@ -168,6 +171,20 @@ def _system(submitter_dir: Path | None, system: str, problems: list[str]) -> dic
         problems.append(f"{path}: expected a JSON object")
         return {}
     return described
+
+
+def _entry_system(path: Path | ArchivePath, problems: list[str]) -> dict:
+    """v0.5's `<system>/entry.json` as a systems file's fields (`v05.system`), or {} with the problem."""
+    try:
+        with path.open("rb") as f:
+            data = f.read(MAX_SMALL_JSON + 1)
+        if len(data) > MAX_SMALL_JSON:
+            raise ValueError(f"larger than {MAX_SMALL_JSON} bytes")
+        return v05.system(data.decode("utf-8"))
+    except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError, RecursionError) as exc:
+        problems.append(f"{path}: not v0.5's entry.json (a JSON object with nodes: [{{num_accelerators, num_nodes, "
+                        f"accelerator}}]): {repr(exc)[:200]}")
+        return {}
 
 
 def _system_v06(text: str) -> dict:
@@ -209,6 +226,9 @@ def _accelerators(system: dict, path: str, problems: list[str]) -> int | None:
     if counts[0] * counts[1] > MAX_ACCELERATORS:
         problems.append(f"{path}: accelerators_per_node x number_of_nodes = {counts[0] * counts[1]}: above "
                         f"{MAX_ACCELERATORS} (accelerators unknown)")
+        return None
+    if why := consistency.implausible_counts(system, *counts):
+        problems.append(f"{path}: {why} (accelerators unknown)")
         return None
     return counts[0] * counts[1]
 
@@ -277,8 +297,14 @@ def score_folder(folder: Path | ArchivePath, round_: str | None = None) -> Folde
                         "result_<n>.txt, result_<id>_<n>.txt or result_run<n>.txt")
     system_name = folder.parent.name
     submitter_dir = folder.parent.parent.parent if folder.parent.parent.name == "results" else None
-    system = _system(submitter_dir, system_name, problems)
-    systems_path = str(submitter_dir / "systems" / f"{system_name}.json") if submitter_dir else ""
+    entry = None
+    if submitter_dir is not None and (folder.parent / "entry.json").is_file():  # v0.5: <submitter>/<entry>/results
+        entry, submitter_dir = submitter_dir.name, submitter_dir.parent
+        systems_path = str(folder.parent / "entry.json")
+        system = _entry_system(folder.parent / "entry.json", problems)
+    else:
+        system = _system(submitter_dir, system_name, problems)
+        systems_path = str(submitter_dir / "systems" / f"{system_name}.json") if submitter_dir else ""
     listed = system.get("framework")
     if isinstance(listed, str) and _FRAMEWORKS_SPLIT.search(listed):
         implementations = submitter_dir / "benchmarks" / folder.name / "implementations" if submitter_dir else None
@@ -289,6 +315,7 @@ def score_folder(folder: Path | ArchivePath, round_: str | None = None) -> Folde
                         submitter=submitter_dir.name if submitter_dir else None, system_name=system_name,
                         system=system, systems_path=systems_path, factor=_scaling(folder, problems),
                         problems=problems)
+    found.entry = entry
     if found.valid and (folder / "power").is_dir():
         if isinstance(folder, ArchivePath):  # (power.energy globs a folder on disk)
             found.problems.append(f"{folder / 'power'}: power logs inside an archive are not read: no energy for "
@@ -322,9 +349,11 @@ def _unlisted(folder: Path | ArchivePath, round_: str | None, why: str) -> Folde
     """A folder that cannot be listed: a system folder (`results/<system>`) or a benchmark folder."""
     is_system = folder.parent.name == "results"
     key = round_of(folder, round_)
+    entry = folder.parent.parent if is_system and key == "0.5" else None  # v0.5: <submitter>/<entry>/results
     return Folder(folder=str(folder), round=f"v{key}" if key else None,
                   benchmark="unknown" if is_system else folder.name,
-                  submitter=folder.parent.parent.name if is_system else None,
+                  submitter=(entry.parent.name if entry else folder.parent.parent.name) if is_system else None,
+                  entry=entry.name if entry else None,
                   system=folder.name if is_system else folder.parent.name, score_minutes=None, valid=False,
                   reason=why, runs=0, runs_failed=0, runs_required=None, scaling_factor=None, accelerators=None,
                   accelerator=None, framework=None, accelerator_minutes=None, division=None, target=None,
@@ -356,12 +385,13 @@ def score_files(where: str, files: list, key: str | None, *, benchmark: str | No
     submitter = submitter or logged.get("org")
     goal = rules.target(benchmark, key) if key else None
     required = rules.runs_required(benchmark, key)
+    division = consistency.division(system, systems_path, read, problems)
     verdicts = []
     for path, run in zip(files, runs, strict=True):
         if isinstance(run, LogError):
-            verdicts.append(rules.RunVerdict(str(path), None, None, False, run.reason))
+            verdicts.append(rules.RunVerdict(str(path), None, None, False, run.reason, unread=True))
         else:
-            verdicts.append(rules.judge(run, benchmark, key or "0.0"))
+            verdicts.append(rules.judge(run, benchmark, key or "0.0", division))
     if key is None:
         result = rules.Score(None, False, "round unknown: no training_results_vX.Y in the path (give --round)",
                              required, 1, [])
@@ -370,9 +400,12 @@ def score_files(where: str, files: list, key: str | None, *, benchmark: str | No
         result = rules.Score(None, False, why, required, 1, [])
     else:
         result = rules.score(verdicts, benchmark, factor, required)
-    if twins := _identical(files):
-        copies = "; ".join(f"{os.path.basename(str(b))} is byte-identical to {os.path.basename(str(a))}"
-                           for a, b in twins) + ": one run logged twice is not two runs"
+    if key == "0.5":
+        problems.extend(v05.target_problems(runs, goal))
+    twins = consistency.identical(files)
+    differs = official.differences(key, benchmark, verdicts, runs, twins, result, factor, required, division)
+    if twins:
+        copies = official.copies_reason(twins, required)
         problems.append(f"{where}: {copies}")
         if result.valid:
             result = rules.Score(None, False, copies, required, 1, [])
@@ -385,6 +418,7 @@ def score_files(where: str, files: list, key: str | None, *, benchmark: str | No
         problems.append(f"no quality target known for {benchmark} in v{key} ({why}): run_stop's status alone "
                         "decides")
     accelerators = _accelerators(system, systems_path, problems)
+    problems.extend(consistency.names_differ(system, systems_path, system_name, submitter))
     kind = normalise(system.get("accelerator_model_name"), system.get("accelerator_memory_capacity"))
     return Folder(
         folder=where, round=f"v{key}" if key else None, benchmark=benchmark, submitter=submitter,
@@ -393,41 +427,12 @@ def score_files(where: str, files: list, key: str | None, *, benchmark: str | No
         scaling_factor=factor, accelerators=accelerators,
         accelerator=system.get("accelerator_model_name"), framework=system.get("framework"),
         accelerator_minutes=result.minutes * accelerators if result.minutes is not None and accelerators else None,
-        division=system.get("division") or logged.get("division"),
+        division=division,
         target=goal.describe() if goal else None, target_source=goal.source if goal else None,
         problems=problems, run_details=[_detail(v, r, role) for v, r, role in
                                         zip(verdicts, runs, rules.roles(verdicts, benchmark), strict=True)],
         accelerator_vendor=kind["vendor"], accelerator_model=kind["model"], accelerator_memory=kind["memory"],
-        frameworks_listed=system.get("frameworks_listed"))
-
-
-def _identical(files: list) -> list[tuple]:
-    """Pairs (first, copy) of result files with the same bytes: compared where their sizes are equal."""
-    by_size: dict[int, list] = {}
-    for path in files:
-        try:
-            size = path.size if isinstance(path, ArchivePath) else path.stat().st_size
-        except OSError:
-            continue
-        if size is not None:
-            by_size.setdefault(size, []).append(path)
-    pairs = []
-    for group in (g for g in by_size.values() if len(g) > 1):
-        seen: dict[str, object] = {}
-        for path in group:
-            try:
-                digest = hashlib.sha256()
-                with path.open("rb") as f:
-                    for block in iter(lambda f=f: f.read(1 << 20), b""):
-                        digest.update(block)
-                digest = digest.hexdigest()
-            except (OSError, LogError):
-                continue
-            if digest in seen:
-                pairs.append((seen[digest], path))
-            else:
-                seen[digest] = path
-    return pairs
+        frameworks_listed=system.get("frameworks_listed"), official=differs)
 
 
 def _detail(verdict: rules.RunVerdict, run, role: str) -> dict:

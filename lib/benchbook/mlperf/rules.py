@@ -20,12 +20,13 @@ import yaml
 
 from ..core import project
 from ..errors import BenchbookError
-from .mllog import UNIT_SECONDS, Run
+from .mllog import UNIT_SECONDS, Named, Run
 
 MLPERF_LOGGING = "mlcommons/logging (mlperf-logging 4.1.68)"
 RULES = project.REFERENCES / "mlperf" / "rules"
-# training.yaml: generated from mlperf-logging (`rulesdata`); training_0.6.yaml: v0.6 targets, by hand.
-RULE_FILES = ("training.yaml", "training_0.6.yaml")
+# training.yaml: generated from mlperf-logging (`rulesdata`); training_0.6.yaml: v0.6 targets, by hand;
+# training_0.5.yaml: v0.5's runs and targets, by hand from the round's rules (mlperf-logging has no 0.5.0).
+RULE_FILES = ("training.yaml", "training_0.6.yaml", "training_0.5.yaml")
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,7 @@ class Target:
     check: str
     source: str
     clauses: tuple[tuple[dict | None, tuple[Bound, ...]], ...]
+    aggregate: dict | None = None  # how the compliance rule builds `key` from other records (rulesdata.aggregate)
 
     def bounds(self, batch: float | None = None) -> tuple[Bound, ...]:
         for when, bounds in self.clauses:
@@ -95,11 +97,13 @@ class RoundRules:
     targets: dict[str, dict[str, Target]]
     unread: dict[tuple[str, str], str]  # (round, benchmark) -> why its rule's target is not checked
     init_limits: dict[str, dict]  # round -> {minutes: {division: minutes}, check, source}
+    # (round, benchmark) -> (the tensors weights_initialization must name, source): rulesdata.WEIGHTS_WARNED
+    weights: dict[tuple[str, str], tuple[tuple[str, ...], str]] = field(default_factory=dict)
 
 
 def _target(round_: str, benchmark: str, entry: dict) -> Target:
     clauses = tuple((c.get("batch"), tuple(Bound(**b) for b in c["bounds"])) for c in entry["clauses"])
-    return Target(benchmark, round_, entry["key"], entry["check"], entry["source"], clauses)
+    return Target(benchmark, round_, entry["key"], entry["check"], entry["source"], clauses, entry.get("aggregate"))
 
 
 @functools.cache
@@ -109,6 +113,7 @@ def loaded(root: Path = RULES) -> RoundRules:
     targets: dict[str, dict[str, Target]] = {}
     unread: dict[tuple[str, str], str] = {}
     init_limits: dict[str, dict] = {}
+    weights: dict[tuple[str, str], tuple[tuple[str, ...], str]] = {}
     for name in RULE_FILES:
         path = root / name
         try:
@@ -120,6 +125,9 @@ def loaded(root: Path = RULES) -> RoundRules:
                 for benchmark, entry in benchmarks.items():
                     if benchmark == "init_limit":
                         continue
+                    if "weights_initialization" in entry:
+                        found = entry["weights_initialization"]
+                        weights[(round_, benchmark)] = (tuple(found["names"]), found["source"])
                     if "runs" in entry:
                         runs.setdefault(round_, {})[benchmark] = (entry["runs"], entry["runs_source"])
                     goal = entry.get("target")
@@ -130,7 +138,7 @@ def loaded(root: Path = RULES) -> RoundRules:
         except (OSError, yaml.YAMLError, KeyError, TypeError, AttributeError) as exc:
             raise BenchbookError(f"{path}: the MLPerf rules as data cannot be read ({exc!r}): restore it from "
                                  "the repository, or `python -m benchbook.mlperf.rulesdata --write`") from None
-    return RoundRules(runs, targets, unread, init_limits)
+    return RoundRules(runs, targets, unread, init_limits, weights)
 
 
 def _newest(counts: dict[str, dict[str, tuple[int, str]]]) -> dict[str, tuple[int, str]]:
@@ -159,14 +167,20 @@ def runs_required(benchmark: str, round_: str | None = None) -> int | None:
     return RUNS_REQUIRED.get(benchmark)
 
 
-def setup_over_limit(run: Run, round_: str) -> str | None:
+def division_of(run: Run, division: str | None = None) -> str:
+    """'open' or 'closed': the folder's division where it is known (one per folder), else the run's own."""
+    said = division if division is not None else run.submission.get("division", "")
+    return "open" if str(said).strip().lower() == "open" else "closed"
+
+
+def setup_over_limit(run: Run, round_: str, division: str | None = None) -> str | None:
     """Why a run's setup (the first init_start to init_stop, else to run_start) passes its round's limit
     (the compliance rule's, per division), if it does."""
     limit = loaded().init_limits.get(round_key(round_))
     end = run.init_stop if run.init_stop is not None else run.run_start
     if not limit or run.init_start is None or end is None:
         return None
-    division = "open" if str(run.submission.get("division", "")).lower() == "open" else "closed"
+    division = division_of(run, division)
     most = limit["minutes"].get(division)
     setup = (end - run.init_start) / UNIT_SECONDS[run.unit] / 60.0
     if most is None or setup < most:
@@ -212,19 +226,63 @@ class RunVerdict:
     epochs: float | None = None
     samples: float | None = None
     best: dict[str, float] = field(default_factory=dict)
+    unread: bool = False  # the file could not be read as a result (a format, a line): no run to judge
 
 
-def judge(run: Run, benchmark: str, round_: str) -> RunVerdict:
+def evaluations(run: Run, goal: Target | None) -> dict[tuple, dict[str, float]]:
+    """The run's evaluations as its target reads them, in the order logged: (line, epoch, samples) ->
+    {metric: value}. One record each (a number, or a dict of metrics); where the target's key is built
+    from records of one metric each (`Target.aggregate`), those records grouped as the compliance
+    checker's BEGIN block groups them: by the metadata field `by`, each metric's last value."""
+    out: dict[tuple, dict[str, float]] = {}
+    agg = goal.aggregate if goal else None
+    groups: dict[float, tuple] = {}
+    for e in run.evaluations:
+        if agg and isinstance(e, Named) and e.key == agg["from"]:
+            by = e.group(agg["by"])
+            if by is None:  # (the checker's loop raises KeyError on such a record: it is in no evaluation)
+                continue
+            where = groups.setdefault(by, (e.line, e.epoch, e.samples if agg["by"] != "samples_count" else by))
+            out.setdefault(where, {})[e.metric] = e.value
+        elif goal is None or e.key == goal.key:
+            out.setdefault((e.line, e.epoch, e.samples), {})[e.metric] = e.value
+    return out
+
+
+def _seen(by_epoch: dict[tuple, dict[str, float]], goal: Target, most: int = 3) -> str:
+    """The values a run's evaluations gave, the last `most` of them, for a reason that names them."""
+    if not by_epoch:
+        built = f" (built from {goal.aggregate['from']} records naming their metadata's " \
+                f"{goal.aggregate['metric']!r}, by {goal.aggregate['by']})" if goal.aggregate else ""
+        return f"no {goal.key} evaluation{built}"
+    wanted = [b.metric for b in goal.clauses[0][1]]
+    shown = []
+    for (line, epoch, samples), values in list(by_epoch.items())[-most:]:
+        at = f"samples_count {_whole(samples)}" if samples is not None else \
+            f"epoch {_whole(epoch)}" if epoch is not None else f"line {line}"
+        missing = [m for m in wanted if m not in values]
+        shown.append(f"{at}: " + ", ".join(f"{k} {v:g}" for k, v in values.items())
+                     + (f" (no {', '.join(missing)})" if missing else ""))
+    count = len(by_epoch)
+    return f"{count} evaluation{'s' if count > 1 else ''}, " + ("the last: " if count > most else "") + "; ".join(shown)
+
+
+def _whole(x: float) -> str:
+    return f"{x:.0f}" if x.is_integer() and abs(x) < 1e15 else f"{x:g}"
+
+
+def judge(run: Run, benchmark: str, round_: str, division: str | None = None) -> RunVerdict:
     """A run converged when its setup is within the round's limit, run_stop says success and (where the
-    round's target is known, and the run is of the closed division) one evaluation reached it;
-    epochs/samples to converge are those of that evaluation (else the last)."""
+    round's target is known, and the run is of the closed division) one evaluation after run_start
+    reached it; epochs/samples to converge are those of that evaluation (else the last). `division`: the
+    folder's (its systems file's), which a run's own submission_division does not override."""
     # The open division sets no quality target (mlcommons/logging, mlperf_logging/compliance_checker/
     # training_4.0.0/open_resnet.yaml: eval_accuracy `v['value'] < 1.0`): run_stop's status decides.
-    goal = None if str(run.submission.get("division", "")).lower() == "open" else target(benchmark, round_)
-    by_epoch: dict[tuple, dict[str, float]] = {}
-    for e in run.evaluations:
-        if goal is None or e.key == goal.key:
-            by_epoch.setdefault((e.line, e.epoch, e.samples), {})[e.metric] = e.value
+    goal = None if division_of(run, division) == "open" else target(benchmark, round_)
+    by_epoch = evaluations(run, goal)
+    early = [k for k in by_epoch if run.run_start_line is not None and k[0] < run.run_start_line]
+    for k in early:  # an evaluation before run_start is no evaluation of the timed run
+        del by_epoch[k]
     batch = run.global_batch_size
     hit = next((k for k, values in by_epoch.items() if goal and goal.reached(values, batch)), None)
     last = next(reversed(by_epoch), None)
@@ -237,13 +295,17 @@ def judge(run: Run, benchmark: str, round_: str) -> RunVerdict:
     elif not (math.isfinite(run.minutes) and run.minutes > 0):
         verdict.reason = (f"time to train {run.minutes} minutes (run_stop, line {run.run_stop_line}, minus "
                           f"run_start, line {run.run_start_line}): not a positive finite time")
-    elif over := setup_over_limit(run, round_):
+    elif run.init_start is not None and run.init_stop is not None and run.init_stop < run.init_start:
+        verdict.reason = (f"init_stop is before the first init_start ({run.init_seconds:.3f} seconds): a negative "
+                          "initialisation time, the log's clock is not one")
+    elif over := setup_over_limit(run, round_, division):
         verdict.reason = over
     elif not run.succeeded:
         verdict.reason = f"run_stop status {run.status!r} (line {run.run_stop_line}), not 'success'"
     elif goal is not None and hit is None:
-        verdict.reason = (f"target {goal.describe(batch)} not reached (last evaluation: {verdict.best or 'none'}; "
-                          f"{goal.source})")
+        before = (f"; {len(early)} evaluation{'s' if len(early) > 1 else ''} before run_start (line "
+                  f"{run.run_start_line}) not counted") if early else ""
+        verdict.reason = f"target {goal.describe(batch)} not reached ({_seen(by_epoch, goal)}{before}; {goal.source})"
     else:
         verdict.converged = True
     return verdict
@@ -275,7 +337,11 @@ def score(verdicts: list[RunVerdict], benchmark: str, scaling_factor: float = 1.
         return Score(None, False, f"{len(verdicts)} of the {required} result files {benchmark} needs",
                      required, drop, [])
     if len(failed) > drop:
-        return Score(None, False, f"{len(failed)} runs did not converge, at most {drop} may: "
+        unread = sum(v.unread for v in failed)
+        said = [f"{unread} result file{'s' if unread > 1 else ''} cannot be read"] if unread else []
+        if len(failed) > unread:
+            said.append(f"{len(failed) - unread} run{'s' if len(failed) - unread > 1 else ''} did not converge")
+        return Score(None, False, f"{' and '.join(said)}, at most {drop} may fail: "
                      + "; ".join(f"{v.path}: {v.reason}" for v in failed), required, drop, [])
     counted = times[drop: len(times) - (drop - len(failed))]
     if not counted:

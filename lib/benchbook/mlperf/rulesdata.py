@@ -12,6 +12,9 @@ The setup limit: the round's `common.yaml` check of `init_stop` against the firs
 to v0.7, then 30; from v2.0 `s['compile_time_mins']`, 240 in the open division), in minutes per division.
 An expression of another form is kept as text with the reason it is not read (the run's own
 `s['target_accuracy']`), so that no target is made up. Every entry names its file and line.
+A target over a key no log holds, built by the file's BEGIN block from other records (Stable Diffusion's
+`aggregated_eval_accuracy`: the `eval_accuracy` records whose metadata names a `metric`, one per
+`samples_count`, or per `step_num` in 3.1.0), keeps how it is built (`aggregate`), read from that code.
 """
 
 from __future__ import annotations
@@ -108,7 +111,8 @@ def _training(node: ast.Dict) -> ast.Dict:
 
 
 def _target(path: Path, shown: str) -> dict | None:
-    """The closed rule's ATLEAST_ONE_CHECK (key, check, file:line, clauses or why not read)."""
+    """The closed rule's ATLEAST_ONE_CHECK (key, check, file:line, clauses or why not read; how its key
+    is built where the BEGIN block builds it)."""
     if not path.is_file():
         return None
     for name, key in _entries(path).items():
@@ -120,8 +124,73 @@ def _target(path: Path, shown: str) -> dict | None:
             found["clauses"] = clauses(check.value)
         except (NotBounds, SyntaxError) as exc:
             found["unread"] = f"not a bound benchbook can check: {exc}"
+        begin = _begin(path)
+        if begin is not None and f'"{name}"' in begin.value.replace("'", '"'):
+            try:
+                found["aggregate"] = {**aggregate(begin.value), "source": f"{shown}:{begin.start_mark.line + 1}"}
+            except (NotBounds, SyntaxError) as exc:
+                found.pop("clauses", None)
+                found["unread"] = f"{name} is built by the BEGIN block in a way benchbook does not read: {exc}"
         return found
     return None
+
+
+def _begin(path: Path, block: str = "BEGIN", field: str = "CODE") -> yaml.ScalarNode | None:
+    """The BEGIN block's CODE node (or another block's field) of a compliance file, if it has one."""
+    for item in getattr(yaml.compose(path.read_text(encoding="utf-8")), "value", []):
+        for k, v in getattr(item, "value", []):
+            if isinstance(k, yaml.ScalarNode) and k.value == block:
+                return next((c for n, c in getattr(v, "value", []) if n.value == field), None)
+    return None
+
+
+# Rounds whose weights_initialization checks the round's own review read as warnings (mlperf-logging made them
+# warnings for ruleset 1.1.0, failures again for 2.0 on) while 4.1.68 fails them: benchbook keeps the tensors
+# those checks ask for, to say where the official tool differs (`official.differences`).
+WEIGHTS_WARNED = ("1.1",)
+
+
+def _tensors(path: Path, shown: str) -> dict | None:
+    """The tensors a closed rule's END check asks weights_initialization records to name (`sorted(s['initialized_
+    tensors']) == sorted([...])`), with file:line; None where the file has no such check."""
+    if not path.is_file():
+        return None
+    end = _begin(path, "END", "CHECK")
+    if end is None or "initialized_tensors" not in end.value:
+        return None
+    tree = ast.parse(end.value.strip(), mode="eval").body
+    if not (isinstance(tree, ast.Compare) and isinstance(tree.comparators[0], ast.Call)
+            and tree.comparators[0].args and isinstance(tree.comparators[0].args[0], ast.List)):
+        return None
+    names = sorted(ast.literal_eval(tree.comparators[0].args[0]))
+    return {"names": names, "source": f"{shown}:{end.start_mark.line + 1}"}
+
+
+def aggregate(code: str) -> dict:
+    """How a BEGIN block builds a virtual key from other records, read from its code: the records of key
+    `from` whose metadata has the field `metric` (its value names the metric), grouped by the metadata
+    field `by`, each group one record of key `key` whose value maps each metric to its last value
+    (training_5.0.0/closed_stable_diffusion.yaml's loop). NotBounds when the code is not that loop."""
+    found: dict[str, str] = {}
+    for node in ast.walk(ast.parse(code.strip())):
+        if isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) == "new_line.key" \
+                and isinstance(node.value, ast.Constant):
+            found["key"] = node.value.value
+        elif isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.comparators[0], ast.Constant):
+            if isinstance(node.ops[0], ast.Eq) and ast.unparse(node.left) == "line.key":
+                found["from"] = node.comparators[0].value
+        elif isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.In) \
+                and isinstance(node.left, ast.Constant) and ast.unparse(node.comparators[0]) == \
+                "line.value['metadata']":
+            found["metric"] = node.left.value
+        elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Subscript) \
+                and ast.unparse(node.value.value) == "line.value['metadata']" \
+                and isinstance(node.value.slice, ast.Constant):
+            found["by"] = node.value.slice.value
+    missing = [k for k in ("key", "from", "metric", "by") if not isinstance(found.get(k), str)]
+    if missing or found["by"] == found["metric"]:
+        raise NotBounds(f"no {', '.join(missing) or 'distinct group'} found in the loop")
+    return {"from": found["from"], "metric": found["metric"], "by": found["by"], "key": found["key"]}
 
 
 def _entries(path: Path) -> dict[str, dict]:
@@ -195,6 +264,8 @@ def generate(package_dir: Path) -> dict:
             shown = f"{PACKAGE}/compliance_checker/training_{round_}.0/closed_{benchmark}.yaml"
             entries[benchmark] = {"runs": count, "runs_source": f"{PACKAGE}/benchmark_meta.py:{line}",
                                   "target": _target(package_dir / shown.split("/", 1)[1], shown)}
+            if round_ in WEIGHTS_WARNED and (tensors := _tensors(package_dir / shown.split("/", 1)[1], shown)):
+                entries[benchmark]["weights_initialization"] = tensors
         shown = f"{PACKAGE}/compliance_checker/training_{round_}.0/common.yaml"
         limit = _init_limit(package_dir / shown.split("/", 1)[1], shown, 1.0 if round_ == "0.6" else 1000.0)
         rounds[round_] = {"init_limit": limit, **entries} if limit else entries

@@ -88,7 +88,7 @@ def _equal(csv_frame: pd.DataFrame, frame: pd.DataFrame) -> list[str]:
 
 def test_a_model_report_writes_its_runs_configurations_and_comparison(written):
     folder, names = written
-    assert names == ["runs", "configurations", "iterations", "measures", "comparison"]
+    assert names == ["runs", "configurations", "iterations", "evaluations", "measures", "comparison"]
     assert data_files.present(folder) == names
     for name in names:
         assert (folder / f"{name}.csv").is_file() and (folder / f"{name}.json").is_file()
@@ -149,7 +149,8 @@ def test_the_published_page_links_its_data_beside_it(report, tmp_path):
     here.mkdir(parents=True)
     links = opening.navigation(report, str(here / "summary.json"))
     data = [h for h in _hrefs(links.markup) if h.endswith((".csv", ".json"))]
-    assert data == [f"{n}.{f}" for n in ("runs", "configurations", "iterations", "measures", "comparison")
+    assert data == [f"{n}.{f}" for n in ("runs", "configurations", "iterations", "evaluations", "measures",
+                                         "comparison")
                     for f in ("csv", "json")]
     assert all((here / h).is_file() for h in data)
     assert "data: runs.csv · runs.json · configurations.csv" in links.plain

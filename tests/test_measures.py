@@ -60,3 +60,15 @@ def test_a_reports_frames_and_data_files_are_tidy_and_typed(tmp_path):
     assert back["value"].tolist() == report.measures["value"].tolist() and back["unit"].map(type).eq(str).all()
     runs = data_files.load(here / "runs.csv")
     assert str(runs["gpus"].dtype) == "Int64" and runs["warnings"].map(type).eq(str).all()  # "" stays ""
+
+
+def test_a_reports_evaluations_are_long_one_row_per_metric(fixtures):
+    from benchbook.reports.report import Report
+
+    report = Report(log_dir=fixtures / "ngc_tf1")
+    ev = report.evaluations
+    assert {"top1", "top5"} <= set(ev["metric"]) and set(ev["unit"]) == {"%"}
+    top1 = ev[(ev["metric"] == "top1") & ev["run"].str.startswith("train_and_evaluate_gpu1_amp_bs256.log")]
+    assert top1["value"].tolist() == [52.10, 71.05, 76.55, 76.81]  # its four evaluations (the log's top1)
+    assert top1["name"].iloc[0] == "top-1 accuracy"
+    assert ev["run"].str.contains(r"\.log:\d+$").all() and ev["configuration"].notna().all()

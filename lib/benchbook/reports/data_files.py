@@ -6,6 +6,7 @@ page. The tables, each present only where the report has it:
 - `runs`: one row per run, the columns of the page's runs table (its keys, not its headers), unrounded;
 - `configurations`: one row per configuration, its statistics over repeats (`metrics.STAT_COLUMNS`);
 - `iterations`: one row per logged step, with its run's name and configuration (`reports.tidy`);
+- `evaluations`: one row per evaluation and quality metric (long: metric, value, unit);
 - `measures`: one row per run and measure (throughput, tokens/s...), with its unit and the rule that gave it;
 - `comparison`: one row per published number, the recomputed one beside it, the deviation, the rule and whether it
   is within the tolerance;
@@ -39,7 +40,7 @@ if TYPE_CHECKING:  # publish reads which tables are there (`present`) without pa
     import pandas as pd
 
 # every table a report may write, in page order
-NAMES = ("runs", "configurations", "iterations", "measures", "scores", "comparison", "ratios")
+NAMES = ("runs", "configurations", "iterations", "evaluations", "measures", "scores", "comparison", "ratios")
 FORMATS = ("csv", "json")
 
 
@@ -177,7 +178,7 @@ def report_tables(report) -> dict[str, tuple[pd.DataFrame, dict[str, str], str |
     from ..logs.frames import ITERATION_COLUMNS, MEASURE_COLUMNS, run_columns
     from . import configs, metrics
     from .sections import runs as runs_section
-    from .tidy import NAMED
+    from .tidy import EVALUATION_COLUMNS, NAMED
 
     unit = report.unit
     named = runs_section.headers(unit)
@@ -188,6 +189,7 @@ def report_tables(report) -> dict[str, tuple[pd.DataFrame, dict[str, str], str |
     tables = {"runs": (runs, {**run_columns(catalog()), **RUN_KEYS}, unit),
               "configurations": (stats, {**axes, **metrics.STAT_COLUMNS}, unit),
               "iterations": (report.iterations, {**ITERATION_COLUMNS, **NAMED}, unit),
+              "evaluations": (report.evaluations, {**EVALUATION_COLUMNS, **NAMED}, None),
               "measures": (report.measures, {**MEASURE_COLUMNS, **NAMED}, None)}
     if report.reference is not None:
         from .reference_compare import COLUMNS

@@ -123,6 +123,13 @@ class Report:
         return tidy.iterations(self)
 
     @functools.cached_property
+    def evaluations(self) -> pd.DataFrame:
+        """One row per evaluation and quality metric (line, epoch, elapsed s, metric, name, value, unit), with its
+        run's name and configuration."""
+        from . import tidy
+        return tidy.evaluations(self)
+
+    @functools.cached_property
     def measures(self) -> pd.DataFrame:
         """One row per run and measure (throughput in the model's unit, tokens/s...), with unit and rule."""
         from . import tidy

@@ -5,6 +5,8 @@ hue="configuration")`), and the data files beside report.html are the same frame
 - `runs(report)`: one row per run (the analysis's runs frame, `logs.frames.run_columns`), named;
 - `iterations(report)`: one row per logged step (`ITERATION_COLUMNS` without the log's path), with its run's
   name and configuration;
+- `evaluations(report)`: one row per evaluation and quality metric (long: `metric`, `value`, `unit`), with its
+  run's name and configuration (the analysis keeps a column per metric; a user reads this one);
 - `measures(report)`: one row per run and measure (`MEASURE_COLUMNS`), with its run's name and configuration.
 
 A run's name is the runs table's (`run_names`); its configuration the plots' label ("8 GPUs · amp
@@ -58,6 +60,29 @@ def runs(report: Report) -> pd.DataFrame:
 def iterations(report: Report) -> pd.DataFrame:
     """One row per logged step, with its run's name and configuration (`ITERATION_SHOWN`)."""
     return _named(report, report.analysis.iterations, ITERATION_SHOWN)
+
+
+EVALUATION_SHOWN = ["run", "configuration", "line", "epoch", "elapsed", "metric", "name", "value", "unit"]
+EVALUATION_COLUMNS = {"line": "line of the evaluation in its log", "epoch": "epoch evaluated",
+                      "elapsed": "seconds since the run's first timestamp", "metric": "the quality metric's key",
+                      "name": "the metric in words (top-1 accuracy, box AP...)", "value": "its value, in `unit`",
+                      "unit": "the metric's unit (a percent logged as a fraction is given in %)"}
+
+
+def evaluations(report: Report) -> pd.DataFrame:
+    """One row per evaluation and quality metric the catalog knows (the metrics a log gave a value)."""
+    frame, known = report.analysis.evaluations, report.analysis.catalog.metrics
+    parts = [frame[["source", "run", "line", "epoch", "elapsed"]].assign(metric=m.key, name=m.name, value=frame[m.key],
+                                                                         unit=m.unit).dropna(subset=["value"])
+             for m in known if m.key in frame]
+    if "metric" in frame:  # a format's own names (MLLOG's accuracy, BBOX, SEGM): as logged, no unit
+        named = frame.dropna(subset=["metric"])
+        parts.append(named[["source", "run", "line", "epoch", "elapsed", "metric", "value"]].assign(
+            name=named["metric"], unit=""))
+    parts = [p for p in parts if len(p)]
+    long = pd.concat(parts).sort_values(["source", "run", "line"], kind="stable") if parts else \
+        pd.DataFrame(columns=["source", "run", "line", "epoch", "elapsed", "metric", "name", "value", "unit"])
+    return _named(report, long, EVALUATION_SHOWN)
 
 
 def measures(report: Report) -> pd.DataFrame:

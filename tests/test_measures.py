@@ -72,3 +72,17 @@ def test_a_reports_evaluations_are_long_one_row_per_metric(fixtures):
     assert top1["value"].tolist() == [52.10, 71.05, 76.55, 76.81]  # its four evaluations (the log's top1)
     assert top1["name"].iloc[0] == "top-1 accuracy"
     assert ev["run"].str.contains(r"\.log:\d+$").all() and ev["configuration"].notna().all()
+
+
+def test_the_data_dictionary_is_one_place_and_its_page_is_current(repo_root):
+    """Issue 46: one data dictionary (column, meaning, unit, type); docs/data-dictionary.md is written from it."""
+    from benchbook.reports import dictionary
+
+    rows = dictionary.rows()
+    assert {r["frame"] for r in rows} == {"runs", "configurations", "iterations", "evaluations", "measures"}
+    assert all(r["meaning"] for r in rows) and {"seq_len", "phase"} <= {r["column"] for r in rows}
+    shown = {(r["frame"], r["column"]): r for r in rows}
+    assert shown[("iterations", "elapsed")]["unit"] == "s" and shown[("runs", "gpus")]["type"] == "integer"
+    assert shown[("runs", "xla")]["type"] == "boolean" and shown[("measures", "value")]["type"] == "number"
+    page = (repo_root / "docs" / "data-dictionary.md").read_text(encoding="utf-8")
+    assert page == dictionary.markdown(), "run: python tools/write_data_dictionary.py"

@@ -1,6 +1,7 @@
 """Issue 46: a model's own axis (BERT's phase and sequence length) reaches every spelling of a configuration: a
 phase-1 and a phase-2 row of the same GPUs, batch and precision never read the same in the runs table, the
-scaling table, the index's best, the plots' labels or the data files."""
+scaling table, the index's best, the plots' labels or the data files (runs, configurations, iterations and
+measures: the logs evaluate nothing), and its tokens/s measure is one of each run's."""
 
 from __future__ import annotations
 
@@ -51,3 +52,10 @@ def test_a_models_own_axis_reaches_every_spelling(tmp_path):
     assert {"seq_len", "phase"} <= set(header), (written, header)
     with open(tmp_path / "out" / "configurations.csv", newline="", encoding="utf-8") as f:
         assert {"seq_len", "phase"} <= set(next(csv.reader(f)))
+    # the step, evaluation and measure rows name the configuration with its phase; tokens/s is measured
+    for name in ("iterations", "measures"):
+        rows = data_files.load(tmp_path / "out" / f"{name}.csv")
+        assert {c for c in rows["configuration"] if c.endswith("phase 2")}, name
+    measured = data_files.load(tmp_path / "out" / "measures.csv")
+    tokens = measured[measured["measure"] == "tokens_per_s"]
+    assert len(tokens) == 4 and set(tokens["unit"]) == {"tokens/s"}

@@ -208,6 +208,15 @@ def _read(f, n: int, stats: ReadStats) -> bytes:
         return b""
 
 
+def _check_head(path, data: bytes) -> None:
+    """The file's first bytes: none, or a NUL in its first line, is no text log (LogError)."""
+    if not data:
+        raise LogError(str(path), "the file is empty")
+    nul = data.find(0, 0, SNIFF_BYTES)
+    if nul >= 0 and _line_end(data[:nul]) < 0:
+        raise LogError(str(path), "binary file (a NUL byte in its first line), not a text log")
+
+
 def chunks(path: str | os.PathLike | ArchivePath, stats: ReadStats | None = None, size: int = CHUNK_BYTES,
            longest: int = LINE_BYTES) -> Iterator[Chunk]:
     """Yield the file as chunks of whole, normalised lines, and fill `stats` on the way. What is
@@ -232,12 +241,8 @@ def chunks(path: str | os.PathLike | ArchivePath, stats: ReadStats | None = None
             left = os.fstat(f.fileno()).st_size - f.tell() if regular else \
                 path.size - stats.bytes if member and path.size is not None else size
             data = _read(f, min(size, max(left, 0) + 1), stats) if member else f.read(min(size, max(left, 0) + 1))
-            if not stats.bytes:  # the file's first bytes: none, or a NUL in its first line, is no text log
-                if not data:
-                    raise LogError(str(path), "the file is empty")
-                nul = data.find(0, 0, SNIFF_BYTES)
-                if nul >= 0 and _line_end(data[:nul]) < 0:
-                    raise LogError(str(path), "binary file (a NUL byte in its first line), not a text log")
+            if not stats.bytes:
+                _check_head(path, data)
             stats.bytes += len(data)
             if skipping:  # the rest of a long line, up to its end (kept: the line is read as an empty one)
                 end = _line_end(data)

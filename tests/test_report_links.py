@@ -93,12 +93,14 @@ def test_every_link_of_every_page_leads_somewhere(reports):
 
 
 def test_each_report_links_its_tables_as_data_from_its_page_and_the_index(reports):
-    """runs, configurations and the comparison (an MLPerf set: scores and comparison) as CSV and JSON beside each
-    page, linked from it and from the index (issue 40, item 5); every link opens (the test above)."""
+    """runs, configurations, iterations, evaluations (where the logs evaluate), measures and the comparison (an
+    MLPerf set: scores and comparison) as CSV and JSON beside each page, linked from it and from the index (issue
+    40, item 5; issue 46); every link opens (the test above)."""
     index = _parsed(reports / "index.html").links
     for folder in sorted(p.parent for p in reports.glob("*/report.html")):
-        wanted = ["scores", "comparison"] if folder.name.startswith("mlperf") else ["runs", "configurations",
-                                                                                   "comparison"]
+        evaluated = ["evaluations"] * (folder / "evaluations.csv").is_file()  # (sets whose logs evaluate)
+        wanted = ["scores", "comparison"] if folder.name.startswith("mlperf") else [
+            "runs", "configurations", "iterations", *evaluated, "measures", "comparison"]
         files = [f"{name}.{fmt}" for name in wanted for fmt in ("csv", "json")]
         assert [link for link in _parsed(folder / "report.html").links if link.endswith((".csv", ".json"))] == files
         assert [link for link in index if link.startswith(f"{folder.name}/") and link.endswith((".csv", ".json"))] \

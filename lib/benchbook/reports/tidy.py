@@ -47,6 +47,8 @@ def _names(report: Report) -> pd.DataFrame:
 
 
 def _named(report: Report, frame: pd.DataFrame, shown: list[str]) -> pd.DataFrame:
+    if frame.empty:  # (an empty frame's columns have no type to merge on)
+        return pd.DataFrame(columns=shown)
     named = frame.rename(columns={"run": "_run"}).merge(_names(report), on=["source", "_run"], how="left")
     return named[shown].reset_index(drop=True)
 

@@ -203,3 +203,28 @@ def test_an_mlperf_report_writes_its_scores_and_the_published_comparison(tmp_pat
     assert _equal(scores, report.published()) == []
     assert _equal(_as_frame(here / "comparison.csv"), report.against_published()) == []
     assert float(scores["minutes"].iloc[0]) == 12.0
+
+
+def test_a_csv_cell_that_a_spreadsheet_would_run_stays_text(tmp_path):
+    """Issue 49, cause 6: a text cell starting with =, +, -, @, a tab or a CR (a log's file name, a precision read
+    from a log, a submitter) reached the CSV as a formula, and a bare CR was not quoted (csv.reader read another
+    row). Now each is neutralised by OWASP's rule in every CSV benchbook writes; a number column's -7.14 is a
+    number, untouched; the JSON keeps the values; `load` reads the texts back."""
+    import csv as csv_module
+    import json
+
+    import pandas as pd
+
+    frame = pd.DataFrame({"run": ["=HYPERLINK(\"http://x\")", "+1", "-cmd|' /C calc'!A0", "@SUM(A1)", "\tx",
+                                  "a\rb", "plain"],
+                          "delta": [-7.14, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0]})
+    assert data_files.write(tmp_path, {"runs": (frame, {}, None)}) == ["runs"]
+    with open(tmp_path / "runs.csv", newline="", encoding="utf-8") as f:
+        rows = list(csv_module.reader(f))
+    assert len(rows) == 8  # the header and seven rows: the CR stayed inside its quoted cell
+    assert [r[0][0] for r in rows[1:6]] == ["'"] * 5 and rows[6][0] == "a\rb" and rows[7][0] == "plain"
+    assert rows[1][1] == "-7.14"  # a number, not neutralised
+    back = data_files.load(tmp_path / "runs.csv")
+    assert back["run"].tolist() == frame["run"].tolist() and back["delta"].tolist() == frame["delta"].tolist()
+    doc = json.loads((tmp_path / "runs.json").read_text(encoding="utf-8"))
+    assert [r["run"] for r in doc["rows"]] == frame["run"].tolist()

@@ -17,6 +17,8 @@ The CSV has one header row of column names and no index; a missing value is an e
 `table`, `unit` (of the throughputs, where the table has any), `columns` (each column's name, what it holds and its
 `type`: integer, number, boolean or text, in order) and `rows` (one object per row, a missing value `null`).
 `load(csv)` reads a CSV back by those types: printed digits stay text ("3038.730"), an empty text cell stays "".
+A text cell a spreadsheet would run as a formula (=, +, -, @, a tab or CR first) is written after an apostrophe
+(OWASP's neutralisation; `load` takes it off again); the JSON holds every value as it is.
 Lists (a run's warnings) are joined with "; "; an axis the logs do not give is missing (the page's "?"), and an axis
 no row gives is left out.
 The values are the report's own frames, unrounded: the page shows them to the digits of the published numbers.
@@ -68,12 +70,34 @@ def table_rows(frame: pd.DataFrame) -> tuple[list[str], list[list]]:
     return [columns[i] for i in keep], [[r[i] for i in keep] for r in rows]
 
 
+#: What a spreadsheet reads as a formula at the start of a cell (OWASP, "CSV Injection"): a text cell that starts
+#: with one is written with a leading apostrophe, so that it opens as the text it is.
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _as_text(value):
+    return "'" + value if isinstance(value, str) and value.startswith(FORMULA_START) else value
+
+
 def csv_text(columns: list[str], rows: list[list]) -> str:
-    """A header row, then a row per row; a missing value an empty cell (never "nan" or "None")."""
-    buffer = io.StringIO()
+    """A header row, then a row per row; a missing value an empty cell (never "nan" or "None"). A text column's
+    cells that a spreadsheet would run as a formula are neutralised (`FORMULA_START`; a number column's -7.14 is
+    a number, untouched: the column's type decides); a cell holding a CR or LF is quoted (the csv module quotes
+    only the characters of its line end, so a bare CR in a file name would start a row)."""
+    buffer, line = io.StringIO(), io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(columns)
-    writer.writerows(rows)  # the csv module writes None as an empty cell, a float as repr() does: every digit
+    quoting_cr = csv.writer(line, lineterminator="\r\n")  # its line end makes it quote a cell with a CR too
+    text = [column_type([row[i] for row in rows]) == "text" for i in range(len(columns))]
+    writer.writerow([_as_text(c) for c in columns])
+    for row in rows:  # the csv module writes None as an empty cell, a float as repr() does: every digit
+        cells = [_as_text(v) if t else v for v, t in zip(row, text, strict=True)]
+        if not any(isinstance(v, str) and "\r" in v for v in cells):
+            writer.writerow(cells)
+            continue
+        line.seek(0)
+        line.truncate()
+        quoting_cr.writerow(cells)
+        buffer.write(line.getvalue()[:-2] + "\n")
     return buffer.getvalue()
 
 
@@ -110,6 +134,8 @@ def load(csv_path: str | Path) -> pd.DataFrame:
     frame = pd.read_csv(path, dtype={c: str for c, t in types.items() if t in ("text", "boolean")},
                         keep_default_na=False, na_values=numbers)
     for column, kind in types.items():
+        if kind == "text":  # a neutralised formula (`csv_text`) is read back as the text it was
+            frame[column] = frame[column].map(lambda v: v[1:] if v[:1] == "'" and v[1:2] in FORMULA_START else v)
         if kind == "integer":
             frame[column] = frame[column].astype("Int64")
         elif kind == "boolean":

@@ -30,6 +30,7 @@ import csv
 import html
 import io
 import json
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import quote
@@ -52,8 +53,10 @@ UNKNOWN = "?"  # an axis value the logs do not give, as metrics.aggregate groups
 def _cell(value, axis: bool):
     """One value as written: plain JSON (records.clean: NaN and NA None, numpy scalars Python's), a list (a run's
     warnings, a comparison's differences) its items joined with "; ", empty text (no warning: a CSV cannot tell
-    it from a missing value) and an axis's unknown "?" None."""
+    it from a missing value) and an axis's unknown "?" None; text from a name that is not UTF-8 as UTF-8."""
     value = "; ".join(str(v) for v in value) if isinstance(value, list | tuple) else records.clean(value)
+    if isinstance(value, str) and not value.isascii():  # a log's name that is not UTF-8: its bad bytes replaced
+        value = os.fsencode(value).decode("utf-8", errors="replace")
     return None if isinstance(value, str) and (value == "" or (axis and value == UNKNOWN)) else value
 
 

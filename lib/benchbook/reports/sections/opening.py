@@ -4,6 +4,7 @@ published grid(s) and one line of set-up."""
 from __future__ import annotations
 
 import html
+import os
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 from urllib.parse import quote
@@ -58,7 +59,8 @@ def navigation(report: Report, summary_path: str | None) -> display.Html | None:
     logs = copy_logs(report, here, list(dict.fromkeys(runs["source"])) if len(runs) else [])
     links = ['<a href="../index.html">all reports</a>', '<a href="code.html">with code</a>']
     if logs:
-        each = ", ".join(f'<a href="{html.escape(quote(href))}">{html.escape(name)}</a>' for name, href in logs)
+        each = ", ".join(f'<a href="{html.escape(quote(os.fsencode(href)))}">{html.escape(name)}</a>'
+                         for name, href in logs)
         links.append(f"log{'s' * (len(logs) > 1)}: {each}")
     source, url = logged_setup.rule_source(runs, report.rule.name)
     if url:
@@ -73,12 +75,23 @@ def navigation(report: Report, summary_path: str | None) -> display.Html | None:
 LOGS = "logs"  # the folder of a published report that holds the copies of its logs
 
 
+#: The one suffix of a copied log: a browser opens it as text, whatever the log's own name says (a log named
+#: `x.htm`, `x.svg` or `x.xhtml` copied as such would be a live page in the reports' origin, its script run).
+TEXT_SUFFIX = ".txt"
+
+
+def shown_name(name: str) -> str:
+    """A log's name as a page shows it: a name that is not UTF-8 (its bytes surrogate-escaped) with its bad
+    bytes replaced, never an error."""
+    return os.fsencode(name).decode("utf-8", errors="replace")
+
+
 def copy_logs(report: Report, here: Path, sources: list[str]) -> list[tuple[str, str]]:
-    """Each log of `sources` copied into `here/logs/` under its name in the folder analyzed (a member of an
-    archive as a plain file, read through the archive reader and its limits): a shared or moved reports
-    folder still opens every log in one click. (name, href relative to `here`) per log copied; a log that
-    cannot be read (gone, or refused by the archive's limits) is under the report's problems already and
-    gets no link."""
+    """Each log of `sources` copied into `here/logs/` under its name in the folder analyzed, ending in
+    `TEXT_SUFFIX` (a member of an archive as a plain file, read through the archive reader and its limits): a
+    shared or moved reports folder still opens every log in one click, as text. (name as shown, href relative
+    to `here`) per log copied; a log that cannot be read (gone, or refused by the archive's limits) is under
+    the report's problems already and gets no link."""
     wanted = set(sources)
     files, _problems = logfiles.log_files(report.logs())
     copied = []
@@ -88,13 +101,14 @@ def copy_logs(report: Report, here: Path, sources: list[str]) -> list[tuple[str,
         name = PurePosixPath(report.log_name(str(log)))
         if any(part in ("", ".", "..") for part in name.parts) or name.is_absolute():
             continue  # the archive reader refuses such members; never written outside `here/logs`
+        copy = name.name if name.suffix.lower() == TEXT_SUFFIX else name.name + TEXT_SUFFIX
         try:
             with log.open("rb") as stream:
                 folder = publish_files.real_folder(here, LOGS, *name.parent.parts)
-                publish_files.write_stream(folder / name.name, stream)
+                publish_files.write_stream(folder / copy, stream)
         except (OSError, LogError):  # a planted link in the reports folder (ReportFolderError) fails the page
             continue
-        copied.append((str(name), f"{LOGS}/{name}"))
+        copied.append((shown_name(str(name)), f"{LOGS}/{name.parent / copy}"))
     return copied
 
 

@@ -1,0 +1,43 @@
+"""Issue 49, causes 1 and 9: a published page's copies of its logs. A log named `*.htm`, `*.svg`, `*.xhtml`...
+was copied under its own name and linked: opened, its script ran in the reports' origin. A log whose name is not
+UTF-8 failed the whole report. Now every copy ends in .txt (a browser opens it as text) and its link says the
+log's own name; a name that is not UTF-8 is shown with its bad bytes replaced and linked by its bytes."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+
+from benchbook.reports.report import Report
+from benchbook.reports.sections import opening
+
+LOG = "tf_gpu1_amp_bs256.log"
+
+
+@pytest.mark.parametrize("name", ["evil.htm", "evil.svg", "evil.xhtml", "evil.shtml", "evil.HTML", "evil",
+                                  "run.log"])
+def test_every_copied_log_opens_as_text(tmp_path, fixtures, name):
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    shutil.copy(fixtures / "ngc_tf1" / LOG, logs / name)
+    here = tmp_path / "reports" / "r"
+    here.mkdir(parents=True)
+    nav = opening.navigation(Report(log_dir=logs), str(here / "summary.json"))
+    copies = sorted(p.name for p in (here / "logs").iterdir())
+    assert copies == [name + ".txt"]  # never a file a browser would run as a page
+    assert f'href="logs/{name}.txt">{name}</a>' in nav.markup
+
+
+def test_a_log_name_that_is_not_utf8_is_shown_and_linked(tmp_path, fixtures):
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    raw = os.fsdecode(b"run-\xff.txt")  # surrogate-escaped, as Python reads such a name
+    shutil.copy(fixtures / "ngc_tf1" / LOG, logs / raw)
+    here = tmp_path / "reports" / "r"
+    here.mkdir(parents=True)
+    nav = opening.navigation(Report(log_dir=logs), str(here / "summary.json"))
+    assert 'href="logs/run-%FF.txt">run-\ufffd.txt</a>' in nav.markup
+    nav.markup.encode("utf-8")  # no surrogate left: the page can be written
+    assert (here / "logs" / raw).is_file()

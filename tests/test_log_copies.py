@@ -41,3 +41,29 @@ def test_a_log_name_that_is_not_utf8_is_shown_and_linked(tmp_path, fixtures):
     assert 'href="logs/run-%FF.txt">run-\ufffd.txt</a>' in nav.markup
     nav.markup.encode("utf-8")  # no surrogate left: the page can be written
     assert (here / "logs" / raw).is_file()
+
+
+def test_a_planted_entry_cannot_steer_the_index(tmp_path):
+    """Issue 49, cause 13: in a shared reports folder a planted `entry.json` whose `name` was `javascript:...`, an
+    off-site address or `../x` gave index.html links that ran a script or left the folder. An entry's name is its
+    folder's now, and every link into a folder is a relative path of that folder whatever it is named."""
+    import json
+    import re
+
+    from benchbook.reports import index_page
+    from benchbook.reports.publish_files import read_entry
+
+    reports = tmp_path / "reports"
+    for folder, name, executed in (("x", "javascript:alert(1)", "../../secret.html"),
+                                   ("javascript:alert(2)", "javascript:alert(2)", "http://evil.example/"),
+                                   ("y", "https://evil.example/", "y.ipynb")):
+        (reports / folder).mkdir(parents=True)
+        entry = {"name": name, "status": "ok", "summary": {"runs": 1}, "executed": executed,
+                 "target": {"about": {"publisher": "p", "title": "t"}}}
+        (reports / folder / "entry.json").write_text(json.dumps(entry), encoding="utf-8")
+    entries = [read_entry(p) for p in sorted(reports.glob("*/entry.json"))]
+    assert sorted(e["name"] for e in entries) == ["javascript:alert(2)", "x", "y"]
+    page = index_page.write_index(reports, entries).read_text(encoding="utf-8")
+    hrefs = [h for h in re.findall(r'href="([^"]*)"', page) if h != "data:," and h[:1] != "#"]  # (the icon)
+    assert hrefs and not [h for h in hrefs if ":" in h.split("/")[0] or h.startswith(("/", "..")) or "//" in h]
+    assert "javascript%3Aalert%282%29/report.html" in hrefs and "x/" in hrefs  # x's notebook: the folder only

@@ -35,8 +35,9 @@ def test_navigation_links_the_index_each_log_copied_beside_the_page_and_the_rule
     assert "tf_gpu1_amp_bs256.log</a>" in nav.markup and "/work/" not in nav.plain
     links = [a.split('"')[1] for a in nav.markup.split("href=")[1:]]
     assert all(not link.startswith("/") for link in links)  # relative, never an absolute path
-    log = next(link for link in links if link.endswith("tf_gpu1_amp_bs256.log"))
-    assert log == "logs/tf_gpu1_amp_bs256.log"  # a copy beside the page: the reports folder may be moved or shared
+    log = next(link for link in links if link.endswith("tf_gpu1_amp_bs256.log.txt"))
+    assert log == "logs/tf_gpu1_amp_bs256.log.txt"  # a copy beside the page (the folder may be moved or shared),
+    # opened as text (issue 49, cause 1)
     assert (summary.parent / log).read_bytes() == (TF1 / "tf_gpu1_amp_bs256.log").read_bytes()
     assert any(link.startswith("https://github.com/NVIDIA/DeepLearningExamples/blob/") for link in links)
     assert opening.navigation(report, None) is None  # in JupyterLab: no published page to link from

@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import html
 from pathlib import Path
+from urllib.parse import quote
 
 from .. import __version__
 from . import data_files
@@ -52,10 +53,17 @@ def _wrapping(text: str) -> str:
     return _e(text).replace("/", "/<wbr>").replace("_", "_<wbr>").replace("–", "–<wbr>")
 
 
+def _href(entry: dict, file: str) -> str:
+    """A link into the report's folder, escaped: its name a path of one part however it is spelled (a folder
+    named `javascript:...` is a relative path, `javascript%3A...`), `file` a plain file name of that folder
+    (an entry's `executed` of `../x` or `http://...` links the folder itself)."""
+    plain = file if file and "/" not in file and "\\" not in file and file not in (".", "..") else ""
+    return _e(quote(entry["name"], safe="") + "/" + quote(plain, safe=""))
+
+
 def _links(entry: dict) -> str:
-    name = entry["name"]
-    return (f'<a href="{_e(name)}/report.html">report</a> · <a href="{_e(name)}/code.html">code</a> · '
-            f'<a href="{_e(name)}/{_e(entry.get("executed") or "")}">notebook</a>')
+    return (f'<a href="{_href(entry, "report.html")}">report</a> · <a href="{_href(entry, "code.html")}">code</a> · '
+            f'<a href="{_href(entry, str(entry.get("executed") or ""))}">notebook</a>')
 
 
 def _data(entry: dict) -> str:
@@ -74,7 +82,7 @@ def _published_row(entry: dict) -> str:
     about = (entry.get("target") or {}).get("about") or {}
     within = (f'{_fmt(s["within"])} of {_fmt(s["published"])} within {s.get("tolerance", "")}'
               if isinstance(s.get("within"), int) and isinstance(s.get("published"), int) else "-")
-    return (f'<tr class="{_e(status)}"><td class="set"><a href="{_e(entry["name"])}/report.html">'
+    return (f'<tr class="{_e(status)}"><td class="set"><a href="{_href(entry, "report.html")}">'
             f'{_e(str(about.get("title") or s.get("title") or entry["name"]))}</a>'
             f'<div class="views">{_links(entry)}</div>{_data(entry)}</td>'
             f'<td data-label="publisher">{_wrapping(str(about.get("publisher", "-")))}</td>'
@@ -103,7 +111,7 @@ def _run_row(entry: dict) -> str:
     s = entry.get("summary") or {}
     best = s.get("best") or {}
     status = entry.get("status", "?")
-    return (f'<tr class="{_e(status)}"><td><a href="{_e(entry["name"])}/report.html">{_e(entry["name"])}</a></td>'
+    return (f'<tr class="{_e(status)}"><td><a href="{_href(entry, "report.html")}">{_e(entry["name"])}</a></td>'
             f'<td data-label="title">{_e(str(s.get("title", "")))}</td>'
             f'<td class="status" data-label="status">{_e(status)}</td>'
             f'<td data-label="mode">{_e(str(s.get("mode", "-")))}</td>'

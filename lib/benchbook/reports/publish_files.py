@@ -267,7 +267,7 @@ def read_entry(path: Path) -> dict:
                                   f"(got {shown(_short(e.get('input')))})") from None
     except RecursionError:
         raise records.RecordError(f"{path}: nested too deeply to be an entry") from None
-    return data
+    return {**data, "name": path.parent.name}  # an entry's name is its folder's, whatever the file says
 
 
 def _short(value) -> str:

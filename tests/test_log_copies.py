@@ -67,3 +67,24 @@ def test_a_planted_entry_cannot_steer_the_index(tmp_path):
     hrefs = [h for h in re.findall(r'href="([^"]*)"', page) if h != "data:," and h[:1] != "#"]  # (the icon)
     assert hrefs and not [h for h in hrefs if ":" in h.split("/")[0] or h.startswith(("/", "..")) or "//" in h]
     assert "javascript%3Aalert%282%29/report.html" in hrefs and "x/" in hrefs  # x's notebook: the folder only
+
+
+def test_what_a_notebook_runs_is_what_its_text_source_shows(tmp_path):
+    """Issue 49, cause 4: `# !touch X  # a note` in the .py, a comment to its reviewer, is the shell command
+    `!touch X` in the notebook jupytext pairs with it, and ran on publish; a notebook without its .py was
+    published unchecked. Now both are refused before anything runs, for every IPython escape (!, %, ?)."""
+    import jupytext
+
+    from benchbook.reports.publish_files import pair_difference
+
+    for line in ("!touch X", "  %run other.py", "%%bash", "?os", "%env A=1"):
+        py = tmp_path / "n.py"
+        py.write_text(f"# %%\nx = 1\n\n# %%\n# {line.strip()}  # a note\ny = 2\n", encoding="utf-8")
+        jupytext.write(jupytext.read(py), tmp_path / "n.ipynb")
+        why = pair_difference(tmp_path / "n.ipynb")
+        assert why and "cell 2 runs" in why and "shows as a comment" in why, (line, why)
+    py.write_text("# %%\nx = 1  # a plain comment: # !not a command\n", encoding="utf-8")
+    jupytext.write(jupytext.read(py), tmp_path / "n.ipynb")
+    assert pair_difference(tmp_path / "n.ipynb") is None
+    py.unlink()
+    assert "has no text source n.py" in pair_difference(tmp_path / "n.ipynb")

@@ -12,6 +12,7 @@ import threading
 import time
 from pathlib import Path
 
+import jupytext
 import nbformat
 import pytest
 
@@ -32,6 +33,7 @@ def tiny_notebook(tmp_path, code="print('measured')", name="tiny"):
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     path = tmp_path / f"{name}.ipynb"
     nbformat.write(nb, path)
+    jupytext.write(nb, path.with_suffix(".py"), fmt="py:percent")  # its text source: publish refuses one without
     return path
 
 

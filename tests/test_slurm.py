@@ -483,6 +483,7 @@ def test_publish_runs_each_notebook_as_a_slurm_job(tmp_path, cluster):
     assert records.read_json(reports / "mxnet" / "summary.json")["reference"] == "ngc_mxnet_resnet50"
     assert 'href="mxnet/report.html"' in (reports / "index.html").read_text()
     # a notebook that fails in its job is a failed report with its error, as it is locally
+    import jupytext
     import nbformat
 
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1", metadata={"tags": ["parameters"]}),
@@ -492,6 +493,7 @@ def test_publish_runs_each_notebook_as_a_slurm_job(tmp_path, cluster):
                                             "language_info": {"name": "python"}})
     broken = tmp_path / "broken.ipynb"
     nbformat.write(nb, broken)
+    jupytext.write(nb, broken.with_suffix(".py"), fmt="py:percent")  # its text source, as publish asks
     target = publish.Target("broken", broken, {"x": 2}, [])
     (entry,) = publish.publish([target], reports, progress=False, executor="slurm")
     assert (entry["status"], entry["error"]) == ("failed", "ValueError: boom in the notebook")

@@ -189,16 +189,28 @@ def changed_inputs(before: dict[str, tuple[int, int]], after: dict[str, tuple[in
 
 # --- the notebook executed ------------------------------------------------------------------------------
 
+#: The first characters of a line IPython runs as no Python (a shell command `!ls`, a magic `%run`, `%%bash`, help
+#: `?x`): jupytext writes such a line in the text source as a comment (`# !ls`), which a reviewer reads as one.
+_ESCAPES = ("!", "%", "?")
+
+
 def pair_difference(notebook: Path) -> str | None:
-    """Why `notebook` (.ipynb) and its jupytext text source (the .py beside it, what a reviewer reads)
-    differ: the first cell whose type, source or tags differ; None when they agree or there is no .py."""
+    """Why `notebook` (.ipynb) may not be published beside its jupytext text source (the .py beside it, what a
+    reviewer reads): it has none; a code cell holds a line IPython runs as a shell command or magic, which the
+    .py shows as a comment; or the first cell whose type, source or tags differ. None when they agree."""
     text = notebook.with_suffix(".py")
     if not text.exists():
-        return None
+        return (f"{notebook.name} has no text source {text.name} beside it: what runs must be what a reviewer "
+                "reads (jupytext --to py:percent writes one)")
     import jupytext
     import nbformat
 
     a, b = jupytext.read(text).cells, nbformat.read(notebook, as_version=4).cells
+    for i, cell in enumerate(b):
+        escaped = next((line for line in cell.source.splitlines() if line.lstrip().startswith(_ESCAPES)), None)
+        if cell.cell_type == "code" and escaped is not None:
+            return (f"{notebook.name} cell {i + 1} runs {shown(_short(escaped.strip()))}, an IPython shell command "
+                    f"or magic that its text source {text.name} shows as a comment: write it as Python")
     for i, (x, y) in enumerate(zip(a, b, strict=False)):
         if (x.cell_type, x.source, x.metadata.get("tags", [])) != (y.cell_type, y.source, y.metadata.get("tags", [])):
             return (f"{notebook.name} differs from its text source {text.name} at cell {i + 1} "

@@ -54,10 +54,9 @@ def run_lines(runs: pd.DataFrame, measures: pd.DataFrame | None = None) -> Itera
     at a time: every run's dict and line held at once cost 2 kB a run (bench/bench_reading.py)."""
     from .runfolder import records
 
+    by_run = None if measures is None else records.measures_by_run(measures)
     for at in range(0, len(runs), 1000):
-        part = runs.iloc[at : at + 1000]
-        own = None if measures is None else measures[measures["source"].isin(set(part["source"]))]
-        for run in records.run_dicts(part, own):
+        for run in records.run_dicts(runs.iloc[at : at + 1000], by_run):
             yield json.dumps(_finite(run), sort_keys=False, allow_nan=False)
 
 

@@ -93,21 +93,24 @@ def clean(value):
     return value
 
 
-def run_dicts(runs: pd.DataFrame, measures: pd.DataFrame | None = None) -> list[dict]:
-    """The analyzed runs (`Analysis.runs`) as the JSON objects of the CLI contract, one per run, each with its
-    `measures` ({key: {"value", "unit", "rule"}}, from `Analysis.measures`) where they are given.
-
-    The frame is turned into dicts once: reading each field of each row from a Series cost a tenth
-    of `benchbook analyze --json` on real-size logs."""
-    out = [{k: clean(v) for k, v in row.items()} for row in runs[json_keys()].to_dict("records")]
-    if measures is None:
-        return out
+def measures_by_run(measures: pd.DataFrame) -> dict[tuple, dict]:
+    """(source, run) -> that run's measures as the CLI contract gives them: {key: {"value", "unit", "rule"}}."""
     by_run: dict[tuple, dict] = {}
     for source, run, key, value, unit, rule in measures[["source", "run", "measure", "value", "unit", "rule"]
                                                         ].itertuples(index=False, name=None):
         by_run.setdefault((source, int(run)), {})[key] = {"value": clean(value), "unit": unit, "rule": rule}
-    for row in out:
-        row["measures"] = by_run.get((row["source"], row["run"]), {})
+    return by_run
+
+
+def run_dicts(runs: pd.DataFrame, measures: dict[tuple, dict] | None = None) -> list[dict]:
+    """The analyzed runs (`Analysis.runs`) as the JSON objects of the CLI contract, one per run, each with its
+    `measures` where they are given (`measures_by_run` of `Analysis.measures`).
+
+    The frame is turned into dicts once: reading each field of each row from a Series cost a tenth
+    of `benchbook analyze --json` on real-size logs."""
+    out = [{k: clean(v) for k, v in row.items()} for row in runs[json_keys()].to_dict("records")]
+    for row in out if measures is not None else ():
+        row["measures"] = measures.get((row["source"], row["run"]), {})
     return out
 
 

@@ -55,10 +55,12 @@ def _wrapping(text: str) -> str:
 
 def _href(entry: dict, file: str) -> str:
     """A link into the report's folder, escaped: its name a path of one part however it is spelled (a folder
-    named `javascript:...` is a relative path, `javascript%3A...`), `file` a plain file name of that folder
-    (an entry's `executed` of `../x` or `http://...` links the folder itself)."""
-    plain = file if file and "/" not in file and "\\" not in file and file not in (".", "..") else ""
-    return _e(quote(entry["name"], safe="") + "/" + quote(plain, safe=""))
+    named `javascript:...` is a relative path, `javascript%3A...`), `file` a path inside that folder (its
+    `executed/...` notebook; an entry's `executed` of `../x`, `/x` or `http://...` links the folder itself:
+    quoted, a `:` cannot make a scheme after the folder's name)."""
+    parts = file.split("/")
+    inside = all(parts) and "\\" not in file and not {"..", "."} & set(parts)  # (an empty part: a leading /, //)
+    return _e(quote(entry["name"], safe="") + "/" + quote(file if inside else "", safe="/"))
 
 
 def _links(entry: dict) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ...core import config
@@ -49,6 +49,9 @@ class LogFormat:
         first: sought in every chunk of a file in another format, that is refused if it holds one,
         `scan`). A format without any (MLLOG, whose logs hold their framework's lines) is not sought,
         and a file in it holds any other.
+    logged : {measure key: record field} for the measures its records state (the LLM logs' step time, TFLOP/s/GPU,
+        loss: `scanning.LOGGED_FIELDS` or `loss`): the rule's window over that field, not a rate of a volume.
+    axes : the configuration axes its metadata gives that no model declares (the LLM logs' parallel sizes).
     rates_per_step : False for a format whose step records carry a loss and no rate (the rate is one end-of-run
         record, NGC PyTorch BERT's): a record without a throughput is then no news and not said in the notes.
     """
@@ -68,6 +71,8 @@ class LogFormat:
     measures: tuple[Measure, ...] = (THROUGHPUT,)
     arch: Callable[[dict], str | None] = lambda meta: meta.get("arch")
     rates_per_step: bool = True
+    logged: dict[str, str] = field(default_factory=dict)
+    axes: tuple[config.Axis, ...] = ()
 
     def named_model(self, meta: dict, catalog) -> tuple[str | None, list[str]]:
         """The `model` column of a run whose log names its model (`arch`) and whose metadata has none: the
@@ -107,6 +112,9 @@ PRECEDENCE = (
     "mllog",  # its `:::MLLOG` token is MLPerf's alone: a framework's own lines around it are not the log
     "benchbook_cpu",  # `PARAMETER workload :`, this repository's workloads (their DLLogger lines as NGC's)
     "ngc_tf2_maskrcnn",  # the `[MaskRCNN]` prefix of every line
+    "torchtitan",  # its `[titan]` logger prefix
+    "nemo2",  # Lightning's `Training epoch E, iteration I/N |` line with NeMo's step timing
+    "megatron_lm",  # the `iteration N/ M | consumed samples:` line of Megatron and its forks
     "ngc_bert_pytorch", "ngc_bert_tf1",  # BERT's `Training Epoch:` / `throughput_train` lines, no ConvNets key
     "ngc_mxnet_resnet50",  # its DLLogger logs print `train.total_ips` too, as PyTorch's and TF1's
     "ngc_pytorch_convnets",  # its `PARAMETER arch :` too, as TF1's

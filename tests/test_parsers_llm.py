@@ -218,7 +218,8 @@ def nemo2(n: int = 100, tflops_key: str = "TFLOPS_per_GPU", tokens: bool = False
         lines.append(f"Training epoch 0, iteration {i}/{n - 1} | lr: 1.5e-05 | global_batch_size: 128 | global_step: "
                      f"{i} | reduced_train_loss: {11 - i / 50:.4f} | train_step_timing in s: {t:.3f}"
                      + (f" | {tflops_key}: {t * 100:.1f}" if i else "")  # the first step logs no TFLOP/s
-                     + (" | tokens_per_sec_per_gpu: 2000.0" if tokens else "") + f" | consumed_samples: {128 * (i + 1)}")
+                     + (" | tokens_per_sec_per_gpu: 2000.0" if tokens else "")
+                     + f" | consumed_samples: {128 * (i + 1)}")
     return "\n".join(lines) + "\n"
 
 

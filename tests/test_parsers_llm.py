@@ -5,6 +5,7 @@ library), and the real logs of ../shared/reference-logs-llm against their expect
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -202,7 +203,7 @@ def test_shared_torchtitan_log():
     assert m[(0, "tokens_per_gpu")] == pytest.approx(f["printed_tokens_per_s_per_gpu_mean_all"], rel=1e-3)
     assert m[(0, "tflops_per_gpu")] == pytest.approx(f["tflops_per_gpu_mean_all"], rel=1e-3)
     assert m[(0, "mfu")] == pytest.approx(f["mfu_pct_mean_all"], rel=1e-3)
-    last = analyze([path], Rule(name="last_step")).measures.set_index(["run", "measure"])["value"]
+    last = analyze([path], Rule(name="titan_last")).measures.set_index(["run", "measure"])["value"]
     assert last[(0, "tokens_per_gpu")] == pytest.approx(entry["files"][0]["published"]["tokens_per_sec"], rel=1e-3)
     assert last[(0, "mfu")] == pytest.approx(entry["files"][0]["published"]["mfu_percent"], rel=1e-3)
 
@@ -237,7 +238,26 @@ def test_nemo2_axes_and_dgxc_zero_based_window(tmp_path, key):
 
 
 def test_nemo2_flops_callback_second_half_and_cut_off(tmp_path):
-    runs, m = _run(tmp_path, nemo2(n=60).replace("/59 |", "/99 |"), name="nemo_flops")
+    runs, m = _run(tmp_path, nemo2(n=60).replace("/59 |", "/99 |"), name="second_half")
     assert runs.iloc[0]["status"] == "incomplete"
     times = [round(t / 100, 3) for t in _times(60)][30:]
     assert m[(0, "step_time")] == pytest.approx(sum(times) / 30, rel=1e-3)
+
+
+def test_megatron_resume_is_another_run_and_nan_grad_norm_is_said(tmp_path):
+    """A job resumed from a checkpoint prints its arguments again and counts on: two runs; a NaN grad norm warns."""
+    first = megatron(n=20, iters=40)
+    second = re.sub(r"iteration +([0-9]+)/", lambda g: f"iteration {int(g.group(1)) + 20:8d}/",
+                    megatron(n=20, iters=40))
+    second = second.replace("grad norm: 1.234 | number of skipped iterations:   0",
+                            "grad norm: nan | number of skipped iterations:   1", 1)
+    runs, m = _run(tmp_path, first + second + "\n")
+    assert len(runs) == 2 and list(runs["status"]) == ["incomplete", "complete"]
+    assert any("INVALID_GRAD_NORM" in w for w in runs.iloc[1]["warnings"])
+    assert not any("INVALID_GRAD_NORM" in w for w in runs.iloc[0]["warnings"])
+    assert m[(1, "step_time")] == pytest.approx(sum(_times(20)) / 20 / 1000, rel=1e-3)
+
+
+def test_nemo2_two_runs_in_one_file(tmp_path):
+    runs, m = _run(tmp_path, nemo2(n=10) + nemo2(n=20))
+    assert len(runs) == 2 and list(runs["iterations"]) == [10, 20]

@@ -106,8 +106,17 @@ _DONE = re.compile(r"\[after training is done\]|iteration +([0-9]{1,18})/ *\1 \|
 # Primus's logger names each process `rank-R/WORLD`.
 _PRIMUS_RANK = re.compile(r"rank-[0-9]{1,7}/([0-9]{1,7})\b")
 
+# The arguments banner opens a run (a resumed job prints it again, its counter going on from the checkpoint).
+_BANNER = re.compile(r"-{8,} arguments -{8,}")
+# What dgxc-benchmarking fails a run for (INVALID_GRAD_NORM) and what Megatron counts as not trained: said, lines named.
+NAN_GRAD = "a grad norm of NaN (dgxc-benchmarking calls such a run INVALID_GRAD_NORM)"
+SKIPPED = "iterations skipped or NaN (Megatron's `number of skipped/nan iterations` above 0)"
+_TROUBLE = re.compile(r"grad norm: nan\b|number of (?:skipped|nan) iterations: +[1-9]")
+
 _RULES = [(_ITERATION, _iteration), (_ARG, _arg), (_BRIDGE, _bridge), (_DONE, lambda m: (scanning.END, "done")),
-          (_PRIMUS_RANK, lambda m: (scanning.META, {"gpus": int(m.group(1))}))]
+          (_PRIMUS_RANK, lambda m: (scanning.META, {"gpus": int(m.group(1))})),
+          (_BANNER, lambda m: (scanning.RUN_START, {})),
+          (_TROUBLE, lambda m: (scanning.NOTE, NAN_GRAD if m.group(0).startswith("grad") else SKIPPED))]
 
 
 def sniff(head: str) -> bool:

@@ -43,8 +43,12 @@ def _step(m: re.Match):
                                         loss, scanning.number(fields.get("lr", "")), extra=extra)
 
 
-_RULES = [(_STEP, _step), (_ARG, _arg), (_MEMBERS, lambda m: (scanning.META, {"gpus": int(m.group(1))})),
-          (_DONE, lambda m: (scanning.END, "done"))]
+# A run's first step, or Lightning's restore from a checkpoint: a new run (the lines carry no time from which a
+# pasted second run could be told).
+_OPENS = re.compile(r"Training epoch 0, iteration 0/|Restored all states from the checkpoint")
+
+_RULES = [(_OPENS, lambda m: (scanning.RUN_START, {})), (_STEP, _step), (_ARG, _arg),
+          (_MEMBERS, lambda m: (scanning.META, {"gpus": int(m.group(1))})), (_DONE, lambda m: (scanning.END, "done"))]
 
 
 def sniff(head: str) -> bool:
@@ -82,7 +86,7 @@ DGXC_2505 = NamedRule("dgxc_v25.05", "harmonic", "iterations 0-10", "NVIDIA/dgxc
                       "of iterations 11-44 as printed)", select=_window(11, 44))
 LAST = NamedRule("dgxc_v24.11", "harmonic", "every step but the last", "NVIDIA/dgxc-benchmarking v24.11 (the last "
                  "step's timing)", select=_last)
-FLOPS = NamedRule("nemo_flops", "harmonic", "the first half of the steps", "NVIDIA/NeMo nemo/lightning/pytorch/"
+FLOPS = NamedRule("second_half", "harmonic", "the first half of the steps", "NVIDIA/NeMo nemo/lightning/pytorch/"
                   "callbacks/flops_callback.py (the mean of the second half of the step times)", select=_second_half)
 
 FORMAT = register(

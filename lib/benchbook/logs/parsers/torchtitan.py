@@ -23,7 +23,7 @@ import re
 from ...core.measures import LOSS, MFU, TFLOPS_PER_GPU, TOKENS_PER_GPU
 from ..rules import NamedRule
 from . import scanning
-from .megatron_lm import LLM_AXES
+from .megatron_lm import LLM_AXES, _once
 from .registry import LogFormat, register
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -99,10 +99,11 @@ def _at(step: int):
 
 
 TITAN_SOURCE = "pytorch/torchtitan torchtitan/components/metrics.py@df248332 (log: tps per device, tflops, mfu)"
-ALL = NamedRule("all", "mean", "no records", TITAN_SOURCE + "; every logged step")
+ALL = NamedRule("all", "mean", "no records", TITAN_SOURCE + "; every logged step (each once: every torchrun rank may "
+                "print it)", select=_once)
 STEP90 = NamedRule("torchtitan", "last", "every step but step 90", "pytorch/torchtitan benchmarks/*.md (the value "
                    "logged at step 90); " + TITAN_SOURCE, select=_at(90))
-LAST = NamedRule("last_step", "last", "every step but the last logged", TITAN_SOURCE + "; the last logged step's "
+LAST = NamedRule("titan_last", "last", "every step but the last logged", TITAN_SOURCE + "; the last logged step's "
                  "values (its autoresearch program.md: 'Use tps as reported by TorchTitan')",
                  select=lambda run: run["line"] == run["line"].max())
 

@@ -261,3 +261,29 @@ def test_megatron_resume_is_another_run_and_nan_grad_norm_is_said(tmp_path):
 def test_nemo2_two_runs_in_one_file(tmp_path):
     runs, m = _run(tmp_path, nemo2(n=10) + nemo2(n=20))
     assert len(runs) == 2 and list(runs["iterations"]) == [10, 20]
+
+
+def test_method_applies_to_logged_measures(tmp_path):
+    import statistics
+
+    _, m = _run(tmp_path, megatron(n=21, iters=21), method="median")
+    assert m[(0, "step_time")] == pytest.approx(statistics.median(_times(21)) / 1000, rel=1e-3)
+
+
+def test_analyze_json_gives_the_measures_and_axes_under_the_catalog_names(tmp_path, capsys):
+    import json
+
+    from benchbook.cli import main
+
+    path = tmp_path / "megatron.log"
+    path.write_text(megatron(n=50))
+    assert main(["analyze", "--json", "--rule", "nvidia", "--skip-records", "4", str(path)]) == 0
+    run = json.loads(capsys.readouterr().out)
+    assert (run["gpus"], run["global_batch_size"], run["seq_len"], run["tensor_parallel"], run["pipeline_parallel"],
+            run["context_parallel"], run["expert_parallel"]) == (32, 64, 4096, 2, 4, 2, 1)
+    times = [t / 1000 for t in _times(50)][38:44]  # the window of iterations 35-44, its first 4 records skipped
+    assert run["measures"]["step_time"]["value"] == pytest.approx(sum(times) / 6, rel=1e-3)
+    assert run["measures"]["step_time"]["unit"] == "s" and "mean of the logged step_time" in \
+        run["measures"]["step_time"]["rule"]
+    assert set(run["measures"]) == {"throughput", "step_time", "tokens_per_gpu", "tflops_per_gpu", "loss"}
+    assert run["measures"]["tokens_per_gpu"]["unit"] == "tokens/s/GPU"

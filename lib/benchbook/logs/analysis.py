@@ -475,6 +475,7 @@ def analyze(paths: Iterable[str | os.PathLike], rule: Rule | None = None, log_fo
     evaluations = pd.DataFrame(evals, columns=named) if evals else pd.DataFrame().reindex(columns=named)
     epoch_frame = pd.DataFrame(epochs, columns=list(EPOCH_COLUMNS)).astype(EPOCH_TYPES)
     return Analysis(runs=runs, iterations=iterations, evaluations=evaluations, epochs=epoch_frame, problems=problems,
-                    rule=rule, losses=loss_frame(losses), catalog=catalog, measures=measures(runs, catalog, iterations))
+                    rule=rule, losses=loss_frame(losses), catalog=catalog,
+                    measures=measures(runs, catalog, iterations, rule))
 
 

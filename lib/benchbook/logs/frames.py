@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from ..core.catalog import Catalog
 from ..core.catalog import default as default_catalog
+from .rules import Rule
 
 if TYPE_CHECKING:
     import numpy as np
@@ -207,13 +208,15 @@ _PER_SAMPLE = {"samples": (None, ""), "tokens": ("seq_len", ", each sample count
                "tokens_per_gpu": ("seq_len", ", each sample counted as its sequence length, over the GPUs")}
 
 
-def measures(runs: pd.DataFrame, catalog: Catalog, iterations: pd.DataFrame | None = None) -> pd.DataFrame:
+def measures(runs: pd.DataFrame, catalog: Catalog, iterations: pd.DataFrame | None = None,
+             rule: Rule | None = None) -> pd.DataFrame:
     """The long frame of every run's measures (`MEASURE_COLUMNS`), in the runs' order and the format's order of
     measures. A run's measures are those its log format declares (`LogFormat.measures`), each the rule's value
     over the run's measured records with the measure's volume a step: throughput the rule's samples a second
     (`recomputed_throughput`), tokens/s the same records with each sample counted as its sequence length
     (none where the log gives no sequence length); a measure the format reads from a logged field
-    (`LogFormat.logged`) is that field over the same measured records (`iterations`, `_logged`)."""
+    (`LogFormat.logged`) is that field over the same measured records (`iterations`, `_logged`), averaged as the
+    rule (the user's `rule` resolved for the format) says: its median, its last record, else the mean."""
     import pandas as pd
 
     from . import parsers
@@ -224,8 +227,9 @@ def measures(runs: pd.DataFrame, catalog: Catalog, iterations: pd.DataFrame | No
         for order, measure in enumerate(fmt.measures):
             field = fmt.logged.get(measure.key)
             if field is not None or measure.volume == "logged":
-                value = _logged(group, iterations, field)
-                words = f"; {measure.name}: the mean of the logged {field} over the same measured records"
+                how = _HOW.get((rule or Rule()).resolve(fmt).method, "mean")
+                value = _logged(group, iterations, field, how)
+                words = f"; {measure.name}: the {_HOW_WORDS[how]} logged {field} over the same measured records"
             else:
                 value, words = _rate(group, measure.volume)
             units = [catalog.unit(measure, m, f) for m, f in zip(group["model"], group["framework"], strict=True)]
@@ -253,7 +257,13 @@ def _rate(group: pd.DataFrame, volume: str) -> tuple[pd.Series, str]:
     return value, words
 
 
-def _logged(group: pd.DataFrame, iterations: pd.DataFrame | None, field: str | None) -> pd.Series:
+#: How a logged field is averaged under each method of the rule (a rate's harmonic or elapsed mean is a time's mean).
+_HOW = {"median": "median", "last": "last"}
+_HOW_WORDS = {"mean": "mean of the", "median": "median of the", "last": "last"}
+
+
+def _logged(group: pd.DataFrame, iterations: pd.DataFrame | None, field: str | None, how: str = "mean"
+            ) -> pd.Series:
     """Per run of `group`, the mean of a field its records log over the records the rule measured (the rule's
     warm-up and window, as for its rate: dgxc-benchmarking's mean step time over a window); NaN where none logs
     it (the field is not the format's, or no iterations frame was given)."""
@@ -262,6 +272,7 @@ def _logged(group: pd.DataFrame, iterations: pd.DataFrame | None, field: str | N
     if iterations is None or field is None or field not in iterations:
         return pd.Series(float("nan"), index=group.index)
     own = iterations[iterations["measured"] & iterations["source"].isin(set(group["source"]))]
-    means = own.groupby(["source", "run"], sort=False)[field].mean()
+    grouped = own.dropna(subset=[field]).groupby(["source", "run"], sort=False)[field]
+    means = grouped.median() if how == "median" else grouped.last() if how == "last" else grouped.mean()
     keys = pd.MultiIndex.from_arrays([group["source"], group["run"]])
     return pd.Series(means.reindex(keys).to_numpy(dtype=float), index=group.index)

@@ -70,7 +70,7 @@ def test_megatron_axes_and_measures(tmp_path):
     assert (run["gpus"], run["global_batch_size"], run["batch_size"], run["seq_len"]) == (32, 64, 1, 4096)
     assert (run["tensor_parallel"], run["pipeline_parallel"], run["context_parallel"], run["expert_parallel"]) == \
         (2, 4, 2, 1)
-    assert run["precision"] == "bf16"
+    assert run["precision"] == "bf16" and run["llm"] is None  # (no num_layers printed)
     times = [t / 1000 for t in _times(50)]
     step = sum(times) / 50
     assert m[(0, "step_time")] == pytest.approx(step, rel=1e-3)
@@ -145,6 +145,7 @@ def test_shared_megatron_logs(name):
         assert (run["gpus"], run["global_batch_size"], run["batch_size"], run["seq_len"], run["tensor_parallel"],
                 run["pipeline_parallel"]) == (c["gpus"], c["gbs"], c["mbs"], c["seq"], c["tp"], c["pp"])
         assert run["iterations"] == f["iterations_logged"]
+        assert run["llm"] == f"{c['num_layers']} layers, hidden {c['hidden']}" if "hidden" in c else True
         assert m[(0, "step_time")] * 1000 == pytest.approx(f["step_ms_mean_all"], rel=1e-3)
         assert m[(0, "tflops_per_gpu")] == pytest.approx(f["tflops_per_gpu_mean_all"], rel=1e-3)
         assert m[(0, "tokens_per_gpu")] == pytest.approx(f["tokens_per_s_per_gpu_from_mean_step_all"], rel=1e-3)
@@ -157,6 +158,7 @@ def torchtitan(steps: int = 100, freq: int = 10, colour: bool = True, mfu: bool 
     lines = [head.format(s=0) + "Building device mesh with parallelism: pp=2, dp_replicate=1, dp_shard=4, cp=1, tp=2, "
                                 "ep=1",
              head.format(s=1) + "CUDA capacity: NVIDIA H100 80GB HBM3 with 79.11GiB memory",
+             head.format(s=1) + "Building llama3 8B",
              head.format(s=2) + "Trainer is initialized with local batch size 8, global batch size 32, gradient "
                                 "accumulation steps 1, sequence length 8192, total steps 100 (warmup 20)",
              head.format(s=3) + f"Training starts at step {start}"]
@@ -176,6 +178,7 @@ def test_torchtitan_axes_measures_and_rules(tmp_path):
     assert (run["format"], run["status"], run["gpus"], run["global_batch_size"], run["batch_size"]) == \
         ("torchtitan", "complete", 16, 32, 8)
     assert (run["seq_len"], run["tensor_parallel"], run["pipeline_parallel"]) == (8192, 2, 2)
+    assert (run["gpu_type"], run["llm"]) == ("NVIDIA H100 80GB HBM3", "llama3 8B")
     tps = [8000 + 13 * k for k in range(10)]
     assert m[(0, "tokens_per_gpu")] == pytest.approx(sum(tps) / 10, rel=1e-3)
     assert m[(0, "mfu")] == pytest.approx(sum((400 + k) / 9.89 for k in range(10)) / 10, rel=1e-3)
@@ -200,6 +203,7 @@ def test_shared_torchtitan_log():
     run, c = result.runs.iloc[0], f["config"]
     assert (run["gpus"], run["global_batch_size"], run["batch_size"], run["seq_len"]) == \
         (c["gpus"], c["gbs"], c["mbs"], c["seq"])
+    assert (run["gpu_type"], run["llm"]) == ("NVIDIA B200", "qwen3 14B")
     assert m[(0, "tokens_per_gpu")] == pytest.approx(f["printed_tokens_per_s_per_gpu_mean_all"], rel=1e-3)
     assert m[(0, "tflops_per_gpu")] == pytest.approx(f["tflops_per_gpu_mean_all"], rel=1e-3)
     assert m[(0, "mfu")] == pytest.approx(f["mfu_pct_mean_all"], rel=1e-3)

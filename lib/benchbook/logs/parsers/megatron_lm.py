@@ -37,7 +37,10 @@ TENSOR_PARALLEL = Axis("tensor_parallel", int, "identity", "TP", "tensor-paralle
 PIPELINE_PARALLEL = Axis("pipeline_parallel", int, "identity", "PP", "pipeline-parallel size")
 CONTEXT_PARALLEL = Axis("context_parallel", int, "identity", "CP", "context-parallel size")
 EXPERT_PARALLEL = Axis("expert_parallel", int, "identity", "EP", "expert-parallel size")
-LLM_AXES = (TENSOR_PARALLEL, PIPELINE_PARALLEL, CONTEXT_PARALLEL, EXPERT_PARALLEL)
+GPU_TYPE = Axis("gpu_type", str, "identity", "GPU", "the GPU the log names (torchtitan's `CUDA capacity` line)")
+LLM_SHAPE = Axis("llm", str, "identity", "LLM", "the model as the log names it (torchtitan: `qwen3 14B`), else its "
+                                                "shape (Megatron: `16 layers, hidden 2048`)")
+LLM_AXES = (LLM_SHAPE, GPU_TYPE, TENSOR_PARALLEL, PIPELINE_PARALLEL, CONTEXT_PARALLEL, EXPERT_PARALLEL)
 LLM_MEASURES = (THROUGHPUT, STEP_TIME, TOKENS_PER_GPU, TFLOPS_PER_GPU, LOSS)
 
 # The iteration line from its timestamp (optional) on; the fields after the counters are read by `_fields`.
@@ -139,10 +142,12 @@ def precision(meta: dict) -> str | None:
 
 
 def finish(meta: dict, ranks: set) -> dict:
-    """The precision, and the GPUs from the parallel sizes where the log prints no world size."""
+    """The precision the arguments give, and the model's shape where the log names no model."""
     out = {}
     if meta.get("precision") is None and precision(meta):
         out["precision"] = precision(meta)
+    if meta.get("llm") is None and meta.get("num_layers") and meta.get("hidden_size"):
+        out["llm"] = f"{meta['num_layers']} layers, hidden {meta['hidden_size']}"
     return out
 
 

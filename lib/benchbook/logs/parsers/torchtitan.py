@@ -38,6 +38,7 @@ _GPU = re.compile(r"CUDA capacity: ([^\n]*)")
 _START = re.compile(_PREFIX + r"Training starts at step ([0-9]{1,18})")
 _DTYPE = re.compile(r"--training\.(?:dtype|mixed_precision_param)[= ](\w+)")
 _CONVERTERS = re.compile(r"--model\.converters[= ]([\w,]+)")
+_BUILDING = re.compile(_PREFIX + r"Building ([\w.-]+ [\w.-]+)\n")  # `Building qwen3 14B` (not `Building device mesh`)
 _PEAK = re.compile(r"Peak FLOPS used for computing MFU: ([0-9.e+]+)")
 
 
@@ -84,6 +85,7 @@ _RULES = [
     (_GPU, lambda m: (scanning.META, {"gpu_type": m.group(1).rpartition(" with ")[0] or m.group(1).strip()})),
     (_CONVERTERS, _converters),  # (before the dtype: float8 training is its precision, not the bf16 dtype)
     (_DTYPE, _precision),
+    (_BUILDING, lambda m: None if m.group(2).startswith("device ") else (scanning.META, {"llm": m.group(2)})),
     (_PEAK, lambda m: (scanning.META, {"peak_flops": float(m.group(1))})),
     (re.compile(_PREFIX + "Training completed"), lambda m: (scanning.END, "Training completed")),
 ]

@@ -291,3 +291,13 @@ def test_analyze_json_gives_the_measures_and_axes_under_the_catalog_names(tmp_pa
         run["measures"]["step_time"]["rule"]
     assert set(run["measures"]) == {"throughput", "step_time", "tokens_per_gpu", "tflops_per_gpu", "loss"}
     assert run["measures"]["tokens_per_gpu"]["unit"] == "tokens/s/GPU"
+
+
+def test_torchtitan_older_layout(tmp_path):
+    """Before the parallelism line and `tps`: `Building 1-D device mesh with ['dp'], [8]` and `wps`."""
+    text = torchtitan(colour=False).replace("tps:", "wps:").replace(
+        "Building device mesh with parallelism: pp=2, dp_replicate=1, dp_shard=4, cp=1, tp=2, ep=1",
+        "Building 1-D device mesh with ['dp'], [8]")
+    runs, m = _run(tmp_path, text)
+    assert runs.iloc[0]["gpus"] == 8
+    assert m[(0, "tokens_per_gpu")] == pytest.approx(sum(8000 + 13 * k for k in range(10)) / 10, rel=1e-3)

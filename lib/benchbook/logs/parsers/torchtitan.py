@@ -2,7 +2,7 @@
 logger's lines, one step line every `--metrics.log_freq` steps.
 
 What a log holds: `Building device mesh with parallelism: pp=1, dp_replicate=1, dp_shard=8, cp=1, tp=1, ep=1`
-(older versions name only the mesh's dimensions, then the GPUs are the launcher's), `CUDA capacity: NVIDIA B200
+(older versions `Building 1-D device mesh with ['dp'], [8]`, and `wps` for `tps`), `CUDA capacity: NVIDIA B200
 with ...`, the trainer's batch and sequence (`local batch size 160, global batch size 1280, ..., sequence length
 128, total steps 10`, in one line or, in older versions, in `Training starts at step 1, with ...`), then
 `[titan] 2026-03-24 10:11:12,345 - root - INFO - step: 90  loss:  7.12345  grad_norm:  1.2345  memory:
@@ -31,6 +31,7 @@ _PREFIX = rf"\[titan\] ({scanning.STAMP}) - [\w.]+ - INFO - "
 _STEP = re.compile(_PREFIX + r"(?:\x1b\[[0-9;]*m)?step: +([0-9]{1,18}) ([^\n]*)")
 _ITEM = re.compile(r"(\w+): +(\S+)")
 _MESH = re.compile(r"Building device mesh with parallelism: ([^\n]*)")
+_MESH_1D = re.compile(r"Building [0-9]-D device mesh with \[[^\]\n]*\], \[([0-9, ]+)\]")  # older versions
 _SIZES = {"local batch size": "batch_size", "global batch size": "global_batch_size", "sequence length": "seq_len",
           "total steps": "iterations_planned"}
 _SIZE = re.compile(rf"\b({'|'.join(_SIZES)}) ([0-9]{{1,12}})\b")
@@ -50,7 +51,7 @@ def _number(text: str | None) -> float:
 
 def _step(m: re.Match):
     items = dict(_ITEM.findall(_ANSI.sub("", m.group(3))))
-    tps = _number(items.get("tps"))
+    tps = _number(items.get("tps", items.get("wps")))  # `wps` (words a second) before torchtitan named it tps
     extra = {"tokens_per_gpu": tps, "tflops_per_gpu": _number(items.get("tflops")), "mfu": _number(items.get("mfu"))}
     return scanning.STEP, scanning.step(None, int(m.group(2)), m.group(1), None if math.isnan(tps) else tps,
                                         _number(items.get("loss")), extra=extra)
@@ -81,6 +82,7 @@ _RULES = [
     (_STEP, _step),
     (_START, lambda m: (scanning.RUN_START, {"start_time": m.group(1), "first_step": int(m.group(2))})),
     (_MESH, _mesh),
+    (_MESH_1D, lambda m: (scanning.META, {"gpus": math.prod(int(d) for d in m.group(1).split(",") if d.strip())})),
     (_SIZE, lambda m: (scanning.META, {_SIZES[m.group(1)]: int(m.group(2))})),
     (_GPU, lambda m: (scanning.META, {"gpu_type": m.group(1).rpartition(" with ")[0] or m.group(1).strip()})),
     (_CONVERTERS, _converters),  # (before the dtype: float8 training is its precision, not the bf16 dtype)

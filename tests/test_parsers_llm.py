@@ -181,6 +181,7 @@ def test_torchtitan_axes_measures_and_rules(tmp_path):
     assert (run["gpu_type"], run["llm"]) == ("NVIDIA H100 80GB HBM3", "llama3 8B")
     tps = [8000 + 13 * k for k in range(10)]
     assert m[(0, "tokens_per_gpu")] == pytest.approx(sum(tps) / 10, rel=1e-3)
+    assert m[(0, "throughput")] == pytest.approx(sum(tps) / 10 * 16 / 8192, rel=1e-3)  # tps x GPUs / sequence
     assert m[(0, "mfu")] == pytest.approx(sum((400 + k) / 9.89 for k in range(10)) / 10, rel=1e-3)
     _, m = _run(tmp_path, torchtitan(), name="torchtitan")  # the value logged at step 90
     assert m[(0, "tokens_per_gpu")] == pytest.approx(8000 + 13 * 8) and m[(0, "tflops_per_gpu")] == 408.0

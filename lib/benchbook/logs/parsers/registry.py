@@ -51,6 +51,8 @@ class LogFormat:
         and a file in it holds any other.
     logged : {measure key: record field} for the measures its records state (the LLM logs' step time, TFLOP/s/GPU,
         loss: `scanning.LOGGED_FIELDS` or `loss`): the rule's window over that field, not a rate of a volume.
+    rate_scale : (run metadata) -> the factor that makes its records' logged rate the samples a second of all GPUs
+        (torchtitan's tps, tokens a second a device: GPUs / sequence length; NaN where unknown), or None.
     axes : the configuration axes its metadata gives that no model declares (the LLM logs' parallel sizes).
     rates_per_step : False for a format whose step records carry a loss and no rate (the rate is one end-of-run
         record, NGC PyTorch BERT's): a record without a throughput is then no news and not said in the notes.
@@ -72,6 +74,7 @@ class LogFormat:
     arch: Callable[[dict], str | None] = lambda meta: meta.get("arch")
     rates_per_step: bool = True
     logged: dict[str, str] = field(default_factory=dict)
+    rate_scale: Callable[[dict], float] | None = None
     axes: tuple[config.Axis, ...] = ()
 
     def named_model(self, meta: dict, catalog) -> tuple[str | None, list[str]]:

@@ -12,7 +12,8 @@ torchtitan has no peak for the precision (FP8/MX), `Training completed` at the e
 step N` with N past 1.
 
 A step line states no step time: its record's rate is its `tps` (tokens a second a device, what torchtitan's
-benchmarks publish), also its logged `tokens_per_gpu`, with `tflops_per_gpu` and `mfu` as logged.
+benchmarks publish) made the run's samples a second once its GPUs and sequence length are known (`rate_scale`);
+the tps as logged is its `tokens_per_gpu`, with `tflops_per_gpu` and `mfu`.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from __future__ import annotations
 import math
 import re
 
-from ...core.measures import LOSS, MFU, TFLOPS_PER_GPU, TOKENS_PER_GPU
+from ...core.measures import LOSS, MFU, TFLOPS_PER_GPU, THROUGHPUT, TOKENS_PER_GPU
 from ..rules import NamedRule
 from . import scanning
 from .megatron_lm import LLM_AXES, _once
@@ -111,6 +112,14 @@ LAST = NamedRule("titan_last", "last", "every step but the last logged", TITAN_S
                  "values (its autoresearch program.md: 'Use tps as reported by TorchTitan')",
                  select=lambda run: run["line"] == run["line"].max())
 
+def rate_scale(meta: dict) -> float:
+    """tps is tokens a second a device, normalised by the non-data-parallel size (metrics.py: the tokens of a data-
+    parallel rank over the time and its tp x pp x cp devices), so that tps x GPUs is the run's tokens a second, and
+    that over the sequence length its samples a second; NaN where the log gives either not."""
+    gpus, seq = meta.get("gpus"), meta.get("seq_len")
+    return gpus / seq if gpus and seq else math.nan
+
+
 FORMAT = register(
     LogFormat(
         name="torchtitan",
@@ -119,7 +128,8 @@ FORMAT = register(
         sniff=sniff,
         patterns=_RULES,
         rules=(STEP90, ALL, LAST),
-        measures=(TOKENS_PER_GPU, TFLOPS_PER_GPU, MFU, LOSS),
+        measures=(THROUGHPUT, TOKENS_PER_GPU, TFLOPS_PER_GPU, MFU, LOSS),
+        rate_scale=rate_scale,
         logged={"tokens_per_gpu": "tokens_per_gpu", "tflops_per_gpu": "tflops_per_gpu", "mfu": "mfu",
                 "loss": "loss"},
         axes=LLM_AXES,

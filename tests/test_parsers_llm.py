@@ -149,6 +149,11 @@ def test_shared_megatron_logs(name):
         assert m[(0, "step_time")] * 1000 == pytest.approx(f["step_ms_mean_all"], rel=1e-3)
         assert m[(0, "tflops_per_gpu")] == pytest.approx(f["tflops_per_gpu_mean_all"], rel=1e-3)
         assert m[(0, "tokens_per_gpu")] == pytest.approx(f["tokens_per_s_per_gpu_from_mean_step_all"], rel=1e-3)
+        after = analyze([SHARED / name / f["file"]], Rule(name="all", skip_records=f["dropped_as_first_10pct"]))
+        m = after.measures.set_index(["run", "measure"])["value"]  # after the first 10% of the iterations
+        assert m[(0, "step_time")] * 1000 == pytest.approx(f["step_ms_mean_after10pct"], rel=1e-3)
+        assert m[(0, "tflops_per_gpu")] == pytest.approx(f["tflops_per_gpu_mean_after10pct"], rel=1e-3)
+        assert m[(0, "tokens_per_gpu")] == pytest.approx(f["tokens_per_s_per_gpu_from_mean_step_after10pct"], rel=1e-3)
 
 
 def torchtitan(steps: int = 100, freq: int = 10, colour: bool = True, mfu: bool = True, start: int = 1) -> str:
@@ -208,6 +213,10 @@ def test_shared_torchtitan_log():
     assert m[(0, "tokens_per_gpu")] == pytest.approx(f["printed_tokens_per_s_per_gpu_mean_all"], rel=1e-3)
     assert m[(0, "tflops_per_gpu")] == pytest.approx(f["tflops_per_gpu_mean_all"], rel=1e-3)
     assert m[(0, "mfu")] == pytest.approx(f["mfu_pct_mean_all"], rel=1e-3)
+    after = analyze([path], Rule(name="all", skip_records=f["dropped_as_first_10pct"]))
+    m = after.measures.set_index(["run", "measure"])["value"]
+    assert m[(0, "tokens_per_gpu")] == pytest.approx(f["printed_tokens_per_s_per_gpu_mean_after10pct"], rel=1e-3)
+    assert m[(0, "mfu")] == pytest.approx(f["mfu_pct_mean_after10pct"], rel=1e-3)
     last = analyze([path], Rule(name="titan_last")).measures.set_index(["run", "measure"])["value"]
     assert last[(0, "tokens_per_gpu")] == pytest.approx(entry["files"][0]["published"]["tokens_per_sec"], rel=1e-3)
     assert last[(0, "mfu")] == pytest.approx(entry["files"][0]["published"]["mfu_percent"], rel=1e-3)

@@ -9,7 +9,8 @@ from benchbook.logs import parsers
 from benchbook.logs.rules import METHODS, Rule
 
 NAMES = {"ngc_tf1_convnets", "ngc_mxnet_resnet50", "ngc_tf2_maskrcnn", "ngc_pytorch_convnets", "benchbook_cpu", "mllog",
-         "ngc_bert_pytorch", "ngc_bert_tf1", "megatron_lm", "nemo2", "torchtitan"}
+         "ngc_bert_pytorch", "ngc_bert_tf1", "megatron_lm", "megatron_deepspeed",
+         "primus", "nemo2", "torchtitan"}
 # A format's default rule: NVIDIA's arithmetic (for Megatron and NeMo 2 dgxc-benchmarking's), MLPerf's time to train,
 # torchtitan's own (its benchmarks' step-90 value).
 DEFAULT_RULE = {"mllog": "mlperf", "torchtitan": "torchtitan"}

@@ -119,8 +119,8 @@ def test_deepspeed_fields_and_bridge_line(tmp_path):
     ds = megatron(n=4, tflops=False).replace("number of nan iterations:   0 |",
                                               "number of nan iterations:   0 | samples per second: 1.0 | "
                                               "tokens per gpu per second (tgs): 100.0 | TFLOPs: 7.50 |")
-    _, m = _run(tmp_path, ds, "ds.log")
-    assert m[(0, "tflops_per_gpu")] == pytest.approx(7.5)
+    runs, m = _run(tmp_path, ds, "ds.log")
+    assert m[(0, "tflops_per_gpu")] == pytest.approx(7.5) and runs.iloc[0]["format"] == "megatron_deepspeed"
     bridge = "\n".join(line + ("\nStep Time : 2.50s GPU utilization: 600.0MODEL_TFLOP/s/GPU" if " iteration " in line
                                else "") for line in megatron(n=4, tflops=False).splitlines()) + "\n"
     _, m = _run(tmp_path, bridge, "bridge.log")
@@ -142,6 +142,7 @@ def test_shared_megatron_logs(name):
         run = result.runs.iloc[0]
         m = result.measures.set_index(["run", "measure"])["value"]
         c = f["config"]
+        assert run["format"] == entry["format"]
         assert (run["gpus"], run["global_batch_size"], run["batch_size"], run["seq_len"], run["tensor_parallel"],
                 run["pipeline_parallel"]) == (c["gpus"], c["gbs"], c["mbs"], c["seq"], c["tp"], c["pp"])
         assert run["iterations"] == f["iterations_logged"]

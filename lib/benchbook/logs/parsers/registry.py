@@ -47,7 +47,8 @@ class LogFormat:
         through the catalog's `arch`.
     opens : patterns of the lines that open a run of this format and of no other (each a literal
         first: sought in every chunk of a file in another format, that is refused if it holds one,
-        `scan`). A format without any (MLLOG, whose logs hold their framework's lines) is not sought,
+        `scan`; formats that share them, a family and its forks, are not told apart so). A format without any
+        (MLLOG, whose logs hold their framework's lines) is not sought,
         and a file in it holds any other.
     logged : {measure key: record field} for the measures its records state (the LLM logs' step time, TFLOP/s/GPU,
         loss: `scanning.LOGGED_FIELDS` or `loss`): the rule's window over that field, not a rate of a volume.
@@ -117,6 +118,7 @@ PRECEDENCE = (
     "ngc_tf2_maskrcnn",  # the `[MaskRCNN]` prefix of every line
     "torchtitan",  # its `[titan]` logger prefix
     "nemo2",  # Lightning's `Training epoch E, iteration I/N |` line with NeMo's step timing
+    "primus", "megatron_deepspeed",  # Megatron's line in a Primus log, or with DeepSpeed's fields
     "megatron_lm",  # the `iteration N/ M | consumed samples:` line of Megatron and its forks
     "ngc_bert_pytorch", "ngc_bert_tf1",  # BERT's `Training Epoch:` / `throughput_train` lines, no ConvNets key
     "ngc_mxnet_resnet50",  # its DLLogger logs print `train.total_ips` too, as PyTorch's and TF1's
@@ -158,8 +160,8 @@ def scan(chunk, fmt: LogFormat, others: bool = True) -> list:
 
     from . import scanning
 
-    others = [other for other in FORMATS.values() if others and other is not fmt
-              and any(pattern.search(chunk.text) for pattern in other.opens)]
+    others = [other for other in FORMATS.values() if others and other is not fmt and other.opens != fmt.opens
+              and any(pattern.search(chunk.text) for pattern in other.opens)]  # (same opens: one family, its forks)
     if others and fmt.opens:
         opened = sorted((m.start(), f.name) for f in (fmt, *others) for pattern in f.opens
                         for m in pattern.finditer(chunk.text))

@@ -9,7 +9,11 @@ from benchbook.logs import parsers
 from benchbook.logs.rules import METHODS, Rule
 
 NAMES = {"ngc_tf1_convnets", "ngc_mxnet_resnet50", "ngc_tf2_maskrcnn", "ngc_pytorch_convnets", "benchbook_cpu", "mllog",
-         "ngc_bert_pytorch", "ngc_bert_tf1"}
+         "ngc_bert_pytorch", "ngc_bert_tf1", "megatron_lm", "megatron_deepspeed",
+         "primus", "nemo2", "torchtitan"}
+# A format's default rule: NVIDIA's arithmetic (for Megatron and NeMo 2 dgxc-benchmarking's), MLPerf's time to train,
+# torchtitan's own (its benchmarks' step-90 value).
+DEFAULT_RULE = {"mllog": "mlperf", "torchtitan": "torchtitan"}
 
 
 def test_the_formats_are_registered():
@@ -26,7 +30,7 @@ def test_the_formats_are_registered():
 
 def test_every_format_has_the_nvidia_rule_first_and_unknown_rules_are_refused():
     for fmt in parsers.FORMATS.values():
-        assert fmt.rules[0].name == ("mlperf" if fmt.name == "mllog" else "nvidia")  # MLLOG: time to train
+        assert fmt.rules[0].name == DEFAULT_RULE.get(fmt.name, "nvidia")  # MLLOG: time to train
         assert Rule().resolve(fmt) is fmt.rules[0]  # no part chosen: the format's default as it declares it
     assert [r.name for r in parsers.get("ngc_tf1_convnets").rules] == ["nvidia", "dlperf"]
     assert [r.name for r in parsers.get("ngc_mxnet_resnet50").rules] == ["nvidia", "dlperf"]

@@ -36,3 +36,18 @@ THROUGHPUT = Measure("throughput", "throughput", "samples", "samples a second ov
 #: A model with a sequence length (BERT, an LLM): tokens a second, the samples times the sequence length.
 TOKENS = Measure("tokens_per_s", "tokens/s", "tokens", "tokens a second over all GPUs: the throughput times the "
                                                         "sequence length", unit="tokens/s")
+
+#: The LLM measures (issue 50): tokens/s per GPU as dgxc-benchmarking states it (sequence length x global batch /
+#: step time / GPUs), or as a log prints it per device (torchtitan's tps: its format reads that field instead).
+TOKENS_PER_GPU = Measure("tokens_per_gpu", "tokens/s/GPU", "tokens_per_gpu", "tokens a second a GPU: the "
+                         "throughput times the sequence length over the GPUs, or as logged per device",
+                         unit="tokens/s/GPU")
+STEP_TIME = Measure("step_time", "step time", "logged", "seconds an iteration, the rule's window over the step "
+                    "times the log states", unit="s", direction="lower")
+TFLOPS_PER_GPU = Measure("tflops_per_gpu", "TFLOP/s/GPU", "logged", "model TFLOP/s a GPU as the log states it "
+                         "(each tool counts a model's FLOPs by its own formula), the rule's window over its records",
+                         unit="TFLOP/s/GPU")
+MFU = Measure("mfu", "MFU", "logged", "model FLOPs utilisation as the log states it (TFLOP/s/GPU over the GPU's "
+              "peak its tool assumes), the rule's window over its records", unit="%")
+LOSS = Measure("loss", "loss", "logged", "the training loss the log states, the rule's window over its records",
+               unit="nats", direction="lower")

@@ -271,6 +271,8 @@ def _runs(drafts: list[RunDraft], path: Path, fmt: LogFormat, rule: Rule, stats:
                 t0s[i] = np.fmin.reduce(own["timestamp"])
             own["steps"][:] = fill_steps(own)
         meta, warnings = metas[i]
+        if b > a and fmt.rate_scale is not None:  # a rate logged per device in tokens (torchtitan's): samples/s
+            own["throughput"][:] *= fmt.rate_scale(meta)
         row, run_evals, run_epochs, warmup[a:b], measured[a:b] = _one_run(
             file, draft, meta, warnings, own, None if math.isnan(t0s[i]) else float(t0s[i]), refused.get(i, []))
         rows.append(row)
@@ -475,6 +477,7 @@ def analyze(paths: Iterable[str | os.PathLike], rule: Rule | None = None, log_fo
     evaluations = pd.DataFrame(evals, columns=named) if evals else pd.DataFrame().reindex(columns=named)
     epoch_frame = pd.DataFrame(epochs, columns=list(EPOCH_COLUMNS)).astype(EPOCH_TYPES)
     return Analysis(runs=runs, iterations=iterations, evaluations=evaluations, epochs=epoch_frame, problems=problems,
-                    rule=rule, losses=loss_frame(losses), catalog=catalog, measures=measures(runs, catalog))
+                    rule=rule, losses=loss_frame(losses), catalog=catalog,
+                    measures=measures(runs, catalog, iterations, rule))
 
 

@@ -38,11 +38,14 @@ class Records:
     def extend(self, bulk: scanning.Bulk) -> None:
         """Add the records of a BULK event, and note where each of its ranks' last record is."""
         n, start = bulk.stop - bulk.start, self._size
+        for name in scanning.LOGGED_FIELDS:  # a logged field's column from the first record that has it
+            if name in bulk.cols and name not in self._cols:
+                self._cols[name] = np.full(len(self._cols["line"]), np.nan)
         if start + n > len(self._cols["line"]):  # by half at least: few copies
             for column in self._cols.values():
                 column.resize(max(start + n, len(column) * 3 // 2), refcheck=False)
         for name, column in self._cols.items():
-            column[start : start + n] = bulk.cols[name][bulk.start : bulk.stop]
+            column[start : start + n] = bulk.cols[name][bulk.start : bulk.stop] if name in bulk.cols else np.nan
         self._size += n
         added = self["rank"][start:]
         if (added == added[0]).all():  # one rank (a pasted run's record: numpy's unique costs more than it)
@@ -60,7 +63,9 @@ class Records:
         """Add fields to the last record of `rank` from record `since` on (a record over several lines)."""
         last = self.last_of(MISSING_INT if rank is None else rank, since)
         for name, value in data.items():
-            if last is not None and value is not None and name in RECORD_COLUMNS:
+            if last is not None and name in scanning.LOGGED_FIELDS and name not in self._cols:  # (Bridge's line)
+                self._cols[name] = np.full(len(self._cols["line"]), np.nan)
+            if last is not None and value is not None and name in self._cols:
                 self._cols[name][last] = scanning.seconds(value) if name == "timestamp" else value
 
     def release(self) -> dict[str, np.ndarray]:

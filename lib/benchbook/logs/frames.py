@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from ..core.catalog import Catalog
 from ..core.catalog import default as default_catalog
+from .rules import Rule
 
 if TYPE_CHECKING:
     import numpy as np
@@ -130,10 +131,14 @@ def iterations(files: list[tuple[str, dict[str, np.ndarray]]]) -> pd.DataFrame:
     sources = np.repeat(np.array([source for source, _ in files], dtype=object), sizes)
     text = pd.Series(["text"]).dtype  # how this pandas stores a column of strings
     data = {"source": pd.array(sources, dtype=text)}  # typed here: cheaper than pandas guessing it
-    for name in ITERATION_COLUMNS:
+    from .parsers.scanning import LOGGED_FIELDS
+
+    logged = [name for name in LOGGED_FIELDS if any(name in cols for _, cols in files)]  # LLM logs' own fields
+    for name in (*ITERATION_COLUMNS, *logged):
         if name not in data:
-            data[name] = np.concatenate([cols[name] for _, cols in files]) if len(files) > 1 else files[0][1][name]
-    return pd.DataFrame(data, columns=list(ITERATION_COLUMNS), copy=False)  # the arrays are the frame's own
+            data[name] = np.concatenate([cols[name] if name in cols else np.full(len(cols["line"]), np.nan)
+                                         for _, cols in files]) if len(files) > 1 else files[0][1][name]
+    return pd.DataFrame(data, columns=[*ITERATION_COLUMNS, *logged], copy=False)  # the arrays are the frame's own
 
 
 def file_losses(chunks: list[dict], drafts: list[RunDraft], records: dict[str, np.ndarray]) -> dict:
@@ -199,28 +204,34 @@ MEASURE_COLUMNS = {
 }
 
 #: Per volume: the runs column each sample of a step is counted as (None: one sample), and the rule's words.
-_PER_SAMPLE = {"samples": (None, ""), "tokens": ("seq_len", ", each sample counted as its sequence length")}
+_PER_SAMPLE = {"samples": (None, ""), "tokens": ("seq_len", ", each sample counted as its sequence length"),
+               "tokens_per_gpu": ("seq_len", ", each sample counted as its sequence length, over the GPUs")}
 
 
-def measures(runs: pd.DataFrame, catalog: Catalog) -> pd.DataFrame:
+def measures(runs: pd.DataFrame, catalog: Catalog, iterations: pd.DataFrame | None = None,
+             rule: Rule | None = None) -> pd.DataFrame:
     """The long frame of every run's measures (`MEASURE_COLUMNS`), in the runs' order and the format's order of
     measures. A run's measures are those its log format declares (`LogFormat.measures`), each the rule's value
     over the run's measured records with the measure's volume a step: throughput the rule's samples a second
     (`recomputed_throughput`), tokens/s the same records with each sample counted as its sequence length
-    (none where the log gives no sequence length)."""
-    import numpy as np
+    (none where the log gives no sequence length); a measure the format reads from a logged field
+    (`LogFormat.logged`) is that field over the same measured records (`iterations`, `_logged`), averaged as the
+    rule (the user's `rule` resolved for the format) says: its median, its last record, else the mean."""
     import pandas as pd
 
     from . import parsers
 
     parts = []
     for name, group in runs.groupby("format", sort=False):
-        for order, measure in enumerate(parsers.get(name).measures):
-            column, words = _PER_SAMPLE[measure.volume]
-            value = pd.to_numeric(group["recomputed_throughput"], errors="coerce").astype(float)
-            if column is not None:
-                value = value * (pd.to_numeric(group[column], errors="coerce").astype(float)
-                                 if column in group else np.nan)
+        fmt = parsers.get(name)
+        for order, measure in enumerate(fmt.measures):
+            field = fmt.logged.get(measure.key)
+            if field is not None or measure.volume == "logged":
+                how = _HOW.get((rule or Rule()).resolve(fmt).method, "mean")
+                value = _logged(group, iterations, field, how)
+                words = f"; {measure.name}: the {_HOW_WORDS[how]} logged {field} over the same measured records"
+            else:
+                value, words = _rate(group, measure.volume)
             units = [catalog.unit(measure, m, f) for m, f in zip(group["model"], group["framework"], strict=True)]
             rules = group["rule"].map({r: r + words for r in group["rule"].unique()})  # one string a rule
             parts.append(pd.DataFrame({"source": group["source"], "run": group["run"], "measure": measure.key,
@@ -230,3 +241,38 @@ def measures(runs: pd.DataFrame, catalog: Catalog) -> pd.DataFrame:
         return pd.DataFrame(columns=list(MEASURE_COLUMNS))
     frame = pd.concat(parts).sort_values(["_at", "_order"], kind="stable")
     return frame.drop(columns=["_at", "_order"]).reset_index(drop=True)
+
+
+def _rate(group: pd.DataFrame, volume: str) -> tuple[pd.Series, str]:
+    """A rate measure of a format's runs: the rule's samples a second, each sample counted as its volume."""
+    import numpy as np
+    import pandas as pd
+
+    column, words = _PER_SAMPLE[volume]
+    value = pd.to_numeric(group["recomputed_throughput"], errors="coerce").astype(float)
+    if column is not None:
+        value = value * (pd.to_numeric(group[column], errors="coerce").astype(float) if column in group else np.nan)
+    if volume == "tokens_per_gpu":
+        value = value / pd.to_numeric(group["gpus"], errors="coerce").astype(float)
+    return value, words
+
+
+#: How a logged field is averaged under each method of the rule (a rate's harmonic or elapsed mean is a time's mean).
+_HOW = {"median": "median", "last": "last"}
+_HOW_WORDS = {"mean": "mean of the", "median": "median of the", "last": "last"}
+
+
+def _logged(group: pd.DataFrame, iterations: pd.DataFrame | None, field: str | None, how: str = "mean"
+            ) -> pd.Series:
+    """Per run of `group`, the mean of a field its records log over the records the rule measured (the rule's
+    warm-up and window, as for its rate: dgxc-benchmarking's mean step time over a window); NaN where none logs
+    it (the field is not the format's, or no iterations frame was given)."""
+    import pandas as pd
+
+    if iterations is None or field is None or field not in iterations:
+        return pd.Series(float("nan"), index=group.index)
+    own = iterations[iterations["measured"] & iterations["source"].isin(set(group["source"]))]
+    grouped = own.dropna(subset=[field]).groupby(["source", "run"], sort=False)[field]
+    means = grouped.median() if how == "median" else grouped.last() if how == "last" else grouped.mean()
+    keys = pd.MultiIndex.from_arrays([group["source"], group["run"]])
+    return pd.Series(means.reindex(keys).to_numpy(dtype=float), index=group.index)

@@ -24,8 +24,9 @@ REGISTERED = True  # every format is registered: the catalog may be built (core.
 
 
 def catalog_part() -> Part:
-    """What the formats give the catalog: the quality metrics their evaluations carry and the measures of their
-    runs, in the formats' name order."""
+    """What the formats give the catalog: the axes no model declares (the LLM logs'), the quality metrics their
+    evaluations carry and the measures of their runs, in the formats' name order."""
     formats = list(FORMATS.values())
-    return Part(metrics=tuple(m for f in formats for m in f.quality),
+    return Part(axes=tuple(a for f in formats for a in f.axes),
+                metrics=tuple(m for f in formats for m in f.quality),
                 measures=tuple(m for f in formats for m in f.measures))

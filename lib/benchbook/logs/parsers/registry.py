@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ...core import config
@@ -47,8 +47,14 @@ class LogFormat:
         through the catalog's `arch`.
     opens : patterns of the lines that open a run of this format and of no other (each a literal
         first: sought in every chunk of a file in another format, that is refused if it holds one,
-        `scan`). A format without any (MLLOG, whose logs hold their framework's lines) is not sought,
+        `scan`; formats that share them, a family and its forks, are not told apart so). A format without any
+        (MLLOG, whose logs hold their framework's lines) is not sought,
         and a file in it holds any other.
+    logged : {measure key: record field} for the measures its records state (the LLM logs' step time, TFLOP/s/GPU,
+        loss: `scanning.LOGGED_FIELDS` or `loss`): the rule's window over that field, not a rate of a volume.
+    rate_scale : (run metadata) -> the factor that makes its records' logged rate the samples a second of all GPUs
+        (torchtitan's tps, tokens a second a device: GPUs / sequence length; NaN where unknown), or None.
+    axes : the configuration axes its metadata gives that no model declares (the LLM logs' parallel sizes).
     rates_per_step : False for a format whose step records carry a loss and no rate (the rate is one end-of-run
         record, NGC PyTorch BERT's): a record without a throughput is then no news and not said in the notes.
     """
@@ -68,6 +74,9 @@ class LogFormat:
     measures: tuple[Measure, ...] = (THROUGHPUT,)
     arch: Callable[[dict], str | None] = lambda meta: meta.get("arch")
     rates_per_step: bool = True
+    logged: dict[str, str] = field(default_factory=dict)
+    rate_scale: Callable[[dict], float] | None = None
+    axes: tuple[config.Axis, ...] = ()
 
     def named_model(self, meta: dict, catalog) -> tuple[str | None, list[str]]:
         """The `model` column of a run whose log names its model (`arch`) and whose metadata has none: the
@@ -107,6 +116,10 @@ PRECEDENCE = (
     "mllog",  # its `:::MLLOG` token is MLPerf's alone: a framework's own lines around it are not the log
     "benchbook_cpu",  # `PARAMETER workload :`, this repository's workloads (their DLLogger lines as NGC's)
     "ngc_tf2_maskrcnn",  # the `[MaskRCNN]` prefix of every line
+    "torchtitan",  # its `[titan]` logger prefix
+    "nemo2",  # Lightning's `Training epoch E, iteration I/N |` line with NeMo's step timing
+    "primus", "megatron_deepspeed",  # Megatron's line in a Primus log, or with DeepSpeed's fields
+    "megatron_lm",  # the `iteration N/ M | consumed samples:` line of Megatron and its forks
     "ngc_bert_pytorch", "ngc_bert_tf1",  # BERT's `Training Epoch:` / `throughput_train` lines, no ConvNets key
     "ngc_mxnet_resnet50",  # its DLLogger logs print `train.total_ips` too, as PyTorch's and TF1's
     "ngc_pytorch_convnets",  # its `PARAMETER arch :` too, as TF1's
@@ -147,8 +160,8 @@ def scan(chunk, fmt: LogFormat, others: bool = True) -> list:
 
     from . import scanning
 
-    others = [other for other in FORMATS.values() if others and other is not fmt
-              and any(pattern.search(chunk.text) for pattern in other.opens)]
+    others = [other for other in FORMATS.values() if others and other is not fmt and other.opens != fmt.opens
+              and any(pattern.search(chunk.text) for pattern in other.opens)]  # (same opens: one family, its forks)
     if others and fmt.opens:
         opened = sorted((m.start(), f.name) for f in (fmt, *others) for pattern in f.opens
                         for m in pattern.finditer(chunk.text))

@@ -66,6 +66,10 @@ TOP5 = Metric("top5", "top-5 accuracy", "%")
 IMAGE_CLASSIFICATION = (TOP1, TOP5)
 
 ITER_FIELDS = ("epoch", "iteration", "timestamp", "throughput", "loss", "lr", "steps")
+# Per-record values some formats log beside the rate (the LLM logs' step time, TFLOP/s, tokens/s, MFU): a record
+# column only in the files whose records carry one (a STEP's `extra`), NaN in that file's other records; the
+# measures of the rule's window over a logged field (`core.measures.Measure.field`) read them.
+LOGGED_FIELDS = ("step_time", "tflops_per_gpu", "tokens_per_gpu", "mfu")
 
 
 class Bulk(NamedTuple):
@@ -94,14 +98,17 @@ class Refused(Exception):
         super().__init__(f"line {line}: {reason}")
 
 
-def step(epoch=None, iteration=None, timestamp=None, throughput=None, loss=None, lr=None, steps=None) -> tuple:
+def step(epoch=None, iteration=None, timestamp=None, throughput=None, loss=None, lr=None, steps=None,
+         extra: dict | None = None) -> tuple:
     """The payload of a STEP event, by field name: -1 for a missing epoch or iteration, NaN for
-    other missing numbers; the timestamp is a number or a `YYYY-MM-DD HH:MM:SS[.f|,f]` string."""
+    other missing numbers; the timestamp is a number or a `YYYY-MM-DD HH:MM:SS[.f|,f]` string. `extra`:
+    LOGGED_FIELDS values of the record (an eighth element, only where given)."""
     def num(v):
         return NAN if v is None else v
 
-    return (-1 if epoch is None else epoch, -1 if iteration is None else iteration, timestamp, num(throughput),
-            num(loss), num(lr), num(steps))
+    out = (-1 if epoch is None else epoch, -1 if iteration is None else iteration, timestamp, num(throughput),
+           num(loss), num(lr), num(steps))
+    return out + (extra,) if extra else out
 
 
 def seconds(stamp) -> float:
@@ -236,11 +243,15 @@ def _blocks(chunk: Chunk, rule: BulkRule, run_starts: np.ndarray) -> tuple:
 def _steps(chunk: Chunk, cols: dict, steps: list) -> dict:
     """The record columns and the records of STEP hits (a handler's, in ITER_FIELDS order), in text order."""
     pos = np.array([h[0] for h in steps], dtype=np.int64)
-    values = dict(zip(ITER_FIELDS, zip(*(h[2] for h in steps), strict=True), strict=True))
+    values = dict(zip(ITER_FIELDS, zip(*(h[2][:7] for h in steps), strict=True), strict=True))
     fields = {name: np.array(column, dtype=np.int64 if name in _INT_FIELDS else float)
               for name, column in values.items() if name != "timestamp"}
     fields["timestamp"] = seconds_array(values["timestamp"])
     more = _columns(chunk, pos, np.searchsorted(chunk.ends, pos), fields)
+    extras = [h[2][7] if len(h[2]) > 7 else {} for h in steps]
+    for name in (n for n in LOGGED_FIELDS if any(n in e for e in extras) or n in cols):
+        more[name] = np.array([e.get(name, NAN) for e in extras], dtype=float)
+        cols.setdefault(name, np.full(len(cols["pos"]), NAN))
     order = np.argsort(np.concatenate((cols["pos"], pos)), kind="stable")
     return {name: np.concatenate((cols[name], more[name]))[order] for name in cols}
 

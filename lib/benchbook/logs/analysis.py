@@ -14,6 +14,7 @@ import functools
 import itertools
 import math
 import os
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -84,7 +85,7 @@ def _meta(draft: RunDraft, path: Path, fmt: LogFormat, record: dict, tables: dic
     named, said = fmt.named_model(meta, catalog)  # where the log names its model (arch), through the models' names
     if named is not None:
         meta["model"] = named
-    warnings += said
+    warnings += said + _out_of_range(meta, catalog)  # (then a file name's or run record's value may fill it)
     origin: dict[str, str] = {}  # where a value came from, when not from the log
     for source, extra in (("the file name", from_path(path, draft.index)), ("the run record", record)):
         for key, value in extra.items():
@@ -92,7 +93,9 @@ def _meta(draft: RunDraft, path: Path, fmt: LogFormat, record: dict, tables: dic
                 meta[key], origin[key] = value, source
             elif meta[key] != value:
                 first = origin.get(key, "the log")
-                warnings.append(f"{key} is {meta[key]!r} in {first} but {value!r} in {source}; {first} wins")
+                warnings.append(f"{key} is {_said(meta[key])} in {first} but {_said(value)} in {source}; "
+                                f"{first} wins")
+    warnings += _out_of_range(meta, catalog)
     if draft.restarted:  # a run with no start line of its own: the file name may describe another run
         named = [k for k in ("gpus", "batch_size", "precision", "xla") if origin.get(k) == "the file name"]
         warnings.append(draft.restarted + (f"; its {', '.join(named)} come from the file name alone, which may "
@@ -120,6 +123,34 @@ def _sizes(meta: dict) -> _Sizes:
     samples = global_batch if isinstance(global_batch, (int, float)) and not isinstance(global_batch, bool) \
         and global_batch > 0 else math.nan
     return _Sizes(processes, global_batch, samples)
+
+
+def _said(value) -> str:
+    """A value in a warning: a number of hundreds of digits by its first digits and its length."""
+    text = repr(value)
+    return f"{text[:8]}... ({len(text)} characters)" if isinstance(value, int) and len(text) > 24 else text
+
+
+INT64_MAX = 2**63 - 1  # the runs frame's integer axes are nullable int64 columns
+
+
+def _out_of_range(meta: dict, catalog: Catalog) -> list[str]:
+    """Integer axes a log states past what a frame's int64 holds (a GPU count of 10^20): left unknown, said,
+    so that one log's number cannot end the analysis of every other."""
+    said = []
+    for key in catalog.of_kind(int):
+        value = meta.get(key)
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            continue
+        if isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
+            said.append(f"{key} {value!r} is no count: left unknown")
+            meta[key] = None
+        elif not -INT64_MAX <= value <= INT64_MAX:
+            digits = str(abs(int(value)))
+            said.append(f"{key} {'-' if value < 0 else ''}{digits[:6]}... ({len(digits)} digits) is past any "
+                        "count a run can have: left unknown")
+            meta[key] = None
+    return said
 
 
 def _reported(draft: RunDraft, warnings: list[str]):
@@ -439,6 +470,16 @@ def _find_failures(path: Path, drafts: list[RunDraft]) -> None:
                     d.last_line = max(d.last_line, line)
 
 
+def _debug_traceback(path) -> None:
+    """With BENCHBOOK_DEBUG set, the traceback of one file's error on standard error (the file stays a problem,
+    the other files' results stand), as the CLI gives it for an error that ends a command."""
+    if os.environ.get("BENCHBOOK_DEBUG"):
+        import traceback
+
+        print(f"benchbook: BENCHBOOK_DEBUG: the error reading {path}:", file=sys.stderr)
+        traceback.print_exc(file=sys.stderr)
+
+
 def analyze(paths: Iterable[str | os.PathLike], rule: Rule | None = None, log_format: str | None = None,
             catalog: Catalog | None = None) -> Analysis:
     """Analyze logs and folders of logs; bad files become problems, good ones results. The frames' axes and
@@ -457,9 +498,11 @@ def analyze(paths: Iterable[str | os.PathLike], rule: Rule | None = None, log_fo
             problems.append(Problem(str(path), getattr(exc, "reason", str(exc))))
             continue
         except (OSError, UnicodeError, ValueError) as exc:  # a log that breaks a parser is a problem, not a crash
+            _debug_traceback(path)
             problems.append(Problem(str(path), f"could not be parsed: {type(exc).__name__}: {exc}"))
             continue
         except Exception as exc:  # noqa: BLE001 - whatever one file does, the others' results stand
+            _debug_traceback(path)
             problems.append(Problem(str(path), f"could not be analyzed (an internal error, please report it with "
                                                f"the file): {type(exc).__name__}: {exc}"))
             continue

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from benchbook import analyze
-from benchbook.logs import analysis
+from benchbook.logs import analysis, assemble
 
 RECORDS = "".join(f"DLL 2021-01-01 00:00:{s:02d}.000000 - (0, {s}) total_ips : 900.0 \n" for s in (1, 2, 3))
 
@@ -52,3 +52,13 @@ def test_benchbook_debug_prints_one_files_traceback_and_keeps_the_others(tmp_pat
     monkeypatch.delenv("BENCHBOOK_DEBUG")
     analyze([tmp_path])
     assert "Traceback" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("got", "reported", "shown"), [
+    (1e308, 900.0, "1e+308 differs from the reported 900.00 by 1.11e+305 times as much"),
+    (1e308, 1e-300, "more than 10^308 times as much"),
+    (990.0, 900.0, "990.00 differs from the reported 900.00 by +10.0%"),
+])
+def test_a_rate_warning_says_huge_numbers_by_their_first_digits_never_inf_percent(got, reported, shown):
+    (said,) = assemble.rate_warnings(got, reported, None, "mean", 0.05, True)
+    assert shown in said and "inf%" not in said and len(said) < 120, said

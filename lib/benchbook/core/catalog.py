@@ -35,7 +35,8 @@ class Part:
     """What one registry declares: `axes` a configuration may have beyond the common ones, quality `metrics`,
     `measures`, `arches` ((framework, model column, a name its logs give it): a log naming that model is of
     it), `quality` ((framework, model column, its metrics, the headline first)), `units` ((framework, model
-    column, its throughput unit, `ModelSpec.unit`))."""
+    column, its throughput unit, `ModelSpec.unit`)), `model_measures` ((framework, model column, the measures
+    its runs have beyond their log format's, `ModelSpec.measures`))."""
 
     axes: tuple[Axis, ...] = ()
     metrics: tuple[Metric, ...] = ()
@@ -43,6 +44,7 @@ class Part:
     arches: tuple[tuple[str, str, str], ...] = ()
     quality: tuple[tuple[str, str, tuple[Metric, ...]], ...] = ()
     units: tuple[tuple[str, str, str], ...] = ()
+    model_measures: tuple[tuple[str, str, tuple[Measure, ...]], ...] = ()
 
 
 def _once(items: Iterable, key, what: str) -> tuple:
@@ -70,6 +72,7 @@ class Catalog:
     arches: tuple[tuple[str, str, str], ...] = ()
     quality: tuple[tuple[str, str, tuple[Metric, ...]], ...] = ()
     units: tuple[tuple[str, str, str], ...] = ()
+    model_measures: tuple[tuple[str, str, tuple[Measure, ...]], ...] = ()
 
     # -------------------------------------------------------------- the configuration's axes
     def run_keys(self) -> list[str]:
@@ -161,6 +164,10 @@ class Catalog:
         return sorted(name for f, _, name in self.arches if f == framework)
 
     # -------------------------------------------------------------- measures
+    def measures_of(self, framework, model) -> tuple[Measure, ...]:
+        """The measures a model's runs have beyond those of their log format (none for most)."""
+        return next((m for f, name, m in self.model_measures if f == framework and name == model), ())
+
     def measure(self, key: str) -> Measure:
         for m in self.measures:
             if m.key == key:
@@ -183,6 +190,7 @@ def build(parts: Iterable[Part]) -> Catalog:
         arches=tuple(arches.values()),
         quality=_once((q for p in parts for q in p.quality), lambda q: q[:2], "a model's quality"),
         units=_once((u for p in parts for u in p.units), lambda u: u[:2], "a model's unit"),
+        model_measures=_once((m for p in parts for m in p.model_measures), lambda m: m[:2], "a model's measures"),
     )
 
 

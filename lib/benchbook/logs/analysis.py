@@ -77,6 +77,8 @@ def __getattr__(name: str):
 
 def _meta(draft: RunDraft, path: Path, fmt: LogFormat, record: dict, tables: dict[tuple, dict], catalog: Catalog):
     """A run's metadata from the log, its file name and run record; the warnings that gives."""
+    from . import assemble
+
     meta = draft.meta  # the draft's own: a file may hold 10**6 runs, each copy costs
     warnings: list[str] = []
     for key, value in fmt.finish(meta, draft.ranks).items():
@@ -85,7 +87,7 @@ def _meta(draft: RunDraft, path: Path, fmt: LogFormat, record: dict, tables: dic
     named, said = fmt.named_model(meta, catalog)  # where the log names its model (arch), through the models' names
     if named is not None:
         meta["model"] = named
-    warnings += said + _out_of_range(meta, catalog)  # (then a file name's or run record's value may fill it)
+    warnings += said + assemble.out_of_range(meta, catalog)  # (a file name's or run record's may fill it)
     origin: dict[str, str] = {}  # where a value came from, when not from the log
     for source, extra in (("the file name", from_path(path, draft.index)), ("the run record", record)):
         for key, value in extra.items():
@@ -93,9 +95,9 @@ def _meta(draft: RunDraft, path: Path, fmt: LogFormat, record: dict, tables: dic
                 meta[key], origin[key] = value, source
             elif meta[key] != value:
                 first = origin.get(key, "the log")
-                warnings.append(f"{key} is {_said(meta[key])} in {first} but {_said(value)} in {source}; "
-                                f"{first} wins")
-    warnings += _out_of_range(meta, catalog)
+                warnings.append(f"{key} is {assemble.said(meta[key])} in {first} but {assemble.said(value)} in "
+                                f"{source}; {first} wins")
+    warnings += assemble.out_of_range(meta, catalog)
     if draft.restarted:  # a run with no start line of its own: the file name may describe another run
         named = [k for k in ("gpus", "batch_size", "precision", "xla") if origin.get(k) == "the file name"]
         warnings.append(draft.restarted + (f"; its {', '.join(named)} come from the file name alone, which may "
@@ -125,34 +127,6 @@ def _sizes(meta: dict) -> _Sizes:
     return _Sizes(processes, global_batch, samples)
 
 
-def _said(value) -> str:
-    """A value in a warning: a number of hundreds of digits by its first digits and its length."""
-    text = repr(value)
-    return f"{text[:8]}... ({len(text)} characters)" if isinstance(value, int) and len(text) > 24 else text
-
-
-INT64_MAX = 2**63 - 1  # the runs frame's integer axes are nullable int64 columns
-
-
-def _out_of_range(meta: dict, catalog: Catalog) -> list[str]:
-    """Integer axes a log states past what a frame's int64 holds (a GPU count of 10^20): left unknown, said,
-    so that one log's number cannot end the analysis of every other."""
-    said = []
-    for key in catalog.of_kind(int):
-        value = meta.get(key)
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            continue
-        if isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
-            said.append(f"{key} {value!r} is no count: left unknown")
-            meta[key] = None
-        elif not -INT64_MAX <= value <= INT64_MAX:
-            digits = str(abs(int(value)))
-            said.append(f"{key} {'-' if value < 0 else ''}{digits[:6]}... ({len(digits)} digits) is past any "
-                        "count a run can have: left unknown")
-            meta[key] = None
-    return said
-
-
 def _reported(draft: RunDraft, warnings: list[str]):
     """The throughput the run reported, refused (with a warning) where it is no rate."""
     reported = draft.reported.get("throughput")
@@ -174,28 +148,6 @@ def _status(draft: RunDraft, reported, measured_records: bool) -> tuple[str, lis
         return "incomplete", ["no run_stop: the log stops before the run finished"]
     return "incomplete", ["no end-of-run summary: the log stops before the run finished" if measured_records
                           else "no iteration was logged and no summary: the run did not start training"]
-
-
-def _rate_warnings(got, reported, wall, method: str, tolerance: float, records: bool) -> list[str]:
-    """What the recomputed, reported and wall-clock throughputs say against one another."""
-    out = []
-    if records and got is None:
-        out.append("no record left after the warm-up to recompute the throughput from")
-    if got and reported and abs(got - reported) / reported > tolerance:
-        out.append(f"recomputed throughput {got:.2f} differs from the reported {reported:.2f} "
-                   f"by {100 * (got - reported) / reported:+.1f}%")
-    if got and wall and method != "elapsed" and abs(wall - got) / got > 0.10:
-        out.append(f"wall-clock throughput {wall:.2f} is {100 * (wall - got) / got:+.1f}% "
-                   f"from the {method} of logged rates: time passes between logged steps")
-    return out
-
-
-def _metadata_warnings(draft: RunDraft, meta: dict) -> list[str]:
-    """Conflicting metadata, values the folding left out or found suspect, and what none of the log, the file
-    name and a run record gives (MLLOG logs none of them)."""
-    out = [f"conflicting {c}" for c in draft.conflicts]
-    out += draft.notes  # (assemble: values left out or suspect, with their lines)
-    return out + [_UNKNOWN[key] for key in (() if draft.keyed else _UNKNOWN) if meta.get(key) is None]
 
 
 def _evaluations(draft: RunDraft, source: str, t0: float | None, catalog: Catalog
@@ -241,6 +193,7 @@ def _one_run(file: _File, draft: RunDraft, meta: dict, warnings: list[str], own:
     logged rate was refused."""
     import numpy as np
 
+    from . import assemble
     from .rules import Run, apply
 
     size = _sizes(meta)
@@ -250,11 +203,11 @@ def _one_run(file: _File, draft: RunDraft, meta: dict, warnings: list[str], own:
     reported = _reported(draft, warnings)
     warnings += refused
     status, said = _status(draft, reported, records)
-    warnings += said + _metadata_warnings(draft, meta)
-    warnings += _rate_warnings(got, reported, wall, file.applied.method, file.rule.tolerance, records)
+    warnings += said + assemble.metadata_warnings(draft, meta)
+    warnings += assemble.rate_warnings(got, reported, wall, file.applied.method, file.rule.tolerance, records)
     iterations = int(np.count_nonzero(use))
     if not isinstance(run.own, slice) and iterations:
-        warnings += _rank_warnings(own["rank"], own["throughput"], int(run["rank"][0]), file.rule.tolerance)
+        warnings += assemble.rank_warnings(own["rank"], own["throughput"], int(run["rank"][0]), file.rule.tolerance)
     warnings += file.read_warnings
     evals, finals = _evaluations(draft, file.source, t0, file.catalog)
     axes = {key: meta.get(key) for key in file.catalog.run_keys()}  # the configuration, in the axes' order
@@ -279,17 +232,18 @@ def _runs(drafts: list[RunDraft], path: Path, fmt: LogFormat, rule: Rule, stats:
     one run at a time (`_one_run`)."""
     import numpy as np
 
+    from . import assemble
     from .parsers.scanning import seconds_array
     from .rules import fill_steps
 
     applied = rule.resolve(fmt)  # the format's named rule with the user's parts: one frozen object
-    file = _File(str(path), fmt, rule, applied, applied.describe(), _read_warnings(stats), catalog,
+    file = _File(str(path), fmt, rule, applied, applied.describe(), assemble.read_warnings(stats), catalog,
                  _row_type(catalog))
     cols = drafts[0].store.release()  # the records of every run, in file order (assemble.fold)
     bounds = np.concatenate(([0], np.cumsum([d.count for d in drafts]))).astype(np.int64)  # where each begins
     n, edges = len(cols["line"]), bounds.tolist()
     run_of = np.repeat(np.arange(len(drafts)), np.diff(bounds))
-    refused = _refused_rates(cols["throughput"], cols["line"], run_of, len(drafts))
+    refused = assemble.refused_rates(cols["throughput"], cols["line"], run_of, len(drafts))
     warmup, measured = np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
     metas = [_meta(draft, path, fmt, record, tables, catalog) for draft in drafts]
     t0s = seconds_array([meta.get("start_time") for meta, _ in metas])  # the runs' starts, read at once
@@ -327,46 +281,6 @@ def _row_type(catalog: Catalog) -> type:
     return _named_row(tuple(row_columns(catalog)))
 
 
-_UNKNOWN = {key: f"{key} unknown: neither the log, the file name nor a run record gives it"
-            for key in ("gpus", "batch_size", "precision")}  # one string each, however many runs
-
-
-def _refused_rates(rate: np.ndarray, line: np.ndarray, run: np.ndarray, runs: int) -> dict[int, list[str]]:
-    """Records whose logged rate is negative or infinite get none (NaN: neither warm-up nor
-    measured); the warning of each run that had some, with their lines."""
-    import numpy as np
-
-    bad = np.flatnonzero(np.isinf(rate) | (rate < 0))
-    if not len(bad):
-        return {}
-    rate[bad] = np.nan
-    out = {}
-    for r in np.unique(run[bad]).tolist():
-        at = bad[run[bad] == r]
-        shown = ", ".join(map(str, line[at[:5]].tolist())) + (", ..." if len(at) > 5 else "")
-        out[r] = [f"{len(at)} records log a throughput that is negative or infinite: refused (line {shown})"]
-    return out
-
-
-def _rank_warnings(rank: np.ndarray, rate: np.ndarray, low: int, tolerance: float) -> list[str]:
-    """Every rank prints the same global rate; a rank that saw another rate is worth a look."""
-    import numpy as np
-
-    rated = ~np.isnan(rate)
-    present, codes = np.unique(rank[rated], return_inverse=True)  # one code per rank logged, lowest first
-    counts = np.bincount(codes)
-    means = np.bincount(codes, weights=rate[rated]) / np.maximum(counts, 1)
-    if not (len(counts) > 1 and present[0] == low):
-        return []
-    far = np.abs(means - means[0]) > tolerance * means[0]
-    far[0] = False
-    off = present[far].tolist()
-    if not off:
-        return []
-    return [f"ranks {', '.join(map(str, off))} logged rates more than "
-            f"{tolerance:.0%} away from rank {low}'s, whose records the rule uses"]
-
-
 def _table_values(tables: list[tuple[dict, dict]]) -> dict[tuple, dict]:
     """The values of a file's summary tables by (gpus, per-GPU batch), the first row of a key
     first; `throughput` is its first `train.total_ips` or `train.ips`."""
@@ -380,41 +294,13 @@ def _table_values(tables: list[tuple[dict, dict]]) -> dict[tuple, dict]:
     return out
 
 
-def _read_warnings(stats: textio.ReadStats) -> list[str]:
-    from . import textio
-
-    out = []
-    if stats.invalid_utf8:
-        out.append("bytes that are not UTF-8 were replaced")
-    if stats.cut_last_line:
-        out.append("the file ends in the middle of a line")
-    if stats.nul_bytes:
-        more = ", ..." if len(stats.nul_lines) >= textio.NUL_LINES_KEPT else ""
-        out.append(f"{stats.nul_bytes} NUL bytes were left out of the text (line "
-                   f"{', '.join(map(str, stats.nul_lines))}{more}): the records around them are read without them")
-    if stats.long_count:
-        out.append(f"{stats.long_count} lines of {textio.LINE_BYTES >> 20} MiB or more were left out unread "
-                   f"(line {_lines(stats.long_lines, stats.long_count)})")
-    if stats.wild_rank_count:
-        shown = _lines(stats.wild_rank_lines, stats.wild_rank_count)
-        out.append(f"{stats.wild_rank_count} lines were left out: their rank tag names a rank above "
-                   f"{textio.MAX_RANK}, no rank of a real run (line {shown})")
-    if stats.fault:
-        out.append(stats.fault)
-    return out
-
-
-def _lines(kept: list[int], count: int) -> str:
-    return ", ".join(map(str, kept)) + (", ..." if count > len(kept) else "")
-
-
 def analyze_file(path: str | os.PathLike, rule: Rule | None = None, log_format: str | None = None,
                  catalog: Catalog | None = None):
     """Analyze one log: (run rows, its records as columns, evaluation rows, loss components as
     columns, epoch rows), by the catalog's axes and metrics (None: the default one). Raises LogError if it
     cannot."""
     from ..runfolder import records
-    from . import parsers, textio
+    from . import assemble, parsers, textio
     from .assemble import fold
     from .parsers import scanning
 
@@ -429,7 +315,8 @@ def analyze_file(path: str | os.PathLike, rule: Rule | None = None, log_format: 
         if fmt is None:
             raise LogError(str(path), "no known log format in its first 64 KiB "
                                       f"(known: {', '.join(sorted(parsers.FORMATS))})"
-                                      + "".join(f"; {w}" for w in _read_warnings(stats) if "left out unread" in w))
+                                      + "".join(f"; {w}" for w in assemble.read_warnings(stats)
+                                                if "left out unread" in w))
         read = itertools.chain([first] if first is not None else [], chunks)
         del first  # held by the chain until it is scanned, and no longer
         try:

@@ -1,14 +1,23 @@
 """Folding a file's events into runs, whatever the format: a file may hold several runs, each announced
-on every rank under mpirun, or pasted one after the other with only terminal text between them."""
+on every rank under mpirun, or pasted one after the other with only terminal text between them; and what a run's
+draft says that a user should read (its warnings: metadata no frame can hold or that conflicts, rates that are no
+rates, ranks that disagree, lines left out), each short whatever the log holds (a number of 309 digits is said by
+its first digits)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from . import textio
 from .parsers import scanning
+
+if TYPE_CHECKING:
+    from ..core.catalog import Catalog
 
 RECORD_COLUMNS = ("line", "rank", "epoch", "iteration", "timestamp", "throughput", "loss", "lr", "steps")
 _INT_COLUMNS = ("line", "rank", "epoch", "iteration")
@@ -249,3 +258,129 @@ def _notes(runs: list[RunDraft], store: Records, rates_per_step: bool) -> None:
                              f"{float(np.max(stamp[own - 1] - stamp[own])):g} s: {len(own)} (line "
                              f"{_shown(line[own].tolist())}): the clock went back, times and rates around them "
                              "are suspect")
+
+
+# ---------------------------------------------------------------- what a run's draft says: its warnings
+
+UNKNOWN = {key: f"{key} unknown: neither the log, the file name nor a run record gives it"
+           for key in ("gpus", "batch_size", "precision")}  # one string each, however many runs
+
+INT64_MAX = 2**63 - 1  # the runs frame's integer axes are nullable int64 columns
+
+
+def said(value) -> str:
+    """A value in a warning: a number of hundreds of digits by its first digits and its length."""
+    text = repr(value)
+    return f"{text[:8]}... ({len(text)} characters)" if isinstance(value, int) and len(text) > 24 else text
+
+
+def out_of_range(meta: dict, catalog: Catalog) -> list[str]:
+    """Integer axes a log states past what a frame's int64 holds (a GPU count of 10^20): left unknown, said,
+    so that one log's number cannot end the analysis of every other."""
+    said = []
+    for key in catalog.of_kind(int):
+        value = meta.get(key)
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            continue
+        if isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
+            said.append(f"{key} {value!r} is no count: left unknown")
+            meta[key] = None
+        elif not -INT64_MAX <= value <= INT64_MAX:
+            digits = str(abs(int(value)))
+            said.append(f"{key} {'-' if value < 0 else ''}{digits[:6]}... ({len(digits)} digits) is past any "
+                        "count a run can have: left unknown")
+            meta[key] = None
+    return said
+
+
+def rate_warnings(got, reported, wall, method: str, tolerance: float, records: bool) -> list[str]:
+    """What the recomputed, reported and wall-clock throughputs say against one another."""
+    out = []
+    if records and got is None:
+        out.append("no record left after the warm-up to recompute the throughput from")
+    if got and reported and abs(got - reported) / reported > tolerance:
+        out.append(f"recomputed throughput {rate(got)} differs from the reported {rate(reported)} "
+                   f"by {apart(got, reported)}")
+    if got and wall and method != "elapsed" and abs(wall - got) / got > 0.10:
+        out.append(f"wall-clock throughput {rate(wall)} is {apart(wall, got)} "
+                   f"from the {method} of logged rates: time passes between logged steps")
+    return out
+
+
+def rate(value: float) -> str:
+    """A rate with two decimals, or its three first digits where it has more than 12 (1e308 from a forged log)."""
+    return f"{value:.2f}" if abs(value) < 1e12 else f"{value:.3g}"
+
+
+def apart(value: float, base: float) -> str:
+    """How far `value` is from `base`: +1.5%, or a ratio where the percentage would be huge or infinite."""
+    ratio = value / base if math.isfinite(value / base) else math.inf
+    if abs(ratio - 1) < 100:
+        return f"{100 * (ratio - 1):+.1f}%"
+    return f"{ratio:.3g} times as much" if math.isfinite(ratio) else "more than 10^308 times as much"
+
+
+def metadata_warnings(draft: RunDraft, meta: dict) -> list[str]:
+    """Conflicting metadata, values the folding left out or found suspect, and what none of the log, the file
+    name and a run record gives (MLLOG logs none of them)."""
+    out = [f"conflicting {c}" for c in draft.conflicts]
+    out += draft.notes  # (assemble: values left out or suspect, with their lines)
+    return out + [UNKNOWN[key] for key in (() if draft.keyed else UNKNOWN) if meta.get(key) is None]
+
+
+def refused_rates(rate: np.ndarray, line: np.ndarray, run: np.ndarray, runs: int) -> dict[int, list[str]]:
+    """Records whose logged rate is negative or infinite get none (NaN: neither warm-up nor
+    measured); the warning of each run that had some, with their lines."""
+    bad = np.flatnonzero(np.isinf(rate) | (rate < 0))
+    if not len(bad):
+        return {}
+    rate[bad] = np.nan
+    out = {}
+    for r in np.unique(run[bad]).tolist():
+        at = bad[run[bad] == r]
+        shown = ", ".join(map(str, line[at[:5]].tolist())) + (", ..." if len(at) > 5 else "")
+        out[r] = [f"{len(at)} records log a throughput that is negative or infinite: refused (line {shown})"]
+    return out
+
+
+def rank_warnings(rank: np.ndarray, rate: np.ndarray, low: int, tolerance: float) -> list[str]:
+    """Every rank prints the same global rate; a rank that saw another rate is worth a look."""
+    rated = ~np.isnan(rate)
+    present, codes = np.unique(rank[rated], return_inverse=True)  # one code per rank logged, lowest first
+    counts = np.bincount(codes)
+    means = np.bincount(codes, weights=rate[rated]) / np.maximum(counts, 1)
+    if not (len(counts) > 1 and present[0] == low):
+        return []
+    far = np.abs(means - means[0]) > tolerance * means[0]
+    far[0] = False
+    off = present[far].tolist()
+    if not off:
+        return []
+    return [f"ranks {', '.join(map(str, off))} logged rates more than "
+            f"{tolerance:.0%} away from rank {low}'s, whose records the rule uses"]
+
+
+def read_warnings(stats: textio.ReadStats) -> list[str]:
+    out = []
+    if stats.invalid_utf8:
+        out.append("bytes that are not UTF-8 were replaced")
+    if stats.cut_last_line:
+        out.append("the file ends in the middle of a line")
+    if stats.nul_bytes:
+        more = ", ..." if len(stats.nul_lines) >= textio.NUL_LINES_KEPT else ""
+        out.append(f"{stats.nul_bytes} NUL bytes were left out of the text (line "
+                   f"{', '.join(map(str, stats.nul_lines))}{more}): the records around them are read without them")
+    if stats.long_count:
+        out.append(f"{stats.long_count} lines of {textio.LINE_BYTES >> 20} MiB or more were left out unread "
+                   f"(line {lines(stats.long_lines, stats.long_count)})")
+    if stats.wild_rank_count:
+        shown = lines(stats.wild_rank_lines, stats.wild_rank_count)
+        out.append(f"{stats.wild_rank_count} lines were left out: their rank tag names a rank above "
+                   f"{textio.MAX_RANK}, no rank of a real run (line {shown})")
+    if stats.fault:
+        out.append(stats.fault)
+    return out
+
+
+def lines(kept: list[int], count: int) -> str:
+    return ", ".join(map(str, kept)) + (", ..." if count > len(kept) else "")

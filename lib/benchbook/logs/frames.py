@@ -211,7 +211,8 @@ _PER_SAMPLE = {"samples": (None, ""), "tokens": ("seq_len", ", each sample count
 def measures(runs: pd.DataFrame, catalog: Catalog, iterations: pd.DataFrame | None = None,
              rule: Rule | None = None) -> pd.DataFrame:
     """The long frame of every run's measures (`MEASURE_COLUMNS`), in the runs' order and the format's order of
-    measures. A run's measures are those its log format declares (`LogFormat.measures`), each the rule's value
+    measures. A run's measures are those its log format declares (`LogFormat.measures`), then its model's
+    (`Catalog.measures_of`: `ModelSpec.measures`), each the rule's value
     over the run's measured records with the measure's volume a step: throughput the rule's samples a second
     (`recomputed_throughput`), tokens/s the same records with each sample counted as its sequence length
     (none where the log gives no sequence length); a measure the format reads from a logged field
@@ -222,9 +223,10 @@ def measures(runs: pd.DataFrame, catalog: Catalog, iterations: pd.DataFrame | No
     from . import parsers
 
     parts = []
-    for name, group in runs.groupby("format", sort=False):
+    for (name, *model), group in runs.groupby(["format", "framework", "model"], sort=False, dropna=False):
         fmt = parsers.get(name)
-        for order, measure in enumerate(fmt.measures):
+        own = [m for m in catalog.measures_of(*model) if m not in fmt.measures]  # a model's beyond its format's
+        for order, measure in enumerate((*fmt.measures, *own)):
             field = fmt.logged.get(measure.key)
             if field is not None or measure.volume == "logged":
                 how = _HOW.get((rule or Rule()).resolve(fmt).method, "mean")

@@ -114,12 +114,12 @@ def test_no_generic_module_names_a_models_metric_or_unit():
 
 def test_a_models_quality_metrics_and_unit_reach_the_frames():
     from benchbook import models
-    from benchbook.logs.frames import eval_columns, row_columns
+    from benchbook.logs.frames import row_columns
     top1 = models.get("resnet50_tf").quality[0]
     assert (top1.key, top1.unit, top1.direction) == ("top1", "%", "higher") and top1.as_logged(0.759) == 75.9
     assert [m.name for m in models.get("maskrcnn_tf2").quality] == ["box AP", "mask AP"]
     known = catalog.default()
-    assert {m.key for spec in models.specs() for m in spec.quality} <= set(eval_columns(known))
+    assert {m.key for spec in models.specs() for m in spec.quality} <= {m.key for m in known.metrics}
     assert "final_top1" in row_columns(known) and "final_top1" in records.json_keys()
     assert known.headline_metric([("resnet50", "tensorflow")]) == top1  # the runs' model's own, never "the first"
     assert known.headline_metric([("resnet50", "tensorflow"), ("bert", "pytorch")]) is None

@@ -248,7 +248,8 @@ def test_the_cpu_workloads_log_gives_its_evaluations_the_cpu_and_bf16(tmp_path):
 
     run = result.runs.iloc[0]
     assert (run["gpus"], run["processes"], run["precision"], run["batch_size"]) == (0, 1, "bf16", 8)
-    assert result.evaluations["mlm_accuracy"].tolist() == [0.0, 12.5, 31.25]  # in percent, the metric's unit
+    assert result.evaluations["metric"].tolist() == ["mlm_accuracy"] * 3
+    assert result.evaluations["value"].tolist() == [0.0, 12.5, 31.25]  # in percent, the metric's unit
     assert result.evaluations["line"].tolist() == [3, 8, 10]  # (a progress bar's \r ends a line)
     assert run["final_mlm_accuracy"] == 31.25
     assert result.iterations["loss"].dropna().tolist() == [9.0, 8.5, 7.5]  # no evaluation taken for a step

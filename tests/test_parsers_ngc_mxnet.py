@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from benchbook import analyze
+from benchbook.logs.frames import one_metric
 from benchbook.logs.rules import Rule
 from benchbook.logs.textio import Chunk
 
@@ -113,7 +114,7 @@ def test_dllogger_records_and_epoch_evaluations(fixtures):
     assert run["recomputed_throughput"] == pytest.approx(statistics.mean([1240.0, 1570.0]))
     assert run["iterations"] == 2
 
-    ev = result.evaluations
+    ev = one_metric(result.evaluations, "top1")  # a row per evaluation and metric: top-1's
     assert ev["line"].tolist() == [5, 9]
     assert ev["epoch"].tolist() == [0, 1]
     assert ev["top1"].tolist() == pytest.approx([1.12, 3.42])

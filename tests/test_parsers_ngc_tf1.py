@@ -8,6 +8,7 @@ from datetime import datetime
 import pytest
 
 from benchbook import analyze
+from benchbook.logs.frames import one_metric
 
 # tf_gpu1_amp_bs256.log: warmup_steps 3 and steps (0, 0)..(0, 7); the default rule is the mean of
 # the records at or past step 3.
@@ -98,12 +99,13 @@ def test_train_and_evaluate_mode_gives_evaluations_in_percent(fixtures):
     assert run["final_top1"] == pytest.approx(76.81)
     assert (run["line_start"], run["line_end"]) == (1, 19)
 
-    ev = result.evaluations
+    ev = one_metric(result.evaluations, "top1")  # a row per evaluation and metric: top-1's
     assert ev["line"].tolist() == [8, 12, 16, 19]
     assert ev["epoch"].tolist()[:3] == [0, 1, 2]
     assert math.isnan(ev["epoch"].tolist()[3])  # `() top1_accuracy ...` names no epoch
     assert ev["top1"].tolist() == pytest.approx([52.10, 71.05, 76.55, 76.81])
-    assert ev["top5"].tolist() == pytest.approx([77.02, 90.21, 92.88, 93.10])
+    assert one_metric(result.evaluations, "top5")["top5"].tolist() == pytest.approx([77.02, 90.21, 92.88, 93.10])
+    assert set(result.evaluations["unit"]) == {"%"} and len(result.evaluations) == 8
     assert ev["eval_throughput"].tolist() == [2950.0, 3010.0, 3020.0, 3100.0]
     # Seconds since the PARAMETER line at 12:00:00.
     assert ev["elapsed"].tolist() == pytest.approx([600.0, 1200.0, 1800.0, 1860.0])
@@ -135,7 +137,7 @@ def test_evaluation_steps_after_training_are_not_training_records(fixtures):
     assert evaluation["throughput"].tolist() == [2500.0, 2600.0, 2550.0, 2450.0, 2500.0, 2400.0]
     assert not evaluation["measured"].any() and not evaluation["warmup"].any()
     assert it[it["line"] <= 32]["measured"].sum() == 20
-    assert result.evaluations["eval_throughput"].tolist() == [2500.0]
+    assert one_metric(result.evaluations, "top1")["eval_throughput"].tolist() == [2500.0]
 
 
 def test_training_benchmark_logs_still_skip_before_warmup_steps(fixtures):

@@ -301,9 +301,10 @@ def make_evaluations(runs: pd.DataFrame, epochs=10, hours_per_epoch=0.5) -> pd.D
     for i, r in enumerate(runs.itertuples()):
         e = np.arange(1, epochs + 1)
         top1 = 40 + 38 * (1 - np.exp(-e / (3 + i)))
-        frames.append(pd.DataFrame({"source": r.source, "run": r.run, "line": e * 100, "epoch": e, "top1": top1,
-                                    "top5": top1 + 15, "eval_throughput": 5000.0, "timestamp": 1.7e9 + e * 1800.0,
-                                    "elapsed": e * hours_per_epoch * 3600}))
+        for metric, values in (("top1", top1), ("top5", top1 + 15)):  # long: a row per evaluation and metric
+            frames.append(pd.DataFrame({"source": r.source, "run": r.run, "line": e * 100, "epoch": e,
+                                        "metric": metric, "value": values, "unit": "%", "eval_throughput": 5000.0,
+                                        "timestamp": 1.7e9 + e * 1800.0, "elapsed": e * hours_per_epoch * 3600}))
     return pd.concat(frames, ignore_index=True).reindex(columns=list(EVAL_COLUMNS))
 
 

@@ -539,9 +539,9 @@ def test_root_argument_and_environment_variable(tmp_path, monkeypatch):
 
 
 def _evaluations(runs):
-    """An evaluations frame: per run, a list of (epoch, top1, elapsed seconds)."""
-    rows = [{"source": f"run{r}.log", "run": 0, "line": 10 * i, "epoch": e, "top1": t, "top5": np.nan,
-             "eval_throughput": np.nan, "timestamp": np.nan, "elapsed": s}
+    """An evaluations frame (long, as an Analysis's): per run, a list of (epoch, top1, elapsed seconds)."""
+    rows = [{"source": f"run{r}.log", "run": 0, "line": 10 * i, "epoch": e, "metric": "top1", "value": t,
+             "unit": "%", "eval_throughput": np.nan, "timestamp": np.nan, "elapsed": s}
             for r, evals in enumerate(runs) for i, (e, t, s) in enumerate(evals)]
     return pd.DataFrame(rows, columns=list(EVAL_COLUMNS))
 

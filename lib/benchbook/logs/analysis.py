@@ -27,11 +27,10 @@ from .archives import ArchivePath
 from .frames import (  # noqa: F401 -- the frames' documented columns, read here by many
     EPOCH_COLUMNS,
     EPOCH_TYPES,
-    EVAL_NAMED_COLUMNS,
+    EVAL_COLUMNS,
     ITERATION_COLUMNS,
     LOSS_COLUMNS,
     MEASURE_COLUMNS,
-    eval_columns,
     file_losses,
     loss_frame,
     measures,
@@ -70,7 +69,7 @@ def __getattr__(name: str):
     """The frames' columns of the default catalog (`frames.RUN_COLUMNS`...), as this module always offered."""
     from . import frames
 
-    if name in ("RUN_COLUMNS", "ROW_COLUMNS", "EVAL_COLUMNS"):
+    if name in ("RUN_COLUMNS", "ROW_COLUMNS"):
         return getattr(frames, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
@@ -152,21 +151,25 @@ def _status(draft: RunDraft, reported, measured_records: bool) -> tuple[str, lis
 
 def _evaluations(draft: RunDraft, source: str, t0: float | None, catalog: Catalog
                  ) -> tuple[list[dict], dict[str, float | None]]:
-    """The run's evaluation rows (eval_columns(): a column per quality metric of the catalog, and
-    EVAL_NAMED_COLUMNS where the format names its metrics) and the last value of each `final` metric."""
+    """The run's evaluation rows (EVAL_COLUMNS: one per evaluation and quality metric it logged, a catalog metric
+    in its unit, a metric a format names itself as logged) and the last value of each `final` metric."""
     from .parsers.scanning import seconds
 
     declared = catalog.metrics
     rows, last = [], {m.final_key: None for m in declared if m.final}
     for e in draft.evals:
         stamp = seconds(e.get("timestamp"))
-        rows.append({"source": source, "run": draft.index, "line": e.get("line"), "epoch": e.get("epoch"),
-                     **{m.key: m.as_logged(e.get(m.key)) for m in declared},
-                     "eval_throughput": e.get("eval_throughput"), "timestamp": stamp,
-                     "elapsed": stamp - t0 if t0 is not None else math.nan})
-        if "metric" in e:  # a format's named metrics (MLLOG): EVAL_NAMED_COLUMNS
-            rows[-1].update(metric=e["metric"], value=e["value"])
-        last.update({m.final_key: float(rows[-1][m.key]) for m in declared if m.final and rows[-1][m.key] is not None})
+        common = {"source": source, "run": draft.index, "line": e.get("line"), "epoch": e.get("epoch"),
+                  "eval_throughput": e.get("eval_throughput"), "timestamp": stamp,
+                  "elapsed": stamp - t0 if t0 is not None else math.nan}
+        values = [(m, m.as_logged(e.get(m.key))) for m in declared]
+        values = [(m, v) for m, v in values if v is not None]
+        rows += [{**common, "metric": m.key, "value": v, "unit": m.unit} for m, v in values]
+        if "metric" in e:  # a format's named metrics (MLLOG's accuracy, BBOX, SEGM), as logged
+            rows.append({**common, "metric": e["metric"], "value": e["value"], "unit": ""})
+        elif not values:  # an evaluation that logged its throughput alone: kept
+            rows.append({**common, "metric": None, "value": None, "unit": ""})
+        last.update({m.final_key: float(v) for m, v in values if m.final})
     return rows, last
 
 
@@ -402,9 +405,8 @@ def analyze(paths: Iterable[str | os.PathLike], rule: Rule | None = None, log_fo
     for col in catalog.of_kind(int):
         runs[col] = pd.to_numeric(runs[col], errors="coerce").astype("Int64")
     iterations = iteration_frame(iters)
-    named = [*eval_columns(catalog), *EVAL_NAMED_COLUMNS] if any("metric" in e for e in evals) \
-        else list(eval_columns(catalog))
-    evaluations = pd.DataFrame(evals, columns=named) if evals else pd.DataFrame().reindex(columns=named)
+    evaluations = pd.DataFrame(evals, columns=list(EVAL_COLUMNS)) if evals else \
+        pd.DataFrame().reindex(columns=list(EVAL_COLUMNS))
     epoch_frame = pd.DataFrame(epochs, columns=list(EPOCH_COLUMNS)).astype(EPOCH_TYPES)
     return Analysis(runs=runs, iterations=iterations, evaluations=evaluations, epochs=epoch_frame, problems=problems,
                     rule=rule, losses=loss_frame(losses), catalog=catalog,

@@ -57,9 +57,9 @@ def row_columns(catalog: Catalog) -> list[str]:
 
 
 def __getattr__(name: str):
-    """RUN_COLUMNS, ROW_COLUMNS and EVAL_COLUMNS: the frames' columns of the default catalog, built on first use
-    (never at import: the catalog imports the registries, which may be importing this module)."""
-    columns = {"RUN_COLUMNS": run_columns, "ROW_COLUMNS": row_columns, "EVAL_COLUMNS": eval_columns}
+    """RUN_COLUMNS and ROW_COLUMNS: the frames' columns of the default catalog, built on first use (never at
+    import: the catalog imports the registries, which may be importing this module)."""
+    columns = {"RUN_COLUMNS": run_columns, "ROW_COLUMNS": row_columns}
     if name in columns:
         return columns[name](default_catalog())
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -80,24 +80,34 @@ ITERATION_COLUMNS = {
     "warmup": "skipped as warm-up by the rule",
     "measured": "used by the rule",
 }
-_EVAL = {"source": "path of the log file", "run": "run index in the file", "line": "line of the evaluation",
-         "epoch": "epoch evaluated"}
-# After them, a column per quality metric the log formats and the models declare (core.catalog), then these.
-_EVAL_END = {"eval_throughput": "evaluation throughput, the model's unit", "timestamp": "seconds since the epoch",
-             "elapsed": "seconds since the run's first timestamp"}
-
-
-def eval_columns(catalog: Catalog) -> dict[str, str]:
-    """The columns of the `evaluations` frame in words, a column per quality metric of the catalog."""
-    return {**_EVAL, **{m.key: f"{m.name}, {m.unit}" for m in catalog.metrics}, **_EVAL_END}
-
-# Only where an analyzed log names its metrics (MLLOG: an `eval_accuracy` row per metric): the others'
-# evaluation frames keep EVAL_COLUMNS alone.
-EVAL_NAMED_COLUMNS = {
-    "metric": "the metric as the log names it (MLLOG: accuracy, or Mask R-CNN's BBOX and SEGM); NaN for others",
-    "value": "its value as logged (a fraction: 0.759 is 75.9%): the benchmark's quality under the rule's name for "
-             "it, in no model's metric column (the run's last values: `reported.quality`)",
+#: One row per evaluation and quality metric it logged (long: the metrics are values of `metric`, never columns).
+EVAL_COLUMNS = {
+    "source": "path of the log file",
+    "run": "run index in the file",
+    "line": "line of the evaluation",
+    "epoch": "epoch evaluated",
+    "metric": "the quality metric: a catalog key (a model's: mlm_accuracy, box_ap...), or the name a log gives its own "
+              "(MLLOG's accuracy, BBOX, SEGM); empty where the evaluation logged no quality, only its throughput",
+    "value": "its value: in the metric's unit for a catalog metric (a percent logged as a fraction is in %), as "
+             "logged for a log's own name (a fraction: 0.759 is 75.9%)",
+    "unit": "the metric's unit (%, AP); empty for a log's own name",
+    "eval_throughput": "evaluation throughput, the model's unit",
+    "timestamp": "seconds since the epoch",
+    "elapsed": "seconds since the run's first timestamp",
 }
+
+
+def one_metric(evaluations: pd.DataFrame, key: str) -> pd.DataFrame:
+    """The evaluations of one metric, its values in a column named by its key (what a plot or a time to target
+    reads): from the long `evaluations` frame, or from a frame that has that column already."""
+    if key in evaluations.columns:
+        return evaluations[evaluations[key].notna()]
+    if "metric" not in evaluations.columns:
+        return evaluations.iloc[0:0].assign(**{key: []})
+    rows = evaluations[(evaluations["metric"] == key) & evaluations["value"].notna()]
+    return rows.rename(columns={"value": key})
+
+
 LOSS_COLUMNS = {
     "source": "path of the log file",
     "run": "run index in the file",

@@ -11,6 +11,7 @@ import pandas as pd
 
 from ..core import config
 from ..core.catalog import default as catalog
+from ..logs.frames import one_metric
 
 # A configuration is `catalog().identity()` (framework, model, GPUs, nodes, processes, batch, precision and the
 # flags); its 1-GPU baseline shares `catalog().baseline()`, every key but what it scales over.
@@ -105,8 +106,9 @@ def time_to_target(evaluations: pd.DataFrame, target: float,
     """Per run: seconds from the run's first log line to its first evaluation that reaches the target: at or
     above it where higher is better (top-1), at or below it where lower is (a loss; `Metric.direction`).
 
-    `metric` is a quality metric (a model's `ModelSpec.quality`) or its key, the evaluations' column (a key is
-    looked up in the catalog), `target`
+    `evaluations` is the long frame of an Analysis (`frames.EVAL_COLUMNS`: the rows of `metric` are read) or a
+    frame with the metric's own column. `metric` is a quality metric (a model's `ModelSpec.quality`) or its key
+    (looked up in the catalog), `target`
     in its unit (76.10 % top-1 for the AI-Rank ResNet-50 target). Runs that never reach it get NaN seconds and
     `reached` False; the columns `<metric>` (the value that reached it) and `final_<metric>` (the run's last).
     """
@@ -114,6 +116,7 @@ def time_to_target(evaluations: pd.DataFrame, target: float,
         metric = catalog().metric(metric) or config.Metric(metric, metric, "")
     key, final = metric.key, metric.final_key
     cols = ["source", "run", "reached", "seconds", "epoch", "line", key, final]
+    evaluations = one_metric(evaluations, key)
     if evaluations.empty:
         return pd.DataFrame(columns=cols)
     out = []

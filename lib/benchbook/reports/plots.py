@@ -24,6 +24,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from ..core.config import Metric
+from ..logs.frames import one_metric
 from . import metrics
 from .configs import BATCH, GPUS, PRECISION, REPEAT, XLA
 from .plot_base import (
@@ -187,9 +188,9 @@ def time_to_train(evaluations: pd.DataFrame, runs: pd.DataFrame | None, target: 
     metric = metric or quality_of(runs)
     key, unit_word = metric.key, metric.unit
     title = f"Time to train: {metric.name}" + (f" (target {target:g} {unit_word})" if target is not None else "")
-    if evaluations is None or evaluations.empty or key not in evaluations or evaluations[key].notna().sum() == 0:
+    ev = one_metric(evaluations, key) if evaluations is not None else None
+    if ev is None or ev.empty:
         return no_data_figure(title, f"no evaluation with a {metric.name} in these logs")
-    ev = evaluations[evaluations[key].notna()]
     keys = list(dict.fromkeys(zip(ev["source"], ev["run"], strict=True)))
     info: dict[tuple, dict] = {}
     config_of: dict[tuple, str] = {}

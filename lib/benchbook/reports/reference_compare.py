@@ -331,9 +331,10 @@ def _measured_runs(measured: pd.DataFrame, metric: Metric, target: float | None)
                                  f"another metric; the reference compares {metric.key}: pass the evaluations, or "
                                  f"metrics.time_to_target(evaluations, target, {metric.key!r})")
         return measured
-    if not {"source", "run", "elapsed", metric.key} <= set(measured.columns):
+    if not ({"source", "run", "elapsed"} <= set(measured.columns)
+            and ({"metric", "value"} <= set(measured.columns) or metric.key in measured.columns)):
         raise ReferenceError(f"time_to_train_check() takes the `evaluations` frame of an Analysis (source, run, "
-                             f"epoch, {metric.key}, elapsed) or the frame of metrics.time_to_target (source, run, "
+                             f"epoch, metric, value, elapsed) or the frame of metrics.time_to_target (source, run, "
                              f"reached, seconds, {metric.final_key}); got columns {', '.join(measured.columns)}")
     return metrics.time_to_target(measured, target if target is not None else math.inf, metric.key)
 

@@ -72,18 +72,11 @@ EVALUATION_COLUMNS = {"line": "line of the evaluation in its log", "epoch": "epo
 
 
 def evaluations(report: Report) -> pd.DataFrame:
-    """One row per evaluation and quality metric the catalog knows (the metrics a log gave a value)."""
-    frame, known = report.analysis.evaluations, report.analysis.catalog.metrics
-    parts = [frame[["source", "run", "line", "epoch", "elapsed"]].assign(metric=m.key, name=m.name, value=frame[m.key],
-                                                                         unit=m.unit).dropna(subset=["value"])
-             for m in known if m.key in frame]
-    if "metric" in frame:  # a format's own names (MLLOG's accuracy, BBOX, SEGM): as logged, no unit
-        named = frame.dropna(subset=["metric"])
-        parts.append(named[["source", "run", "line", "epoch", "elapsed", "metric", "value"]].assign(
-            name=named["metric"], unit=""))
-    parts = [p for p in parts if len(p)]
-    long = pd.concat(parts).sort_values(["source", "run", "line"], kind="stable") if parts else \
-        pd.DataFrame(columns=["source", "run", "line", "epoch", "elapsed", "metric", "name", "value", "unit"])
+    """One row per evaluation and quality metric (the analysis's long frame), with the metric in words and its
+    run's name and configuration; an evaluation that logged no quality is left out."""
+    frame, known = report.analysis.evaluations, {m.key: m.name for m in report.analysis.catalog.metrics}
+    long = frame.dropna(subset=["metric", "value"])
+    long = long.assign(name=long["metric"].map(lambda key: known.get(key, key)))
     return _named(report, long, EVALUATION_SHOWN)
 
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from ....logs.frames import one_metric
 from ... import display
 from ...plot_base import PALETTE, new_figure, quality_of
 from ..parts import run_label, section, together
@@ -25,13 +26,13 @@ def content(page: Page, heading: str, intro: str):
 def by_step(report: Report) -> tuple[pd.DataFrame, str, str]:
     """Each evaluation of the model's metric with its step and its run's label; the metric's key and name."""
     metric = quality_of(report.analysis.runs)
-    evals = report.analysis.evaluations
+    evals = one_metric(report.analysis.evaluations, metric.key)
     columns = ["source", "run", "line", "step", metric.key]
-    if evals.empty or metric.key not in evals or evals[metric.key].isna().all():
+    if evals.empty:
         return pd.DataFrame(columns=columns), metric.key, f"{metric.name} ({metric.unit})"
     its = report.analysis.iterations
     steps = its.loc[its["iteration"] >= 0, ["source", "run", "line", "iteration"]].sort_values("line")
-    evals = evals.dropna(subset=[metric.key]).sort_values("line")
+    evals = evals.sort_values("line")
     joined = pd.merge_asof(evals[["source", "run", "line", metric.key]], steps, on="line", by=["source", "run"])
     joined["step"] = joined["iteration"].fillna(0).astype(int)  # none before it: the untrained model, step 0
     return run_label(report, joined[columns]), metric.key, f"{metric.name} ({metric.unit})"

@@ -29,6 +29,13 @@ def _runs(fused: list) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def test_statistics_group_by_the_catalog_they_are_given_not_the_default():
+    own = catalog.build([catalog.Part(axes=(FUSED,))])  # a catalog passed, no plugin, the default untouched
+    assert len(metrics.aggregate(_runs([True, False]))) == 2 and "fused" not in catalog.default().run_keys()
+    stats = metrics.aggregate(_runs([True, False]), catalog=own)
+    assert len(stats) == 4 and "fused" in stats.columns
+
+
 def test_a_new_axis_is_one_line_and_reaches_the_grid():
     plain = grid.grids(metrics.aggregate(_runs([True, False])), None)[0]
     assert len(plain.cells) == 2  # without the axis, fused and not fused runs are one configuration

@@ -105,7 +105,8 @@ class Comparison:
 
     def stats(self) -> pd.DataFrame:
         """metrics.aggregate of every source, with a `label` column (tidy: one row per source x config)."""
-        frames = [metrics.aggregate(a.runs).assign(label=label) for label, a in zip(self.labels, self.analyses,
+        frames = [metrics.aggregate(
+            a.runs, catalog=a.catalog).assign(label=label) for label, a in zip(self.labels, self.analyses,
                                                                                      strict=True)]
         return pd.concat(frames, ignore_index=True)
 

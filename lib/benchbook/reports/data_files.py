@@ -210,12 +210,13 @@ def report_tables(report) -> dict[str, tuple[pd.DataFrame, dict[str, str], str |
     from .tidy import EVALUATION_COLUMNS, NAMED
 
     unit = report.unit
-    named = runs_section.headers(unit)
+    known = report.analysis.catalog
+    named = runs_section.headers(unit, known)
     keys = {header: key for key, header in named.items()}
     runs = runs_section.table(report).rename(columns=keys)
     stats = configs.sort_frame(report.stats, report.reference) if len(report.stats) else report.stats
-    axes = {a.key: a.doc for a in catalog().axes}
-    tables = {"runs": (runs, {**run_columns(catalog()), **RUN_KEYS}, unit),
+    axes = {a.key: a.doc for a in known.axes}
+    tables = {"runs": (runs, {**run_columns(known), **RUN_KEYS}, unit),
               "configurations": (stats, {**axes, **metrics.STAT_COLUMNS}, unit),
               "iterations": (report.iterations, {**ITERATION_COLUMNS, **NAMED}, unit),
               "evaluations": (report.evaluations, {**EVALUATION_COLUMNS, **NAMED}, None),

@@ -10,11 +10,12 @@ import numpy as np
 import pandas as pd
 
 from ..core import config
-from ..core.catalog import default as catalog
+from ..core.catalog import Catalog
+from ..core.catalog import default as default_catalog
 from ..logs.frames import one_metric
 
-# A configuration is `catalog().identity()` (framework, model, GPUs, nodes, processes, batch, precision and the
-# flags); its 1-GPU baseline shares `catalog().baseline()`, every key but what it scales over.
+# A configuration is `Catalog.identity()` (framework, model, GPUs, nodes, processes, batch, precision and the
+# flags); its 1-GPU baseline shares `Catalog.baseline()`, every key but what it scales over.
 STAT_COLUMNS = {
     "runs": "runs with a value in this configuration",
     "mean": "mean over repeats, in the model's unit (ModelSpec.unit)",
@@ -28,7 +29,7 @@ STAT_COLUMNS = {
     "efficiency": "speedup / GPUs (processes on the CPU)",
     "incomplete": "runs counted whose log has no end-of-run summary (their number is their logged records')",
 }
-# Where a configuration's exact 1-GPU baseline is missing, one that differs only in flags (`catalog().flags()`)
+# Where a configuration's exact 1-GPU baseline is missing, one that differs only in flags (`Catalog.flags()`)
 # where either side is unknown ("?") is taken, if there is exactly one.
 
 
@@ -37,7 +38,8 @@ def _keys(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     return frame.assign(**{k: frame[k].astype(object).where(frame[k].notna(), "?") for k in keys})
 
 
-def aggregate(runs: pd.DataFrame, value: str = "recomputed_throughput", complete_only: bool = True) -> pd.DataFrame:
+def aggregate(runs: pd.DataFrame, value: str = "recomputed_throughput", complete_only: bool = True,
+              catalog: Catalog | None = None) -> pd.DataFrame:
     """One row per configuration: mean, median, std, CV, min, max over repeats, speedup, efficiency.
 
     Parameters
@@ -45,10 +47,13 @@ def aggregate(runs: pd.DataFrame, value: str = "recomputed_throughput", complete
     runs : the `runs` frame of an Analysis.
     value : the throughput column to aggregate (`recomputed_throughput` or `reported_throughput`).
     complete_only : leave out runs whose status is not `complete`.
+    catalog : the catalog whose axes tell configurations apart (None: `core.catalog.default()`; a report's is its
+        analysis's).
     """
+    known = catalog or default_catalog()
     data = runs[runs["status"] == "complete"] if complete_only else runs
     data = config.with_processes(data)
-    keys = [k for k in catalog().identity() if k in data]  # (an axis a model declares: only its runs have it)
+    keys = [k for k in known.identity() if k in data]  # (an axis a model declares: only its runs have it)
     data = _keys(data[data[value].notna()], keys)
     if data.empty:
         return pd.DataFrame(columns=[*keys, *STAT_COLUMNS])
@@ -59,12 +64,12 @@ def aggregate(runs: pd.DataFrame, value: str = "recomputed_throughput", complete
     stats["incomplete"] = grouped["_incomplete"].sum().to_numpy().astype(int)
     stats["cv"] = stats["std"] / stats["mean"]
     workers = config.workers(stats)
-    stats["speedup"] = _speedups(stats, workers)
+    stats["speedup"] = _speedups(stats, workers, known)
     stats["efficiency"] = stats["speedup"] / workers
     return stats[[*keys, *STAT_COLUMNS]]
 
 
-def _speedups(stats: pd.DataFrame, workers: pd.Series) -> pd.Series:
+def _speedups(stats: pd.DataFrame, workers: pd.Series, known: Catalog) -> pd.Series:
     """Median over the median of the configuration's 1-GPU (1-process on the CPU) baseline, DLPerf's rule.
 
     The baseline is the 1-worker configuration of the same BASELINE keys on the same kind of device (a
@@ -72,14 +77,14 @@ def _speedups(stats: pd.DataFrame, workers: pd.Series) -> pd.Series:
     1.0 only when some other row was divided by it: a row with no other run to compare with has no
     speedup (NaN), rather than a 1.0 that says it scaled perfectly.
     """
-    keys = [*(k for k in catalog().baseline() if k in stats), "_cpu"]
+    keys = [*(k for k in known.baseline() if k in stats), "_cpu"]
     frame = stats.assign(_cpu=config.on_cpu(stats))
     ones = frame[workers == 1]
     ones = ones[~ones.duplicated(keys)]
     first = pd.Series(ones.index, index=pd.MultiIndex.from_frame(ones[keys]))
     baseline = pd.Series(first.reindex(pd.MultiIndex.from_frame(frame[keys])).to_numpy(), index=frame.index)
     for i in baseline.index[baseline.isna()]:
-        baseline[i] = _loose_baseline(frame.loc[i], ones)
+        baseline[i] = _loose_baseline(frame.loc[i], ones, known)
     scaled = (workers != 1) & baseline.notna()
     used = set(baseline[scaled].astype(int))
     keep = scaled | ((workers == 1) & baseline.index.isin(list(used)) & (baseline == baseline.index))
@@ -90,11 +95,11 @@ def _speedups(stats: pd.DataFrame, workers: pd.Series) -> pd.Series:
     return speedup
 
 
-def _loose_baseline(row: pd.Series, ones: pd.DataFrame) -> float:
+def _loose_baseline(row: pd.Series, ones: pd.DataFrame, known: Catalog) -> float:
     """The one 1-worker configuration that differs from `row` only in XLA, DALI or synthetic data known on
     one side and unknown ("?") on the other; NaN when there is none, or more than one."""
-    loose = [k for k in catalog().flags() if k in ones]
-    strict = [k for k in [*catalog().baseline(), "_cpu"] if k in ones and k not in loose]
+    loose = [k for k in known.flags() if k in ones]
+    strict = [k for k in [*known.baseline(), "_cpu"] if k in ones and k not in loose]
     same = ones[(ones[strict] == row[strict]).all(axis=1)]
     for k in loose:
         same = same[(same[k] == row[k]) | (same[k] == "?") | (row[k] == "?")]
@@ -102,7 +107,7 @@ def _loose_baseline(row: pd.Series, ones: pd.DataFrame) -> float:
 
 
 def time_to_target(evaluations: pd.DataFrame, target: float,
-                   metric: config.Metric | str) -> pd.DataFrame:
+                   metric: config.Metric | str, catalog: Catalog | None = None) -> pd.DataFrame:
     """Per run: seconds from the run's first log line to its first evaluation that reaches the target: at or
     above it where higher is better (top-1), at or below it where lower is (a loss; `Metric.direction`).
 
@@ -113,7 +118,7 @@ def time_to_target(evaluations: pd.DataFrame, target: float,
     `reached` False; the columns `<metric>` (the value that reached it) and `final_<metric>` (the run's last).
     """
     if not isinstance(metric, config.Metric):
-        metric = catalog().metric(metric) or config.Metric(metric, metric, "")
+        metric = (catalog or default_catalog()).metric(metric) or config.Metric(metric, metric, "")
     key, final = metric.key, metric.final_key
     cols = ["source", "run", "reached", "seconds", "epoch", "line", key, final]
     evaluations = one_metric(evaluations, key)

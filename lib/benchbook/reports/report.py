@@ -105,7 +105,7 @@ class Report:
         """Statistics over repeats: of complete runs where the runs are ours; of every run with a number where
         the logs are someone else's (a publisher's log cut before its summary gave a published number by
         its logged records, as `benchbook summarize` keeps it; the `incomplete` column counts them)."""
-        return metrics.aggregate(self.analysis.runs, complete_only=self.mode == "launch")
+        return metrics.aggregate(self.analysis.runs, complete_only=self.mode == "launch", catalog=self.analysis.catalog)
 
     # ------------------------------------------------------------ the report's data, tidy (reports/tidy.py)
     @functools.cached_property

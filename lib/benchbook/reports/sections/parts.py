@@ -105,7 +105,7 @@ def constant_flags(table: pd.DataFrame) -> list[str]:
 
 def run_label(report: Report, records: pd.DataFrame) -> pd.DataFrame:
     """`records` (rows with source and run) with a `run` label: file:run (GPUs or CPU, precision, batch)."""
-    runs = report.analysis.runs[["source", "run", *catalog().run_keys()]]
+    runs = report.analysis.runs[["source", "run", *report.analysis.catalog.run_keys()]]
     joined = records.merge(runs, on=["source", "run"], how="left")
     own = configs.own_varying(runs)
     label = [configs.run_label(Path(row["source"]).name, row["run"], row, own) for row in joined.to_dict("records")]

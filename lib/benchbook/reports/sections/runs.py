@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from ...core.catalog import Catalog
 from ...core.catalog import default as catalog
 from .. import configs, display, grid
 from ..configs import BATCH, GPUS, PRECISION, PROCESSES, REPEAT, XLA
@@ -31,16 +32,18 @@ def columns(runs: pd.DataFrame) -> list[str]:
     return [*RUN_TABLE[:at], *configs.own_given(runs), *RUN_TABLE[at:]]
 
 
-def headers(unit: str) -> dict[str, str]:
-    """The runs table's headers: "GPUs", "per-GPU batch", "reported <unit>" (the report's unit)..."""
-    return {**catalog().headers(), "run": "run id (folder) or file:run", "reported_throughput": f"reported {unit}",
-            "recomputed_throughput": f"recomputed {unit}", "iterations": "records used"}
+def headers(unit: str, known: Catalog | None = None) -> dict[str, str]:
+    """The runs table's headers: "GPUs", "per-GPU batch", "reported <unit>" (the report's unit)..., the axes'
+    from `known` (a report's: its analysis's catalog; None: the default one)."""
+    return {**(known or catalog()).headers(), "run": "run id (folder) or file:run",
+            "reported_throughput": f"reported {unit}", "recomputed_throughput": f"recomputed {unit}",
+            "iterations": "records used"}
 
 
 def table(report: Report) -> pd.DataFrame:
     """One row per run, named by its run id (a study folder) or its log's name and run (analysis-only)."""
     runs = report.analysis.runs
-    named = headers(report.unit)
+    named = headers(report.unit, report.analysis.catalog)
     if runs.empty:
         return pd.DataFrame(columns=[named.get(k, k) for k in RUN_TABLE])
     shown = columns(runs)
@@ -54,7 +57,7 @@ def content(page: Page):
     shown = table(report)
     if shown.empty:
         return display.note(f"no run found in {report.source}")
-    head = catalog().headers()  # the table's columns are the axes' headers
+    head = report.analysis.catalog.headers()  # the table's columns are the axes' headers
     keys = shown.rename(columns={head[GPUS]: GPUS, head[BATCH]: BATCH})
     shown = shown.loc[configs.sort_frame(keys, report.reference).index]
     digits = grid.decimals_by_configuration(grid.grids(report.stats, comparison_of(report), report.reference))

@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from ...core.catalog import default as catalog
 from .. import configs, display
 from ..configs import BATCH, GPUS, NODES, PRECISION, PROCESSES, XLA
 from .parts import constant_flags, cpu_as_word, on_cpu, one_process_per_gpu, section
@@ -37,6 +36,6 @@ def table(report: Report):
         shown = shown.drop(columns=[PROCESSES])
     shown = shown.drop(columns=["median"]).assign(
         efficiency=pd.to_numeric(shown["efficiency"], errors="coerce") * 100, **{GPUS: cpu_as_word(shown[GPUS])})
-    shown = shown.rename(columns={**catalog().headers(), "efficiency": "efficiency %"})
+    shown = shown.rename(columns={**report.analysis.catalog.headers(), "efficiency": "efficiency %"})
     shown = shown.drop(columns=constant_flags(shown))
     return display.table(shown, empty="no run gave a throughput", formats={"speedup": 2, "efficiency %": 1})

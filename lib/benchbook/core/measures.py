@@ -8,19 +8,26 @@ tokens) over the step's time, so throughput and tokens/s are one arithmetic with
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 #: What one step of a run carries, from which a rate is computed: `samples` (the global batch, in the model's
-#: unit), `tokens` (the global batch times the sequence length).
-Volume = Literal["samples", "tokens"]
+#: unit), `tokens` (the global batch times the sequence length), `tokens_per_gpu` (those over the GPUs); `logged`: no
+#: rate, a field the records state (a step time), over the rule's records.
+Volume = Literal["samples", "tokens", "tokens_per_gpu", "logged"]
+
+#: (the run's row of the runs frame: its axes and `meta`, the measures of its format computed before this one, by
+#: key) -> (the value, the rule's words), or (None, why it is not computed).
+Derive = Callable[[Mapping[str, Any], Mapping[str, float]], "tuple[float | None, str]"]
 
 
 @dataclass(frozen=True)
 class Measure:
     """One measure of a run: `key` (its name in data: `throughput`, `tokens_per_s`), `name` in words, `unit`
     (None: the model's sample unit a second), `volume` (what a step moves), `direction` (higher or
-    lower is better), `doc` (what it is, for the data dictionary)."""
+    lower is better), `doc` (what it is, for the data dictionary), `derive` (for a run whose log gives no value:
+    the value from its configuration and its other measures, e.g. MFU from TFLOP/s/GPU and the GPU's peak)."""
 
     key: str
     name: str
@@ -28,6 +35,7 @@ class Measure:
     doc: str
     unit: str | None = None
     direction: Literal["higher", "lower"] = "higher"
+    derive: Derive | None = None
 
 
 #: Every run's: the samples a second, in its model's unit (`ModelSpec.unit`).

@@ -52,10 +52,26 @@ TOKENS_PER_GPU = Measure("tokens_per_gpu", "tokens/s/GPU", "tokens_per_gpu", "to
                          unit="tokens/s/GPU")
 STEP_TIME = Measure("step_time", "step time", "logged", "seconds an iteration, the rule's window over the step "
                     "times the log states", unit="s", direction="lower")
+
+
+def _tflops(row: Mapping[str, Any], measures: Mapping[str, float]) -> tuple[float | None, str]:
+    from .flops import tflops_per_gpu
+
+    return tflops_per_gpu(row, measures)
+
+
+def _mfu(row: Mapping[str, Any], measures: Mapping[str, float]) -> tuple[float | None, str]:
+    from .peaks import mfu
+
+    return mfu(measures.get("tflops_per_gpu"), row.get("gpu_type"), row.get("precision"))
+
+
 TFLOPS_PER_GPU = Measure("tflops_per_gpu", "TFLOP/s/GPU", "logged", "model TFLOP/s a GPU as the log states it "
-                         "(each tool counts a model's FLOPs by its own formula), the rule's window over its records",
-                         unit="TFLOP/s/GPU")
+                         "(each tool counts a model's FLOPs by its own formula), the rule's window over its records; "
+                         "where the log prints none, a dense decoder's by Megatron-LM's FLOPs formula from the log's "
+                         "arguments (core.flops), never a mixture of experts'", unit="TFLOP/s/GPU", derive=_tflops)
 MFU = Measure("mfu", "MFU", "logged", "model FLOPs utilisation as the log states it (TFLOP/s/GPU over the GPU's "
-              "peak its tool assumes), the rule's window over its records", unit="%")
+              "peak its tool assumes), the rule's window over its records; where the log prints none, TFLOP/s/GPU "
+              "over the dense peak of the run's GPU and precision (core/gpu_peaks.yaml)", unit="%", derive=_mfu)
 LOSS = Measure("loss", "loss", "logged", "the training loss the log states, the rule's window over its records",
                unit="nats", direction="lower")

@@ -144,3 +144,20 @@ def test_the_generator_of_the_megatron_bridge_files_reads_the_pages_layout(tmp_p
     assert [(r.precision, r.tokens_per_gpu, r.tflops_per_gpu, r.expert_parallel) for r in ref.rows] == \
         [("fp8", 100, 50, 1), ("mxfp8", 90, 45, 1)]
     assert ref.rows[0].note == "FP8-CS; FSDP 1, VP n/a, GA 16"
+
+
+def test_the_llm_model_is_the_runs_of_every_llm_format_and_launches_nothing(tmp_path):
+    from benchbook import models
+    from benchbook.core.catalog import default
+    from benchbook.logs import parsers
+    from benchbook.studies import commands, study
+    from test_models import _study
+
+    spec = models.get("llm_pretraining")
+    frameworks = {f.framework for f in parsers.FORMATS.values() if f.model == "llm"}
+    assert frameworks == {"megatron", "megatron-deepspeed", "primus", "nemo", "torchtitan"}
+    assert all(models.of_logs("llm", fw) is spec and default().unit_of("llm", fw) == "sequences/s" for fw in frameworks)
+    assert {"seq_len", "tensor_parallel", "pipeline_parallel"} <= {a.key for a in spec.axes}
+    s = _study("llm_pretraining")
+    with pytest.raises(models.llm_pretraining.LlmStudyError, match="analyzed, not launched"):
+        commands.command(s, study.expand(s)[0], tmp_path)

@@ -3,9 +3,9 @@
 NVIDIA-NeMo/Megatron-Bridge `docs/performance-summary.md` prints, per NeMo container (`## 26.02 NeMo Container`) and
 system (`#### System: DGX-GB300`), a table of pre-training runs: model, GPUs, precision, GBS, MBS, sequence
 length, FSDP, TP, PP, CP, VP, EP, GA, tokens/s/GPU and model TFLOP/s/GPU. Each (container, system) becomes one
-reference file of the LLM pre-training model (the one whose logs are named `llm`) whose rows state the configuration and both measures, tokens/s/GPU the
-headline; a cell `A (B)` under `FP8-CS (FP8-MX)` is two rows, one per precision. A container whose tables print no
-precision (25.09) is left out, and said.
+reference file of the LLM pre-training model (whose runs the LLM formats name `llm`): its rows state the
+configuration and both measures, tokens/s/GPU the headline; a cell `A (B)` under `FP8-CS (FP8-MX)` is two rows,
+one per precision. A container whose tables print no precision (25.09) is left out, and said.
 
     python tools/write_megatron_bridge_references.py performance-summary.md --commit df0289c1... [--out DIR]
 """

@@ -5,7 +5,8 @@ sequences/s, tokens/s/GPU, TFLOP/s/GPU, MFU and step time, and compared with the
 Megatron-Bridge's `docs/performance-summary.md` and torchtitan's `benchmarks/*.md` (`params/references/`).
 
 No study launches these recipes yet (issue 50, part 2: Megatron-Bridge's `scripts/performance`, dgxc-benchmarking's
-launchers): a study names this model to analyze logs, and its NGC command says so instead of running anything.
+launchers): a reference names this model, and a study that would launch it is refused by its NGC command, which says
+what to do instead.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from .spec import ModelSpec, Study, register
 
 ANALYSIS_ONLY = ("LLM pre-training logs are analyzed, not launched, by this benchbook: the publishers' recipes "
                  "(NVIDIA-NeMo/Megatron-Bridge scripts/performance, NVIDIA/dgxc-benchmarking) run under their own "
-                 "launchers (issue 50, part 2); give the logs to `benchbook analyze` or a study's `log_dir`")
+                 "launchers (issue 50, part 2); give their logs to `benchbook analyze`")
 
 
 class LlmStudyError(BenchbookError, ValueError):

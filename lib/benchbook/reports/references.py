@@ -27,6 +27,7 @@ from ..models.reference_schema import (
                                LOG_NAMES,
                                PRECISIONS,
                                SCHEMA_VERSION,
+                               STATED,
                                VERDICTS,
                                Hardware,
                                Outcome,
@@ -44,7 +45,8 @@ from ..models.reference_schema import (
 from .reference_compare import COLUMNS, TIME_COLUMNS, compare, measure_stats, time_to_train_check, verdict_summary
 from .reference_differences import differences
 
-__all__ = ["COLUMNS", "DEFAULT_ROOT", "ENV_VAR", "FLAGS", "LOG_NAMES", "PRECISIONS", "SCHEMA_VERSION", "TIME_COLUMNS",
+__all__ = ["COLUMNS", "DEFAULT_ROOT", "ENV_VAR", "FLAGS", "LOG_NAMES", "PRECISIONS", "SCHEMA_VERSION", "STATED",
+           "TIME_COLUMNS",
            "VERDICTS", "Hardware", "Outcome", "Reference", "ReferenceError", "ReferenceOutsideError", "Row", "Software",
            "Source", "UnknownReferenceError", "available", "compare", "differences", "load", "measure_stats",
            "references_root",

@@ -13,7 +13,7 @@ import pytest
 from benchbook import analyze
 from benchbook.core import flops, peaks
 from benchbook.logs.rules import Rule
-from test_parsers_llm import _times, megatron, nemo2, torchtitan
+from test_parsers_llm import SHARED, _times, megatron, nemo2, torchtitan
 
 # ------------------------------------------------------------------------------------- the peak table
 
@@ -217,3 +217,31 @@ def test_rule_status_and_megatrons_counters_reach_analyze_json_and_the_iteration
     assert run["rule_status"] == "SUCCESS"
     iterations = analyze([path]).iterations
     assert iterations["skipped_iterations"].sum() == 2 and iterations["nan_grad_norm"].sum() == 0
+
+
+def test_a_command_lines_flag_without_value_is_on(tmp_path):
+    text = megatron(tflops=False).replace("  seq_length", SHAPE + "  seq_length")
+    end = "-------------------- end of arguments ---------------------\n"
+    text = text.replace(end, end + "launch: python pretrain_gpt.py --swiglu --normalization RMSNorm\n")
+    run, _ = _analyze(tmp_path, text)
+    assert run["meta"]["arg_swiglu"] == "True"
+
+
+@pytest.mark.skipif(not (SHARED / "elena-attn-bench").is_dir(), reason="../shared/reference-logs-llm absent")
+def test_megatrons_formula_gives_a_real_logs_own_tflops(tmp_path):
+    """A real Megatron-LM log (GQA, SwiGLU, padded vocabulary) with its TFLOP/s fields taken out: the TFLOP/s/GPU
+    derived from its arguments is the one Megatron printed (their harmonic mean over the same records), within
+    0.01%: the formula is Megatron's own."""
+    import re
+
+    import numpy as np
+
+    path = SHARED / "elena-attn-bench" / "2256081.out"
+    logged = analyze([path], Rule(name="all"))
+    measured = logged.iterations[logged.iterations["measured"]]
+    harmonic = len(measured) / np.sum(1 / measured["tflops_per_gpu"].to_numpy())
+    bare = tmp_path / "bare.out"
+    bare.write_text(re.sub(r" throughput per GPU \(TFLOP/s/GPU\): [0-9.]+ \|", "", path.read_text()))
+    _, m = _analyze(tmp_path, bare.read_text(), file="bare2.out")
+    assert m.loc["tflops_per_gpu", "value"] == pytest.approx(harmonic, rel=1e-4)
+    assert "32 heads, 8 query groups, vocabulary 32896, sequence 2048, SwiGLU" in m.loc["tflops_per_gpu", "rule"]

@@ -108,6 +108,8 @@ def _iteration(m: re.Match):
 
 def _arg(m: re.Match):
     name, value = m.group(1), m.group(2).strip("'\"")
+    if value.startswith("--"):  # a flag of a command line (`--swiglu --normalization RMSNorm`): on
+        value = "True"
     if name in _META_OF:
         return (scanning.META, {_META_OF[name]: int(value)}) if value.isdigit() else None
     return scanning.META, {f"arg_{name}": value}

@@ -23,7 +23,7 @@ from benchbook.runfolder import records
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
 FIXTURES = Path(__file__).parent / "fixtures"
-MODELS = [spec.notebook for spec in models.specs()]  # a model's notebook is named by its spec
+MODELS = [spec.notebook for spec in models.specs() if spec.notebook]  # a model's notebook is named by its spec
 
 
 def _cells(nb) -> list[tuple[str, str, list]]:

@@ -103,7 +103,7 @@ def test_line_printed_twice_cut_off_and_skip_records(tmp_path):
     assert runs.iloc[0]["status"] == "incomplete" and runs.iloc[0]["iterations"] == 20
     times = [t / 1000 for t in _times(30)][10:]
     assert m[(0, "step_time")] == pytest.approx(sum(times) / 20, rel=1e-3)
-    assert (0, "tflops_per_gpu") not in m.index  # --log-throughput off: none logged, none given
+    assert math.isnan(m[(0, "tflops_per_gpu")])  # --log-throughput off: none logged, and no shape to derive it
 
 
 def test_primus_running_average_pairs(tmp_path):
@@ -196,7 +196,7 @@ def test_torchtitan_axes_measures_and_rules(tmp_path):
 def test_torchtitan_plain_na_mfu_and_resume(tmp_path):
     """No colours, `mfu: N/A` (no peak for FP8/MX): no MFU; a resume from step 51 reads its own steps."""
     runs, m = _run(tmp_path, torchtitan(colour=False, mfu=False, start=51))
-    assert runs.iloc[0]["iterations"] == 5 and (0, "mfu") not in m.index
+    assert runs.iloc[0]["iterations"] == 5 and math.isnan(m[(0, "mfu")])  # (no precision logged: no peak either)
     assert m[(0, "tokens_per_gpu")] == pytest.approx(sum(8000 + 13 * k for k in range(5)) / 5, rel=1e-3)
 
 
@@ -300,7 +300,9 @@ def test_analyze_json_gives_the_measures_and_axes_under_the_catalog_names(tmp_pa
     assert run["measures"]["step_time"]["value"] == pytest.approx(sum(times) / 6, rel=1e-3)
     assert run["measures"]["step_time"]["unit"] == "s" and "mean of the logged step_time" in \
         run["measures"]["step_time"]["rule"]
-    assert set(run["measures"]) == {"throughput", "step_time", "tokens_per_gpu", "tflops_per_gpu", "loss"}
+    assert set(run["measures"]) == {"throughput", "step_time", "tokens_per_gpu", "tflops_per_gpu", "mfu", "loss"}
+    assert run["measures"]["mfu"]["value"] is None and "MFU not computed: the log names no GPU type" in \
+        run["measures"]["mfu"]["rule"]  # (a Megatron log names none: MFU is said not computed, and why)
     assert run["measures"]["tokens_per_gpu"]["unit"] == "tokens/s/GPU"
 
 

@@ -394,7 +394,10 @@ def test_unknown_key_names_file_line_and_the_allowed_keys(tmp_path):
     msg = str(err.value)
     assert f"{path}:{line}: unknown key 'rows[0].troughput'; did you mean 'throughput'?" in msg
     assert "allowed here: table, gpus" in msg
-    assert f"{path}:{line - 3}: rows[0].throughput: is required" in msg  # a missing key: the row's line
+    bare = _write(tmp_path, text.replace("troughput: 400.0", "note: ''"), "bare.yaml")
+    with pytest.raises(ReferenceError) as err:  # the row's headline measure (throughput) without its value
+        references.load(bare)
+    assert f"{bare}:{line - 3}: rows[0]: the row's measure is throughput: give its published value" in str(err.value)
     top = _write(tmp_path, {**GOOD, "colour": "red"}, "top.yaml")
     with pytest.raises(ReferenceError, match=r"top.yaml:\d+: unknown key 'colour' \(allowed here: schema_version"):
         references.load(top)
@@ -727,7 +730,8 @@ def test_a_models_own_axis_is_a_field_of_a_published_row(tmp_path):
     assert "logged only with sequence length 128 (published: sequence length 256): 3000" in got["notes"][1][0]
     assert math.isnan(got["rows"][2]["seq_len"]) and got["rows"][2]["measured"] == 3000.0  # not stated
     assert any("also logged with sequence length 512: 1000" in note for note in got["notes"][2])
-    assert got["key"] == [8, 64, "amp", None, None, None, 512, None]  # (the BERT models' phase: not stated)
+    # (the BERT models' phase, the LLM's parallel sizes and the global batch: not stated)
+    assert got["key"] == [8, 64, "amp", None, None, None, 512, *[None] * (len(got["key"]) - 7)]
     rows = [{**doc["rows"][0], "hidden_size": 768}]
     path = _write(tmp_path, {**doc, "model": GOOD["model"], "rows": rows})
     with pytest.raises(ReferenceError, match="unknown key 'rows.0..hidden_size'"):  # an axis no model declares

@@ -56,7 +56,8 @@ def test_shipped_studies_load_and_expand(path):
 
 def test_every_model_has_shipped_studies():
     models = {study.load(p).model for p in PARAMS}
-    assert models == set(registry.names())
+    # (an analysis-only model, LLM pre-training, has a params folder and no study: nothing launches it yet)
+    assert models == {spec.name for spec in registry.specs() if not spec.analysis_only}
 
 
 def test_expand_orders_repeats_outermost(tmp_path):

@@ -212,6 +212,9 @@ def _one_run(file: _File, draft: RunDraft, meta: dict, warnings: list[str], own:
     if not isinstance(run.own, slice) and iterations:
         warnings += assemble.rank_warnings(own["rank"], own["throughput"], int(run["rank"][0]), file.rule.tolerance)
     warnings += file.read_warnings
+    if file.applied.verdict is not None:  # the run's status as the rule's script defines it (a format's axis)
+        meta["rule_status"], why = file.applied.verdict(run)
+        warnings += [why] if why else []
     evals, finals = _evaluations(draft, file.source, t0, file.catalog)
     axes = {key: meta.get(key) for key in file.catalog.run_keys()}  # the configuration, in the axes' order
     axes.update(framework=meta.get("framework") or file.fmt.framework, model=meta.get("model") or file.fmt.model,

@@ -236,6 +236,7 @@ def measures(runs: pd.DataFrame, catalog: Catalog, iterations: pd.DataFrame | No
     for (name, *model), group in runs.groupby(["format", "framework", "model"], sort=False, dropna=False):
         fmt = parsers.get(name)
         own = [m for m in catalog.measures_of(*model) if m not in fmt.measures]  # a model's beyond its format's
+        done: dict[str, pd.Series] = {}  # the run's measures so far, by key: what a derived one is made of
         for order, measure in enumerate((*fmt.measures, *own)):
             field = fmt.logged.get(measure.key)
             if field is not None or measure.volume == "logged":
@@ -246,13 +247,32 @@ def measures(runs: pd.DataFrame, catalog: Catalog, iterations: pd.DataFrame | No
                 value, words = _rate(group, measure.volume)
             units = [catalog.unit(measure, m, f) for m, f in zip(group["model"], group["framework"], strict=True)]
             rules = group["rule"].map({r: r + words for r in group["rule"].unique()})  # one string a rule
+            keep = value.notna().to_numpy()
+            if measure.derive is not None:  # where the log gives none: derived, or a row saying why not
+                value, rules, keep = _derived(group, measure, value, rules, done)
+            done[measure.key] = value
             parts.append(pd.DataFrame({"source": group["source"], "run": group["run"], "measure": measure.key,
                                        "value": value, "unit": units, "rule": rules,
-                                       "_at": group.index, "_order": order})[value.notna().to_numpy()])
+                                       "_at": group.index, "_order": order})[keep])
     if not parts:
         return pd.DataFrame(columns=list(MEASURE_COLUMNS))
     frame = pd.concat(parts).sort_values(["_at", "_order"], kind="stable")
     return frame.drop(columns=["_at", "_order"]).reset_index(drop=True)
+
+
+def _derived(group: pd.DataFrame, measure, value: pd.Series, rules: pd.Series, done: dict[str, pd.Series]):
+    """A derivable measure (`Measure.derive`: MFU from TFLOP/s/GPU and the GPU's peak) of the runs whose log gives
+    none, from each run's row and its measures before it; a run it cannot be derived for keeps a row with no value,
+    its rule saying why (so that `analyze --json` says it). Only the runs without a logged value are looked at."""
+    import numpy as np
+
+    value, rules = value.copy(), rules.copy()
+    for at in value.index[value.isna().to_numpy()]:
+        row = group.loc[at]
+        got, words = measure.derive(row, {key: float(series[at]) for key, series in done.items()})
+        value[at] = np.nan if got is None else got
+        rules[at] = f"{row['rule']}; {words}"
+    return value, rules, np.ones(len(value), dtype=bool)
 
 
 def _rate(group: pd.DataFrame, volume: str) -> tuple[pd.Series, str]:

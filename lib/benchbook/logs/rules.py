@@ -61,6 +61,8 @@ class NamedRule:
     decimals : each rate is rounded to this many decimals before averaging, and so is the result.
     across_ranks : each record's rate is first the median of that record (epoch, iteration) over
         every rank that logged it.
+    verdict : (Run) -> (status, why or None): the run's status as the rule's own script defines it
+        (dgxc-benchmarking's SUCCESS, INCOMPLETE, INVALID_GRAD_NORM), the runs' `rule_status`; or None.
     """
 
     name: str
@@ -74,6 +76,7 @@ class NamedRule:
     decimals: int | None = None
     across_ranks: bool = False
     words: str | None = None  # the rule in words where it is no average of rates (MLLOG's time to train)
+    verdict: Callable[[Any], tuple[str, str | None]] | None = None
 
     def describe(self) -> str:
         """The rule in words, with its source: the `rule` column of every run it was applied to."""

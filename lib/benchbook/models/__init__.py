@@ -44,7 +44,10 @@ def catalog_part() -> Part:
                 measures=tuple(m for s in all_specs for m in s.measures),
                 arches=tuple((*s.log_names, arch) for s in all_specs for arch in s.log_arches),
                 quality=tuple((*s.log_names, s.quality) for s in all_specs if s.quality),
-                units=tuple((*s.log_names, s.unit) for s in all_specs))
+                units=tuple((framework, s.log_names[1], s.unit) for s in all_specs
+                            for framework in (s.log_names[0], *s.also_logged_by)),
+                model_measures=tuple((framework, s.log_names[1], s.measures) for s in all_specs if s.measures
+                                     for framework in (s.log_names[0], *s.also_logged_by)))
 
 
 __all__ = ["CommandBuilder", "DataLayout", "ModelSpec", "ReferenceReport", "catalog_part", "flags",

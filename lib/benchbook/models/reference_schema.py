@@ -29,7 +29,7 @@ ENV_VAR = "BENCHBOOK_REFERENCES"
 MODELS = {spec.name: spec.framework for spec in models.specs()}
 ModelName = Literal[models.names()]  # a Literal, so that a wrong name lists the known ones
 DEFAULT_ROOT = project.REFERENCES
-PRECISIONS = ("fp32", "amp", "fp16", "tf32", "bf16")
+PRECISIONS = ("fp32", "amp", "fp16", "tf32", "bf16", "fp8", "mxfp8", "nvfp4")  # (the last three: the LLM logs')
 FLAGS = tuple(catalog().flags())  # a row's on/off axes (XLA, DALI, synthetic data): None, not stated, matches any
 # The axes a published row states, as core.config names them: its GPUs (all nodes), node count, per-GPU batch
 # and precision; the comparison reads the keys from here, and the flags from FLAGS.
@@ -79,7 +79,9 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
-Precision = Literal["fp32", "amp", "fp16", "tf32", "bf16"]
+Precision = Literal["fp32", "amp", "fp16", "tf32", "bf16", "fp8", "mxfp8", "nvfp4"]
+#: A row's headline measure by default: the throughput in the reference's unit.
+DEFAULT_MEASURE = "throughput"
 
 
 class Source(_Strict):
@@ -156,22 +158,48 @@ class _Printed(_Strict):
 
 
 class Row(_Printed):
-    """One published throughput: a configuration and its number (and speedup, when the report gives it)."""
+    """One published row: a configuration and the numbers the report printed for it, its headline `measure`
+    (throughput by default) and any other measure of the catalog (tokens/s/GPU, TFLOP/s/GPU, ...), and speedup
+    when the report gives one."""
 
     table: str | None = Field(None, description="label of the report's table, when it has several")
     gpus: int = Field(ge=1)
     nodes: int | None = Field(None, ge=1)
-    batch_size: int = Field(ge=1, description="per-GPU batch size")
+    batch_size: int = Field(ge=1, description="per-GPU batch size (an LLM table's micro batch, MBS)")
+    global_batch_size: int | None = Field(None, ge=1, description="batch over all GPUs (an LLM table's GBS); None: "
+                                                                  "not stated, any measured value matches")
     precision: Precision
     xla: bool | None = Field(None, description="None: the report does not say")
     dali: bool | None = None
     synthetic: bool | None = None
-    throughput: float = Field(gt=0)
+    measure: str = Field(DEFAULT_MEASURE, description="the row's headline measure, a measure of the catalog "
+                         "(throughput, tokens_per_gpu, tflops_per_gpu, step_time, mfu, ...): the number compared")
+    throughput: float | None = Field(None, gt=0, description="throughput in the reference's unit (the default "
+                                                            "headline measure: required where it is the row's)")
     speedup: float | None = Field(None, gt=0)
     note: str = ""
     exact_rule: bool = Field(True, description="False: no rule gives this number from its log exactly (a "
                              "publisher's cell that follows no rule; its note says how far each rule lands)")
     printed: dict[str, str] = Field({}, description="field -> the number's printed text; filled in by load")
+
+    @model_validator(mode="after")
+    def _headline_is_given(self):
+        if catalog_measure(self.measure) is None:
+            raise ValueError(f"measure {self.measure!r} is no measure benchbook knows: one of "
+                             f"{', '.join(m.key for m in catalog().measures)}")
+        if getattr(self, self.measure, None) is None:
+            raise ValueError(f"the row's measure is {self.measure}: give its published value, `{self.measure}: ...`")
+        return self
+
+    @property
+    def published(self) -> float:
+        """The headline measure's published value."""
+        return getattr(self, self.measure)
+
+    def measures(self) -> dict[str, float]:
+        """Every measure the row publishes, headline first: key -> value."""
+        given = {m.key: getattr(self, m.key, None) for m in catalog().measures}
+        return {self.measure: self.published, **{k: v for k, v in given.items() if v is not None}}
 
     @property
     def key(self) -> tuple:
@@ -183,24 +211,31 @@ class Row(_Printed):
         return self.nodes or max(1, -(-self.gpus // gpus_per_node))
 
 
+def catalog_measure(key: str):
+    """The catalog's measure of `key`, or None."""
+    return next((m for m in catalog().measures if m.key == key), None)
+
+
 def _with_model_axes(row: type[Row]) -> type[Row]:
     """`Row` with a field for each configuration axis a model declares (`ModelSpec.axes`: a sequence length),
-    None where the report does not state it."""
+    None where the report does not state it, and one for each measure of the catalog but throughput (in its
+    unit), None where the report prints none."""
     own = {a.key: a for spec in models.specs() for a in spec.axes if a.key not in row.model_fields}
-    if not own:
-        return row
     fields: dict[str, Any] = {key: (axis.kind | None, Field(None, description=f"{axis.doc}; None: not stated"))
                               for key, axis in own.items()}
-    return create_model("Row", __base__=row, __module__=__name__, **fields)
+    fields.update({m.key: (float | None, Field(None, gt=0, description=f"{m.name} as published, {m.unit}"))
+                   for m in catalog().measures if m.key not in row.model_fields})
+    return create_model("Row", __base__=row, __module__=__name__, **fields) if fields else row
 
 
 Row = _with_model_axes(Row)  # type: ignore[misc]
 # What a measured configuration must share with a published row (the compared common axes that are no flag),
-# the axes a model adds, which a row may state (None: any measured value), and the axes of a row in the
-# configuration's order (the comparison's columns).
-STATED = tuple(dict.fromkeys(a.key for spec in models.specs() for a in spec.axes if a.key in Row.model_fields))
+# the axes a model adds and the global batch, which a row may state (None: any measured value), and the axes of a
+# row in the configuration's order (the comparison's columns).
+STATED = tuple(k for k in dict.fromkeys([*(a.key for spec in models.specs() for a in spec.axes), "global_batch_size"])
+               if k in Row.model_fields)  # (in the models' order: a new model's axes come after the others')
 MATCHED = tuple(k for k in catalog().compared() if k not in FLAGS and k not in STATED and k in Row.model_fields)
-ROW_AXES = tuple(k for k in catalog().run_keys() if k in Row.model_fields)
+ROW_AXES = (*(k for k in catalog().run_keys() if k in Row.model_fields and k not in STATED), *STATED)
 
 
 Quality = dict[str, Annotated[float, Field(gt=0)]]  # a quality metric's key -> a value in its unit
@@ -223,6 +258,13 @@ class Outcome(_Printed):
     exact_rule: bool = Field(True, description="False: no rule gives this number from its log exactly (a "
                              "publisher's cell that follows no rule; its note says how far each rule lands)")
     printed: dict[str, str] = Field({}, description="field -> the number's printed text; filled in by load")
+
+
+def _rows_unit(rows) -> str | None:
+    """The unit of rows that all publish one measure with a unit of its own (tokens/s/GPU), else None."""
+    keys = {r.get("measure", DEFAULT_MEASURE) for r in rows if isinstance(r, dict)} if isinstance(rows, list) else set()
+    measure = catalog_measure(next(iter(keys))) if len(keys) == 1 else None
+    return measure.unit if measure is not None else None
 
 
 class Reference(_Strict):
@@ -258,7 +300,7 @@ class Reference(_Strict):
     def _model_unit(cls, data):
         """A reference that names no unit publishes its model's (a wrong model name is told by its field)."""
         if isinstance(data, dict) and data.get("unit") is None and data.get("model") in MODELS:
-            return {**data, "unit": models.get(data["model"]).unit}
+            return {**data, "unit": _rows_unit(data.get("rows")) or models.get(data["model"]).unit}
         return data
 
     @model_validator(mode="after")
@@ -389,6 +431,9 @@ def _resolve(name_or_path: str | os.PathLike, root: str | os.PathLike | None) ->
     raise UnknownReferenceError(text.removesuffix(".yaml").removesuffix(".yml"), available(folder), folder)
 
 
+_COUNTS = ("gpus", "nodes", "batch_size", "epochs", *ROW_AXES)  # counts and axes: no printed digits to keep
+
+
 def _with_printed(doc: dict, node: yaml.Node) -> dict:
     """rows, time_to_train and accuracy with each entry's `printed` filled in from the YAML text of its
     numbers (a `printed` the file writes itself is kept, and checked against the numbers)."""
@@ -406,8 +451,7 @@ def _with_printed(doc: dict, node: yaml.Node) -> dict:
                 printed = {k.value: v.value for k, v in item.value
                            if isinstance(v, yaml.ScalarNode) and v.tag.endswith((":float", ":int"))
                            and not v.style and PRINTED.match(v.value) and isinstance(entry.get(k.value), int | float)
-                           and not isinstance(entry.get(k.value), bool) and k.value not in ("gpus", "nodes",
-                                                                                             "batch_size", "epochs")}
+                           and not isinstance(entry.get(k.value), bool) and k.value not in _COUNTS}
                 entry = {**entry, "printed": printed} if printed else entry
             filled.append(entry)
         out[section] = filled

@@ -26,7 +26,7 @@ CommandBuilder = Callable[[Study, dict, Path], list[str]]
 #: How the data folder of an NGC study is laid out (checks/data.py checks it, checks/data_preparation.py
 #: prints its preparation).
 DataLayout = Literal["imagenet_tfrecords", "imagenet_recordio", "imagenet_folders", "coco_tfrecords", "bert_parquet",
-                     "bert_tfrecords"]
+                     "bert_tfrecords", "megatron_indexed"]
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,7 @@ class ModelSpec:
     framework: str  # the CPU workload's environment (benchbook.environment.envs) and the study's `framework`
     title: str  # in messages: "ResNet-50", "Mask R-CNN"
     log_names: tuple[str, str]  # the `framework` and `model` columns the parsers give its logs
-    notebook: str  # its report's notebook: notebooks/<notebook>.py, paired with its .ipynb
+    notebook: str | None  # its report's notebook: notebooks/<notebook>.py, paired with its .ipynb; None: none yet
     unit: str  # the throughput unit its logs and published tables use (samples a second of its kind)
     ngc_command: CommandBuilder  # the NGC script's argv (DeepLearningExamples), golden-tested
     ngc_script: str  # the script that command runs, named in messages
@@ -76,6 +76,14 @@ class ModelSpec:
     axes: tuple[Axis, ...] = ()  # configuration axes only this model has (a sequence length), after the common ones
     measures: tuple[Measure, ...] = ()  # what its runs measure beyond its formats' (the catalog joins them)
     log_arches: tuple[str, ...] = ()  # what its logs call it (`--arch`): a log naming another model is not this one
+    # The other frameworks whose logs carry the same model name (`log_names[1]`): the LLM formats' nemo, torchtitan...
+    also_logged_by: tuple[str, ...] = ()
+    # Why no study launches it yet (its logs are analyzed only), or None: the NGC command refuses with this.
+    analysis_only: str | None = None
+
+    def logged_by(self, framework: str | None) -> bool:
+        """Whether runs of `framework` (None: any) logging its model name are this model's."""
+        return framework in (None, self.log_names[0], *self.also_logged_by)
 
 
 _REGISTRY: dict[str, ModelSpec] = {}
@@ -129,8 +137,8 @@ def of_logs(model: str, framework: str | None = None) -> ModelSpec | None:
     """The spec whose logs carry `model` (and `framework`, when given) in the analysis's `model` and `framework`
     columns, or None; without a framework, the first registered of the specs that share the model (BERT's logs
     say `bert` on PyTorch and on TensorFlow)."""
-    return next((spec for spec in _REGISTRY.values() if spec.log_names[1] == model
-                 and framework in (None, spec.log_names[0])), None)
+    return next((spec for spec in _REGISTRY.values() if spec.log_names[1] == model and spec.logged_by(framework)),
+                None)
 
 
 def flags(options: dict) -> list[str]:

@@ -41,6 +41,7 @@ class Grid:
     caption: str
     cells: pd.DataFrame
     with_reference: bool
+    unit: str | None = None  # its rows' measure's unit where it is not the page's (an LLM table's tokens/s/GPU)
 
 
 def _flags_that_vary(rows: list[dict]) -> list[str]:
@@ -76,27 +77,61 @@ def grids(stats: pd.DataFrame, comparison: pd.DataFrame | None, reference=None) 
         cells = [_cell(configs.place(m[GPUS], m.get(PROCESSES)), _column(m, varying), m) for m in measured]
         return [Grid("", _ordered(pd.DataFrame(cells, columns=list(CELL_COLUMNS)), reference), False)] if cells else []
     published = comparison.to_dict("records")
-    matches = [_matching(r, measured) for r in published]
-    rest = [m for i, m in enumerate(measured) if i not in set(matches)]
-    for r in published:  # a reference of one table: no label (pandas may hold it as NaN)
+    measures = _row_measures(published, reference)
+    matches = [_matching(r, measured) if k == "throughput" else None for r, k in zip(published, measures, strict=True)]
+    # measured configurations no row names, in the throughput's unit: beside throughput rows only
+    rest = [m for i, m in enumerate(measured) if i not in set(matches)] if set(measures) == {"throughput"} else []
+    for r, measure in zip(published, measures, strict=True):  # a reference of one table: no label (maybe NaN)
         r["table"] = None if display.missing(r["table"]) else r["table"]
+        r["_throughput"] = True if measure == "throughput" else None  # (its measured cell: the stats' alone)
     tables = list(dict.fromkeys(r["table"] for r in published))
     out = []
     for table in tables:
         rows = [(r, m) for r, m in zip(published, matches, strict=True) if r["table"] == table]
         alone = len(tables) == 1  # one published table: the unpublished configurations join it
         varying = _flags_that_vary([r for r, _ in rows] + (rest if alone else []))
-        cells = [_cell(configs.place(r[GPUS]), _column(r, varying), measured[m] if m is not None else None,
+        cells = [_cell(configs.place(r[GPUS]), _column(r, varying), _measured_of(r, m, measured),
                        r["published_printed"], display.decimals(r["published_printed"]), r["verdict"],
                        r["delta_pct"]) for r, m in rows]
         cells += _unpublished(rest, varying, cells) if alone else []
         out.append(Grid("" if display.missing(table) else reference.tables.get(table, table),
-                        _ordered(pd.DataFrame(cells, columns=list(CELL_COLUMNS)), reference), True))
+                        _ordered(pd.DataFrame(cells, columns=list(CELL_COLUMNS)), reference), True,
+                        _table_unit([k for r, k in zip(published, measures, strict=True) if r["table"] == table],
+                                    reference)))
     if rest and len(tables) > 1:
         cells = _unpublished(rest, _flags_that_vary(rest), [])
         out.append(Grid("measured, not in the published tables",
                         _ordered(pd.DataFrame(cells, columns=list(CELL_COLUMNS)), reference), True))
     return out
+
+
+def _row_measures(published: list[dict], reference) -> list[str]:
+    """Each comparison row's headline measure: its reference row's (`compare` keeps the rows' order)."""
+    rows = getattr(reference, "rows", [])
+    if len(rows) != len(published):
+        return ["throughput"] * len(published)
+    return [getattr(r, "measure", "throughput") for r in rows]
+
+
+def _measured_of(row: dict, match: int | None, measured: list[dict]) -> dict | None:
+    """What a published cell shows as measured: its throughput configuration's statistics, or, for a row of
+    another measure, the comparison's own numbers of that measure (median, runs, speedup)."""
+    if match is not None:
+        return measured[match]
+    if display.missing(row["measured"]) or not display.missing(row.get("_throughput")):
+        return None
+    return {"median": row["measured"], "runs": row["runs"], "speedup": row.get("measured_speedup")}
+
+
+def _table_unit(measures: list[str], reference) -> str | None:
+    """The unit of a table whose rows all publish one measure with a unit of its own, where it is not the
+    reference's; None otherwise (the page's unit)."""
+    from ..models.reference_schema import catalog_measure
+
+    keys = set(measures)
+    measure = catalog_measure(next(iter(keys))) if len(keys) == 1 else None
+    unit = measure.unit if measure is not None else None
+    return unit if unit and unit != getattr(reference, "unit", None) else None
 
 
 def _unpublished(rest: list[dict], varying: list[str], published_cells: list[dict]) -> list[dict]:
@@ -181,6 +216,7 @@ def render(grid: Grid, unit: str, word=lambda verdict: verdict) -> display.Html:
     for row in speedup_rows(by, places, columns) if grid.with_reference else []:
         body.append(_row_markup(row, "bb-speedup"))
         plain.append(" | ".join(v for v, _, _ in row))
+    unit = grid.unit or unit
     caption = f"{grid.caption} ({unit})" if grid.caption else unit
     markup = (f'<div class="bb-scroll"><table class="bb-table bb-headline"><caption>{html.escape(caption)}</caption>'
               f"<thead><tr>{head1}</tr><tr>{head2}</tr></thead><tbody>{''.join(body)}</tbody></table></div>")

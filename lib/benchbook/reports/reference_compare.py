@@ -14,6 +14,7 @@ from ..core.catalog import default as catalog
 from ..core.config import Metric
 from ..models.reference_schema import (
     BATCH,
+    DEFAULT_MEASURE,
     FLAGS,
     LOG_NAMES,
     LOGGED_AS,
@@ -26,6 +27,7 @@ from ..models.reference_schema import (
     Reference,
     ReferenceError,
     Row,
+    catalog_measure,
 )
 from . import metrics
 
@@ -49,10 +51,11 @@ def _axis_columns() -> dict[str, str]:
 COLUMNS = {
     "table": "label of the report's table the row comes from (None when the report has one table)",
     **_axis_columns(),
-    "published": "the published throughput, in the reference's unit",
-    "published_printed": "the published throughput as the report printed it (3038.730 keeps its zero)",
-    "measured": "the measured statistic (`value`, the median by default) of the matching configuration; "
-                "NaN when none matches",
+    "published": "the row's published number (its headline measure, the throughput by default), in the "
+                 "reference's unit (the measure's own where the row's measure has one)",
+    "published_printed": "that number as the report printed it (3038.730 keeps its zero)",
+    "measured": "the measured statistic (`value`, the median by default) of the same measure in the matching "
+                "configuration; NaN when none matches",
     "runs": "measured runs behind `measured` (0 when not measured)",
     "ratio": "measured / published",
     "delta_pct": "(ratio - 1) x 100: percent faster (+) or slower (-) than published",
@@ -157,9 +160,22 @@ def _match(row: Row, rec: dict) -> tuple[bool, list[str]]:
             unknown.append(flag)
         elif got != want:
             return False, []
-    if any(getattr(row, k) is not None and rec[k] != getattr(row, k) for k in STATED):
-        return False, []  # a model's own axis the row states (a sequence length): that value only
+    for key in STATED:  # a model's own axis the row states (a sequence length): that value only
+        want, got = getattr(row, key), rec[key]
+        if want is not None and got is None and key in _UNGROUPED:
+            unknown.append(key)  # (the statistics do not group by it: the global batch)
+        elif want is not None and got != want:
+            return False, []
     return True, unknown
+
+
+def _ungrouped() -> frozenset:
+    """The axes a row may state that the statistics over repeats do not group by (the global batch, derived from
+    the per-GPU batch): a measured configuration without them matches, and says so."""
+    return frozenset(k for k in STATED if k not in catalog().identity())
+
+
+_UNGROUPED = _ungrouped()
 
 
 def _chosen_notes(row: Row, nodes: int, candidates: list, unit: str) -> list[str]:
@@ -167,7 +183,9 @@ def _chosen_notes(row: Row, nodes: int, candidates: list, unit: str) -> list[str
     nodes, and the other matching configurations, not used."""
     (_, chosen, unknown), notes = candidates[0], []
     for flag in unknown:
-        notes.append(f"{flag}: not known from the logs (published: {flag_text(flag, getattr(row, flag))})")
+        published = flag_text(flag, getattr(row, flag)) if flag in FLAGS else _said(flag, getattr(row, flag))
+        notes.append(f"{flag}: not known from the {'logs' if flag in FLAGS else 'statistics'} (published: "
+                     f"{published})")
     for flag in FLAGS:
         if getattr(row, flag) is None and chosen[flag] is not None:
             notes.append(f"{flag}: not stated by the report; logged with {flag_text(flag, chosen[flag])}")
@@ -189,7 +207,7 @@ def _unmatched_notes(row: Row, records: list[dict], unit: str) -> list[str]:
     near = [r for r in records if _same_matched(row, r) and not math.isnan(r["value"])]
     for r in near:
         wrong = [f for f in (*FLAGS, *STATED) if getattr(row, f) is not None and r[f] != getattr(row, f)
-                 and (r[f] is not None or f in STATED)]
+                 and (r[f] is not None or (f in STATED and f not in _UNGROUPED))]
         notes.append(f"logged only with {', '.join(_said(f, r[f]) for f in wrong)} (published: "
                      f"{', '.join(_said(f, getattr(row, f)) for f in wrong)}): {_fmt(r['value'])} {unit}")
     if not near:
@@ -200,8 +218,33 @@ def _unmatched_notes(row: Row, records: list[dict], unit: str) -> list[str]:
     return notes
 
 
-def _compare_row(row: Row, ref: Reference, records: list[dict], duplicates: list[Row]) -> dict:
-    unit = ref.unit
+def row_unit(row: Row, ref: Reference) -> str:
+    """The unit of a row's headline number: its measure's own (tokens/s/GPU), else the reference's."""
+    measure = catalog_measure(row.measure)
+    return measure.unit if measure is not None and measure.unit else ref.unit
+
+
+def _other_measures(row: Row, chosen: dict | None, by_measure: dict[str, list[dict]]) -> list[str]:
+    """The row's other published measures (TFLOP/s/GPU beside tokens/s/GPU) beside the same configuration's."""
+    notes = []
+    for key, value in list(row.measures().items())[1:]:
+        measure = catalog_measure(key)
+        got = next((r for r in by_measure.get(key, []) if chosen is not None and _same_configuration(r, chosen)),
+                   None)
+        text = f"also published: {measure.name} {row.as_printed(key)} {measure.unit or ''}".rstrip()
+        if got is not None and not math.isnan(got["value"]):
+            text += f", measured {_fmt(got['value'])} ({(got['value'] / value - 1) * 100:+.1f}%)"
+        notes.append(text)
+    return notes
+
+
+def _same_configuration(a: dict, b: dict) -> bool:
+    return all(a.get(k) == b.get(k) for k in catalog().identity())
+
+
+def _compare_row(row: Row, ref: Reference, records: list[dict], duplicates: list[Row],
+                 by_measure: dict[str, list[dict]] | None = None) -> dict:
+    unit = row_unit(row, ref)
     nodes = row.nodes_of(ref.hardware.gpus_per_node)
     candidates = []
     for rec in records:
@@ -215,15 +258,16 @@ def _compare_row(row: Row, ref: Reference, records: list[dict], duplicates: list
     notes = _chosen_notes(row, nodes, candidates, unit) if chosen is not None else _unmatched_notes(row, records, unit)
     for dup in duplicates:
         notes.append(f"the same configuration is also published in table {dup.table!r}: "
-                     f"{_fmt(dup.throughput)} {unit}")
+                     f"{_fmt(dup.published)} {row_unit(dup, ref)}")
+    notes += _other_measures(row, chosen, by_measure or {})
     measured = chosen["value"] if chosen is not None else math.nan
-    ratio = measured / row.throughput if chosen is not None else math.nan
+    ratio = measured / row.published if chosen is not None else math.nan
     return {
         "table": row.table, **{k: getattr(row, k) for k in ROW_AXES}, NODES: nodes,
-        "published": row.throughput, "measured": measured, "runs": chosen["runs"] if chosen is not None else 0,
+        "published": row.published, "measured": measured, "runs": chosen["runs"] if chosen is not None else 0,
         "ratio": ratio, "delta_pct": (ratio - 1) * 100,
         "published_speedup": row.speedup if row.speedup is not None else math.nan,
-        "published_printed": row.as_printed("throughput"), "published_speedup_printed": row.as_printed("speedup"),
+        "published_printed": row.as_printed(row.measure), "published_speedup_printed": row.as_printed("speedup"),
         "measured_speedup": chosen["speedup"] if chosen is not None else math.nan,
         "differences": notes, "exact_rule": row.exact_rule,
     }
@@ -244,9 +288,23 @@ def _verdict(ratio: float, tolerance: float, below: str = "slower", above: str =
     return below if ratio < 1 else above
 
 
+def measure_stats(runs: pd.DataFrame, measures: pd.DataFrame, complete_only: bool = True) -> dict[str, pd.DataFrame]:
+    """Per measure of an analysis's long `measures` frame, its statistics over repeats per configuration
+    (`metrics.aggregate` of each run's value of that measure): what `compare` reads for a row whose headline
+    measure is no throughput, so that a published tokens/s/GPU is compared with measured tokens/s/GPU."""
+    if measures is None or measures.empty or runs.empty:
+        return {}
+    wide = measures.pivot_table(index=["source", "run"], columns="measure", values="value", aggfunc="first")
+    keys = [str(k) for k in wide.columns]
+    wide.columns = [f"measure:{k}" for k in keys]
+    joined = runs.merge(wide, left_on=["source", "run"], right_index=True, how="left")
+    return {key: metrics.aggregate(joined, value=f"measure:{key}", complete_only=complete_only) for key in keys}
+
+
 def compare(stats: pd.DataFrame, ref: Reference, tolerance: float | None = None,
-            value: str = "median") -> pd.DataFrame:
-    """One row per published row: the published and measured throughput, their ratio and a verdict.
+            value: str = "median", measures: dict[str, pd.DataFrame] | None = None) -> pd.DataFrame:
+    """One row per published row: the published and measured number of the row's measure, their ratio and a
+    verdict.
 
     `stats` is the frame of `metrics.aggregate` (any frame with the `MATCHED` axes, GPUs, per-GPU batch
     and precision, and the `value` column will do; the other axes, runs and speedup are used when
@@ -260,6 +318,11 @@ def compare(stats: pd.DataFrame, ref: Reference, tolerance: float | None = None,
     A configuration published twice (the same configuration in two tables of a report) gives two
     rows, one per published number, told apart by `table`: both are reported, neither wins.
 
+    A row whose headline `measure` is not the throughput (an LLM table's tokens/s/GPU) is compared with the
+    statistics of that measure, `measures[key]` (`measure_stats` of the analysis's runs and measures): like with
+    like; without them it is not measured, and says why. A measure where lower is better (step time) is
+    "faster" below the published number.
+
     Columns are documented in `COLUMNS`; `attrs` holds the reference name, tolerance, value and unit.
     """
     tol = ref.tolerance if tolerance is None else _check_tolerance(tolerance)
@@ -271,11 +334,17 @@ def compare(stats: pd.DataFrame, ref: Reference, tolerance: float | None = None,
         raise ReferenceError(f"the statistics lack the column(s) {', '.join(missing)}; compare() takes the "
                              f"frame of metrics.aggregate (columns: {expected})")
     records = [r for r in _records(stats, value) if _same_model(r, ref)] if not stats.empty else []
+    by_measure = {DEFAULT_MEASURE: records, **{key: [r for r in _records(frame, value) if _same_model(r, ref)]
+                                               for key, frame in (measures or {}).items() if not frame.empty}}
     rows = []
     for row in ref.rows:
         duplicates = [r for r in ref.rows if r is not row and r.key == row.key]
-        out = _compare_row(row, ref, records, duplicates)
-        out["verdict"] = _verdict(out["ratio"], tol)
+        out = _compare_row(row, ref, by_measure.get(row.measure, []), duplicates, by_measure)
+        if row.measure not in by_measure and measures is None:
+            out["differences"].append(f"the row publishes {row.measure}: compare() was given no statistics of it "
+                                      "(measures=measure_stats(runs, measures))")
+        lower = catalog_measure(row.measure).direction == "lower"
+        out["verdict"] = _verdict(out["ratio"], tol, *(("faster", "slower") if lower else ("slower", "faster")))
         rows.append(out)
     frame = pd.DataFrame(rows, columns=list(COLUMNS))
     frame.attrs.update(reference=ref.name, tolerance=tol, value=value, unit=ref.unit)

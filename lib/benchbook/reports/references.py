@@ -12,7 +12,9 @@ finding and loading files: below the studies, which check a study's `reference:`
 (differences), each under 500 lines:
 
 - `compare(stats, ref)` puts the statistics of `metrics.aggregate` next to the published rows: one
-  row per published row with a verdict (columns in `COLUMNS`); `verdict_summary` condenses it.
+  row per published row with a verdict (columns in `COLUMNS`); `verdict_summary` condenses it. A row may
+  publish any measure (`measure:`, throughput by default; an LLM table's tokens/s/GPU): `compare(stats, ref,
+  measures=measure_stats(runs, measures))` compares it with the same measure of the runs.
 - `differences(ref, environment, config)` says in words how the measured set-up (an environment
   capture, a run's configuration) differs from the published one, most significant first.
 - `time_to_train_check(evaluations, ref)` compares time to the target accuracy and final top-1.
@@ -25,6 +27,7 @@ from ..models.reference_schema import (
                                LOG_NAMES,
                                PRECISIONS,
                                SCHEMA_VERSION,
+                               STATED,
                                VERDICTS,
                                Hardware,
                                Outcome,
@@ -39,10 +42,12 @@ from ..models.reference_schema import (
                                load,
                                references_root,
 )
-from .reference_compare import COLUMNS, TIME_COLUMNS, compare, time_to_train_check, verdict_summary
+from .reference_compare import COLUMNS, TIME_COLUMNS, compare, measure_stats, time_to_train_check, verdict_summary
 from .reference_differences import differences
 
-__all__ = ["COLUMNS", "DEFAULT_ROOT", "ENV_VAR", "FLAGS", "LOG_NAMES", "PRECISIONS", "SCHEMA_VERSION", "TIME_COLUMNS",
+__all__ = ["COLUMNS", "DEFAULT_ROOT", "ENV_VAR", "FLAGS", "LOG_NAMES", "PRECISIONS", "SCHEMA_VERSION", "STATED",
+           "TIME_COLUMNS",
            "VERDICTS", "Hardware", "Outcome", "Reference", "ReferenceError", "ReferenceOutsideError", "Row", "Software",
-           "Source", "UnknownReferenceError", "available", "compare", "differences", "load", "references_root",
+           "Source", "UnknownReferenceError", "available", "compare", "differences", "load", "measure_stats",
+           "references_root",
            "time_to_train_check", "verdict_summary"]

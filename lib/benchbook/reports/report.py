@@ -166,7 +166,10 @@ class Report:
         if self.reference is None:
             return pd.DataFrame(columns=["verdict"])
         from . import references
-        return references.compare(self.stats, self.reference)
+        other = any(row.measure != "throughput" for row in self.reference.rows)  # (tokens/s/GPU, step time...)
+        measures = references.measure_stats(self.analysis.runs, self.analysis.measures,
+                                            complete_only=self.mode == "launch") if other else None
+        return references.compare(self.stats, self.reference, measures=measures)
 
     def verdict(self) -> str:
         if self.reference is None:

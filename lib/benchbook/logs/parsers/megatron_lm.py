@@ -25,7 +25,7 @@ import math
 import re
 
 from ...core.config import Axis
-from ...core.measures import LOSS, STEP_TIME, TFLOPS_PER_GPU, THROUGHPUT, TOKENS_PER_GPU
+from ...core.measures import LOSS, MFU, STEP_TIME, TFLOPS_PER_GPU, THROUGHPUT, TOKENS_PER_GPU
 from ..rules import NamedRule
 from . import scanning
 from .registry import LogFormat, register
@@ -40,8 +40,13 @@ EXPERT_PARALLEL = Axis("expert_parallel", int, "identity", "EP", "expert-paralle
 GPU_TYPE = Axis("gpu_type", str, "identity", "GPU", "the GPU the log names (torchtitan's `CUDA capacity` line)")
 LLM_SHAPE = Axis("llm", str, "identity", "LLM", "the model as the log names it (torchtitan: `qwen3 14B`), else its "
                                                 "shape (Megatron: `16 layers, hidden 2048`)")
-LLM_AXES = (LLM_SHAPE, GPU_TYPE, TENSOR_PARALLEL, PIPELINE_PARALLEL, CONTEXT_PARALLEL, EXPERT_PARALLEL)
-LLM_MEASURES = (THROUGHPUT, STEP_TIME, TOKENS_PER_GPU, TFLOPS_PER_GPU, LOSS)
+RULE_STATUS = Axis("rule_status", str, "record", "rule status", "the run's status as its rule's script defines it: "
+                   "NVIDIA/dgxc-benchmarking's SUCCESS (every iteration of the rule's window timed and the last "
+                   "planned iteration logged), INCOMPLETE (either not) or INVALID_GRAD_NORM (a grad norm of NaN); "
+                   "empty where the rule defines none", recorded=False)
+LLM_AXES = (LLM_SHAPE, GPU_TYPE, TENSOR_PARALLEL, PIPELINE_PARALLEL, CONTEXT_PARALLEL, EXPERT_PARALLEL, RULE_STATUS)
+# (TFLOP/s/GPU before MFU: where the log prints neither, MFU is derived from the TFLOP/s, `core.measures`.)
+LLM_MEASURES = (THROUGHPUT, STEP_TIME, TOKENS_PER_GPU, TFLOPS_PER_GPU, MFU, LOSS)
 
 # The iteration line from its timestamp (optional) on; the fields after the counters are read by `_fields`.
 _ITERATION = re.compile(rf"(?:\[({scanning.STAMP})\] )?iteration +([0-9]{{1,18}})/ *([0-9]{{1,18}}) \|([^\n]*)")
@@ -49,7 +54,10 @@ _BRIDGE = re.compile(r"Step Time : ([0-9.]+)s GPU utilization: ([0-9.]+)MODEL_TF
 # The arguments dump (`  name ...... value`) or a command line (`--name value`): the names below alone.
 _ARGS = ("tensor_model_parallel_size", "pipeline_model_parallel_size", "context_parallel_size",
          "expert_model_parallel_size", "seq_length", "micro_batch_size", "global_batch_size", "world_size",
-         "train_iters", "bf16", "fp16", "fp8", "fp8_recipe", "fp4", "num_layers", "hidden_size")
+         "train_iters", "bf16", "fp16", "fp8", "fp8_recipe", "fp4", "num_layers", "hidden_size",
+         # the model's shape, for its FLOPs where the log prints no TFLOP/s (core.flops)
+         "ffn_hidden_size", "num_attention_heads", "num_query_groups", "group_query_attention", "kv_channels",
+         "padded_vocab_size", "vocab_size", "swiglu", "num_experts", "moe_router_topk")
 _ARG = re.compile(rf"(?<![\w-])(?:--)?({'|'.join(_ARGS)})(?: \.+ | |=)([^\s,|]+)")
 _META_OF = {"tensor_model_parallel_size": "tensor_parallel", "pipeline_model_parallel_size": "pipeline_parallel",
             "context_parallel_size": "context_parallel", "expert_model_parallel_size": "expert_parallel",
@@ -84,6 +92,12 @@ def _iteration(m: re.Match):
     extra = {field: _first(fields[name]) for name, field in _FIELDS.items() if name in fields}
     if "step_time" in extra:
         extra["step_time"] /= 1000.0
+    for name, field in (("number of skipped iterations", "skipped_iterations"),
+                        ("number of nan iterations", "nan_iterations")):
+        if name in fields:
+            extra[field] = _first(fields[name])
+    if "grad norm" in fields:  # 1 where it is NaN: dgxc-benchmarking's INVALID_GRAD_NORM (0 where it is a number)
+        extra["nan_grad_norm"] = float(fields["grad norm"].lower() in ("nan", "-nan", "inf", "-inf"))
     batch = _first(fields.get("global batch size", ""))
     step = extra.get("step_time", math.nan)
     rate = batch / step if step > 0 else None
@@ -94,6 +108,8 @@ def _iteration(m: re.Match):
 
 def _arg(m: re.Match):
     name, value = m.group(1), m.group(2).strip("'\"")
+    if value.startswith("--"):  # a flag of a command line (`--swiglu --normalization RMSNorm`): on
+        value = "True"
     if name in _META_OF:
         return (scanning.META, {_META_OF[name]: int(value)}) if value.isdigit() else None
     return scanning.META, {f"arg_{name}": value}
@@ -116,7 +132,17 @@ NAN_GRAD = "a grad norm of NaN (dgxc-benchmarking calls such a run INVALID_GRAD_
 SKIPPED = "iterations skipped or NaN (Megatron's `number of skipped/nan iterations` above 0)"
 _TROUBLE = re.compile(r"grad norm: nan\b|number of (?:skipped|nan) iterations: +[1-9]")
 
+# `> padded vocab (size: 50257) with 175 dummy tokens (new size: 50432)` (megatron/training/tokenizer: the logit
+# layer's size, which the arguments dump may print as None).
+_PADDED = re.compile(r"padded vocab \(size: [0-9]+\) with [0-9]+ dummy tokens \(new size: ([0-9]{1,9})\)")
+
+# The planned iterations as the iteration line counts them (`iteration 50/ 5000`), where no arguments dump says:
+# read from the lines of the first 999 iterations only, a handler a line being what reading a long log costs.
+_PLANNED = re.compile(r"iteration +[0-9]{1,3}/ *([0-9]{1,18}) \|")
+
 _RULES = [(_ITERATION, _iteration), (_ARG, _arg), (_BRIDGE, _bridge), (_DONE, lambda m: (scanning.END, "done")),
+          (_PADDED, lambda m: (scanning.META, {"padded_vocab_size": int(m.group(1))})),
+          (_PLANNED, lambda m: (scanning.META, {"iterations_planned": int(m.group(1))})),
           (_PRIMUS_RANK, lambda m: (scanning.META, {"gpus": int(m.group(1))})),
           (_BANNER, lambda m: (scanning.RUN_START, {})),
           (_TROUBLE, lambda m: (scanning.NOTE, NAN_GRAD if m.group(0).startswith("grad") else SKIPPED))]
@@ -162,16 +188,51 @@ def _once(run):
     return keep
 
 
+def dgxc_status(first: int | None, last: int | None, base: int = 1):
+    """dgxc-benchmarking's status of a run by its window of iterations as printed (`first`-`last`, None: the last
+    planned iteration alone, v24.11's; `base` 1 where the log counts from one, Megatron's, 0 for NeMo 2's):
+    INVALID_GRAD_NORM on any grad norm of NaN, else SUCCESS only if every iteration of the window has a step time
+    and the last planned iteration was logged, else INCOMPLETE, with what was missing."""
+    def verdict(run) -> tuple[str, str | None]:
+        import numpy as np
+
+        if "nan_grad_norm" in run.all and np.nansum(run["nan_grad_norm"]) > 0:
+            lines = run["line"][np.nan_to_num(run["nan_grad_norm"]) > 0]
+            return "INVALID_GRAD_NORM", f"dgxc-benchmarking: INVALID_GRAD_NORM (a grad norm of NaN, line " \
+                                        f"{int(lines[0])}{' and others' if len(lines) > 1 else ''})"
+        timed = run["iteration"][~np.isnan(run["step_time"])] if "step_time" in run.all else np.empty(0, np.int64)
+        planned, seen = run.meta.get("iterations_planned"), int(timed.max()) if len(timed) else None
+        final = planned - 1 + base if planned else None
+        lo, hi = (first, last) if first is not None else (final, final)
+        untimed = np.setdiff1d(np.arange(lo, hi + 1), timed) if lo is not None else np.empty(0, np.int64)
+        why = [f"iterations {_span(untimed)} of its window {lo}-{hi} have no step time"] if len(untimed) else []
+        if final is None or seen is None or seen < final:
+            why.append(f"its last planned iteration ({final if final is not None else 'unknown'}) was not logged "
+                       f"(the last timed: {seen if seen is not None else 'none'})")
+        return ("INCOMPLETE", "dgxc-benchmarking: INCOMPLETE, " + "; ".join(why)) if why else ("SUCCESS", None)
+
+    return verdict
+
+
+def _span(numbers) -> str:
+    """Iterations in words: `40-44` where they follow each other, else the first few."""
+    values = [int(v) for v in numbers]
+    if values == list(range(values[0], values[-1] + 1)):
+        return f"{values[0]}-{values[-1]}" if len(values) > 1 else str(values[0])
+    return ", ".join(map(str, values[:5])) + (", ..." if len(values) > 5 else "")
+
+
 SOURCE = "NVIDIA/Megatron-LM megatron/training/training.py@0d1cb6e4 (training_log: elapsed time per iteration the " \
          "interval's mean, throughput per GPU its model TFLOP/s)"
 ALL = NamedRule("all", "harmonic", "no records", SOURCE + "; every logged interval", select=_once)
 DGXC_2505 = NamedRule(
     "dgxc_v25.05", "harmonic", "iterations 1-10", "NVIDIA/dgxc-benchmarking v25.05-v25.07 (common/parse_train_time: "
-    "mean of iterations 11-44)", select=lambda run: _once(run) & (run["iteration"] >= 11) & (run["iteration"] <= 44))
+    "mean of iterations 11-44)", select=lambda run: _once(run) & (run["iteration"] >= 11) & (run["iteration"] <= 44),
+    verdict=dgxc_status(11, 44))
 DGXC_2508 = NamedRule(
     "nvidia", "harmonic", "iterations 1-34", "NVIDIA/dgxc-benchmarking v25.08 on (mean of iterations 35-44 as "
     "printed, one-based for Megatron and Megatron-Bridge)",
-    select=lambda run: _once(run) & (run["iteration"] >= 35) & (run["iteration"] <= 44))
+    select=lambda run: _once(run) & (run["iteration"] >= 35) & (run["iteration"] <= 44), verdict=dgxc_status(35, 44))
 
 
 def _last(run):
@@ -185,7 +246,7 @@ def _last(run):
 
 
 LAST = NamedRule("dgxc_v24.11", "harmonic", "every record but the last", "NVIDIA/dgxc-benchmarking v24.11 (the "
-                 "last step's timing)", select=_last)
+                 "last step's timing)", select=_last, verdict=dgxc_status(None, None))
 
 
 def skip_fraction(name: str, fraction: float, where: str) -> NamedRule:

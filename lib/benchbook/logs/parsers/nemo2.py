@@ -16,10 +16,10 @@ from __future__ import annotations
 import math
 import re
 
-from ...core.measures import LOSS, STEP_TIME, TFLOPS_PER_GPU, THROUGHPUT, TOKENS_PER_GPU
+from ...core.measures import LOSS, MFU, STEP_TIME, TFLOPS_PER_GPU, THROUGHPUT, TOKENS_PER_GPU
 from ..rules import NamedRule
 from . import scanning
-from .megatron_lm import _ARG, LLM_AXES, _arg, _first, _once, finish
+from .megatron_lm import _ARG, LLM_AXES, _arg, _first, _once, dgxc_status, finish
 from .registry import LogFormat, register
 
 _STEP = re.compile(r"Training epoch ([0-9]{1,18}), iteration ([0-9]{1,18})/([0-9]{1,18}) \|([^\n]*)")
@@ -47,7 +47,11 @@ def _step(m: re.Match):
 # pasted second run could be told).
 _OPENS = re.compile(r"Training epoch 0, iteration 0/|Restored all states from the checkpoint")
 
+# The progress line's total is the last step's zero-based index (`iteration 74/99`): the steps planned, one more.
+_TOTAL = re.compile(r"Training epoch [0-9]{1,18}, iteration [0-9]{1,18}/([0-9]{1,18}) \|")
+
 _RULES = [(_OPENS, lambda m: (scanning.RUN_START, {})), (_STEP, _step), (_ARG, _arg),
+          (_TOTAL, lambda m: (scanning.META, {"iterations_planned": int(m.group(1)) + 1})),
           (_MEMBERS, lambda m: (scanning.META, {"gpus": int(m.group(1))})), (_DONE, lambda m: (scanning.END, "done"))]
 
 
@@ -81,11 +85,12 @@ def _last(run):
 SOURCE = "NVIDIA/NeMo nemo/lightning/pytorch/callbacks/progress_printer.py (train_step_timing: the step's time)"
 ALL = NamedRule("all", "harmonic", "no records", SOURCE + "; every logged step", select=_once)
 DGXC_2508 = NamedRule("nvidia", "harmonic", "iterations 0-34", "NVIDIA/dgxc-benchmarking v25.08 on (mean of "
-                      "iterations 35-44 as printed, zero-based for NeMo 2)", select=_window(35, 44))
+                      "iterations 35-44 as printed, zero-based for NeMo 2)", select=_window(35, 44),
+                      verdict=dgxc_status(35, 44, base=0))
 DGXC_2505 = NamedRule("dgxc_v25.05", "harmonic", "iterations 0-10", "NVIDIA/dgxc-benchmarking v25.05-v25.07 (mean "
-                      "of iterations 11-44 as printed)", select=_window(11, 44))
+                      "of iterations 11-44 as printed)", select=_window(11, 44), verdict=dgxc_status(11, 44, base=0))
 LAST = NamedRule("dgxc_v24.11", "harmonic", "every step but the last", "NVIDIA/dgxc-benchmarking v24.11 (the last "
-                 "step's timing)", select=_last)
+                 "step's timing)", select=_last, verdict=dgxc_status(None, None, base=0))
 FLOPS = NamedRule("second_half", "harmonic", "the first half of the steps", "NVIDIA/NeMo nemo/lightning/pytorch/"
                   "callbacks/flops_callback.py (the mean of the second half of the step times)", select=_second_half)
 
@@ -97,7 +102,7 @@ FORMAT = register(
         sniff=sniff,
         patterns=_RULES,
         rules=(DGXC_2508, ALL, DGXC_2505, LAST, FLOPS),
-        measures=(THROUGHPUT, STEP_TIME, TOKENS_PER_GPU, TFLOPS_PER_GPU, LOSS),
+        measures=(THROUGHPUT, STEP_TIME, TOKENS_PER_GPU, TFLOPS_PER_GPU, MFU, LOSS),
         logged={"step_time": "step_time", "tflops_per_gpu": "tflops_per_gpu", "loss": "loss"},
         axes=LLM_AXES,
         finish=finish,

@@ -69,7 +69,10 @@ ITER_FIELDS = ("epoch", "iteration", "timestamp", "throughput", "loss", "lr", "s
 # Per-record values some formats log beside the rate (the LLM logs' step time, TFLOP/s, tokens/s, MFU): a record
 # column only in the files whose records carry one (a STEP's `extra`), NaN in that file's other records; the
 # measures of the rule's window over a logged field (`core.measures.Measure.field`) read them.
-LOGGED_FIELDS = ("step_time", "tflops_per_gpu", "tokens_per_gpu", "mfu")
+# Megatron's counters of an interval's skipped and NaN iterations, and 1 where its grad norm was NaN, are logged
+# fields too: the rules' `verdict` reads them (dgxc-benchmarking's INVALID_GRAD_NORM).
+LOGGED_FIELDS = ("step_time", "tflops_per_gpu", "tokens_per_gpu", "mfu", "skipped_iterations", "nan_iterations",
+                 "nan_grad_norm")
 
 
 class Bulk(NamedTuple):

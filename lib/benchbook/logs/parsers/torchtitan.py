@@ -106,8 +106,12 @@ def _at(step: int):
 TITAN_SOURCE = "pytorch/torchtitan torchtitan/components/metrics.py@df248332 (log: tps per device, tflops, mfu)"
 ALL = NamedRule("all", "mean", "no records", TITAN_SOURCE + "; every logged step (each once: every torchrun rank may "
                 "print it)", select=_once)
-STEP90 = NamedRule("torchtitan", "last", "every step but step 90", "pytorch/torchtitan benchmarks/*.md (the value "
-                   "logged at step 90); " + TITAN_SOURCE, select=_at(90))
+STEP90 = NamedRule("torchtitan", "last", "every step but step 90", "pytorch/torchtitan "
+                   "benchmarks/llama3_h100_202412_torchtitan.md@31a17bfd (TPS/GPU 'always read at the (arbitrarily "
+                   "determined) 90th iteration'); " + TITAN_SOURCE, select=_at(90))
+STEP100 = NamedRule("step100", "last", "every step but step 100", "pytorch/torchtitan "
+                    "benchmarks/llama3_8b_h200_2025-06_torchtitan.md@bcdeaa37 (TPS 'arbitrarily sampled at the 100th "
+                    "iteration'); " + TITAN_SOURCE, select=_at(100))
 LAST = NamedRule("titan_last", "last", "every step but the last logged", TITAN_SOURCE + "; the last logged step's "
                  "values (its autoresearch program.md: 'Use tps as reported by TorchTitan')",
                  select=lambda run: run["line"] == run["line"].max())
@@ -127,7 +131,7 @@ FORMAT = register(
         model="llm",
         sniff=sniff,
         patterns=_RULES,
-        rules=(STEP90, ALL, LAST),
+        rules=(STEP90, ALL, LAST, STEP100),
         measures=(THROUGHPUT, TOKENS_PER_GPU, TFLOPS_PER_GPU, MFU, LOSS),
         rate_scale=rate_scale,
         logged={"tokens_per_gpu": "tokens_per_gpu", "tflops_per_gpu": "tflops_per_gpu", "mfu": "mfu",

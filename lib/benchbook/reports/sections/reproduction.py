@@ -47,8 +47,9 @@ def table(report: Report):
     notes = [list(d) if isinstance(d, list | tuple) else [] for d in comparison.get("differences", [])]
     common = shared_notes(notes)
     comparison = comparison.assign(differences=[[n for n in row if n not in common] for row in notes])
-    cols = [c for c in ("table", GPUS, NODES, BATCH, PRECISION, XLA, DALI, SYNTHETIC, "runs", "differences")
-            if c in comparison and not comparison[c].map(display.missing).all()]
+    # (a model's own axes and the global batch where its rows state them: an LLM table's GBS, sequence, TP, PP...)
+    cols = [c for c in ("table", GPUS, NODES, BATCH, PRECISION, XLA, DALI, SYNTHETIC, *references.STATED, "runs",
+                        "differences") if c in comparison and not comparison[c].map(display.missing).all()]
     if "table" in cols:
         comparison = comparison.assign(table=comparison["table"].map(lambda t: report.reference.tables.get(t, t)))
     cols = [c for c in cols if c not in (NODES, *catalog().flags()) or comparison[c].astype(str).nunique() > 1]

@@ -314,3 +314,22 @@ def test_torchtitan_older_layout(tmp_path):
     runs, m = _run(tmp_path, text)
     assert runs.iloc[0]["gpus"] == 8
     assert m[(0, "tokens_per_gpu")] == pytest.approx(sum(8000 + 13 * k for k in range(10)) / 10, rel=1e-3)
+
+
+def test_a_reports_iterations_keep_the_fields_an_llm_log_states_each_record(tmp_path):
+    """What a Megatron log states per record (step time, TFLOP/s/GPU) stays in `report.iterations` and its data
+    file, documented in the data dictionary; a ResNet-50 report's iterations have none of these columns."""
+    from benchbook.logs.frames import LOGGED_COLUMNS
+    from benchbook.reports import data_files, dictionary
+    from benchbook.reports.report import Report
+
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "log.txt").write_text(megatron())
+    report = Report(log_dir=tmp_path / "logs")
+    shown = report.iterations
+    assert {"step_time", "tflops_per_gpu"} <= set(shown.columns) and shown["step_time"].notna().all()
+    (tmp_path / "out").mkdir()
+    data_files.write_report(report, tmp_path / "out")
+    assert "step_time" in data_files.load(tmp_path / "out" / "iterations.csv").columns
+    documented = {row["column"] for row in dictionary.rows() if row["frame"] == "iterations"}
+    assert set(LOGGED_COLUMNS) <= documented

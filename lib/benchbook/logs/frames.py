@@ -151,6 +151,19 @@ def iterations(files: list[tuple[str, dict[str, np.ndarray]]]) -> pd.DataFrame:
     return pd.DataFrame(data, columns=[*ITERATION_COLUMNS, *logged], copy=False)  # the arrays are the frame's own
 
 
+#: The fields an LLM log states per record (`scanning.LOGGED_FIELDS`), after ITERATION_COLUMNS in a frame of
+#: files whose records have them (NaN in the others' rows).
+LOGGED_COLUMNS = {
+    "step_time": "seconds of the iteration as logged (Megatron's interval average, NeMo's train_step_timing)",
+    "tflops_per_gpu": "model TFLOP/s a GPU as logged",
+    "tokens_per_gpu": "tokens a second a GPU as logged (torchtitan's tps)",
+    "mfu": "model FLOPs utilisation as logged, in %",
+    "skipped_iterations": "Megatron's count of skipped iterations in the interval",
+    "nan_iterations": "Megatron's count of NaN iterations in the interval",
+    "nan_grad_norm": "1 where the logged grad norm is NaN",
+}
+
+
 def file_losses(chunks: list[dict], drafts: list[RunDraft], records: dict[str, np.ndarray]) -> dict:
     """The loss components of a file as columns run, line, iteration, value, and component (codes
     into `names`). `records` are the file's record columns with their `run`.

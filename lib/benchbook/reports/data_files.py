@@ -204,7 +204,7 @@ DEFAULT_RULE = "nvidia"  # every format's rule when the report names none (`Rule
 
 def report_tables(report) -> dict[str, tuple[pd.DataFrame, dict[str, str], str | None]]:
     """A model report's (`Report`) runs, configurations and, where it has a reference, comparison."""
-    from ..logs.frames import ITERATION_COLUMNS, MEASURE_COLUMNS, run_columns
+    from ..logs.frames import ITERATION_COLUMNS, LOGGED_COLUMNS, MEASURE_COLUMNS, run_columns
     from . import configs, metrics
     from .sections import runs as runs_section
     from .tidy import EVALUATION_COLUMNS, NAMED
@@ -218,7 +218,7 @@ def report_tables(report) -> dict[str, tuple[pd.DataFrame, dict[str, str], str |
     axes = {a.key: a.doc for a in known.axes}
     tables = {"runs": (runs, {**run_columns(known), **RUN_KEYS}, unit),
               "configurations": (stats, {**axes, **metrics.STAT_COLUMNS}, unit),
-              "iterations": (report.iterations, {**ITERATION_COLUMNS, **NAMED}, unit),
+              "iterations": (report.iterations, {**ITERATION_COLUMNS, **LOGGED_COLUMNS, **NAMED}, unit),
               "evaluations": (report.evaluations, {**EVALUATION_COLUMNS, **NAMED}, None),
               "measures": (report.measures, {**MEASURE_COLUMNS, **NAMED}, None)}
     if report.reference is not None:

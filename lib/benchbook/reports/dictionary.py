@@ -37,7 +37,7 @@ def kind(column: str) -> str:
 def frames() -> dict[str, dict[str, str]]:
     """Each public frame's columns in words, in the frame's order."""
     from ..core.catalog import default
-    from ..logs.frames import ITERATION_COLUMNS, MEASURE_COLUMNS, run_columns
+    from ..logs.frames import ITERATION_COLUMNS, LOGGED_COLUMNS, MEASURE_COLUMNS, run_columns
     from . import metrics, tidy
 
     catalog = default()
@@ -46,7 +46,7 @@ def frames() -> dict[str, dict[str, str]]:
         "runs": {**tidy.NAMED, **{k: v for k, v in run_columns(catalog).items() if k != "run"}},
         "configurations": {**axes, **metrics.STAT_COLUMNS},
         "iterations": {**tidy.NAMED, **{k: ITERATION_COLUMNS[k] for k in tidy.ITERATION_SHOWN
-                                         if k in ITERATION_COLUMNS and k != "run"}},
+                                         if k in ITERATION_COLUMNS and k != "run"}, **LOGGED_COLUMNS},
         "evaluations": {**tidy.NAMED, **tidy.EVALUATION_COLUMNS},
         "measures": {**tidy.NAMED, **{k: v for k, v in MEASURE_COLUMNS.items() if k not in ("source", "run")}},
     }

@@ -60,8 +60,12 @@ def runs(report: Report) -> pd.DataFrame:
 
 
 def iterations(report: Report) -> pd.DataFrame:
-    """One row per logged step, with its run's name and configuration (`ITERATION_SHOWN`)."""
-    return _named(report, report.analysis.iterations, ITERATION_SHOWN)
+    """One row per logged step, with its run's name and configuration (`ITERATION_SHOWN`), and the fields an LLM
+    log states per record where its logs have them (`frames.LOGGED_COLUMNS`: step time, TFLOP/s/GPU...)."""
+    from ..logs.frames import LOGGED_COLUMNS
+
+    frame = report.analysis.iterations
+    return _named(report, frame, [*ITERATION_SHOWN, *(c for c in LOGGED_COLUMNS if c in frame)])
 
 
 EVALUATION_SHOWN = ["run", "configuration", "line", "epoch", "elapsed", "metric", "name", "value", "unit"]

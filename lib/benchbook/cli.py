@@ -78,6 +78,7 @@ def _rule_args(p: argparse.ArgumentParser) -> None:
                    "--skip-records/--window/--method override its parts")
     g.add_argument("--skip-records", "--warmup", dest="skip_records", type=int, metavar="N",
                    help="skip the first N records of each run as warm-up (--warmup is the same option)")
+    g.add_argument("--tail", type=int, metavar="N", help="measure only the last N records (not with --skip-records)")
     g.add_argument("--window", type=int, metavar="N", help="use at most N records after the warm-up")
     g.add_argument("--method", choices=sorted(METHODS), help="how to average the measured records")
     g.add_argument("--tolerance", type=float, default=DEFAULT_TOLERANCE,
@@ -92,7 +93,7 @@ def _analysis(args) -> Analysis:
 
     try:  # the one validation of a rule (logs/rules.py), the name checked against the formats' rules
         rule = parsers.choose(args.log_format, name=args.rule, skip_records=args.skip_records, window=args.window,
-                              method=args.method, tolerance=args.tolerance)
+                              method=args.method, tolerance=args.tolerance, tail=args.tail)
     except RuleError as exc:
         option = "rule" if exc.field == "name" else exc.field.replace("_", "-")
         raise BenchbookError(f"invalid throughput rule: --{option}: {exc}") from None

@@ -1,0 +1,318 @@
+"""Which rules reproduce a published number from its run's records: the search behind `benchbook explain`.
+
+A publisher rarely says how a table's number was computed, and changes the arithmetic quietly. The
+search tries every rule of the space a format allows and keeps those that give the published value to
+its printed precision (within half a unit of its last printed digit):
+
+- the records: those each named rule of the format reads (its `select`: the end-of-run figure left
+  out, evaluation steps, a line two ranks printed), each set once;
+- a contiguous stretch of them: all, skip the first S (said also as "the last N"), the first W, or
+  skip S then W (S below a bound that keeps the search within `PAIR_BUDGET` windows a method);
+- the method: mean, harmonic, elapsed, last (every stretch), median (all, skip S, first W).
+
+Every stretch of a method is computed at once from prefix sums over the records (numpy), so that a
+run of 100,000 records is searched in seconds. The values of the rules shown are then recomputed by
+the engine (`rules.apply`), so that each is the value `benchbook analyze` prints for its options.
+Ordered simplest first: named rules, then the fewest options beyond `--rule`, then the fewest records
+skipped from the start, then the fewest dropped from the end.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .rules import NamedRule, Rule, apply, rates_of, reads_of
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from .rules import Run
+
+SEARCHED_METHODS = ("mean", "harmonic", "elapsed", "last", "median")
+PAIR_BUDGET = 4_000_000  # skip-and-window stretches a method and record set: the bound on the skip
+SHOWN = 20  # reproducing found rules kept in a result (the count says how many there are)
+NEAREST = 5  # nearest found rules kept where none reproduces
+_NUMBER = re.compile(r"^[+-]?([0-9]+)(\.([0-9]+))?$")
+
+
+def half_unit(printed: str) -> float:
+    """Half a unit of the last digit of a number as printed ("16142.9" -> 0.05, "1412" -> 0.5); a
+    ValueError naming the text where it is no plain decimal number."""
+    m = _NUMBER.match(printed.strip())
+    if not m:
+        raise ValueError(f"{printed!r} is not a number as a table prints it (digits, a point and digits)")
+    return 0.5 * 10.0 ** -len(m.group(3) or "")
+
+
+@dataclass(frozen=True)
+class FoundRule:
+    """A rule of the space: a named rule's records (`base`), with the options that make it (None: the
+    named rule's own part). `named` is True for a format's named rule as declared."""
+
+    base: str
+    method: str | None = None
+    skip: int | None = None
+    tail: int | None = None
+    window: int | None = None
+    named: bool = False
+
+    def options(self) -> dict[str, Any]:
+        """The `Rule` fields (and `benchbook analyze` options) that re-run it."""
+        parts = {"name": self.base, "skip_records": self.skip, "tail": self.tail, "window": self.window,
+                 "method": self.method}
+        return {k: v for k, v in parts.items() if v is not None}
+
+    def cli(self) -> str:
+        """The rule as the options of `benchbook analyze`."""
+        flags = {"name": "--rule", "skip_records": "--skip-records", "tail": "--tail", "window": "--window",
+                 "method": "--method"}
+        return " ".join(f"{flags[k]} {v}" for k, v in self.options().items())
+
+    def rule(self) -> Rule:
+        return Rule(**self.options())
+
+    @property
+    def size(self) -> int:
+        """Options beyond `--rule`: the measure of simplicity."""
+        return len(self.options()) - 1
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A rule and what it gives: its value (None where it gives none), its relative distance to the
+    published value, and whether that is within the printed precision."""
+
+    rule: FoundRule
+    words: str  # the rule as `benchbook formats` and the runs' `rule` column say it
+    value: float | None
+    relative_distance: float | None
+    reproduces: bool
+
+    def as_json(self) -> dict[str, Any]:
+        return {"rule": {"words": self.words, "name": self.rule.base, "named": self.rule.named,
+                         "options": self.rule.options(), "cli": self.rule.cli()},
+                "value": self.value, "relative_distance": self.relative_distance, "reproduces": self.reproduces}
+
+
+@dataclass
+class Search:
+    """What the search found for one published value of one run."""
+
+    published: float
+    printed: str
+    tolerance: float  # absolute: half a unit of the last printed digit
+    named: list[Candidate]  # every named rule of the format, in its order
+    found: list[Candidate]  # reproducing rules of the space that no named rule gives, simplest first (SHOWN)
+    found_count: int  # how many stretches-and-methods reproduce it, shown or not
+    nearest: list[Candidate] = field(default_factory=list)  # where none reproduces: the nearest found rules
+    space: str = ""  # what was searched, in words
+
+    def candidates(self) -> list[Candidate]:
+        """Simplest first: the named rules that reproduce it, the found ones, then the other named rules
+        and the nearest found ones with their distances."""
+        hits = [c for c in self.named if c.reproduces]
+        return hits + self.found + [c for c in self.named if not c.reproduces] + self.nearest
+
+    @property
+    def reproduced(self) -> bool:
+        return any(c.reproduces for c in self.named) or bool(self.found)
+
+
+@dataclass(frozen=True)
+class _Records:
+    """One record set: the lowest rank's records a named rule reads, as arrays in order."""
+
+    rule: NamedRule
+    rates: np.ndarray
+    steps: np.ndarray
+    stamps: np.ndarray
+
+
+def _record_sets(run: Run, fmt: Any) -> list[_Records]:
+    """Each distinct set of records (and rounding) the format's named rules read, named by the first."""
+
+    seen, out = set(), []
+    for named in fmt.rules:
+        if named.words or named.method == "epochs" and named.select is None:
+            continue  # no average of rates (MLLOG's time to train), or MXNet's whole-run epochs
+        reads = reads_of(run, named)
+        key = (reads.tobytes(), named.decimals, named.across_ranks)
+        if key in seen or not reads.any():
+            continue
+        seen.add(key)
+        rates = rates_of(run, named)
+        rates = rates if isinstance(run.own, slice) else rates[run.own]
+        out.append(_Records(named, rates[reads], run["steps"][reads], run["timestamp"][reads]))
+    return out
+
+
+def _suffix_medians(values: np.ndarray) -> np.ndarray:
+    """The median of each suffix `values[s:]`, as np.median computes it: the values in sorted order as a
+    linked list from which each first value is taken out in turn, the lower median moving one place at
+    most (a Python loop of a few steps a record: 100,000 records in a fraction of a second)."""
+    import numpy as np
+
+    n = len(values)
+    order = np.argsort(values, kind="stable")
+    ordered = values[order].tolist()
+    place = np.empty(n, dtype=np.int64)
+    place[order] = np.arange(n)  # each value's place in sorted order
+    before, after = list(range(-1, n - 1)), list(range(1, n + 1))
+    out = np.empty(n)
+    low, count = (n - 1) // 2, n  # the lower median's place, and how many values are left
+    for s, at in enumerate(place.tolist()):
+        out[s] = ordered[low] if count % 2 else (ordered[low] + ordered[after[low]]) / 2
+        if count % 2 and at >= low:  # the lower median's index goes down by one: it moves back
+            low = before[low]
+        elif not count % 2 and at <= low:  # it stays, its value moves forward
+            low = after[low]
+        back, forward = before[at], after[at]  # take it out of the list
+        if forward < n:
+            before[forward] = back
+        if back >= 0:
+            after[back] = forward
+        count -= 1
+    return out
+
+
+def _stretches(recs: _Records, method: str, samples: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every stretch [start, end) of the records the method is searched over, and its value:
+    (starts, ends, values), NaN where the stretch gives none."""
+    import numpy as np
+
+    n = len(recs.rates)
+    # all (0, n), skip S (S, n), first W (0, W), then skip S and window W for S below the budget's bound
+    starts = [np.arange(n) if method != "last" else np.zeros(1, dtype=np.int64), np.zeros(n - 1, dtype=np.int64)]
+    ends = [np.full(len(starts[0]), n), np.arange(1, n)]  # (the last record of every skip is the same one)
+    if method in ("mean", "harmonic", "elapsed") and n > 2:
+        bound = skip_bound(n)
+        skips = np.arange(1, bound + 1)  # each skip S with every end E, S < E < n (E = n: a skip alone)
+        starts.append(np.repeat(skips, n - skips - 1))
+        ends.append(np.concatenate([np.arange(k + 1, n) for k in skips.tolist()]))
+    start, end = np.concatenate(starts), np.concatenate(ends)
+    return start, end, _values(recs, method, start, end, samples)
+
+
+def skip_bound(n: int) -> int:
+    """The largest skip searched with a window, for a record set of n records: all below PAIR_BUDGET."""
+    return min(n - 1, max(1, PAIR_BUDGET // max(n, 1)))
+
+
+def _values(recs: _Records, method: str, start: np.ndarray, end: np.ndarray, samples: float) -> np.ndarray:
+    """The method's value over each stretch, from prefix sums (median: the running medians of the
+    suffixes and prefixes alone, the only stretches it is searched over)."""
+    import numpy as np
+
+    rates, steps = recs.rates, recs.steps
+    count = (end - start).astype(float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if method == "mean":
+            total = np.concatenate(([0.0], np.cumsum(rates)))
+            return (total[end] - total[start]) / count
+        if method == "last":
+            return rates[end - 1]
+        if method == "harmonic":
+            positive = rates > 0
+            done = np.concatenate(([0.0], np.cumsum(np.where(positive, steps, 0.0))))
+            spent = np.concatenate(([0.0], np.cumsum(np.where(positive, steps / rates, 0.0))))
+            got = (done[end] - done[start]) / (spent[end] - spent[start])
+            return np.where(done[end] - done[start] > 0, got, np.nan)
+        if method == "elapsed":
+            done = np.concatenate(([0.0], np.cumsum(steps)))
+            seconds = recs.stamps[end - 1] - recs.stamps[start]
+            got = samples * (done[end] - done[start] - steps[start]) / seconds
+            return np.where((count >= 2) & (seconds > 0) & (samples > 0), got, np.nan)
+    n = len(rates)
+    suffix = _suffix_medians(rates)  # median of rates[s:]
+    prefix = _suffix_medians(rates[::-1])[::-1]  # median of rates[:e]
+    return np.where(end == n, suffix[np.minimum(start, n - 1)], prefix[end - 1])
+
+
+def _forms(recs: _Records, method: str, start: int, end: int) -> list[FoundRule]:
+    """The rules that measure the stretch [start, end) of the record set: as a skip and as a tail."""
+    named, n = recs.rule, len(recs.rates)
+    window = None if end == n and not named.window else end - start
+    how = None if method == named.method else method
+    skip_own = named.mark_warmup is None and named.tail is None and (named.skip or 0) == start
+    base = named.name
+    out = [FoundRule(base, how, None if skip_own else start, None, window)]
+    if start > 0:
+        out.append(FoundRule(base, how, None, n - start, window))
+    return out
+
+
+def _candidate(run: Run, fmt: Any, rule: FoundRule, samples: float, published: float, tol: float) -> Candidate:
+    """The rule applied by the engine, as `benchbook analyze` applies it."""
+    applied = rule.rule().resolve(fmt) if not rule.named else fmt.rule(rule.base)
+    got = apply(run, applied, samples)[2]
+    off = None if got is None else abs(got - published)
+    return Candidate(rule, applied.describe(), got, None if got is None else (got - published) / published,
+                     off is not None and off <= tol + 1e-9 * abs(published))
+
+
+def _order(recs: list[_Records], method: str, start: int, end: int, base_at: int) -> tuple:
+    n = len(recs[base_at].rates)
+    return (start > 0) + (end < n), start, n - end, SEARCHED_METHODS.index(method), base_at
+
+
+def search(run: Run, fmt: Any, samples: float, published: float, printed: str | None = None,
+           shown: int = SHOWN) -> Search:
+    """Every rule of the format's space that gives `published` from the run's records within half a
+    unit of the last digit of `printed` (default: the value as Python writes it), simplest first, and
+    each named rule's value and distance. `samples`: the samples a step (the global batch: `elapsed`)."""
+    import numpy as np
+
+    printed = printed if printed is not None else repr(float(published)).removesuffix(".0")
+    tol = half_unit(printed)
+    if not (isinstance(published, (int, float)) and math.isfinite(published) and published > 0):
+        raise ValueError(f"published value {published!r}: expected a number > 0")
+    named = [_candidate(run, fmt, FoundRule(r.name, named=True), samples, published, tol) for r in fmt.rules]
+    sets = _record_sets(run, fmt)
+    hits: list[tuple] = []  # (order, set, method, start, end)
+    near: list[tuple] = []  # (distance, set, method, start, end)
+    count, searched = 0, 0
+    for at, recs in enumerate(sets):
+        for method in SEARCHED_METHODS:
+            start, end, got = _stretches(recs, method, samples)
+            searched += len(got)
+            off = np.abs(got - published)
+            good = np.flatnonzero(off <= tol * (1 + 1e-9))
+            count += len(good)
+            for i in good[np.lexsort((start[good], (start[good] > 0) + (end[good] < len(recs.rates))))][: 4 * shown]:
+                hits.append((_order(sets, method, int(start[i]), int(end[i]), at), at, method, int(start[i]),
+                             int(end[i])))
+            finite = np.flatnonzero(np.isfinite(off))
+            closest = finite[np.argpartition(off[finite], NEAREST)[:NEAREST]] if len(finite) > NEAREST else finite
+            for i in closest:
+                near.append((float(off[i]), at, method, int(start[i]), int(end[i])))
+    hits.sort()
+    known = {c.value for c in named if c.value is not None}
+    found = _unique(run, fmt, sets, [h[1:] for h in hits], samples, published, tol, known, shown)
+    nearest = [] if found else _unique(run, fmt, sets, [n[1:] for n in sorted(near)], samples, published, tol,
+                                       known, NEAREST, any_distance=True)
+    bounds = ", ".join(f"the records {s.rule.name} reads ({len(s.rates)}; skip S then W for S up to "
+                       f"{skip_bound(len(s.rates))})" for s in sets)
+    space = f"{searched:,} stretches and methods ({', '.join(SEARCHED_METHODS)}) of {bounds or 'no records'}"
+    return Search(float(published), printed, tol, named, found, count, nearest, space)
+
+
+def _unique(run: Run, fmt: Any, sets: list[_Records], picks: list[tuple], samples: float, published: float,
+            tol: float, known: set, limit: int, any_distance: bool = False) -> list[Candidate]:
+    """The picked stretches as rules, checked by the engine: each value once, none a named rule gives."""
+    out: list[Candidate] = []
+    seen = set(known)
+    for at, method, start, end in picks:
+        for rule in _forms(sets[at], method, start, end):
+            cand = _candidate(run, fmt, rule, samples, published, tol)
+            if cand.value is None or (cand.value in seen and not (rule.tail and out and out[-1].value == cand.value)):
+                continue
+            if not (cand.reproduces or any_distance):
+                continue
+            seen.add(cand.value)
+            out.append(cand)
+            if len(out) >= limit:
+                return out
+    return out

@@ -35,6 +35,7 @@ SEARCHED_METHODS = ("mean", "harmonic", "elapsed", "last", "median")
 PAIR_BUDGET = 4_000_000  # skip-and-window stretches a method and record set: the bound on the skip
 SHOWN = 20  # reproducing found rules kept in a result (the count says how many there are)
 NEAREST = 5  # nearest found rules kept where none reproduces
+MAX_RANKS = 64  # ranks whose own records are searched (the lowest first)
 _NUMBER = re.compile(r"^[+-]?([0-9]+)(\.([0-9]+))?$")
 
 
@@ -57,18 +58,19 @@ class FoundRule:
     skip: int | None = None
     tail: int | None = None
     window: int | None = None
+    rank: int | None = None
     named: bool = False
 
     def options(self) -> dict[str, Any]:
         """The `Rule` fields (and `benchbook analyze` options) that re-run it."""
         parts = {"name": self.base, "skip_records": self.skip, "tail": self.tail, "window": self.window,
-                 "method": self.method}
+                 "rank": self.rank, "method": self.method}
         return {k: v for k, v in parts.items() if v is not None}
 
     def cli(self) -> str:
         """The rule as the options of `benchbook analyze`."""
         flags = {"name": "--rule", "skip_records": "--skip-records", "tail": "--tail", "window": "--window",
-                 "method": "--method"}
+                 "rank": "--rank", "method": "--method"}
         return " ".join(f"{flags[k]} {v}" for k, v in self.options().items())
 
     def rule(self) -> Rule:
@@ -123,29 +125,41 @@ class Search:
 
 @dataclass(frozen=True)
 class _Records:
-    """One record set: the lowest rank's records a named rule reads, as arrays in order."""
+    """One record set: the records of one rank a named rule reads, as arrays in order."""
 
     rule: NamedRule
+    rank: int | None  # None: the lowest rank's (the engine's default)
     rates: np.ndarray
     steps: np.ndarray
     stamps: np.ndarray
 
+    @property
+    def name(self) -> str:
+        return self.rule.name + ("" if self.rank is None else f" on rank {self.rank}")
+
 
 def _record_sets(run: Run, fmt: Any) -> list[_Records]:
-    """Each distinct set of records (and rounding) the format's named rules read, named by the first."""
+    """Each distinct set of records (and rounding) the format's named rules read, named by the first,
+    on the lowest rank, then on each other rank that logged rates (MAX_RANKS at most)."""
+    import numpy as np
 
+    from .rules import Run
+
+    ranks = np.unique(run.all["rank"][~np.isnan(run.all["throughput"])]).tolist()
     seen, out = set(), []
-    for named in fmt.rules:
-        if named.words or named.method == "epochs" and named.select is None:
-            continue  # no average of rates (MLLOG's time to train), or MXNet's whole-run epochs
-        reads = reads_of(run, named)
-        key = (reads.tobytes(), named.decimals, named.across_ranks)
-        if key in seen or not reads.any():
-            continue
-        seen.add(key)
-        rates = rates_of(run, named)
-        rates = rates if isinstance(run.own, slice) else rates[run.own]
-        out.append(_Records(named, rates[reads], run["steps"][reads], run["timestamp"][reads]))
+    for rank in [None, *ranks[1:MAX_RANKS]]:
+        view = run if rank is None else Run(run.all, run.meta, rank)
+        for named in fmt.rules:
+            if named.words or named.method == "epochs" and named.select is None:
+                continue  # no average of rates (MLLOG's time to train), or MXNet's whole-run epochs
+            reads = reads_of(view, named)
+            key = (rank, reads.tobytes(), named.decimals, named.across_ranks)
+            if key in seen or not reads.any():
+                continue
+            seen.add(key)
+            rates = rates_of(view, named)
+            rates = rates if isinstance(view.own, slice) else rates[view.own]
+            out.append(_Records(named, rank, rates[reads], view["steps"][reads], view["timestamp"][reads]))
     return out
 
 
@@ -238,9 +252,9 @@ def _forms(recs: _Records, method: str, start: int, end: int) -> list[FoundRule]
     how = None if method == named.method else method
     skip_own = named.mark_warmup is None and named.tail is None and (named.skip or 0) == start
     base = named.name
-    out = [FoundRule(base, how, None if skip_own else start, None, window)]
-    if start > 0:
-        out.append(FoundRule(base, how, None, n - start, window))
+    out = [FoundRule(base, how, None if skip_own else start, None, window, recs.rank)]
+    if start > 0:  # the same stretch as the last N records: said first where N is the smaller number
+        out.insert(0 if n - start < start else 1, FoundRule(base, how, None, n - start, window, recs.rank))
     return out
 
 
@@ -254,19 +268,24 @@ def _candidate(run: Run, fmt: Any, rule: FoundRule, samples: float, published: f
 
 
 def _order(recs: list[_Records], method: str, start: int, end: int, base_at: int) -> tuple:
-    n = len(recs[base_at].rates)
-    return (start > 0) + (end < n), start, n - end, SEARCHED_METHODS.index(method), base_at
+    """Simplest first: the fewest options (a stretch's skip and end, another method, another rank),
+    then the fewest records skipped from the start, then dropped from the end."""
+    records = recs[base_at]
+    n = len(records.rates)
+    options = (start > 0) + (end < n) + (method != records.rule.method) + (records.rank is not None)
+    return options, start, n - end, SEARCHED_METHODS.index(method), base_at
 
 
 def search(run: Run, fmt: Any, samples: float, published: float, printed: str | None = None,
-           shown: int = SHOWN) -> Search:
+           shown: int = SHOWN, tolerance: float | None = None) -> Search:
     """Every rule of the format's space that gives `published` from the run's records within half a
-    unit of the last digit of `printed` (default: the value as Python writes it), simplest first, and
-    each named rule's value and distance. `samples`: the samples a step (the global batch: `elapsed`)."""
+    unit of the last digit of `printed` (default: the value as Python writes it; `tolerance`, absolute,
+    in its place where the value was scaled from the printed one), simplest first, and each named
+    rule's value and distance. `samples`: the samples a step (the global batch: `elapsed`)."""
     import numpy as np
 
     printed = printed if printed is not None else repr(float(published)).removesuffix(".0")
-    tol = half_unit(printed)
+    tol = half_unit(printed) if tolerance is None else tolerance
     if not (isinstance(published, (int, float)) and math.isfinite(published) and published > 0):
         raise ValueError(f"published value {published!r}: expected a number > 0")
     named = [_candidate(run, fmt, FoundRule(r.name, named=True), samples, published, tol) for r in fmt.rules]
@@ -291,9 +310,10 @@ def search(run: Run, fmt: Any, samples: float, published: float, printed: str | 
     hits.sort()
     known = {c.value for c in named if c.value is not None}
     found = _unique(run, fmt, sets, [h[1:] for h in hits], samples, published, tol, known, shown)
-    nearest = [] if found else _unique(run, fmt, sets, [n[1:] for n in sorted(near)], samples, published, tol,
+    reproduced = found or any(c.reproduces for c in named)
+    nearest = [] if reproduced else _unique(run, fmt, sets, [n[1:] for n in sorted(near)], samples, published, tol,
                                        known, NEAREST, any_distance=True)
-    bounds = ", ".join(f"the records {s.rule.name} reads ({len(s.rates)}; skip S then W for S up to "
+    bounds = ", ".join(f"the records {s.name} reads ({len(s.rates)}; skip S then W for S up to "
                        f"{skip_bound(len(s.rates))})" for s in sets)
     space = f"{searched:,} stretches and methods ({', '.join(SEARCHED_METHODS)}) of {bounds or 'no records'}"
     return Search(float(published), printed, tol, named, found, count, nearest, space)
@@ -307,7 +327,8 @@ def _unique(run: Run, fmt: Any, sets: list[_Records], picks: list[tuple], sample
     for at, method, start, end in picks:
         for rule in _forms(sets[at], method, start, end):
             cand = _candidate(run, fmt, rule, samples, published, tol)
-            if cand.value is None or (cand.value in seen and not (rule.tail and out and out[-1].value == cand.value)):
+            if cand.value is None or (cand.value in seen and not (out and out[-1].value == cand.value
+                                                                  and out[-1].rule.base == rule.base)):
                 continue
             if not (cand.reproduces or any_distance):
                 continue

@@ -63,6 +63,7 @@ class NamedRule:
     decimals : each rate is rounded to this many decimals before averaging, and so is the result.
     across_ranks : each record's rate is first the median of that record (epoch, iteration) over
         every rank that logged it.
+    rank : the rank whose records it reads (None: the lowest that logged), where ranks log their own rates.
     """
 
     name: str
@@ -76,6 +77,7 @@ class NamedRule:
     tail: int | None = None
     decimals: int | None = None
     across_ranks: bool = False
+    rank: int | None = None
     words: str | None = None  # the rule in words where it is no average of rates (MLLOG's time to train)
 
     def describe(self) -> str:
@@ -86,6 +88,8 @@ class NamedRule:
         extra = []
         if self.across_ranks:
             extra.append("each record the median over the ranks that logged it")
+        if self.rank is not None:
+            extra.append(f"rank {self.rank}'s records")
         if self.decimals is not None:
             extra.append(f"rates and result rounded to {self.decimals} decimals")
         extra_text = f" ({'; '.join(extra)})" if extra else ""
@@ -104,6 +108,7 @@ class Rule:
     name: str | None = None  # the format's named rule to start from; None: its default (nvidia)
     skip_records: int | None = None  # leading records of each run the analysis skips as warm-up
     tail: int | None = None  # only the last N records of each run are measured (the others are warm-up)
+    rank: int | None = None  # the rank whose records are read (None: the lowest that logged)
     window: int | None = None  # records to use after the warm-up (all if unset)
     method: str | None = None  # how to average: one of METHODS
     tolerance: float = DEFAULT_TOLERANCE  # relative gap to the reported value that earns a warning
@@ -114,6 +119,7 @@ class Rule:
                         "or None for the rule's own",
         "tail": "a whole number >= 1 (only the last N records are measured), or None; not with skip_records",
         "window": "a whole number >= 1 (records used after the warm-up), or None for all",
+        "rank": "a whole number >= 0 (the rank whose records are read), or None for the lowest",
         "method": f"one of {', '.join(METHODS)}, or None for the rule's own",
         "tolerance": "a number > 0 (relative gap to the reported value that warns)",
     }
@@ -124,6 +130,7 @@ class Rule:
             "skip_records": self.skip_records is None or (_whole(self.skip_records) and self.skip_records >= 0),
             "tail": self.tail is None or (_whole(self.tail) and self.tail >= 1 and self.skip_records is None),
             "window": self.window is None or (_whole(self.window) and self.window >= 1),
+            "rank": self.rank is None or (_whole(self.rank) and self.rank >= 0),
             "method": self.method is None or self.method in METHODS,
             "tolerance": isinstance(self.tolerance, (int, float)) and not isinstance(self.tolerance, bool)
                          and 0 < self.tolerance < float("inf"),
@@ -146,6 +153,8 @@ class Rule:
             parts.update(tail=self.tail, skip=None, mark_warmup=None, warmup=f"all but the last {self.tail} records")
         if self.window is not None:
             parts["window"] = self.window
+        if self.rank is not None:
+            parts["rank"] = self.rank
         if self.method is not None:
             parts["method"] = self.method
         return dataclasses.replace(named, **parts) if parts else named
@@ -159,6 +168,8 @@ class Rule:
             parts.append(f"only the last {self.tail} records")
         if self.window is not None:
             parts.append(f"at most {self.window} records")
+        if self.rank is not None:
+            parts.append(f"rank {self.rank}'s records")
         if self.method:
             parts.append(self.method)
         if self.tolerance != DEFAULT_TOLERANCE:
@@ -168,17 +179,19 @@ class Rule:
 
 class Run:
     """A run's records (`all`: views of the file's columns, every rank; `run[name]`: its lowest
-    rank's, the records a rule reads) and its metadata."""
+    rank's, or `rank`'s where given, the records a rule reads) and its metadata."""
 
     __slots__ = ("all", "meta", "own", "_cache")
 
-    def __init__(self, columns: dict[str, np.ndarray], meta: dict) -> None:
+    def __init__(self, columns: dict[str, np.ndarray], meta: dict, rank: int | None = None) -> None:
         import numpy as np
 
         self.all, self.meta, self._cache = columns, meta, {}
-        rank = columns["rank"]
-        lowest = rank == rank.min() if len(rank) else np.ones(0, dtype=bool)
-        self.own = slice(None) if lowest.all() else np.flatnonzero(lowest)  # the lowest rank's rows of `all`
+        ranks = columns["rank"]
+        if not len(ranks):
+            ranks = np.zeros(0, dtype=np.int64)
+        mine = ranks == (ranks.min() if rank is None and len(ranks) else rank)
+        self.own = slice(None) if mine.all() else np.flatnonzero(mine)  # the rank's rows of `all`
 
     def __getitem__(self, name: str) -> np.ndarray:
         """A column of the lowest rank's records."""
@@ -242,6 +255,8 @@ def apply(run: Run, rule: NamedRule, samples: float) -> tuple[np.ndarray, np.nda
     same (epoch, iteration) where it says so (DLPerf's MXNet script), and so is its value."""
     import numpy as np
 
+    if rule.rank is not None:  # another rank's records than the lowest's
+        run = Run(run.all, run.meta, rule.rank)
     reads = reads_of(run, rule)
     if rule.tail is not None:  # the last `tail` records it reads
         warm = (np.cumsum(reads) <= np.count_nonzero(reads) - rule.tail) & reads

@@ -1,0 +1,93 @@
+"""`benchbook explain`: one published number against each run of a log, and a reference's rows against the
+runs of their configuration (the shipped NGC TF1 BERT set: its two 32-GPU cells follow other rules than the
+table's), as a table and as JSON; errors name the option, the file or the reference."""
+
+from __future__ import annotations
+
+import json
+import statistics
+
+from benchbook.cli import main
+from conftest import ROOT
+from test_rule_search import _rates, write_log
+
+TF1_BERT = ROOT / "examples" / "published" / "ngc-tf1-bert"
+
+
+def _json(capsys, argv: list[str]) -> tuple[int, list[dict], str]:
+    code = main(argv)
+    captured = capsys.readouterr()
+    return code, [json.loads(line) for line in captured.out.splitlines()], captured.err
+
+
+def test_a_published_value_as_json_lists_its_rules_simplest_first_with_their_options(tmp_path, capsys):
+    rates = _rates(80, seed=11)
+    log = write_log(tmp_path / "tf_bert.log", [rates])
+    printed = f"{statistics.fmean(rates[-30:]):.4f}"
+
+    code, cells, err = _json(capsys, ["explain", str(log), "--published", printed, "--json"])
+
+    assert code == 0 and err == ""
+    (cell,) = cells
+    assert (cell["source"], cell["run"], cell["printed"], cell["verdict"]) == (str(log), 0, printed, "found")
+    first = cell["candidates"][0]
+    assert first["reproduces"] and first["rule"]["cli"] == "--rule perf --tail 30"
+    assert first["rule"]["options"] == {"name": "perf", "tail": 30}
+    assert first["rule"]["words"].startswith("perf: skip all but the last 30 records; arithmetic mean")
+    named = [c for c in cell["candidates"] if c["rule"]["named"]]
+    assert [c["rule"]["name"] for c in named] == ["nvidia", "perf", "perf_from_3", "steady"]
+    assert all(set(c) == {"rule", "value", "relative_distance", "reproduces"} for c in cell["candidates"])
+
+
+def test_the_table_says_when_no_rule_gives_the_number_with_the_nearest(tmp_path, capsys):
+    log = write_log(tmp_path / "tf_bert.log", [_rates(30, seed=12)])
+
+    assert main(["explain", str(log), "--published", "5000.0"]) == 0
+    out = capsys.readouterr().out
+
+    assert "no rule within the printed precision" in out
+    assert "nearest --rule perf" in out and "named --rule steady" in out
+
+
+def test_the_shipped_tf1_bert_set_explains_its_two_32_gpu_cells(capsys):
+    code, cells, err = _json(capsys, ["explain", str(TF1_BERT), "--reference", "ngc_tf1_bert", "--json"])
+
+    assert code == 0 and err == ""
+    by_cell = {c["cell"]: c for c in cells}
+    assert len(cells) == 10
+    amp, fp32 = by_cell["V100: 32 GPUs, batch 96, amp"], by_cell["V100: 32 GPUs, batch 96, fp32"]
+    first = amp["candidates"][0]
+    assert (first["rule"]["cli"], first["reproduces"], round(first["value"], 3)) == ("--rule perf_from_3", True,
+                                                                                    16142.922)
+    assert fp32["verdict"] == "none"  # no stretch of its 27 records gives 4238.53 to the printed digits
+    steady = next(c for c in fp32["candidates"] if c["rule"]["cli"] == "--rule steady")
+    assert round(100 * steady["relative_distance"], 2) == 0.03
+    assert {c["table_rule"]["cli"] for c in cells} == {"--rule perf"}
+    assert [c["cell"] for c in cells if not c["follows_table_rule"]] == [
+        "V100: 1 GPUs, batch 96, fp32", "V100: 32 GPUs, batch 96, amp", "V100: 32 GPUs, batch 96, fp32"]
+
+
+def test_the_table_of_a_reference_says_each_table_s_rule_and_the_cells_that_follow_another(capsys):
+    assert main(["explain", str(TF1_BERT), "--reference", "ngc_tf1_bert"]) == 0
+    out = capsys.readouterr().out
+
+    assert "table V100: 3 of 6 cells follow --rule perf" in out
+    assert "V100: 32 GPUs, batch 96, amp (16142.9): --rule perf_from_3" in out
+    assert "V100: 32 GPUs, batch 96, fp32 (4238.53): no rule within the printed precision" in out
+    assert "table A100: 4 of 4 cells follow --rule perf" in out
+
+
+def test_errors_name_the_option_the_file_or_the_reference(tmp_path, capsys):
+    log = write_log(tmp_path / "tf_bert.log", [_rates(10, seed=13)])
+    assert main(["explain", str(log), "--published", "12,5"]) == 2
+    assert "'12,5' is not a number as a table prints it" in capsys.readouterr().err
+    assert main(["explain", str(log), "--reference", "no_such_reference"]) == 2
+    assert "no_such_reference" in capsys.readouterr().err
+    assert main(["explain", str(log), "--published", "100.0", "--measure", "mfu"]) == 2
+    assert "--measure 'mfu'" in capsys.readouterr().err
+    assert main(["explain", str(log), "--published", "100.0", "--run", "3"]) == 2
+    assert "--run 3: no such run" in capsys.readouterr().err
+    other = tmp_path / "notes.log"
+    other.write_text("nothing to read here\n")
+    assert main(["explain", str(other), "--published", "100.0"]) == 1
+    assert f"{other}: no known log format" in capsys.readouterr().err

@@ -1,0 +1,167 @@
+"""The rule search (`logs/rule_search.py`) on NGC TF1 BERT logs written here in run_pretraining.py's line
+shapes, whose published value is made by a known rule: the search finds that rule first, and says so with
+the nearest where no rule of its space gives the value. Also the engine's tail and rank selections."""
+
+from __future__ import annotations
+
+import json
+import statistics
+from datetime import datetime, timedelta
+
+import numpy as np
+import pytest
+
+from benchbook.cli import main
+from benchbook.errors import RuleError
+from benchbook.logs.explain import explain, logged_runs
+from benchbook.logs.rule_search import _suffix_medians, half_unit
+from benchbook.logs.rules import Rule
+
+HEAD = ["+ bash scripts/run_pretraining_lamb.sh 96 64 8 7.5e-4 5e-4 fp16 true 8 2000 200 50 200 88 512 base",
+        "INFO:tensorflow:  max_seq_length: 128", "INFO:tensorflow:  train_batch_size: 96",
+        "INFO:tensorflow:  num_accumulation_steps: 88", "INFO:tensorflow:  amp: True",
+        "INFO:tensorflow:***** Running training *****"]
+
+
+def _rates(n: int, seed: int, centre: float = 1000.0) -> list[float]:
+    return np.random.default_rng(seed).normal(centre, 40.0, n).round(3).tolist()
+
+
+def write_log(path, rates_by_rank: list[list[float]], iterations: list[int] | None = None):
+    """A TF1 BERT log: rank 0's DLLogger step lines (`Iteration: N  throughput_train : X sequences/s`), or
+    with several ranks the older release's `Rank : N` lines, every rank a line a step, 15 s a step."""
+    n = len(rates_by_rank[0])
+    iterations = iterations or list(range(1, n + 1))
+    start, lines = datetime(2020, 7, 1, 10, 0, 0), list(HEAD)
+    for k in range(n):
+        for rank, rates in enumerate(rates_by_rank):
+            stamp = (start + timedelta(seconds=15 * k, microseconds=rank)).strftime("%Y-%m-%d %H:%M:%S.%f")
+            who = f"Rank : {rank}  " if len(rates_by_rank) > 1 else ""
+            lines.append(f"DLL {stamp} - Iteration: {iterations[k]}  {who}throughput_train : {rates[k]} "
+                         f"sequences/s mlm_loss : 10.4  nsp_loss : 0.69  total_loss : 11.0  avg_loss_step : 11.1  "
+                         "learning_rate : 0.0  loss_scaler : 134217728 ")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _explained(path, printed: str):
+    runs, problems = logged_runs([path])
+    assert problems == [] and len(runs) == 1
+    return explain(runs[0], printed)
+
+
+def _analyze(path, *options: str, capsys) -> float:
+    assert main(["analyze", str(path), "--json", *options]) == 0
+    return json.loads(capsys.readouterr().out.splitlines()[0])["recomputed_throughput"]
+
+
+def test_the_mean_of_the_last_20_records_is_found_first_and_the_cli_gives_it_again(tmp_path, capsys):
+    rates = _rates(120, seed=1)
+    log = write_log(tmp_path / "tf_bert.log", [rates])
+    printed = f"{statistics.fmean(rates[-20:]):.4f}"
+
+    cell = _explained(log, printed)
+
+    best = cell.best()
+    assert cell.verdict() == "found"
+    assert best.rule.cli() == "--rule perf --tail 20"  # said as the last 20, not as a skip of 100
+    assert best.reproduces and abs(best.value - float(printed)) <= 0.00005
+    assert _analyze(log, "--rule", "perf", "--tail", "20", capsys=capsys) == best.value
+    assert [c.reproduces for c in cell.found.named] == [False] * 4  # nvidia (no figure), perf, perf_from_3, steady
+
+
+def test_a_harmonic_mean_after_a_skip_is_found_first(tmp_path, capsys):
+    rates = _rates(120, seed=2)
+    log = write_log(tmp_path / "tf_bert.log", [rates])
+    printed = f"{statistics.harmonic_mean(rates[25:]):.4f}"
+
+    best = _explained(log, printed).best()
+
+    assert best.rule.cli() == "--rule perf --skip-records 25 --method harmonic"
+    assert _analyze(log, *best.rule.cli().split(), capsys=capsys) == best.value
+
+
+def write_mxnet_log(path, rates_by_rank: list[list[float]], batch: int = 64):
+    """An MXNet 19.07 log under `mpirun --tag-output`: each rank's `Start with arguments Namespace(...)` and its
+    own `Epoch[0] Batch [a-b]  Speed: X samples/sec` lines (fit.py's Speedometer, every 20 batches)."""
+    gpus = list(range(len(rates_by_rank)))
+    args = (f"Namespace(amp=False, arch='resnetv15', batch_size={batch * len(gpus)}, data_backend='dali-gpu', "
+            f"disp_batches=20, dtype='float16', gpus={gpus}, kv_store='horovod', mode='train', num_epochs=1)")
+    lines = [f"[1,{r}]<stderr>:2021-04-01 10:00:00,{r:03d}:INFO: Start with arguments {args}" for r in gpus]
+    start = datetime(2021, 4, 1, 10, 0, 5)
+    for k in range(len(rates_by_rank[0])):
+        stamp = (start + timedelta(seconds=2.2 * k)).strftime("%Y-%m-%d %H:%M:%S,%f")[:-3]
+        for r in gpus:
+            lines.append(f"[1,{r}]<stderr>:{stamp}:INFO: Epoch[0] Batch [{20 * k}-{20 * k + 19}]\tSpeed: "
+                         f"{rates_by_rank[r][k]} samples/sec\tLR: 0.08\t")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_another_rank_s_own_records_are_found_and_the_cli_reads_that_rank(tmp_path, capsys):
+    rank0, rank1 = _rates(60, seed=3), _rates(60, seed=4, centre=900.0)
+    log = write_mxnet_log(tmp_path / "mxnet_gpu2_amp_bs64.txt", [rank0, rank1])
+    printed = f"{statistics.fmean(rank1[10:]):.4f}"
+
+    best = _explained(log, printed).best()
+
+    assert best.rule.options() == {"name": "nvidia", "skip_records": 10, "rank": 1, "method": "mean"}
+    assert "rank 1's records" in best.words
+    assert _analyze(log, *best.rule.cli().split(), capsys=capsys) == best.value
+    assert _analyze(log, "--rule", "nvidia", "--skip-records", "10", "--method", "mean", capsys=capsys) == \
+        pytest.approx(statistics.fmean(rank0[10:]))  # the lowest rank's, without --rank
+
+
+def test_a_named_rule_that_gives_the_value_comes_first(tmp_path):
+    rates = _rates(40, seed=5)
+    iterations = [1, 1, 1, 2] + list(range(3, 39))  # the loss scaler's repeats of the first step
+    log = write_log(tmp_path / "tf_bert.log", [rates], iterations)
+    printed = f"{statistics.fmean(rates[4:]):.3f}"  # from the first 'Iteration: 3': perf_from_3
+
+    cell = _explained(log, printed)
+
+    first = cell.found.candidates()[0]
+    assert (first.rule.cli(), first.rule.named, first.reproduces) == ("--rule perf_from_3", True, True)
+    assert cell.verdict() == "named" and cell.found.nearest == []
+
+
+def test_a_value_no_rule_gives_is_said_with_the_nearest_rules_and_each_named_rule_s_distance(tmp_path):
+    rates = _rates(50, seed=6)
+    log = write_log(tmp_path / "tf_bert.log", [rates])
+
+    cell = _explained(log, "2000.00")
+
+    assert cell.verdict() == "none" and cell.best() is None and not cell.found.reproduced
+    perf = next(c for c in cell.found.named if c.rule.base == "perf")
+    assert perf.relative_distance == pytest.approx(statistics.fmean(rates) / 2000 - 1)
+    assert cell.found.nearest and all(not c.reproduces for c in cell.found.nearest)
+    distances = [abs(c.relative_distance) for c in cell.found.nearest]
+    assert min(distances) == pytest.approx((max(rates) - 2000) / -2000)  # the fastest record is the nearest
+    assert cell.found.found_count == 0
+
+
+@pytest.mark.parametrize(("printed", "half"),
+                         [("16142.9", 0.05), ("1412", 0.5), ("0.0342", 0.00005), ("3038.730", 0.0005)])
+def test_the_printed_precision_is_half_a_unit_of_the_last_printed_digit(printed, half):
+    assert half_unit(printed) == pytest.approx(half)
+
+
+def test_a_published_value_that_is_no_number_is_refused_with_its_text():
+    with pytest.raises(ValueError, match="'12,5'"):
+        half_unit("12,5")
+
+
+def test_the_median_of_every_suffix_is_numpy_s():
+    rng = np.random.default_rng(7)
+    for n in (1, 2, 3, 8, 41):
+        for values in (rng.normal(size=n), rng.integers(0, 4, n).astype(float)):
+            assert _suffix_medians(values).tolist() == [float(np.median(values[s:])) for s in range(n)]
+
+
+def test_a_tail_with_a_skip_and_a_negative_rank_are_refused_by_field():
+    with pytest.raises(RuleError) as tail:
+        Rule(tail=5, skip_records=2)
+    with pytest.raises(RuleError) as rank:
+        Rule(rank=-1)
+    assert (tail.value.field, rank.value.field) == ("tail", "rank")
+    assert "not with skip_records" in str(tail.value)

@@ -14,7 +14,7 @@ import pytest
 from benchbook.cli import main
 from benchbook.errors import RuleError
 from benchbook.logs.explain import explain, logged_runs
-from benchbook.logs.rule_search import _suffix_medians, half_unit
+from benchbook.logs.rule_search import _suffix_medians, digits, half_unit
 from benchbook.logs.rules import Rule
 
 HEAD = ["+ bash scripts/run_pretraining_lamb.sh 96 64 8 7.5e-4 5e-4 fp16 true 8 2000 200 50 200 88 512 base",
@@ -138,6 +138,32 @@ def test_a_value_no_rule_gives_is_said_with_the_nearest_rules_and_each_named_rul
     distances = [abs(c.relative_distance) for c in cell.found.nearest]
     assert min(distances) == pytest.approx((max(rates) - 2000) / -2000)  # the fastest record is the nearest
     assert cell.found.found_count == 0
+
+
+def test_a_value_cut_to_the_printed_digits_reproduces_it_and_says_so(tmp_path):
+    rates = _rates(40, seed=11)
+    log = write_log(tmp_path / "tf_bert.log", [rates])
+    mean = statistics.fmean(rates)  # 996.72755: cut to 996.72, rounded to 996.73
+    assert (f"{int(mean * 100) / 100:.2f}", f"{mean:.2f}") == ("996.72", "996.73")
+
+    truncated_cell, rounded_cell = _explained(log, "996.72"), _explained(log, "996.73")
+
+    perf = next(c for c in truncated_cell.found.named if c.rule.base == "perf")
+    assert (perf.reproduces, perf.digits) == (True, "truncated")
+    assert next(c for c in rounded_cell.found.named if c.rule.base == "perf").digits == "rounded"
+    assert digits(mean, 996.71, 0.005) is None and digits(mean, 996.74, 0.005) is None
+
+
+def test_the_log_s_own_figure_is_a_candidate_where_it_reports_one(tmp_path):
+    rates = _rates(30, seed=9)
+    log = write_log(tmp_path / "tf_bert.log", [rates])
+    log.write_text(log.read_text() + "DLL 2020-07-01 11:00:00.000000 -  throughput_train : 987.654 sequences/s\n")
+
+    cell = _explained(log, "987.654")
+
+    first = cell.found.candidates()[0]
+    assert first.rule.cli() == "--rule nvidia"  # NVIDIA's rule reads the figure: a named rule first
+    assert cell.found.reported.reproduces and cell.found.reported.value == 987.654
 
 
 @pytest.mark.parametrize(("printed", "half"),

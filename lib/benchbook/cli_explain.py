@@ -134,17 +134,24 @@ def _explanation(cell) -> tuple[str, str, str, list[str]]:
     """A cell's explanation: (the rule that gives it, its value, its distance, what else to know)."""
     best = cell.best()
     if best is not None:
-        kind = "named rule" if best.rule.named else "found rule, no named rule gives it"
-        said = f"{best.rule.cli()} [{kind}]: {best.words.split(' [')[0]}"  # (its source: `benchbook formats`)
+        kind = {"named": "named rule", "reported": "the log's own figure"}.get(cell.verdict(),
+                                                                              "found rule, no named rule gives it")
+        said = f"{best.rule.cli()} [{kind}, {best.digits}]: {best.words.split(' [')[0]}"  # (source: benchbook formats)
         value, distance = f"{best.value * cell.scale:.6g}", f"{100 * best.relative_distance:+.5f}%"
-        also = [f"{cell.found.found_count} stretch(es) and method(s) of the searched space give it"]
     else:
-        said, value, distance, also = "no rule within the printed precision", "-", "-", []
-    also += [f"named {_distance(c, cell.scale)}" for c in cell.found.named if c is not best]
+        said, value, distance = "no rule within the printed precision", "-", "-"
+    also = [f"{cell.found.found_count} stretch(es) and method(s) of the searched space give it "
+            f"(about {cell.found.chance:.2g} expected by chance in a space this size)"]
+    own = [cell.found.reported] if cell.found.reported is not None else []
+    also += [f"named {_distance(c, cell.scale)}" for c in cell.found.named + own if c is not best]
     also += [f"nearest {_distance(c, cell.scale)}" for c in cell.found.nearest[:NEAREST_SHOWN]]
     if cell.edition_rule is not None and cell.extra.get("reference"):
-        also.append(f"the table's rule {cell.edition_rule.cli()}: "
+        also.append(f"the table's rule {cell.edition_rule.cli()} (its numbers {cell.edition_digits}): "
                     f"{'gives it' if cell.follows(cell.edition_rule) else 'does not give it'}")
+    if cell.digits_unlike_table():
+        also.append(f"{best.rule.cli()} gives it {best.digits}, unlike the table's other numbers: take it for a fit")
+    elif cell.likely_fit():
+        also.append(f"{best.rule.cli()} is one of the values a space this size holds by chance: take it for a fit")
     return said, value, distance, also
 
 
@@ -174,15 +181,18 @@ def _print_cells(out: Console, cells: list) -> None:
 
 def _print_tables(out: Console, tables: dict, cells: list) -> None:
     """Each table's rule (the one most of its cells follow) and the cells that follow another."""
-    for table, (rule, count) in tables.items():
+    for table, (rule, count, digits) in tables.items():
         members = [c for c in cells if c.extra.get("table") == table]
         name = f"table {table}" if table else "the reference"
         if rule is None:
             print(shown(f"{name}: no cell is reproduced by any rule of the space"))
             continue
-        print(shown(f"{name}: {count} of {len(members)} cells follow {rule.cli()}"))
+        print(shown(f"{name}: {count} of {len(members)} cells follow {rule.cli()} (its numbers {digits} to "
+                    "their printed digits)"))
         for cell in members:
             if not cell.follows(rule):
                 best = cell.best()
                 other = best.rule.cli() if best is not None else "no rule within the printed precision"
-                print(shown(f"  {cell.label} ({cell.printed}): {other}"))
+                unlike = f" ({best.digits}, unlike the table)" if cell.digits_unlike_table() else ""
+                unlike += " (likely a fit)" if cell.likely_fit() else ""
+                print(shown(f"  {cell.label} ({cell.printed}): {other}{unlike}"))

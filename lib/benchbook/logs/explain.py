@@ -17,6 +17,8 @@ from ..errors import BenchbookError
 from . import parsers
 from .rule_search import Candidate, FoundRule, Search, half_unit, search
 
+CHANCE_FIT = 0.5  # values of the space expected by chance within the printed digits that make a found rule a fit
+
 
 @dataclass
 class LoggedRun:
@@ -88,6 +90,7 @@ class Cell:
     found: Search
     label: str = ""  # the cell in words (a reference row's table and configuration)
     edition_rule: FoundRule | None = None  # the rule most cells of its table follow (`editions`)
+    edition_digits: str = "either"  # how its table prints its numbers by that rule (`printing`)
     extra: dict = field(default_factory=dict)
 
     @property
@@ -95,9 +98,12 @@ class Cell:
         return float(self.printed)
 
     def verdict(self) -> str:
-        """named (a named rule gives it), found (only a rule of the space), none (no rule within the digits)."""
+        """named (a named rule gives it), reported (the log's own figure does), found (only a rule of the
+        space), none (no rule within the printed digits)."""
         if any(c.reproduces for c in self.found.named):
             return "named"
+        if self.found.reported is not None and self.found.reported.reproduces:
+            return "reported"
         return "found" if self.found.found else "none"
 
     def best(self) -> Candidate | None:
@@ -114,10 +120,28 @@ class Cell:
         return {"source": self.logged.source, "run": self.logged.index, "published": self.published,
                 "printed": self.printed, "measure": self.measure, "cell": self.label, "verdict": self.verdict(),
                 "candidates": [scaled(c) for c in self.found.candidates()],
-                "reproducing_stretches": self.found.found_count, "tolerance": self.found.tolerance * self.scale,
+                "reproducing_stretches": self.found.found_count, "expected_by_chance": self.found.chance,
+                "tolerance": self.found.tolerance * self.scale,
                 "searched": self.found.space,
                 "table_rule": None if edition is None else {"cli": edition.cli(), "options": edition.options()},
-                "follows_table_rule": None if edition is None else self.follows(edition), **self.extra}
+                "follows_table_rule": None if edition is None else self.follows(edition),
+                "table_digits": self.edition_digits, "digits_unlike_table": self.digits_unlike_table(),
+                "likely_fit": self.likely_fit(), **self.extra}
+
+    def digits_unlike_table(self) -> bool:
+        """Whether the simplest rule that gives the cell does so only as its table does not print: cut to
+        the digits in a table that rounds (or rounded below them in one that cuts)."""
+        best = self.best()
+        if best is None or best.relative_distance is None:
+            return False
+        if self.edition_digits == "rounded":
+            return best.digits == "truncated"
+        return self.edition_digits == "truncated" and best.relative_distance < 0
+
+    def likely_fit(self) -> bool:
+        """Whether the rule that gives the cell is only found (no named rule, not the log's own figure) in a
+        space that holds about one such value or more by chance, or gives it as its table does not print."""
+        return self.verdict() == "found" and (self.found.chance >= CHANCE_FIT or self.digits_unlike_table())
 
     def follows(self, rule: FoundRule) -> bool:
         return any(c.reproduces and c.rule == rule for c in self.found.candidates())
@@ -135,13 +159,27 @@ def explain(logged: LoggedRun, printed: str, measure: str = "throughput", label:
     scale = measure_scale(logged, measure)
     samples = logged.axis("global_batch_size")
     samples = float(samples) if isinstance(samples, (int, float)) and samples == samples else math.nan
-    found = search(logged.run, logged.fmt, samples, published / scale, printed, tolerance=tolerance / scale)
+    reported = logged.axis("reported_throughput")
+    reported = float(reported) if isinstance(reported, (int, float)) and reported == reported else None
+    found = search(logged.run, logged.fmt, samples, published / scale, printed, tolerance=tolerance / scale,
+                   reported=reported)
     return Cell(logged, printed, measure, scale, found, label)
 
 
-def editions(cells: list[Cell], key=lambda cell: cell.extra.get("table")) -> dict[Any, tuple[FoundRule | None, int]]:
+def printing(candidates: list[Candidate]) -> str:
+    """How a table prints its numbers, from the values its rule gives for its cells: "rounded" where one lies
+    below its printed number (a cut never does), "truncated" where one lies half a unit or more above it (a
+    rounding never does), "mixed" where both, "either" where neither tells."""
+    below = any(c.relative_distance is not None and c.relative_distance < 0 for c in candidates)
+    above = any(c.digits == "truncated" for c in candidates)
+    return {(True, True): "mixed", (True, False): "rounded", (False, True): "truncated"}.get((below, above), "either")
+
+
+def editions(cells: list[Cell], key=lambda cell: cell.extra.get("table")
+             ) -> dict[Any, tuple[FoundRule | None, int, str]]:
     """For each table of the cells (`key`), the rule most of its cells follow (named rules first, then the
-    simplest) and how many follow it; None where no cell is reproduced. Sets each cell's `edition_rule`."""
+    simplest), how many follow it and how the table prints its digits by it (`printing`); None where no
+    cell is reproduced. Sets each cell's `edition_rule` and `edition_digits`."""
     groups: dict[Any, list[Cell]] = collections.defaultdict(list)
     for cell in cells:
         groups[key(cell)].append(cell)
@@ -151,7 +189,9 @@ def editions(cells: list[Cell], key=lambda cell: cell.extra.get("table")) -> dic
         for cell in members:
             counts.update({c.rule for c in cell.found.candidates() if c.reproduces})
         best = min(counts, key=lambda r: (-counts[r], not r.named, r.size, r.cli()), default=None)
-        out[table] = (best, counts[best] if best is not None else 0)
+        given = [c for cell in members for c in cell.found.candidates() if c.reproduces and c.rule == best]
+        how = printing(given)
+        out[table] = (best, counts[best] if best is not None else 0, how)
         for cell in members:
-            cell.edition_rule = best
+            cell.edition_rule, cell.edition_digits = best, how
     return out

@@ -10,6 +10,15 @@ its printed precision (within half a unit of its last printed digit):
   skip S then W (S below a bound that keeps the search within `PAIR_BUDGET` windows a method);
 - the method: mean, harmonic, elapsed, last (every stretch), median (all, skip S, first W).
 
+A value reproduces the published one where it rounds to the printed digits (within half a unit of the
+last) or is cut to them (within one unit above: NVIDIA's TF1 ResNet-50 page and PaddlePaddle/Perf's
+PyTorch BERT table print the logs' figures truncated), each candidate saying which. Where the log
+reports its own figure (`reported_throughput`: MXNet's benchmark.py table), that figure is a candidate
+too. As a space this large holds values near any number, each search says how many of its values fall
+within the printed precision by chance (`Search.chance`): a found rule in a space where several do is a
+fit, never to be taken for the publisher's rule on one cell alone (`logs/explain.editions` looks across
+a table's cells).
+
 Every stretch of a method is computed at once from prefix sums over the records (numpy), so that a
 run of 100,000 records is searched in seconds. The values of the rules shown are then recomputed by
 the engine (`rules.apply`), so that each is the value `benchbook analyze` prints for its options.
@@ -36,6 +45,8 @@ PAIR_BUDGET = 4_000_000  # skip-and-window stretches a method and record set: th
 SHOWN = 20  # reproducing found rules kept in a result (the count says how many there are)
 NEAREST = 5  # nearest found rules kept where none reproduces
 MAX_RANKS = 64  # ranks whose own records are searched (the lowest first)
+REPORTED = "reported"  # the FoundRule base of the log's own figure
+CHANCE_SPAN = 0.01  # the relative span around the published value whose values estimate the chance of a hit
 _NUMBER = re.compile(r"^[+-]?([0-9]+)(\.([0-9]+))?$")
 
 
@@ -63,6 +74,8 @@ class FoundRule:
 
     def options(self) -> dict[str, Any]:
         """The `Rule` fields (and `benchbook analyze` options) that re-run it."""
+        if self.base == REPORTED:
+            return {}
         parts = {"name": self.base, "skip_records": self.skip, "tail": self.tail, "window": self.window,
                  "rank": self.rank, "method": self.method}
         return {k: v for k, v in parts.items() if v is not None}
@@ -71,6 +84,8 @@ class FoundRule:
         """The rule as the options of `benchbook analyze`."""
         flags = {"name": "--rule", "skip_records": "--skip-records", "tail": "--tail", "window": "--window",
                  "rank": "--rank", "method": "--method"}
+        if self.base == REPORTED:
+            return "reported_throughput (the log's own figure)"
         return " ".join(f"{flags[k]} {v}" for k, v in self.options().items())
 
     def rule(self) -> Rule:
@@ -79,7 +94,7 @@ class FoundRule:
     @property
     def size(self) -> int:
         """Options beyond `--rule`: the measure of simplicity."""
-        return len(self.options()) - 1
+        return max(0, len(self.options()) - 1)
 
 
 @dataclass(frozen=True)
@@ -92,10 +107,11 @@ class Candidate:
     value: float | None
     relative_distance: float | None
     reproduces: bool
+    digits: str | None = None  # how it gives the printed digits: rounded, truncated (None: it does not)
 
     def as_json(self) -> dict[str, Any]:
         return {"rule": {"words": self.words, "name": self.rule.base, "named": self.rule.named,
-                         "options": self.rule.options(), "cli": self.rule.cli()},
+                         "options": self.rule.options(), "cli": self.rule.cli(), "digits": self.digits},
                 "value": self.value, "relative_distance": self.relative_distance, "reproduces": self.reproduces}
 
 
@@ -111,16 +127,19 @@ class Search:
     found_count: int  # how many stretches-and-methods reproduce it, shown or not
     nearest: list[Candidate] = field(default_factory=list)  # where none reproduces: the nearest found rules
     space: str = ""  # what was searched, in words
+    reported: Candidate | None = None  # the log's own figure, where it reports one
+    chance: float = 0.0  # values of the space expected within the printed precision by chance
 
     def candidates(self) -> list[Candidate]:
-        """Simplest first: the named rules that reproduce it, the found ones, then the other named rules
-        and the nearest found ones with their distances."""
-        hits = [c for c in self.named if c.reproduces]
-        return hits + self.found + [c for c in self.named if not c.reproduces] + self.nearest
+        """Simplest first: the named rules that reproduce it, the log's own figure, the found ones, then the
+        other named rules, the log's figure and the nearest found ones with their distances."""
+        own = [self.reported] if self.reported is not None else []
+        first = [c for c in self.named + own if c.reproduces]
+        return first + self.found + [c for c in self.named + own if not c.reproduces] + self.nearest
 
     @property
     def reproduced(self) -> bool:
-        return any(c.reproduces for c in self.named) or bool(self.found)
+        return any(c.reproduces for c in self.candidates())
 
 
 @dataclass(frozen=True)
@@ -258,13 +277,27 @@ def _forms(recs: _Records, method: str, start: int, end: int) -> list[FoundRule]
     return out
 
 
+def digits(value: float | None, published: float, tol: float) -> str | None:
+    """How `value` gives the printed number: "rounded" (within half a unit, `tol`, of it), "truncated" (cut
+    to its digits: within one unit above), or None."""
+    if value is None or math.isnan(value):
+        return None
+    off, slack = value - published, 1e-9 * abs(published)
+    if abs(off) <= tol + slack:
+        return "rounded"
+    return "truncated" if -slack <= off < 2 * tol else None
+
+
 def _candidate(run: Run, fmt: Any, rule: FoundRule, samples: float, published: float, tol: float) -> Candidate:
     """The rule applied by the engine, as `benchbook analyze` applies it."""
     applied = rule.rule().resolve(fmt) if not rule.named else fmt.rule(rule.base)
     got = apply(run, applied, samples)[2]
-    off = None if got is None else abs(got - published)
-    return Candidate(rule, applied.describe(), got, None if got is None else (got - published) / published,
-                     off is not None and off <= tol + 1e-9 * abs(published))
+    return _scored(rule, applied.describe(), got, published, tol)
+
+
+def _scored(rule: FoundRule, words: str, got: float | None, published: float, tol: float) -> Candidate:
+    how = digits(got, published, tol)
+    return Candidate(rule, words, got, None if got is None else (got - published) / published, how is not None, how)
 
 
 def _order(recs: list[_Records], method: str, start: int, end: int, base_at: int) -> tuple:
@@ -277,11 +310,12 @@ def _order(recs: list[_Records], method: str, start: int, end: int, base_at: int
 
 
 def search(run: Run, fmt: Any, samples: float, published: float, printed: str | None = None,
-           shown: int = SHOWN, tolerance: float | None = None) -> Search:
+           shown: int = SHOWN, tolerance: float | None = None, reported: float | None = None) -> Search:
     """Every rule of the format's space that gives `published` from the run's records within half a
     unit of the last digit of `printed` (default: the value as Python writes it; `tolerance`, absolute,
     in its place where the value was scaled from the printed one), simplest first, and each named
-    rule's value and distance. `samples`: the samples a step (the global batch: `elapsed`)."""
+    rule's value and distance. `samples`: the samples a step (the global batch: `elapsed`); `reported`: the
+    run's own figure (`reported_throughput`), a candidate where given."""
     import numpy as np
 
     printed = printed if printed is not None else repr(float(published)).removesuffix(".0")
@@ -292,13 +326,15 @@ def search(run: Run, fmt: Any, samples: float, published: float, printed: str | 
     sets = _record_sets(run, fmt)
     hits: list[tuple] = []  # (order, set, method, start, end)
     near: list[tuple] = []  # (distance, set, method, start, end)
-    count, searched = 0, 0
+    count, searched, nearby = 0, 0, 0
     for at, recs in enumerate(sets):
         for method in SEARCHED_METHODS:
             start, end, got = _stretches(recs, method, samples)
             searched += len(got)
-            off = np.abs(got - published)
-            good = np.flatnonzero(off <= tol * (1 + 1e-9))
+            signed = got - published
+            off = np.abs(signed)
+            good = np.flatnonzero((signed >= -tol * (1 + 1e-9)) & (signed < 2 * tol))  # rounded or truncated
+            nearby += int(np.count_nonzero(off <= CHANCE_SPAN * published))
             count += len(good)
             for i in good[np.lexsort((start[good], (start[good] > 0) + (end[good] < len(recs.rates))))][: 4 * shown]:
                 hits.append((_order(sets, method, int(start[i]), int(end[i]), at), at, method, int(start[i]),
@@ -308,15 +344,19 @@ def search(run: Run, fmt: Any, samples: float, published: float, printed: str | 
             for i in closest:
                 near.append((float(off[i]), at, method, int(start[i]), int(end[i])))
     hits.sort()
+    own = None if reported is None else _scored(
+        FoundRule(REPORTED), "the figure the run reports in its log (benchbook analyze's reported_throughput)",
+        float(reported), published, tol)
     known = {c.value for c in named if c.value is not None}
     found = _unique(run, fmt, sets, [h[1:] for h in hits], samples, published, tol, known, shown)
-    reproduced = found or any(c.reproduces for c in named)
+    reproduced = found or any(c.reproduces for c in named) or (own is not None and own.reproduces)
     nearest = [] if reproduced else _unique(run, fmt, sets, [n[1:] for n in sorted(near)], samples, published, tol,
                                        known, NEAREST, any_distance=True)
     bounds = ", ".join(f"the records {s.name} reads ({len(s.rates)}; skip S then W for S up to "
                        f"{skip_bound(len(s.rates))})" for s in sets)
     space = f"{searched:,} stretches and methods ({', '.join(SEARCHED_METHODS)}) of {bounds or 'no records'}"
-    return Search(float(published), printed, tol, named, found, count, nearest, space)
+    chance = nearby * 3 * tol / (2 * CHANCE_SPAN * published)  # the values near it, spread evenly, in 1.5 units
+    return Search(float(published), printed, tol, named, found, count, nearest, space, own, chance)
 
 
 def _unique(run: Run, fmt: Any, sets: list[_Records], picks: list[tuple], samples: float, published: float,

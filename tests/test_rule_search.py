@@ -184,6 +184,30 @@ def test_the_median_of_every_suffix_is_numpy_s():
             assert _suffix_medians(values).tolist() == [float(np.median(values[s:])) for s in range(n)]
 
 
+def test_every_stretch_of_every_method_is_the_engine_s_value_over_its_records():
+    """The prefix sums, one skip's windows at a time, against `rules.value` on each stretch's mask."""
+    from benchbook.logs import rule_search
+    from benchbook.logs.rules import value
+
+    rng = np.random.default_rng(10)
+    n = 9
+    rates, steps = rng.uniform(500, 1500, n), rng.integers(1, 4, n).astype(float)
+    stamps = np.cumsum(rng.uniform(0.5, 2.0, n))
+    recs = rule_search._Records(None, None, rates, steps, stamps)
+    cols = {"steps": steps, "timestamp": stamps}
+    for method in rule_search.SEARCHED_METHODS:
+        layout, got = rule_search._stretches(recs, method, 96.0)
+        start, end = layout.locate(np.arange(len(got)))
+        pairs = set(zip(start.tolist(), end.tolist(), strict=True))
+        assert len(pairs) == len(got)  # each stretch once
+        assert (0, n) in pairs and ((1, n - 1) in pairs) == (method in ("mean", "harmonic", "elapsed"))
+        for i, (a, b) in enumerate(zip(start.tolist(), end.tolist(), strict=True)):
+            mask = np.zeros(n, dtype=bool)
+            mask[a:b] = True
+            want = value(cols, rates, mask, method, 96.0)
+            assert got[i] == pytest.approx(want, rel=1e-12, nan_ok=True), (method, a, b)
+
+
 def test_a_tail_with_a_skip_and_a_negative_rank_are_refused_by_field():
     with pytest.raises(RuleError) as tail:
         Rule(tail=5, skip_records=2)

@@ -194,10 +194,10 @@ def _suffix_medians(values: np.ndarray) -> np.ndarray:
     place = np.empty(n, dtype=np.int64)
     place[order] = np.arange(n)  # each value's place in sorted order
     before, after = list(range(-1, n - 1)), list(range(1, n + 1))
-    out = np.empty(n)
+    out = []
     low, count = (n - 1) // 2, n  # the lower median's place, and how many values are left
-    for s, at in enumerate(place.tolist()):
-        out[s] = ordered[low] if count % 2 else (ordered[low] + ordered[after[low]]) / 2
+    for at in place.tolist():
+        out.append(ordered[low] if count % 2 else (ordered[low] + ordered[after[low]]) / 2)
         if count % 2 and at >= low:  # the lower median's index goes down by one: it moves back
             low = before[low]
         elif not count % 2 and at <= low:  # it stays, its value moves forward
@@ -208,60 +208,87 @@ def _suffix_medians(values: np.ndarray) -> np.ndarray:
         if back >= 0:
             after[back] = forward
         count -= 1
-    return out
+    return np.array(out, dtype=float)
 
 
-def _stretches(recs: _Records, method: str, samples: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Every stretch [start, end) of the records the method is searched over, and its value:
-    (starts, ends, values), NaN where the stretch gives none."""
+@dataclass(frozen=True)
+class _Layout:
+    """Where each stretch's value lies in a method's array: the skips alone (S, n) for S below `suffixes`,
+    the first W (0, W) for W below n, then for each skip S from 1 its windows (S, E), S < E < n."""
+
+    n: int
+    suffixes: int
+    pairs: np.ndarray  # where the windows of skip S = 1, 2, ... begin
+
+    def locate(self, at: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The (start, end) of the stretches at these places."""
+        import numpy as np
+
+        start, end = np.zeros(len(at), dtype=np.int64), np.full(len(at), self.n, dtype=np.int64)
+        skip_alone, first = at < self.suffixes, (at >= self.suffixes) & (at < self.suffixes + self.n - 1)
+        start[skip_alone] = at[skip_alone]
+        end[first] = at[first] - self.suffixes + 1
+        window = ~(skip_alone | first)
+        block = np.searchsorted(self.pairs, at[window], side="right") - 1
+        start[window] = block + 1
+        end[window] = block + 2 + (at[window] - self.pairs[block])
+        return start, end
+
+
+def _stretches(recs: _Records, method: str, samples: float) -> tuple[_Layout, np.ndarray]:
+    """Every stretch of the records the method is searched over and its value (NaN where it gives none),
+    from prefix sums, one skip's windows at a time (slices: no index arrays of the 4 million windows)."""
     import numpy as np
 
-    n = len(recs.rates)
-    # all (0, n), skip S (S, n), first W (0, W), then skip S and window W for S below the budget's bound
-    starts = [np.arange(n) if method != "last" else np.zeros(1, dtype=np.int64), np.zeros(n - 1, dtype=np.int64)]
-    ends = [np.full(len(starts[0]), n), np.arange(1, n)]  # (the last record of every skip is the same one)
-    if method in ("mean", "harmonic", "elapsed") and n > 2:
-        bound = skip_bound(n)
-        skips = np.arange(1, bound + 1)  # each skip S with every end E, S < E < n (E = n: a skip alone)
-        starts.append(np.repeat(skips, n - skips - 1))
-        ends.append(np.concatenate([np.arange(k + 1, n) for k in skips.tolist()]))
-    start, end = np.concatenate(starts), np.concatenate(ends)
-    return start, end, _values(recs, method, start, end, samples)
+    rates, steps, stamps, n = recs.rates, recs.steps, recs.stamps, len(recs.rates)
+    bound = skip_bound(n) if method in ("mean", "harmonic", "elapsed") and n > 2 else 0
+    skips = np.arange(1, bound + 1)
+    suffixes = 1 if method == "last" else n  # (the last record of every skip is the same one)
+    pairs = suffixes + n - 1 + np.concatenate(([0], np.cumsum(n - skips - 1)))[:-1] if bound else np.zeros(0, int)
+    out = np.empty(suffixes + n - 1 + int(np.sum(n - skips - 1)))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if method in ("last", "median"):
+            if method == "last":
+                out[0], out[1:] = rates[n - 1], rates[: n - 1]
+            else:
+                out[:n], out[n:] = _suffix_medians(rates), _suffix_medians(rates[::-1])[::-1][: n - 1]
+            return _Layout(n, suffixes, pairs), out
+        if method == "mean":
+            done = np.concatenate(([0.0], np.cumsum(rates)))
+            spent = np.arange(n + 1, dtype=float)  # a mean is the rates' sum over their count
+        elif method == "harmonic":
+            positive = rates > 0
+            done = np.concatenate(([0.0], np.cumsum(np.where(positive, steps, 0.0))))
+            spent = np.concatenate(([0.0], np.cumsum(np.where(positive, steps / rates, 0.0))))
+        else:  # elapsed: the samples after the first record over the seconds from it to the last
+            done = np.concatenate(([0.0], np.cumsum(steps)))
+
+        def between(s: int, ends: slice) -> np.ndarray:
+            if method != "elapsed":
+                worked = done[ends] - done[s]
+                return np.where(worked > 0, worked / (spent[ends] - spent[s]), np.nan)
+            last = np.arange(n + 1)[ends] - 1
+            seconds = stamps[last] - stamps[s]
+            got = samples * (done[ends] - done[s] - steps[s]) / seconds
+            return np.where((seconds > 0) & (samples > 0), got, np.nan)
+
+        if method == "elapsed":
+            seconds = stamps[n - 1] - stamps
+            out[:n] = np.where(seconds > 0, samples * (done[n] - done[:n] - steps) / seconds, np.nan)
+            if not samples > 0:
+                out[:n] = np.nan
+        else:
+            worked = done[n] - done[:n]
+            out[:n] = np.where(worked > 0, worked / (spent[n] - spent[:n]), np.nan)
+        out[n: 2 * n - 1] = between(0, slice(1, n))
+        for k, s in enumerate(skips.tolist()):
+            out[pairs[k]: pairs[k] + n - s - 1] = between(s, slice(s + 1, n))
+    return _Layout(n, suffixes, pairs), out
 
 
 def skip_bound(n: int) -> int:
     """The largest skip searched with a window, for a record set of n records: all below PAIR_BUDGET."""
     return min(n - 1, max(1, PAIR_BUDGET // max(n, 1)))
-
-
-def _values(recs: _Records, method: str, start: np.ndarray, end: np.ndarray, samples: float) -> np.ndarray:
-    """The method's value over each stretch, from prefix sums (median: the running medians of the
-    suffixes and prefixes alone, the only stretches it is searched over)."""
-    import numpy as np
-
-    rates, steps = recs.rates, recs.steps
-    count = (end - start).astype(float)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        if method == "mean":
-            total = np.concatenate(([0.0], np.cumsum(rates)))
-            return (total[end] - total[start]) / count
-        if method == "last":
-            return rates[end - 1]
-        if method == "harmonic":
-            positive = rates > 0
-            done = np.concatenate(([0.0], np.cumsum(np.where(positive, steps, 0.0))))
-            spent = np.concatenate(([0.0], np.cumsum(np.where(positive, steps / rates, 0.0))))
-            got = (done[end] - done[start]) / (spent[end] - spent[start])
-            return np.where(done[end] - done[start] > 0, got, np.nan)
-        if method == "elapsed":
-            done = np.concatenate(([0.0], np.cumsum(steps)))
-            seconds = recs.stamps[end - 1] - recs.stamps[start]
-            got = samples * (done[end] - done[start] - steps[start]) / seconds
-            return np.where((count >= 2) & (seconds > 0) & (samples > 0), got, np.nan)
-    n = len(rates)
-    suffix = _suffix_medians(rates)  # median of rates[s:]
-    prefix = _suffix_medians(rates[::-1])[::-1]  # median of rates[:e]
-    return np.where(end == n, suffix[np.minimum(start, n - 1)], prefix[end - 1])
 
 
 def _forms(recs: _Records, method: str, start: int, end: int) -> list[FoundRule]:
@@ -329,20 +356,22 @@ def search(run: Run, fmt: Any, samples: float, published: float, printed: str | 
     count, searched, nearby = 0, 0, 0
     for at, recs in enumerate(sets):
         for method in SEARCHED_METHODS:
-            start, end, got = _stretches(recs, method, samples)
+            layout, got = _stretches(recs, method, samples)
             searched += len(got)
-            signed = got - published
-            off = np.abs(signed)
-            good = np.flatnonzero((signed >= -tol * (1 + 1e-9)) & (signed < 2 * tol))  # rounded or truncated
-            nearby += int(np.count_nonzero(off <= CHANCE_SPAN * published))
+            off = np.abs(got - published)
+            close = np.flatnonzero(off <= CHANCE_SPAN * published)  # (NaN is never close)
+            nearby += len(close)
+            signed = got[close] - published
+            good = close[(signed >= -tol * (1 + 1e-9)) & (signed < 2 * tol)]  # rounded or truncated
             count += len(good)
-            for i in good[np.lexsort((start[good], (start[good] > 0) + (end[good] < len(recs.rates))))][: 4 * shown]:
+            start, end = layout.locate(good)
+            for i in np.lexsort((start, (start > 0).astype(int) + (end < layout.n)))[: 4 * shown]:
                 hits.append((_order(sets, method, int(start[i]), int(end[i]), at), at, method, int(start[i]),
                              int(end[i])))
-            finite = np.flatnonzero(np.isfinite(off))
-            closest = finite[np.argpartition(off[finite], NEAREST)[:NEAREST]] if len(finite) > NEAREST else finite
-            for i in closest:
-                near.append((float(off[i]), at, method, int(start[i]), int(end[i])))
+            pool = close if len(close) else np.flatnonzero(np.isfinite(off))
+            closest = pool[np.argpartition(off[pool], NEAREST)[:NEAREST]] if len(pool) > NEAREST else pool
+            start, end = layout.locate(closest)
+            near += [(float(off[i]), at, method, int(a), int(b)) for i, a, b in zip(closest, start, end, strict=True)]
     hits.sort()
     own = None if reported is None else _scored(
         FoundRule(REPORTED), "the figure the run reports in its log (benchbook analyze's reported_throughput)",
@@ -361,19 +390,17 @@ def search(run: Run, fmt: Any, samples: float, published: float, printed: str | 
 
 def _unique(run: Run, fmt: Any, sets: list[_Records], picks: list[tuple], samples: float, published: float,
             tol: float, known: set, limit: int, any_distance: bool = False) -> list[Candidate]:
-    """The picked stretches as rules, checked by the engine: each value once, none a named rule gives."""
+    """The picked stretches as rules (each as a skip and as the last N), checked by the engine: each value
+    once, none a named rule gives."""
     out: list[Candidate] = []
     seen = set(known)
     for at, method, start, end in picks:
-        for rule in _forms(sets[at], method, start, end):
-            cand = _candidate(run, fmt, rule, samples, published, tol)
-            if cand.value is None or (cand.value in seen and not (out and out[-1].value == cand.value
-                                                                  and out[-1].rule.base == rule.base)):
-                continue
-            if not (cand.reproduces or any_distance):
-                continue
-            seen.add(cand.value)
-            out.append(cand)
-            if len(out) >= limit:
-                return out
+        forms = [_candidate(run, fmt, rule, samples, published, tol) for rule in _forms(sets[at], method, start, end)]
+        value = forms[0].value
+        if value is None or value in seen or not (forms[0].reproduces or any_distance):
+            continue
+        seen.add(value)
+        out += forms
+        if len(out) >= limit:
+            return out[:limit]
     return out

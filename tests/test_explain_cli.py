@@ -77,11 +77,36 @@ def test_the_table_of_a_reference_says_each_table_s_rule_and_the_cells_that_foll
     assert main(["explain", str(TF1_BERT), "--reference", "ngc_tf1_bert"]) == 0
     out = capsys.readouterr().out
 
-    assert "table V100: 3 of 6 cells follow --rule perf (its numbers rounded to their printed digits)" in out
+    assert ("ngc_tf1_bert table V100: 3 of 6 cells follow --rule perf (its numbers rounded to their printed "
+            "digits)") in out
     assert "V100: 32 GPUs, batch 96, amp (16142.9): --rule perf_from_3\n" in out
     assert ("V100: 32 GPUs, batch 96, fp32 (4238.53): --rule perf --skip-records 9 (truncated, unlike the table) "
             "(likely a fit)") in out
-    assert "table A100: 4 of 4 cells follow --rule perf" in out
+    assert "ngc_tf1_bert table A100: 4 of 4 cells follow --rule perf" in out
+
+
+def test_two_editions_of_a_table_say_which_rule_each_follows_and_where_it_changed(tmp_path, capsys, monkeypatch):
+    """Two editions of one publisher's table over the same logs: the first printed the mean of every record,
+    the second the mean of the last 20 (the 2020 NGC TF1 BERT edition's arithmetic)."""
+    runs = {(1, "amp"): _rates(60, seed=21), (8, "amp"): _rates(70, seed=22, centre=7000.0)}
+    for gpus, _ in runs:
+        write_log(tmp_path / f"tf_bert_pretraining_lamb_base_fp16_bs96_gpu{gpus}.log", [runs[gpus, "amp"]], gpus=gpus)
+    refs = tmp_path / "references"
+    refs.mkdir()
+    for name, pick in (("edition_2019", lambda r: r), ("edition_2020", lambda r: r[-20:])):
+        rows = "\n".join(f"  - {{gpus: {g}, batch_size: 96, precision: {p}, throughput: "
+                         f"{statistics.fmean(pick(r)):.3f}}}" for (g, p), r in runs.items())
+        (refs / f"{name}.yaml").write_text(
+            f"schema_version: 1\ntitle: {name}\nmodel: bert_tf\nstatistic: one run\nsource: {{title: t}}\n"
+            f"hardware: {{gpu: V100-SXM2-32GB, gpus_per_node: 8}}\nsoftware: {{}}\nrows:\n{rows}\n")
+    monkeypatch.setenv("BENCHBOOK_REFERENCES", str(refs))
+
+    assert main(["explain", str(tmp_path), "--reference", "edition_2019", "--reference", "edition_2020"]) == 0
+    out = capsys.readouterr().out
+
+    assert "edition_2019: 2 of 2 cells follow --rule perf (" in out
+    assert "edition_2020: 2 of 2 cells follow --rule perf --tail 20 (" in out
+    assert "the rule changed from edition_2019 (--rule perf) to edition_2020 (--rule perf --tail 20)" in out
 
 
 def test_errors_name_the_option_the_file_or_the_reference(tmp_path, capsys):

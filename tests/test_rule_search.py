@@ -17,7 +17,7 @@ from benchbook.logs.explain import explain, logged_runs
 from benchbook.logs.rule_search import _suffix_medians, digits, half_unit
 from benchbook.logs.rules import Rule
 
-HEAD = ["+ bash scripts/run_pretraining_lamb.sh 96 64 8 7.5e-4 5e-4 fp16 true 8 2000 200 50 200 88 512 base",
+HEAD = ["+ bash scripts/run_pretraining_lamb.sh 96 64 8 7.5e-4 5e-4 fp16 true {gpus} 2000 200 50 200 88 512 base",
         "INFO:tensorflow:  max_seq_length: 128", "INFO:tensorflow:  train_batch_size: 96",
         "INFO:tensorflow:  num_accumulation_steps: 88", "INFO:tensorflow:  amp: True",
         "INFO:tensorflow:***** Running training *****"]
@@ -27,12 +27,13 @@ def _rates(n: int, seed: int, centre: float = 1000.0) -> list[float]:
     return np.random.default_rng(seed).normal(centre, 40.0, n).round(3).tolist()
 
 
-def write_log(path, rates_by_rank: list[list[float]], iterations: list[int] | None = None):
-    """A TF1 BERT log: rank 0's DLLogger step lines (`Iteration: N  throughput_train : X sequences/s`), or
-    with several ranks the older release's `Rank : N` lines, every rank a line a step, 15 s a step."""
+def write_log(path, rates_by_rank: list[list[float]], iterations: list[int] | None = None, gpus: int = 8):
+    """A TF1 BERT log: the launch script's trace (its 8th argument the GPUs), rank 0's DLLogger step lines
+    (`Iteration: N  throughput_train : X sequences/s`), 15 s a step; with several ranks the older release's
+    `Rank : N` lines, of which the format reads rank 0's."""
     n = len(rates_by_rank[0])
     iterations = iterations or list(range(1, n + 1))
-    start, lines = datetime(2020, 7, 1, 10, 0, 0), list(HEAD)
+    start, lines = datetime(2020, 7, 1, 10, 0, 0), [HEAD[0].format(gpus=gpus), *HEAD[1:]]
     for k in range(n):
         for rank, rates in enumerate(rates_by_rank):
             stamp = (start + timedelta(seconds=15 * k, microseconds=rank)).strftime("%Y-%m-%d %H:%M:%S.%f")

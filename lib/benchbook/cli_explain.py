@@ -32,8 +32,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     what = e.add_mutually_exclusive_group(required=True)
     what.add_argument("--published", metavar="VALUE", help="the published number, with the digits it was printed "
                       "with (16142.9: reproduced within 0.05)")
-    what.add_argument("--reference", metavar="NAME", help="every row of a reference file (params/references/"
-                      "NAME.yaml) against the runs of its configuration")
+    what.add_argument("--reference", metavar="NAME", action="append", help="every row of a reference file "
+                      "(params/references/NAME.yaml) against the runs of its configuration; again for another "
+                      "edition of the table (which rule each follows, and where it changed)")
     e.add_argument("--measure", default="throughput", metavar="NAME",
                    help="the measure the number is (throughput, tokens_per_s, ...; default throughput)")
     e.add_argument("--run", type=int, metavar="N", help="with --published: only the run N of each file")
@@ -71,16 +72,16 @@ def _row_label(row) -> str:
     return f"{table}{row.gpus} GPUs, batch {row.batch_size}, {row.precision}"
 
 
-def _cells_of_reference(runs: list, name: str, measure: str, err: Console) -> list:
+def _cells_of_reference(runs: list, names: list[str], measure: str, err: Console) -> list:
     from .logs.explain import explain
     from .models.reference_schema import ReferenceError, load
 
     try:
-        ref = load(name)
+        refs = [load(name) for name in names]
     except ReferenceError as exc:
-        raise BenchbookError(f"--reference {name}: {exc}") from None
+        raise BenchbookError(f"--reference: {exc}") from None
     cells = []
-    for i, row in enumerate(ref.rows):
+    for ref, i, row in ((one, i, row) for one in refs for i, row in enumerate(one.rows)):
         label = _row_label(row)
         matched = [r for r in runs if _matches(row, r)]
         if not matched:
@@ -103,7 +104,7 @@ def cmd_explain(args, out: Console, err: Console) -> int:
         cells = _cells_of_value(runs, args.published, args.measure, args.run) if runs else []
     else:
         cells = _cells_of_reference(runs, args.reference, args.measure, err)
-    tables = editions(cells)
+    tables = editions(cells, key=lambda cell: (cell.extra.get("reference"), cell.extra.get("table")))
     if args.json:
         for cell in cells:
             print(json.dumps(_finite(cell.as_json()), allow_nan=False))
@@ -181,11 +182,11 @@ def _print_cells(out: Console, cells: list) -> None:
 
 def _print_tables(out: Console, tables: dict, cells: list) -> None:
     """Each table's rule (the one most of its cells follow) and the cells that follow another."""
-    for table, (rule, count, digits) in tables.items():
-        members = [c for c in cells if c.extra.get("table") == table]
-        name = f"table {table}" if table else "the reference"
+    for (reference, table), (rule, count, digits) in tables.items():
+        members = [c for c in cells if (c.extra.get("reference"), c.extra.get("table")) == (reference, table)]
+        name = f"{reference}" + (f" table {table}" if table else "")
         if rule is None:
-            print(shown(f"{name}: no cell is reproduced by any rule of the space"))
+            print(shown(f"{name}: none of its {len(members)} cells is reproduced by any rule of the space"))
             continue
         print(shown(f"{name}: {count} of {len(members)} cells follow {rule.cli()} (its numbers {digits} to "
                     "their printed digits)"))
@@ -196,3 +197,9 @@ def _print_tables(out: Console, tables: dict, cells: list) -> None:
                 unlike = f" ({best.digits}, unlike the table)" if cell.digits_unlike_table() else ""
                 unlike += " (likely a fit)" if cell.likely_fit() else ""
                 print(shown(f"  {cell.label} ({cell.printed}): {other}{unlike}"))
+    rules = {reference: [rule.cli() if rule else "none" for (r, _), (rule, _, _) in tables.items() if r == reference]
+             for reference, _ in tables}
+    for (before, was), (after, now) in zip(list(rules.items()), list(rules.items())[1:], strict=False):
+        if was != now:
+            print(shown(f"the rule changed from {before} ({', '.join(dict.fromkeys(was))}) to {after} "
+                        f"({', '.join(dict.fromkeys(now))})"))

@@ -120,7 +120,9 @@ def test_the_explain_bench_searches_a_written_log_and_the_bert_sets_within_the_l
     assert bench.main(["--records", "3000"]) == 0
     assert bench.main(["--records", "3000", "--no-sets", "--limit", "0.000001"]) == 1
     out = capsys.readouterr().out
-    assert len(re.findall(r"^explain: a log of 3000 records: read in [0-9.]+ s, searched in [0-9.]+ s \(limit "
-                          r"[0-9.]+ s; .*\); first rule: --rule perf --tail 20$", out, re.M)) == 2
+    assert len(re.findall(r"^explain: a log of one rank of 3000 records: read in [0-9.]+ s, searched in [0-9.]+ s "
+                          r"\(limit [0-9.]+ s; .*\); first rule: --rule perf --tail 20$", out, re.M)) == 2
+    assert re.search(r"^explain: a log of 8 ranks of 3000 records: .* first rule: --rule nvidia --tail 50 --rank 3 "
+                     r"--method mean$", out, re.M)
     assert re.search(r"^explain: ngc-tf1-bert against ngc_tf1_bert: 10 cells of 10 runs .* 10 reproduced$", out, re.M)
     assert out.rstrip().endswith("FAIL: searching 3000 records took more than 0.0 s")

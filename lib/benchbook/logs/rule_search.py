@@ -7,7 +7,8 @@ its printed precision (within half a unit of its last printed digit):
 - the records: those each named rule of the format reads (its `select`: the end-of-run figure left
   out, evaluation steps, a line two ranks printed), each set once;
 - a contiguous stretch of them: all, skip the first S (said also as "the last N"), the first W, or
-  skip S then W (S below a bound that keeps the search within `PAIR_BUDGET` windows a method);
+  skip S then W (S below a bound that keeps the search within `PAIR_BUDGET` windows a method, shared
+  by the record sets: a log of many ranks has as many windows in all as one of one rank);
 - the method: mean, harmonic, elapsed, last (every stretch), median (all, skip S, first W).
 
 A value reproduces the published one where it rounds to the printed digits (within half a unit of the
@@ -41,10 +42,11 @@ if TYPE_CHECKING:
     from .rules import Run
 
 SEARCHED_METHODS = ("mean", "harmonic", "elapsed", "last", "median")
-PAIR_BUDGET = 4_000_000  # skip-and-window stretches a method and record set: the bound on the skip
+PAIR_BUDGET = 4_000_000  # skip-and-window stretches a method, over all record sets: the bound on the skip
 SHOWN = 20  # reproducing found rules kept in a result (the count says how many there are)
 NEAREST = 5  # nearest found rules kept where none reproduces
 MAX_RANKS = 64  # ranks whose own records are searched (the lowest first)
+MEDIAN_BUDGET = 100_000  # records of all sets whose medians are searched, the lowest rank's sets first
 REPORTED = "reported"  # the FoundRule base of the log's own figure
 CHANCE_SPAN = 0.01  # the relative span around the published value whose values estimate the chance of a hit
 _NUMBER = re.compile(r"^[+-]?([0-9]+)(\.([0-9]+))?$")
@@ -165,7 +167,7 @@ def _record_sets(run: Run, fmt: Any) -> list[_Records]:
     from .rules import Run
 
     ranks = np.unique(run.all["rank"][~np.isnan(run.all["throughput"])]).tolist()
-    seen, out = set(), []
+    seen, out, rates_by = set(), [], {}  # a rule's rates are over every rank's records: made once
     for rank in [None, *ranks[1:MAX_RANKS]]:
         view = run if rank is None else Run(run.all, run.meta, rank)
         for named in fmt.rules:
@@ -176,7 +178,8 @@ def _record_sets(run: Run, fmt: Any) -> list[_Records]:
             if key in seen or not reads.any():
                 continue
             seen.add(key)
-            rates = rates_of(view, named)
+            how = (named.decimals, named.across_ranks)
+            rates = rates_by[how] if how in rates_by else rates_by.setdefault(how, rates_of(view, named))
             rates = rates if isinstance(view.own, slice) else rates[view.own]
             out.append(_Records(named, rank, rates[reads], view["steps"][reads], view["timestamp"][reads]))
     return out
@@ -235,13 +238,14 @@ class _Layout:
         return start, end
 
 
-def _stretches(recs: _Records, method: str, samples: float) -> tuple[_Layout, np.ndarray]:
+def _stretches(recs: _Records, method: str, samples: float, budget: int = PAIR_BUDGET
+               ) -> tuple[_Layout, np.ndarray]:
     """Every stretch of the records the method is searched over and its value (NaN where it gives none),
     from prefix sums, one skip's windows at a time (slices: no index arrays of the 4 million windows)."""
     import numpy as np
 
     rates, steps, stamps, n = recs.rates, recs.steps, recs.stamps, len(recs.rates)
-    bound = skip_bound(n) if method in ("mean", "harmonic", "elapsed") and n > 2 else 0
+    bound = skip_bound(n, budget) if method in ("mean", "harmonic", "elapsed") and n > 2 else 0
     skips = np.arange(1, bound + 1)
     suffixes = 1 if method == "last" else n  # (the last record of every skip is the same one)
     pairs = suffixes + n - 1 + np.concatenate(([0], np.cumsum(n - skips - 1)))[:-1] if bound else np.zeros(0, int)
@@ -286,9 +290,9 @@ def _stretches(recs: _Records, method: str, samples: float) -> tuple[_Layout, np
     return _Layout(n, suffixes, pairs), out
 
 
-def skip_bound(n: int) -> int:
-    """The largest skip searched with a window, for a record set of n records: all below PAIR_BUDGET."""
-    return min(n - 1, max(1, PAIR_BUDGET // max(n, 1)))
+def skip_bound(n: int, budget: int = PAIR_BUDGET) -> int:
+    """The largest skip searched with a window, for a record set of n records: the windows within `budget`."""
+    return min(n - 1, max(1, budget // max(n, 1)))
 
 
 def _forms(recs: _Records, method: str, start: int, end: int) -> list[FoundRule]:
@@ -351,12 +355,14 @@ def search(run: Run, fmt: Any, samples: float, published: float, printed: str | 
         raise ValueError(f"published value {published!r}: expected a number > 0")
     named = [_candidate(run, fmt, FoundRule(r.name, named=True), samples, published, tol) for r in fmt.rules]
     sets = _record_sets(run, fmt)
+    budget = PAIR_BUDGET // max(1, len(sets))
     hits: list[tuple] = []  # (order, set, method, start, end)
     near: list[tuple] = []  # (distance, set, method, start, end)
     count, searched, nearby = 0, 0, 0
     for at, recs in enumerate(sets):
-        for method in SEARCHED_METHODS:
-            layout, got = _stretches(recs, method, samples)
+        medians = sum(len(s.rates) for s in sets[: at + 1]) <= MEDIAN_BUDGET or at == 0
+        for method in SEARCHED_METHODS if medians else SEARCHED_METHODS[:-1]:
+            layout, got = _stretches(recs, method, samples, budget)
             searched += len(got)
             off = np.abs(got - published)
             close = np.flatnonzero(off <= CHANCE_SPAN * published)  # (NaN is never close)
@@ -382,7 +388,7 @@ def search(run: Run, fmt: Any, samples: float, published: float, printed: str | 
     nearest = [] if reproduced else _unique(run, fmt, sets, [n[1:] for n in sorted(near)], samples, published, tol,
                                        known, NEAREST, any_distance=True)
     bounds = ", ".join(f"the records {s.name} reads ({len(s.rates)}; skip S then W for S up to "
-                       f"{skip_bound(len(s.rates))})" for s in sets)
+                       f"{skip_bound(len(s.rates), budget)})" for s in sets)
     space = f"{searched:,} stretches and methods ({', '.join(SEARCHED_METHODS)}) of {bounds or 'no records'}"
     chance = nearby * 3 * tol / (2 * CHANCE_SPAN * published)  # the values near it, spread evenly, in 1.5 units
     return Search(float(published), printed, tol, named, found, count, nearest, space, own, chance)

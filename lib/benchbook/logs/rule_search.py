@@ -2,14 +2,15 @@
 
 A publisher rarely says how a table's number was computed, and changes the arithmetic quietly. The
 search tries every rule of the space a format allows and keeps those that give the published value to
-its printed precision (within half a unit of its last printed digit):
+its printed digits (below: rounded or cut):
 
 - the records: those each named rule of the format reads (its `select`: the end-of-run figure left
   out, evaluation steps, a line two ranks printed), each set once;
 - a contiguous stretch of them: all, skip the first S (said also as "the last N"), the first W, or
   skip S then W (S below a bound that keeps the search within `PAIR_BUDGET` windows a method, shared
   by the record sets: a log of many ranks has as many windows in all as one of one rank);
-- the method: mean, harmonic, elapsed, last (every stretch), median (all, skip S, first W).
+- the method: mean, harmonic, elapsed (every stretch), median (all, skip S, the first W), last (all, the
+  first W: the last record of every skip is the same).
 
 A value reproduces the published one where it rounds to the printed digits (within half a unit of the
 last) or is cut to them (within one unit above: NVIDIA's TF1 ResNet-50 page and PaddlePaddle/Perf's

@@ -113,6 +113,19 @@ def test_another_rank_s_own_records_are_found_and_the_cli_reads_that_rank(tmp_pa
         pytest.approx(statistics.fmean(rank0[10:]))  # the lowest rank's, without --rank
 
 
+def test_the_loss_scaler_s_repeats_left_out_are_found_and_the_cli_leaves_them_out(tmp_path, capsys):
+    rates = _rates(40, seed=14)
+    iterations = [1, 1, 1, 2] + list(range(3, 39))  # 'Iteration: 1' three times: the loss scaler backs off twice
+    log = write_log(tmp_path / "tf_bert.log", [rates], iterations)
+    printed = f"{statistics.fmean(rates[2:]):.4f}"  # the last 'Iteration: 1' on: each iteration once
+
+    best = _explained(log, printed).best()
+
+    assert best.rule.cli() == "--rule perf --drop-repeats"
+    assert "of the records of one iteration in a row, the last alone" in best.words
+    assert _analyze(log, "--rule", "perf", "--drop-repeats", capsys=capsys) == best.value
+
+
 def test_a_named_rule_that_gives_the_value_comes_first(tmp_path):
     rates = _rates(40, seed=5)
     iterations = [1, 1, 1, 2] + list(range(3, 39))  # the loss scaler's repeats of the first step
@@ -194,7 +207,7 @@ def test_every_stretch_of_every_method_is_the_engine_s_value_over_its_records():
     n = 9
     rates, steps = rng.uniform(500, 1500, n), rng.integers(1, 4, n).astype(float)
     stamps = np.cumsum(rng.uniform(0.5, 2.0, n))
-    recs = rule_search._Records(None, None, rates, steps, stamps)
+    recs = rule_search._Records(None, None, False, rates, steps, stamps)
     cols = {"steps": steps, "timestamp": stamps}
     for method in rule_search.SEARCHED_METHODS:
         layout, got = rule_search._stretches(recs, method, 96.0)
@@ -214,5 +227,7 @@ def test_a_tail_with_a_skip_and_a_negative_rank_are_refused_by_field():
         Rule(tail=5, skip_records=2)
     with pytest.raises(RuleError) as rank:
         Rule(rank=-1)
-    assert (tail.value.field, rank.value.field) == ("tail", "rank")
+    with pytest.raises(RuleError) as repeats:
+        Rule(drop_repeats="yes")
+    assert (tail.value.field, rank.value.field, repeats.value.field) == ("tail", "rank", "drop_repeats")
     assert "not with skip_records" in str(tail.value)

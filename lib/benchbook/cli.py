@@ -82,6 +82,8 @@ def _rule_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--tail", type=int, metavar="N", help="measure only the last N records (not with --skip-records)")
     g.add_argument("--window", type=int, metavar="N", help="use at most N records after the warm-up")
     g.add_argument("--rank", type=int, metavar="N", help="read rank N's records (default: the lowest rank's)")
+    g.add_argument("--drop-repeats", action="store_const", const=True, help="of the records of one iteration in "
+                   "a row (the loss scaler's overflows), read the last alone")
     g.add_argument("--method", choices=sorted(METHODS), help="how to average the measured records")
     g.add_argument("--tolerance", type=float, default=DEFAULT_TOLERANCE,
                    help="relative gap to the reported value that warns")
@@ -95,7 +97,8 @@ def _analysis(args) -> Analysis:
 
     try:  # the one validation of a rule (logs/rules.py), the name checked against the formats' rules
         rule = parsers.choose(args.log_format, name=args.rule, skip_records=args.skip_records, window=args.window,
-                              method=args.method, tolerance=args.tolerance, tail=args.tail, rank=args.rank)
+                              method=args.method, tolerance=args.tolerance, tail=args.tail, rank=args.rank,
+                              drop_repeats=args.drop_repeats)
     except RuleError as exc:
         option = "rule" if exc.field == "name" else exc.field.replace("_", "-")
         raise BenchbookError(f"invalid throughput rule: --{option}: {exc}") from None

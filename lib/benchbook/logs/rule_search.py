@@ -5,7 +5,8 @@ search tries every rule of the space a format allows and keeps those that give t
 its printed digits (below: rounded or cut):
 
 - the records: those each named rule of the format reads (its `select`: the end-of-run figure left
-  out, evaluation steps, a line two ranks printed), each set once;
+  out, evaluation steps, a line two ranks printed), and the same without the records of an iteration
+  logged again after them (the loss scaler's overflows), each set once, on each rank;
 - a contiguous stretch of them: all, skip the first S (said also as "the last N"), the first W, or
   skip S then W (S below a bound that keeps the search within `PAIR_BUDGET` windows a method, shared
   by the record sets: a log of many ranks has as many windows in all as one of one rank);
@@ -30,6 +31,7 @@ skipped from the start, then the fewest dropped from the end.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from dataclasses import dataclass, field
@@ -73,6 +75,7 @@ class FoundRule:
     tail: int | None = None
     window: int | None = None
     rank: int | None = None
+    drop_repeats: bool = False
     named: bool = False
 
     def options(self) -> dict[str, Any]:
@@ -80,16 +83,16 @@ class FoundRule:
         if self.base == REPORTED:
             return {}
         parts = {"name": self.base, "skip_records": self.skip, "tail": self.tail, "window": self.window,
-                 "rank": self.rank, "method": self.method}
+                 "rank": self.rank, "drop_repeats": self.drop_repeats or None, "method": self.method}
         return {k: v for k, v in parts.items() if v is not None}
 
     def cli(self) -> str:
         """The rule as the options of `benchbook analyze`."""
         flags = {"name": "--rule", "skip_records": "--skip-records", "tail": "--tail", "window": "--window",
-                 "rank": "--rank", "method": "--method"}
+                 "rank": "--rank", "drop_repeats": "--drop-repeats", "method": "--method"}
         if self.base == REPORTED:
             return "reported_throughput (the log's own figure)"
-        return " ".join(f"{flags[k]} {v}" for k, v in self.options().items())
+        return " ".join(flags[k] if v is True else f"{flags[k]} {v}" for k, v in self.options().items())
 
     def rule(self) -> Rule:
         return Rule(**self.options())
@@ -151,13 +154,15 @@ class _Records:
 
     rule: NamedRule
     rank: int | None  # None: the lowest rank's (the engine's default)
+    drop_repeats: bool  # without the records of an iteration logged again after them
     rates: np.ndarray
     steps: np.ndarray
     stamps: np.ndarray
 
     @property
     def name(self) -> str:
-        return self.rule.name + ("" if self.rank is None else f" on rank {self.rank}")
+        return (self.rule.name + (" without repeats" if self.drop_repeats else "")
+                + ("" if self.rank is None else f" on rank {self.rank}"))
 
 
 def _record_sets(run: Run, fmt: Any) -> list[_Records]:
@@ -171,10 +176,10 @@ def _record_sets(run: Run, fmt: Any) -> list[_Records]:
     seen, out, rates_by = set(), [], {}  # a rule's rates are over every rank's records: made once
     for rank in [None, *ranks[1:MAX_RANKS]]:
         view = run if rank is None else Run(run.all, run.meta, rank)
-        for named in fmt.rules:
+        for named, drop in ((named, drop) for named in fmt.rules for drop in (False, True)):
             if named.words or named.method == "epochs" and named.select is None:
                 continue  # no average of rates (MLLOG's time to train), or MXNet's whole-run epochs
-            reads = reads_of(view, named)
+            reads = reads_of(view, dataclasses.replace(named, drop_repeats=drop) if drop else named)
             key = (rank, reads.tobytes(), named.decimals, named.across_ranks)
             if key in seen or not reads.any():
                 continue
@@ -182,7 +187,7 @@ def _record_sets(run: Run, fmt: Any) -> list[_Records]:
             how = (named.decimals, named.across_ranks)
             rates = rates_by[how] if how in rates_by else rates_by.setdefault(how, rates_of(view, named))
             rates = rates if isinstance(view.own, slice) else rates[view.own]
-            out.append(_Records(named, rank, rates[reads], view["steps"][reads], view["timestamp"][reads]))
+            out.append(_Records(named, rank, drop, rates[reads], view["steps"][reads], view["timestamp"][reads]))
     return out
 
 
@@ -303,9 +308,10 @@ def _forms(recs: _Records, method: str, start: int, end: int) -> list[FoundRule]
     how = None if method == named.method else method
     skip_own = named.mark_warmup is None and named.tail is None and (named.skip or 0) == start
     base = named.name
-    out = [FoundRule(base, how, None if skip_own else start, None, window, recs.rank)]
+    out = [FoundRule(base, how, None if skip_own else start, None, window, recs.rank, recs.drop_repeats)]
     if start > 0:  # the same stretch as the last N records: said first where N is the smaller number
-        out.insert(0 if n - start < start else 1, FoundRule(base, how, None, n - start, window, recs.rank))
+        out.insert(0 if n - start < start else 1,
+                   FoundRule(base, how, None, n - start, window, recs.rank, recs.drop_repeats))
     return out
 
 
@@ -337,7 +343,8 @@ def _order(recs: list[_Records], method: str, start: int, end: int, base_at: int
     then the fewest records skipped from the start, then dropped from the end."""
     records = recs[base_at]
     n = len(records.rates)
-    options = (start > 0) + (end < n) + (method != records.rule.method) + (records.rank is not None)
+    options = (start > 0) + (end < n) + (method != records.rule.method) + (records.rank is not None) + \
+        records.drop_repeats
     return options, start, n - end, SEARCHED_METHODS.index(method), base_at
 
 

@@ -64,6 +64,8 @@ class NamedRule:
     across_ranks : each record's rate is first the median of that record (epoch, iteration) over
         every rank that logged it.
     rank : the rank whose records it reads (None: the lowest that logged), where ranks log their own rates.
+    drop_repeats : of the records that log one iteration in a row (the loss scaler's overflows, TF1 BERT's
+        repeated `Iteration: 1`), it reads the last alone.
     """
 
     name: str
@@ -78,6 +80,7 @@ class NamedRule:
     decimals: int | None = None
     across_ranks: bool = False
     rank: int | None = None
+    drop_repeats: bool = False
     words: str | None = None  # the rule in words where it is no average of rates (MLLOG's time to train)
 
     def describe(self) -> str:
@@ -90,6 +93,8 @@ class NamedRule:
             extra.append("each record the median over the ranks that logged it")
         if self.rank is not None:
             extra.append(f"rank {self.rank}'s records")
+        if self.drop_repeats:
+            extra.append("of the records of one iteration in a row, the last alone")
         if self.decimals is not None:
             extra.append(f"rates and result rounded to {self.decimals} decimals")
         extra_text = f" ({'; '.join(extra)})" if extra else ""
@@ -109,6 +114,7 @@ class Rule:
     skip_records: int | None = None  # leading records of each run the analysis skips as warm-up
     tail: int | None = None  # only the last N records of each run are measured (the others are warm-up)
     rank: int | None = None  # the rank whose records are read (None: the lowest that logged)
+    drop_repeats: bool | None = None  # True: of the records of one iteration in a row, read the last alone
     window: int | None = None  # records to use after the warm-up (all if unset)
     method: str | None = None  # how to average: one of METHODS
     tolerance: float = DEFAULT_TOLERANCE  # relative gap to the reported value that earns a warning
@@ -120,6 +126,8 @@ class Rule:
         "tail": "a whole number >= 1 (only the last N records are measured), or None; not with skip_records",
         "window": "a whole number >= 1 (records used after the warm-up), or None for all",
         "rank": "a whole number >= 0 (the rank whose records are read), or None for the lowest",
+        "drop_repeats": "True (read the last of the records of one iteration in a row), False, or None for the "
+                        "rule's own",
         "method": f"one of {', '.join(METHODS)}, or None for the rule's own",
         "tolerance": "a number > 0 (relative gap to the reported value that warns)",
     }
@@ -131,6 +139,7 @@ class Rule:
             "tail": self.tail is None or (_whole(self.tail) and self.tail >= 1 and self.skip_records is None),
             "window": self.window is None or (_whole(self.window) and self.window >= 1),
             "rank": self.rank is None or (_whole(self.rank) and self.rank >= 0),
+            "drop_repeats": self.drop_repeats is None or isinstance(self.drop_repeats, bool),
             "method": self.method is None or self.method in METHODS,
             "tolerance": isinstance(self.tolerance, (int, float)) and not isinstance(self.tolerance, bool)
                          and 0 < self.tolerance < float("inf"),
@@ -155,6 +164,8 @@ class Rule:
             parts["window"] = self.window
         if self.rank is not None:
             parts["rank"] = self.rank
+        if self.drop_repeats is not None:
+            parts["drop_repeats"] = self.drop_repeats
         if self.method is not None:
             parts["method"] = self.method
         return dataclasses.replace(named, **parts) if parts else named
@@ -170,6 +181,8 @@ class Rule:
             parts.append(f"at most {self.window} records")
         if self.rank is not None:
             parts.append(f"rank {self.rank}'s records")
+        if self.drop_repeats:
+            parts.append("the last of the records of one iteration in a row")
         if self.method:
             parts.append(self.method)
         if self.tolerance != DEFAULT_TOLERANCE:
@@ -289,6 +302,10 @@ def reads_of(run: Run, rule: NamedRule) -> np.ndarray:
     reads = ~np.isnan(run["throughput"])
     if rule.select is not None:
         reads &= np.asarray(rule.select(run), dtype=bool)
+    if rule.drop_repeats:  # a read record whose iteration the next read record logs again
+        at = np.flatnonzero(reads)
+        iteration = run["iteration"][at]
+        reads[at[:-1][iteration[:-1] == iteration[1:]]] = False
     return reads
 
 

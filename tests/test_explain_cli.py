@@ -112,7 +112,10 @@ def test_two_editions_of_a_table_say_which_rule_each_follows_and_where_it_change
 def test_errors_name_the_option_the_file_or_the_reference(tmp_path, capsys):
     log = write_log(tmp_path / "tf_bert.log", [_rates(10, seed=13)])
     assert main(["explain", str(log), "--published", "12,5"]) == 2
-    assert "'12,5' is not a number as a table prints it" in capsys.readouterr().err
+    assert "published value '12,5': expected a number as a table prints it" in capsys.readouterr().err
+    for wrong in ("-5", "0.000", "1e5", "nan", ""):
+        assert main(["explain", str(log), "--published", wrong]) == 2, wrong
+        assert f"published value {wrong!r}: expected a number" in capsys.readouterr().err
     assert main(["explain", str(log), "--reference", "no_such_reference"]) == 2
     assert "no_such_reference" in capsys.readouterr().err
     assert main(["explain", str(log), "--published", "100.0", "--measure", "mfu"]) == 2

@@ -71,6 +71,20 @@ def test_the_mean_of_the_last_20_records_is_found_first_and_the_cli_gives_it_aga
     assert [c.reproduces for c in cell.found.named] == [False] * 4  # nvidia (no figure), perf, perf_from_3, steady
 
 
+def test_every_rule_the_search_names_gives_its_value_again_through_the_analysis(tmp_path):
+    from benchbook import analyze
+
+    rates = _rates(50, seed=15)
+    log = write_log(tmp_path / "tf_bert.log", [rates], [1, 1, 2] + list(range(3, 50)))
+    cell = _explained(log, f"{statistics.fmean(rates[10:30]):.2f}")  # 2 decimals: several rules give it
+
+    shown = [c for c in cell.found.candidates() if c.value is not None]
+    assert len(cell.found.found) >= 3 and len(shown) >= 7
+    for c in shown:
+        got = analyze([log], rule=c.rule.rule()).runs["recomputed_throughput"].iloc[0]
+        assert got == c.value, c.rule.cli()
+
+
 def test_a_harmonic_mean_after_a_skip_is_found_first(tmp_path, capsys):
     rates = _rates(120, seed=2)
     log = write_log(tmp_path / "tf_bert.log", [rates])

@@ -150,10 +150,10 @@ class Cell:
 def explain(logged: LoggedRun, printed: str, measure: str = "throughput", label: str = "") -> Cell:
     """The search for one published number (as printed) on one run."""
     try:
-        tolerance = half_unit(printed)
-        published = float(printed)
-    except ValueError as exc:
-        raise BenchbookError(f"published value: {exc}") from None
+        tolerance, published = half_unit(printed), float(printed)
+    except ValueError:
+        raise BenchbookError(f"published value {printed!r}: expected a number as a table prints it (digits, a "
+                             "point and digits)") from None
     if not (math.isfinite(published) and published > 0):
         raise BenchbookError(f"published value {printed!r}: expected a number > 0")
     scale = measure_scale(logged, measure)

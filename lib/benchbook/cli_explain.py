@@ -125,10 +125,16 @@ def _finite(value):
     return value
 
 
-def _distance(c, scale: float) -> str:
+def _number(value: float, printed: str) -> str:
+    """A value with three digits more than the published number was printed with: 16142.922 for 16142.9."""
+    decimals = len(printed.partition(".")[2]) + 3
+    return f"{value:.{decimals}f}"
+
+
+def _distance(c, cell) -> str:
     if c.value is None:
         return f"{c.rule.cli()}: no value"
-    return f"{c.rule.cli()}: {c.value * scale:.6g} ({100 * c.relative_distance:+.4f}%)"
+    return f"{c.rule.cli()}: {_number(c.value * cell.scale, cell.printed)} ({100 * c.relative_distance:+.4f}%)"
 
 
 def _explanation(cell) -> tuple[str, str, str, list[str]]:
@@ -138,14 +144,14 @@ def _explanation(cell) -> tuple[str, str, str, list[str]]:
         kind = {"named": "named rule", "reported": "the log's own figure"}.get(cell.verdict(),
                                                                               "found rule, no named rule gives it")
         said = f"{best.rule.cli()} [{kind}, {best.digits}]: {best.words.split(' [')[0]}"  # (source: benchbook formats)
-        value, distance = f"{best.value * cell.scale:.6g}", f"{100 * best.relative_distance:+.5f}%"
+        value, distance = _number(best.value * cell.scale, cell.printed), f"{100 * best.relative_distance:+.5f}%"
     else:
         said, value, distance = "no rule within the printed precision", "-", "-"
     also = [f"{cell.found.found_count} stretch(es) and method(s) of the searched space give it "
             f"(about {cell.found.chance:.2g} expected by chance in a space this size)"]
     own = [cell.found.reported] if cell.found.reported is not None else []
-    also += [f"named {_distance(c, cell.scale)}" for c in cell.found.named + own if c is not best]
-    also += [f"nearest {_distance(c, cell.scale)}" for c in cell.found.nearest[:NEAREST_SHOWN]]
+    also += [f"named {_distance(c, cell)}" for c in cell.found.named + own if c is not best]
+    also += [f"nearest {_distance(c, cell)}" for c in cell.found.nearest[:NEAREST_SHOWN]]
     if cell.edition_rule is not None and cell.extra.get("reference"):
         also.append(f"the table's rule {cell.edition_rule.cli()} (its numbers {cell.edition_digits}): "
                     f"{'gives it' if cell.follows(cell.edition_rule) else 'does not give it'}")

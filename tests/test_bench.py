@@ -111,3 +111,18 @@ def test_the_data_files_bench_times_a_reports_tables_against_its_publish(capsys)
     assert bench.main(["--repeat", "1", "--check", "0"]) == 1  # any share is over a limit of nothing
     out = capsys.readouterr().out
     assert "publish  best" in out and "data     best" in out and "data / publish of ngc-tf1-resnet50: " in out
+
+
+def test_the_explain_bench_searches_a_written_log_and_the_bert_sets_within_the_limit(capsys):
+    spec = importlib.util.spec_from_file_location("bench_explain", ROOT / "bench" / "bench_explain.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    assert bench.main(["--records", "3000"]) == 0
+    assert bench.main(["--records", "3000", "--no-sets", "--limit", "0.000001"]) == 1
+    out = capsys.readouterr().out
+    assert len(re.findall(r"^explain: a log of one rank of 3000 records: read in [0-9.]+ s, searched in [0-9.]+ s "
+                          r"\(limit [0-9.]+ s; .*\); first rule: --rule perf --tail 20$", out, re.M)) == 2
+    assert re.search(r"^explain: a log of 8 ranks of 3000 records: .* first rule: --rule nvidia --tail 50 --rank 3 "
+                     r"--method mean$", out, re.M)
+    assert re.search(r"^explain: ngc-tf1-bert against ngc_tf1_bert: 10 cells of 10 runs .* 10 reproduced$", out, re.M)
+    assert out.rstrip().endswith("FAIL: searching 3000 records took more than 0.0 s")

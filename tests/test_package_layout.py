@@ -18,7 +18,7 @@ STAGES = ("core", "logs", "studies", "reports", "environment", "models", "worklo
 # Bottom to top: a module imports only from its own layer and those below it. `benchbook` is the
 # package's `__init__` (its lazy `analyze` and `Rule` come from logs/).
 LAYERS = ("errors", "core", "workloads", "runfolder", "logs", "environment", "models", "benchbook", "studies",
-          "reports", "mlperf", "cli_env", "cli", "__main__")
+          "reports", "mlperf", "cli_env", "cli_explain", "cli", "__main__")
 
 
 def module_name(path: Path, root: Path = LIB.parent) -> str:
@@ -58,7 +58,7 @@ def test_the_stages_are_packages():
     for stage in STAGES:
         assert (LIB / stage / "__init__.py").is_file(), stage
     flat = sorted(p.name for p in LIB.glob("*.py"))
-    assert flat == ["__init__.py", "__main__.py", "cli.py", "cli_env.py", "errors.py"]
+    assert flat == ["__init__.py", "__main__.py", "cli.py", "cli_env.py", "cli_explain.py", "errors.py"]
     assert {p.name for p in LIB.iterdir() if (p / "__init__.py").is_file()} == set(STAGES)
 
 

@@ -40,11 +40,12 @@ if TYPE_CHECKING:
 # Commands whose arguments are declared beside their code, which costs an import (pydantic, the
 # study loader): their module is imported only when the command line names them.
 LAZY_COMMANDS = {"check": ("studies.checks", "add_check_parser"), "env": ("cli_env", "add_parsers"),
-                 "mlperf": ("mlperf.cli", "add_parsers")}
+                 "mlperf": ("mlperf.cli", "add_parsers"), "explain": ("cli_explain", "add_parsers")}
 LAZY_HELP = {"check": "check what a study needs (docker, image, GPUs, ssh, code, data) and say how to fix what "
                       "is missing",
              "env": "capture the environment: GPUs, driver, CUDA, framework, container, code",
-             "mlperf": "score MLPerf Training result folders (result_N.txt) by the MLPerf rule, read-only"}
+             "mlperf": "score MLPerf Training result folders (result_N.txt) by the MLPerf rule, read-only",
+             "explain": "which rules reproduce a published number from its log, and how far each named rule lands"}
 LIFT_CAPS_ENV = "BENCHBOOK_ALLOW_LARGE_STUDY"  # study.LIFT_CAPS_ENV (tests/test_cli.py keeps them the same)
 
 
@@ -78,7 +79,11 @@ def _rule_args(p: argparse.ArgumentParser) -> None:
                    "--skip-records/--window/--method override its parts")
     g.add_argument("--skip-records", "--warmup", dest="skip_records", type=int, metavar="N",
                    help="skip the first N records of each run as warm-up (--warmup is the same option)")
+    g.add_argument("--tail", type=int, metavar="N", help="measure only the last N records (not with --skip-records)")
     g.add_argument("--window", type=int, metavar="N", help="use at most N records after the warm-up")
+    g.add_argument("--rank", type=int, metavar="N", help="read rank N's records (default: the lowest rank's)")
+    g.add_argument("--drop-repeats", action="store_const", const=True, help="of the records of one iteration in "
+                   "a row (the loss scaler's overflows), read the last alone")
     g.add_argument("--method", choices=sorted(METHODS), help="how to average the measured records")
     g.add_argument("--tolerance", type=float, default=DEFAULT_TOLERANCE,
                    help="relative gap to the reported value that warns")
@@ -92,7 +97,8 @@ def _analysis(args) -> Analysis:
 
     try:  # the one validation of a rule (logs/rules.py), the name checked against the formats' rules
         rule = parsers.choose(args.log_format, name=args.rule, skip_records=args.skip_records, window=args.window,
-                              method=args.method, tolerance=args.tolerance)
+                              method=args.method, tolerance=args.tolerance, tail=args.tail, rank=args.rank,
+                              drop_repeats=args.drop_repeats)
     except RuleError as exc:
         option = "rule" if exc.field == "name" else exc.field.replace("_", "-")
         raise BenchbookError(f"invalid throughput rule: --{option}: {exc}") from None

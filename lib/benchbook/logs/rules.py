@@ -7,7 +7,7 @@ pydantic: numpy is imported by the functions that apply a rule.
 - `NamedRule`: a rule a format declares in its own module (`LogFormat.rules`, its default, `nvidia`,
   first): the arithmetic of the script that printed a published number, with that script's source.
   `nvidia` is NVIDIA's script; `dlperf` Oneflow-Inc/DLPerf's extract scripts; `perf` PaddlePaddle's.
-- `Rule`: what a user chose (`--rule`, `--skip-records`, `--window`, `--method`, `--tolerance`, and
+- `Rule`: what a user chose (`--rule`, `--skip-records`, `--tail`, `--window`, `--method`, `--tolerance`, and
   the notebook parameters of the same names), validated once, here, on construction: `RuleError`
   names the field. `Rule.resolve(format)` gives the format's named rule with the user's parts put in
   place of its own: the one frozen object the analysis applies and `NamedRule.describe` puts in words.
@@ -57,10 +57,15 @@ class NamedRule:
     select : (Run) -> boolean array of the records the rule reads (None: every record); the
         others are neither warm-up nor measured.
     skip : the first N records it reads are warm-up (where mark_warmup is None).
+    tail : only the last N records it reads are measured, the others warm-up (where set: skip and
+        mark_warmup are then None); a publisher's "mean of the last 20 logged rates".
     window : at most this many records after the warm-up.
     decimals : each rate is rounded to this many decimals before averaging, and so is the result.
     across_ranks : each record's rate is first the median of that record (epoch, iteration) over
         every rank that logged it.
+    rank : the rank whose records it reads (None: the lowest that logged), where ranks log their own rates.
+    drop_repeats : of the records that log one iteration in a row (the loss scaler's overflows, TF1 BERT's
+        repeated `Iteration: 1`), it reads the last alone.
     verdict : (Run) -> (status, why or None): the run's status as the rule's own script defines it
         (dgxc-benchmarking's SUCCESS, INCOMPLETE, INVALID_GRAD_NORM), the runs' `rule_status`; or None.
     """
@@ -73,8 +78,11 @@ class NamedRule:
     select: Callable[[Any], Any] | None = None
     skip: int | None = None
     window: int | None = None
+    tail: int | None = None
     decimals: int | None = None
     across_ranks: bool = False
+    rank: int | None = None
+    drop_repeats: bool = False
     words: str | None = None  # the rule in words where it is no average of rates (MLLOG's time to train)
     verdict: Callable[[Any], tuple[str, str | None]] | None = None
 
@@ -86,6 +94,10 @@ class NamedRule:
         extra = []
         if self.across_ranks:
             extra.append("each record the median over the ranks that logged it")
+        if self.rank is not None:
+            extra.append(f"rank {self.rank}'s records")
+        if self.drop_repeats:
+            extra.append("of the records of one iteration in a row, the last alone")
         if self.decimals is not None:
             extra.append(f"rates and result rounded to {self.decimals} decimals")
         extra_text = f" ({'; '.join(extra)})" if extra else ""
@@ -103,6 +115,9 @@ class Rule:
 
     name: str | None = None  # the format's named rule to start from; None: its default (nvidia)
     skip_records: int | None = None  # leading records of each run the analysis skips as warm-up
+    tail: int | None = None  # only the last N records of each run are measured (the others are warm-up)
+    rank: int | None = None  # the rank whose records are read (None: the lowest that logged)
+    drop_repeats: bool | None = None  # True: of the records of one iteration in a row, read the last alone
     window: int | None = None  # records to use after the warm-up (all if unset)
     method: str | None = None  # how to average: one of METHODS
     tolerance: float = DEFAULT_TOLERANCE  # relative gap to the reported value that earns a warning
@@ -111,7 +126,11 @@ class Rule:
         "name": "a format's named rule (benchbook formats), or None for each format's default",
         "skip_records": "a whole number >= 0 (records skipped as warm-up; not the script's own --warmup_steps), "
                         "or None for the rule's own",
+        "tail": "a whole number >= 1 (only the last N records are measured), or None; not with skip_records",
         "window": "a whole number >= 1 (records used after the warm-up), or None for all",
+        "rank": "a whole number >= 0 (the rank whose records are read), or None for the lowest",
+        "drop_repeats": "True (read the last of the records of one iteration in a row), False, or None for the "
+                        "rule's own",
         "method": f"one of {', '.join(METHODS)}, or None for the rule's own",
         "tolerance": "a number > 0 (relative gap to the reported value that warns)",
     }
@@ -120,7 +139,10 @@ class Rule:
         ok = {
             "name": self.name is None or (isinstance(self.name, str) and self.name != ""),
             "skip_records": self.skip_records is None or (_whole(self.skip_records) and self.skip_records >= 0),
+            "tail": self.tail is None or (_whole(self.tail) and self.tail >= 1 and self.skip_records is None),
             "window": self.window is None or (_whole(self.window) and self.window >= 1),
+            "rank": self.rank is None or (_whole(self.rank) and self.rank >= 0),
+            "drop_repeats": self.drop_repeats is None or isinstance(self.drop_repeats, bool),
             "method": self.method is None or self.method in METHODS,
             "tolerance": isinstance(self.tolerance, (int, float)) and not isinstance(self.tolerance, bool)
                          and 0 < self.tolerance < float("inf"),
@@ -139,8 +161,14 @@ class Rule:
         parts: dict[str, Any] = {}
         if self.skip_records is not None:
             parts.update(skip=self.skip_records, mark_warmup=None, warmup=f"the first {self.skip_records} records")
+        if self.tail is not None:
+            parts.update(tail=self.tail, skip=None, mark_warmup=None, warmup=f"all but the last {self.tail} records")
         if self.window is not None:
             parts["window"] = self.window
+        if self.rank is not None:
+            parts["rank"] = self.rank
+        if self.drop_repeats is not None:
+            parts["drop_repeats"] = self.drop_repeats
         if self.method is not None:
             parts["method"] = self.method
         return dataclasses.replace(named, **parts) if parts else named
@@ -150,8 +178,14 @@ class Rule:
         parts = [f"the {self.name} rule"] if self.name else []
         if self.skip_records is not None:
             parts.append(f"skip the first {self.skip_records} records")
+        if self.tail is not None:
+            parts.append(f"only the last {self.tail} records")
         if self.window is not None:
             parts.append(f"at most {self.window} records")
+        if self.rank is not None:
+            parts.append(f"rank {self.rank}'s records")
+        if self.drop_repeats:
+            parts.append("the last of the records of one iteration in a row")
         if self.method:
             parts.append(self.method)
         if self.tolerance != DEFAULT_TOLERANCE:
@@ -161,17 +195,19 @@ class Rule:
 
 class Run:
     """A run's records (`all`: views of the file's columns, every rank; `run[name]`: its lowest
-    rank's, the records a rule reads) and its metadata."""
+    rank's, or `rank`'s where given, the records a rule reads) and its metadata."""
 
     __slots__ = ("all", "meta", "own", "_cache")
 
-    def __init__(self, columns: dict[str, np.ndarray], meta: dict) -> None:
+    def __init__(self, columns: dict[str, np.ndarray], meta: dict, rank: int | None = None) -> None:
         import numpy as np
 
         self.all, self.meta, self._cache = columns, meta, {}
-        rank = columns["rank"]
-        lowest = rank == rank.min() if len(rank) else np.ones(0, dtype=bool)
-        self.own = slice(None) if lowest.all() else np.flatnonzero(lowest)  # the lowest rank's rows of `all`
+        ranks = columns["rank"]
+        if not len(ranks):
+            ranks = np.zeros(0, dtype=np.int64)
+        mine = ranks == (ranks.min() if rank is None and len(ranks) else rank)
+        self.own = slice(None) if mine.all() else np.flatnonzero(mine)  # the rank's rows of `all`
 
     def __getitem__(self, name: str) -> np.ndarray:
         """A column of the lowest rank's records."""
@@ -235,10 +271,12 @@ def apply(run: Run, rule: NamedRule, samples: float) -> tuple[np.ndarray, np.nda
     same (epoch, iteration) where it says so (DLPerf's MXNet script), and so is its value."""
     import numpy as np
 
-    reads = ~np.isnan(run["throughput"])
-    if rule.select is not None:
-        reads &= np.asarray(rule.select(run), dtype=bool)
-    if rule.mark_warmup is None:  # the first records (of those the rule reads, if it chooses them)
+    if rule.rank is not None:  # another rank's records than the lowest's
+        run = Run(run.all, run.meta, rule.rank)
+    reads = reads_of(run, rule)
+    if rule.tail is not None:  # the last `tail` records it reads
+        warm = (np.cumsum(reads) <= np.count_nonzero(reads) - rule.tail) & reads
+    elif rule.mark_warmup is None:  # the first records (of those the rule reads, if it chooses them)
         at = np.arange(len(reads)) if rule.select is None else np.cumsum(reads) - 1
         warm = (at < (rule.skip or 0)) & reads
     else:
@@ -248,14 +286,7 @@ def apply(run: Run, rule: NamedRule, samples: float) -> tuple[np.ndarray, np.nda
         use &= np.cumsum(use) <= rule.window
     warm, use = run.on_all(warm), run.on_all(use)
 
-    rates = run.all["throughput"]
-    if rule.decimals is not None:
-        rates = np.array([round(r, rule.decimals) for r in rates.tolist()], dtype=float)
-    if rule.across_ranks and len(rates):
-        import pandas as pd  # here alone: a grouped median, for the one rule that reads every rank
-
-        keys = pd.DataFrame({"epoch": run.all["epoch"], "iteration": run.all["iteration"], "rate": rates})
-        rates = keys.groupby(["epoch", "iteration"], sort=False)["rate"].transform("median").to_numpy()
+    rates = rates_of(run, rule)
     epochs: list[EpochRate] = []
     if rule.method == "epochs":
         got, epochs = _epochs(run.all, rates, use, warm)
@@ -265,6 +296,36 @@ def apply(run: Run, rule: NamedRule, samples: float) -> tuple[np.ndarray, np.nda
         got = float(np.round(got, rule.decimals))
     wall = value(run.all, run.all["throughput"], use, "elapsed", samples)
     return warm, use, None if math.isnan(got) else float(got), None if math.isnan(wall) else float(wall), epochs
+
+
+def reads_of(run: Run, rule: NamedRule) -> np.ndarray:
+    """The lowest rank's records the rule reads: those with a rate that it selects."""
+    import numpy as np
+
+    reads = ~np.isnan(run["throughput"])
+    if rule.select is not None:
+        reads &= np.asarray(rule.select(run), dtype=bool)
+    if rule.drop_repeats:  # a read record whose iteration the next read record logs again
+        at = np.flatnonzero(reads)
+        iteration = run["iteration"][at]
+        reads[at[:-1][iteration[:-1] == iteration[1:]]] = False
+    return reads
+
+
+def rates_of(run: Run, rule: NamedRule) -> np.ndarray:
+    """The rates the rule averages, over all the run's records: rounded where its script rounds each
+    speed, each the median over the ranks that logged the same (epoch, iteration) where it says so."""
+    import numpy as np
+
+    rates = run.all["throughput"]
+    if rule.decimals is not None:
+        rates = np.array([round(r, rule.decimals) for r in rates.tolist()], dtype=float)
+    if rule.across_ranks and len(rates):
+        import pandas as pd  # here alone: a grouped median, for the one rule that reads every rank
+
+        keys = pd.DataFrame({"epoch": run.all["epoch"], "iteration": run.all["iteration"], "rate": rates})
+        rates = keys.groupby(["epoch", "iteration"], sort=False)["rate"].transform("median").to_numpy()
+    return rates
 
 
 def _total(values: np.ndarray) -> float:

@@ -86,3 +86,13 @@ def test_the_data_dictionary_is_one_place_and_its_page_is_current(repo_root):
     assert shown[("runs", "xla")]["type"] == "boolean" and shown[("measures", "value")]["type"] == "number"
     page = (repo_root / "docs" / "data-dictionary.md").read_text(encoding="utf-8")
     assert page == dictionary.markdown(), "run: python tools/write_data_dictionary.py"
+
+
+def test_a_rules_words_count_in_the_models_unit(tmp_path, fixtures):
+    """Issue 46: a rule's words say what the run's model counts: images for ResNet-50, sequences for BERT."""
+    from benchbook.logs.rules import Rule
+
+    resnet = analyze([fixtures / "ngc_tf1" / "tf_gpu1_amp_bs256.log"], Rule(method="harmonic")).runs.iloc[0]
+    assert "images / time implied by the logged rates" in resnet["rule"] and "samples" not in resnet["rule"]
+    bert = analyze([_bert_logs(tmp_path) / "phase2_gpu8.log"], Rule(method="elapsed")).runs.iloc[0]
+    assert "sequences / wall-clock time" in bert["rule"] and "samples" not in bert["rule"]

@@ -183,10 +183,19 @@ class _File:
     fmt: LogFormat
     rule: Rule
     applied: object  # rules.NamedRule
-    described: str
+    described: str  # the applied rule in words, in samples (`words`: in a model's own unit's noun)
     read_warnings: list[str]
     catalog: Catalog
     row: type  # a namedtuple of row_columns(): every value named, in the frame's order
+    _words: dict = field(default_factory=dict, compare=False)  # (model, framework) -> the rule in its words
+
+    def words(self, model, framework) -> str:
+        """The applied rule in words, in what the run's model counts (its unit's noun: images, sequences)."""
+        if (model, framework) not in self._words:
+            unit = self.catalog.unit_of(model, framework)
+            noun = unit.split("/")[0] if unit else "samples"
+            self._words[model, framework] = self.described if noun == "samples" else self.applied.describe(noun)
+        return self._words[model, framework]
 
 
 def _one_run(file: _File, draft: RunDraft, meta: dict, warnings: list[str], own: dict, t0: float | None,
@@ -222,7 +231,8 @@ def _one_run(file: _File, draft: RunDraft, meta: dict, warnings: list[str], own:
     row = file.row(
         source=file.source, run=draft.index, format=file.fmt.name, **axes,
         line_start=draft.first_line, line_end=draft.last_line, reported_throughput=reported,
-        recomputed_throughput=got, elapsed_throughput=wall, rule=file.described, iterations=iterations,
+        recomputed_throughput=got, elapsed_throughput=wall, rule=file.words(axes["model"], axes["framework"]),
+        iterations=iterations,
         warmup_records=int(np.count_nonzero(warm)), ranks=len(draft.ranks), status=status,
         failure=draft.failures[0][1] if status == "failed" else None, **finals, start_time=t0,
         warnings=warnings, reported=draft.reported, meta=meta)

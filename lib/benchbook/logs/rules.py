@@ -86,8 +86,9 @@ class NamedRule:
     words: str | None = None  # the rule in words where it is no average of rates (MLLOG's time to train)
     verdict: Callable[[Any], tuple[str, str | None]] | None = None
 
-    def describe(self) -> str:
-        """The rule in words, with its source: the `rule` column of every run it was applied to."""
+    def describe(self, samples: str = "samples") -> str:
+        """The rule in words, with its source: the `rule` column of every run it was applied to; `samples` is
+        what the runs' model counts (images, sequences: its unit's noun)."""
         if self.words:
             return f"{self.name}: {self.words} [{self.source}]"
         window = f", then use at most {self.window} records" if self.window else ""
@@ -101,7 +102,8 @@ class NamedRule:
         if self.decimals is not None:
             extra.append(f"rates and result rounded to {self.decimals} decimals")
         extra_text = f" ({'; '.join(extra)})" if extra else ""
-        return f"{self.name}: skip {self.warmup}{window}; {METHODS[self.method]}{extra_text} [{self.source}]"
+        method = METHODS[self.method].replace("samples", samples)
+        return f"{self.name}: skip {self.warmup}{window}; {method}{extra_text} [{self.source}]"
 
 
 def _whole(value) -> bool:

@@ -59,3 +59,18 @@ def test_a_models_own_axis_reaches_every_spelling(tmp_path):
     measured = data_files.load(tmp_path / "out" / "measures.csv")
     tokens = measured[measured["measure"] == "tokens_per_s"]
     assert len(tokens) == 4 and set(tokens["unit"]) == {"tokens/s"}
+
+
+def test_a_configuration_is_one_value_with_a_spelling_per_style():
+    """Issue 46: one value, each spelling a method, each saying the model's own axes that vary."""
+    row = {"gpus": 8, "processes": 8, "precision": "amp", "batch_size": 256, "xla": True, "phase": 2, "seq_len": 512}
+    plain, own = configs.Configuration.of(row), configs.Configuration.of(row, ["seq_len", "phase"])
+    assert plain.sentence() == "8 GPUs, AMP, batch 256, XLA"
+    assert own.sentence() == "8 GPUs, AMP, batch 256, XLA, sequence length 512, phase 2"
+    assert plain.column_on() == "AMP bs256 on 8 GPUs"
+    assert own.column_on() == "AMP bs256 sequence length 512 phase 2 on 8 GPUs"
+    assert own.label() == "8 GPUs · amp · bs256 · xla · sequence length 512 · phase 2"
+    assert own.run("file.log", 0) == "file.log:0 (8 GPUs, amp, bs 256, sequence length 512, phase 2)"
+    assert configs.Configuration.of({**row, "phase": 1}, ["phase"]) != configs.Configuration.of(row, ["phase"])
+    assert configs.Configuration.of({"gpus": 0, "processes": 2, "precision": "fp32", "batch_size": 8}).sentence() \
+        == "CPU, 2 processes, FP32, batch 8"

@@ -2,13 +2,15 @@
 
 A configuration is where it ran (GPUs, or the CPU and its processes), its precision, its per-GPU batch
 and the flags that tell tables apart (XLA, DALI, synthetic data). The grid, the tables, the plots and
-the index page name and order configurations through these functions only: `precision_order` orders
-precisions, `column_label` names a precision x batch column, `place_label` a row, `describe` a whole
-configuration in words, and `order` puts them in the reference's order (the order its rows list
+the index page name and order configurations through these only: `Configuration` (a configuration as a value,
+each spelling a method: sentence, column, run, label), `precision_order` orders precisions, `column_label` names a
+precision x batch column, `place_label` a row, and `order` puts them in the reference's order (the order its rows list
 them), the others after in `precision_order`, then batch.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import pandas as pd
 
@@ -65,17 +67,66 @@ def place_label(key: tuple[int, int]) -> str:
     return config.where(0, processes) if gpus == 0 else str(gpus)
 
 
+@dataclass(frozen=True)
+class Configuration:
+    """One configuration as a value: where it ran, its precision, per-GPU batch and XLA, and the model's own axes
+    that vary where it is shown (`own`: (key, value) pairs, a phase or a sequence length, `own_varying`). Every
+    table, label, plot, headline and index row spells a configuration through one of its methods, so that a
+    model's own axis reaches all of them and a phase-1 and a phase-2 row never read the same."""
+
+    gpus: object
+    processes: object
+    precision: object
+    batch: object
+    xla: object = None
+    own: tuple = ()
+
+    @classmethod
+    def of(cls, row, own_keys=()) -> Configuration:
+        """The configuration of a row (a mapping, a pandas row or a record), with its own axes `own_keys`."""
+        get = row.get if hasattr(row, "get") else (lambda k, d=None: getattr(row, k, d))
+        own = tuple((k, get(k)) for k in own_keys)
+        return cls(get(GPUS), get(PROCESSES), get(PRECISION), get(BATCH), get(XLA), own)
+
+    def own_words(self) -> list[str]:
+        known = catalog()
+        return [known.axis(key).say(value) for key, value in self.own]
+
+    def sentence(self) -> str:
+        """For a line of text or the index page: "8 GPUs, AMP, batch 256, XLA", "1 GPU, FP32, batch 64", "CPU, 2
+        processes, FP32, batch 8" (processes only on the CPU), then its own axes ("sequence length 512, phase 2")."""
+        words = [config.where(self.gpus, self.processes), precision_name(self.precision), f"batch {as_int(self.batch)}"]
+        return ", ".join(words + (["XLA"] if flag(self.xla) is True else []) + self.own_words())
+
+    def column_on(self) -> str:
+        """Its column and where it ran: "AMP bs256 on 8 GPUs" ("AMP bs256 phase 2 on 8 GPUs")."""
+        where = config.where(self.gpus, self.processes)
+        return f"{column_label(self.precision, self.batch, dict(self.own))} on {where}"
+
+    def run(self, source_name: str, run) -> str:
+        """A run in a table of its records: "file.log:0 (8 GPUs, amp, bs 256)" ("..., phase 2)")."""
+        said = "".join(f", {w}" for w in self.own_words())
+        return f"{source_name}:{run} ({config.where(self.gpus)}, {self.precision}, bs {self.batch}{said})"
+
+    def label(self, prefix: str = "", with_gpus: bool = True, with_xla: bool = True) -> str:
+        """For a plot: "8 GPUs · amp · bs224 · xla" ("CPU" when gpus == 0), after `prefix` (a framework and model
+        where they vary); `with_xla` False leaves XLA out (where every configuration has the same)."""
+        parts = [prefix] if prefix else []
+        if with_gpus:
+            parts.append(config.where(self.gpus, self.processes))
+        parts.append("?" if config.missing(self.precision) else str(self.precision))
+        batch = as_int(self.batch)
+        parts.append(f"bs{batch}" if batch is not None else "bs?")
+        xla = flag(self.xla) if with_xla else None
+        if xla is not None:
+            parts.append(catalog().axis(XLA).words[xla].lower())
+        parts += self.own_words()
+        return " · ".join(p for p in parts if p)
+
+
 def describe(gpus, processes, precision, batch, xla=None, own: tuple = ()) -> str:
-    """A configuration in words, for a line of text or the index page: "8 GPUs, AMP, batch 256, XLA",
-    "1 GPU, FP32, batch 64", "CPU, 2 processes, FP32, batch 8" (processes only on the CPU, where they vary),
-    then a model's own axes where they vary (`own`: (key, value) pairs, "sequence length 512, phase 2")."""
-    words = [config.where(gpus, processes), precision_name(precision), f"batch {as_int(batch)}"]
-    return ", ".join(words + (["XLA"] if flag(xla) is True else []) + _said(own))
-
-
-def _said(own: tuple) -> list[str]:
-    known = catalog()
-    return [known.axis(key).say(value) for key, value in own]
+    """`Configuration.sentence` of these values: "8 GPUs, AMP, batch 256, XLA"."""
+    return Configuration(gpus, processes, precision, batch, xla, own).sentence()
 
 
 def own_varying(frame) -> list[str]:
@@ -91,30 +142,6 @@ def own_varying(frame) -> list[str]:
 def own_given(frame) -> list[str]:
     """The model's own axes that some row of a frame gives (a runs table's columns: BERT's, not ResNet-50's)."""
     return [key for key in catalog().own() if key in frame and any(not config.missing(v) for v in frame[key].tolist())]
-
-
-def own_of(row, keys) -> tuple:
-    """The (key, value) pairs of a row's own axes `keys` (those `own_varying` found), for the spellings."""
-    return tuple((key, row.get(key)) for key in keys)
-
-
-def describe_row(row, own_keys=()) -> str:
-    """`describe` of a row (a mapping, a pandas row) of a configuration, with its own axes `own_keys`."""
-    return describe(row.get(GPUS), row.get(PROCESSES), row.get(PRECISION), row.get(BATCH),
-                    row.get(XLA), own_of(row, own_keys))
-
-
-def column_on(row, own_keys=()) -> str:
-    """A configuration's column and where it ran, for a sentence: "AMP bs256 on 8 GPUs" ("AMP bs256 phase 2 on
-    8 GPUs" where the phase varies)."""
-    return f"{column_label(row[PRECISION], row[BATCH], dict(own_of(row, own_keys)))} on {config.where_of(row)}"
-
-
-def run_label(source_name: str, run, row, own_keys=()) -> str:
-    """A run in a table of its records: "file.log:0 (8 GPUs, amp, bs 256)", its own axes where they vary
-    ("file.log:0 (8 GPUs, amp, bs 256, phase 2)")."""
-    said = "".join(f", {w}" for w in _said(own_of(row, own_keys)))
-    return f"{source_name}:{run} ({config.where(row.get(GPUS))}, {row.get(PRECISION)}, bs {row.get(BATCH)}{said})"
 
 
 def gpu_counts(runs: pd.DataFrame) -> list[int]:

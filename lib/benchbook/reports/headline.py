@@ -96,10 +96,10 @@ def fastest_words(stats: pd.DataFrame, unit: str) -> str:
     """The highest median in words, named "the fastest" only by FASTEST_RULE."""
     top, second, how = fastest(stats)
     own = configs.own_varying(stats)
-    first = f"{display.fixed(top['median'])} {unit} ({configs.describe_row(top, own)})"
+    first = f"{display.fixed(top['median'])} {unit} ({configs.Configuration.of(top, own).sentence()})"
     if how == "alone":
         return f"the median {first}"
-    nxt = f"{display.fixed(second['median'])} {unit} ({configs.describe_row(second, own)})"
+    nxt = f"{display.fixed(second['median'])} {unit} ({configs.Configuration.of(second, own).sentence()})"
     if how == "apart":
         return f"the fastest {first}: each of its repeats above every repeat of the next, {nxt}"
     if how == "single":
@@ -127,8 +127,9 @@ def sentence(what: str, on: str, reference, comparison: pd.DataFrame | None, sum
     link = (f'<a href="{html.escape(src.url)}">{html.escape(src.title)}</a>' if src.url else html.escape(src.title))
     n = summary["rows"]
     if summary["measured"] == 0:
-        pub = sorted({configs.column_on(r.model_dump()) for r in reference.rows})
-        mine = sorted({configs.column_on(r, configs.own_varying(stats)) for _, r in stats.iterrows()})
+        pub = sorted({configs.Configuration.of(r.model_dump()).column_on() for r in reference.rows})
+        own = configs.own_varying(stats)
+        mine = sorted({configs.Configuration.of(r, own).column_on() for _, r in stats.iterrows()})
         verdict, how = "not measured", ""
         rest = (f"none of the {configs_n} configuration{'s' * (configs_n != 1)} in the logs "
                 f"({configs.join_counts(mine)}) is one of the {n} published ({configs.join_counts(pub)}).")

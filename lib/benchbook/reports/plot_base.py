@@ -5,6 +5,7 @@ text, the unit word, "no data" figures, and the names and order of configuration
 from __future__ import annotations
 
 import base64
+import dataclasses
 import functools
 import html
 import io
@@ -19,7 +20,7 @@ from matplotlib.figure import Figure
 
 from ..core import config
 from ..core.catalog import default as catalog
-from .configs import BATCH, GPUS, PRECISION, PROCESSES, REPEAT, XLA, own_varying, precision_order
+from .configs import BATCH, GPUS, PRECISION, PROCESSES, REPEAT, XLA, Configuration, own_varying, precision_order
 
 METRICS = {
     "recomputed_throughput": "recomputed throughput",
@@ -177,25 +178,17 @@ def _xla(value) -> bool | None:
 
 def config_label(row, prefix: Sequence[str] = (), with_gpus: bool = True, with_xla: bool = True,
                  own: Sequence[str] = ()) -> str:
-    """'8 GPUs · amp · bs224 · xla' for a row with gpus, precision, batch_size, xla ('CPU' when gpus == 0).
+    """'8 GPUs · amp · bs224 · xla' for a row with gpus, precision, batch_size, xla ('CPU' when gpus == 0):
+    `Configuration.label` of the row.
 
     `prefix` names columns (framework, model) whose values start the label; `with_xla` False leaves XLA
     out (where every configuration has the same, MXNet's "no xla" says nothing); `own` the model's own axes
     said after it ("phase 2"), those that vary (`configs.own_varying`).
     """
     get = row.get if hasattr(row, "get") else (lambda k, d=None: getattr(row, k, d))
-    parts = [" ".join(str(get(k)) for k in prefix if not is_missing(get(k)))] if prefix else []
-    if with_gpus:
-        parts.append(config.where(get(GPUS), get(PROCESSES)))
-    precision = get(PRECISION)
-    parts.append("?" if is_missing(precision) else str(precision))
-    batch = int_or_none(get(BATCH))
-    parts.append(f"bs{batch}" if batch is not None else "bs?")
-    xla = _xla(get(XLA)) if with_xla else None
-    if xla is not None:
-        parts.append(catalog().axis(XLA).words[bool(xla)].lower())
-    parts += [catalog().axis(key).say(get(key)) for key in own]
-    return " · ".join(p for p in parts if p)
+    said = " ".join(str(get(k)) for k in prefix if not is_missing(get(k)))
+    configuration = dataclasses.replace(Configuration.of(row, own), **{XLA: _xla(get(XLA))})  # (as a label reads it)
+    return configuration.label(said, with_gpus, with_xla)
 
 
 def _prefix(frame: pd.DataFrame) -> list[str]:

@@ -201,11 +201,12 @@ class Report:
                     "tolerance": "±" + headline.percent(comparison.attrs.get("tolerance", self.reference.tolerance)),
                     "deviation": headline.size(comparison) if "ratio" in comparison else ""}
         if len(best):
-            from .configs import describe_row, own_varying
+            from .configs import Configuration, own_varying
             from .headline import fastest
             b, _next, how = fastest(self.stats)
             # "apart": told from the next by the spread of repeats (headline.FASTEST_RULE); else the index says not
-            out["best"] = {"label": describe_row(b, own_varying(self.stats)), "apart": how in ("apart", "alone"),
+            out["best"] = {"label": Configuration.of(b, own_varying(self.stats)).sentence(),
+                           "apart": how in ("apart", "alone"),
                            "how": how, "median": float(b["median"]), "median_text": self._shown(b), "unit": self.unit,
                            "runs": int(b["runs"])}
         return out

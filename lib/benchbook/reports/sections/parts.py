@@ -108,7 +108,8 @@ def run_label(report: Report, records: pd.DataFrame) -> pd.DataFrame:
     runs = report.analysis.runs[["source", "run", *report.analysis.catalog.run_keys()]]
     joined = records.merge(runs, on=["source", "run"], how="left")
     own = configs.own_varying(runs)
-    label = [configs.run_label(Path(row["source"]).name, row["run"], row, own) for row in joined.to_dict("records")]
+    label = [configs.Configuration.of(row, own).run(Path(row["source"]).name, row["run"])
+             for row in joined.to_dict("records")]
     return joined.assign(run=label)
 
 

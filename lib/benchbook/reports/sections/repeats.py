@@ -32,6 +32,6 @@ def spread(report: Report):
     if variable.empty:
         return together(fig)
     own = configs.own_varying(stats)
-    lines = [f"{configs.column_on(r, own)}: "
+    lines = [f"{configs.Configuration.of(r, own).column_on()}: "
              f"CV {100 * float(r['cv']):.1f}% over {int(r['runs'])} runs" for _, r in variable.iterrows()]
     return together(display.note("repeats vary by more than 10%: " + "; ".join(lines)), fig)

@@ -135,8 +135,29 @@ def test_links_devices_and_fifos_in_a_tar_are_refused_by_name(tmp_path, log_byte
     result = analyze([path])
     assert list(result.runs["source"]) == [f"{path}!real.log"]
     reasons = {p.source.rpartition("!")[2]: p.reason for p in result.problems}
-    assert reasons["sym.log"].startswith("a link inside a tar") and reasons["hard.log"].startswith("a link")
+    assert reasons["sym.log"].startswith("a link inside the archive") and reasons["hard.log"].startswith("a link")
     assert reasons["dev.log"].startswith("a device or FIFO") and reasons["fifo.log"].startswith("a device or FIFO")
+
+
+def test_links_fifos_and_devices_in_a_zip_are_refused_by_name(tmp_path, log_bytes):
+    # Issue 49 cause 2: a zip made on Unix keeps each member's mode (Info-ZIP's unzip makes a link of an
+    # S_IFLNK member): read as a log, a link member's bytes are its target's name, a FIFO's nothing real.
+    import stat
+
+    path = tmp_path / "tricks.zip"
+    with zipfile.ZipFile(path, "w") as zf:
+        for name, mode in (("sym.log", stat.S_IFLNK), ("fifo.log", stat.S_IFIFO), ("dev.log", stat.S_IFCHR),
+                           ("real.log", stat.S_IFREG)):
+            info = zipfile.ZipInfo(name)
+            info.create_system, info.external_attr = 3, (mode | 0o644) << 16
+            zf.writestr(info, log_bytes if name == "real.log" else b"/proc/kmsg")
+        zf.writestr("windows.log", log_bytes)  # (no Unix mode: a regular file)
+    result = analyze([path])
+    assert sorted(result.runs["source"]) == [f"{path}!real.log", f"{path}!windows.log"]
+    reasons = {p.source.rpartition("!")[2]: p.reason for p in result.problems}
+    assert reasons == {"sym.log": "a link inside the archive: refused (only regular files are read)",
+                       "fifo.log": "a FIFO inside the archive: refused (only regular files are read)",
+                       "dev.log": "a device inside the archive: refused (only regular files are read)"}
 
 
 @pytest.mark.parametrize("name", ["bomb.zip", "bomb.tar.gz", "bomb.log.gz"])

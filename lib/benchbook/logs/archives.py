@@ -19,32 +19,22 @@ import contextlib
 import gzip
 import io
 import lzma
-import math
 import os
+import stat
 import tarfile
 import zipfile
-import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from ..errors import BenchbookError, LogError
+from ..core import userfiles
+from ..errors import LogError
+from .archive_meter import DAMAGED, RATIO_FROM, SEP, Limits, Meter, Refused
 
-SEP = "!"
 _COMPRESSED = {".gz": gzip.open, ".tgz": gzip.open, ".xz": lzma.open, ".txz": lzma.open, ".bz2": bz2.open,
                ".tbz2": bz2.open}
 _TARS = (".tar", ".tar.gz", ".tgz", ".tar.xz", ".txz", ".tar.bz2", ".tbz2")
 SUFFIXES = (".zip", *_TARS, *_COMPRESSED)  # the names that `kind` reads as archives (lower case)
-PIECE = 64 << 10  # read from a decompressor at a time
-RATIO_FROM = 1 << 20  # the ratio is checked once this much is inflated: a small file's says nothing
-# What reading a damaged archive raises, from the standard library's modules.
-_DAMAGED = (OSError, EOFError, zlib.error, lzma.LZMAError, tarfile.TarError, zipfile.BadZipFile, ValueError)
-
-
-class _Refused(LogError):
-    """A cap passed: what the member held is not read (a damaged member's lines before the fault are)."""
-
-
 def kind(name: str) -> str | None:
     """"zip", "tar" or "single" (one compressed file) by the name's suffix; None for any other file."""
     low = name.lower()
@@ -53,32 +43,6 @@ def kind(name: str) -> str | None:
     if low.endswith(_TARS):
         return "tar"
     return "single" if low.endswith(tuple(_COMPRESSED)) else None
-
-
-@dataclass(frozen=True)
-class Limits:
-    """The caps on what an archive may make us read (defaults: real logs compress 7-16 times)."""
-
-    max_bytes: int = 4 << 30
-    max_ratio: float = 200.0
-    max_members: int = 10_000
-
-    @classmethod
-    def from_env(cls) -> Limits:
-        """The defaults, each overridden by its BENCHBOOK_ARCHIVE_* variable (a positive number)."""
-        values = {}
-        for name, kind_ in (("max_bytes", int), ("max_ratio", float), ("max_members", int)):
-            var = f"BENCHBOOK_ARCHIVE_{name.upper()}"
-            raw = os.environ.get(var)
-            if raw is None:
-                continue
-            try:
-                values[name] = kind_(raw)
-            except ValueError:
-                values[name] = 0
-            if not 0 < values[name] < math.inf:
-                raise BenchbookError(f"{var}={raw!r}: expected a positive {'whole ' if kind_ is int else ''}number")
-        return cls(**values)
 
 
 @dataclass
@@ -201,65 +165,12 @@ def _stem(name: str) -> str:
     return name
 
 
-class _Meter(io.RawIOBase):
-    """A stream counting the bytes read through it, refusing to read on (naming `member`) past
-    `limits`: more than max_bytes since `start` (unless `sized`: a tar's members have exact sizes,
-    checked from their headers), or more than max_ratio times the bytes counted `behind`."""
-
-    def __init__(self, stream, where: str, limits: Limits | None = None, behind: _Meter | None = None,
-                 sized: bool = False):
-        self.stream, self.where, self.limits, self.behind, self.sized = stream, where, limits, behind, sized
-        self.count = self.start = 0
-        self.member = ""
-        self.fault: LogError | None = None
-
-    def readable(self) -> bool:
-        return True
-
-    def seekable(self) -> bool:  # a zip member is (a zip inside it is read from its end); a tar's is not
-        return isinstance(self.stream, zipfile.ZipExtFile) and self.stream.seekable()
-
-    def seek(self, offset: int, whence: int = 0) -> int:
-        return self.stream.seek(offset, whence)
-
-    def tell(self) -> int:
-        return self.stream.tell()
-
-    def readinto(self, buffer) -> int:
-        if self.fault:
-            raise self.fault
-        try:  # in pieces: a tar's member read past a cut loses the whole read
-            data = self.stream.read(min(len(buffer), PIECE))
-        except _DAMAGED as exc:  # an end first (what a buffered read got stays its), the fault at the next read
-            self.fault = LogError(self._named(), f"the archive is damaged ({type(exc).__name__}: {exc})")
-            if not self.count:
-                raise self.fault from None
-            return 0
-        buffer[: len(data)] = data
-        self.count += len(data)
-        if self.limits:
-            self.check()
-        return len(data)
-
-    def check(self) -> None:
-        limits = self.limits
-        if not self.sized and self.count - self.start > limits.max_bytes:
-            raise _Refused(self._named(), f"inflates past {limits.max_bytes} bytes, the cap "
-                                          "(BENCHBOOK_ARCHIVE_MAX_BYTES): refused")
-        if self.behind is not None and self.count > RATIO_FROM and self.count > limits.max_ratio * self.behind.count:
-            raise _Refused(self._named(), f"inflates more than {limits.max_ratio:g} times its compressed size "
-                                          "(BENCHBOOK_ARCHIVE_MAX_RATIO): refused as a bomb")
-
-    def _named(self) -> str:
-        return f"{self.where}{SEP}{self.member}" if self.member else self.where
-
-
-def _tar(source, label: str, name: str, limits: Limits, stack: contextlib.ExitStack) -> tuple[tarfile.TarFile, _Meter]:
+def _tar(source, label: str, name: str, limits: Limits, stack: contextlib.ExitStack) -> tuple[tarfile.TarFile, Meter]:
     """A tar read as a stream (`r|`), inflated through a metered decompressor (caps enforced as it goes)."""
-    raw = _Meter(source, label)
+    raw = Meter(source, label)
     compressed = _COMPRESSED.get(os.path.splitext(name.lower())[1])
     inflated = stack.enter_context(compressed(raw, "rb")) if compressed else raw
-    meter = _Meter(inflated, label, limits, raw if compressed else None, sized=True)
+    meter = Meter(inflated, label, limits, raw if compressed else None, sized=True)
     return stack.enter_context(tarfile.open(fileobj=meter, mode="r|")), meter
 
 
@@ -269,7 +180,7 @@ def listing(path: str | os.PathLike, limits: Limits | None = None) -> Listing:
     path = Path(path)
     found = Listing(path, str(path))
     try:
-        with open(path, "rb") as f:
+        with userfiles.open_regular(path) as f:  # (a FIFO, a link to /proc: never read)
             _list(found, f, limits or Limits.from_env(), depth=0)
     except OSError as exc:
         found.refuse("", f"cannot be read ({exc.strerror or exc})")
@@ -289,12 +200,12 @@ def _list(found: Listing, source, limits: Limits, depth: int) -> None:
                 _list_tar(found, tar, meter, limits)
             else:  # one compressed file: its size is known once read (the reading enforces the caps)
                 found.files[_stem(PurePosixPath(name).name)] = None
-    except _Refused as exc:
+    except Refused as exc:
         found.problems.append(Problem(exc.path, exc.reason + (f"; the {len(found.files)} members before are read"
                                                               if found.files else "")))
     except LogError as exc:  # damaged in a member: what comes before the fault is read
         found.problems.append(Problem(exc.path, f"{exc.reason}: what comes before the fault is read"))
-    except _DAMAGED as exc:
+    except DAMAGED as exc:
         done = f" after {len(found.files)} members (what comes before the fault is read)" if found.files else ""
         found.refuse("", f"the archive is damaged or cut short{done} ({type(exc).__name__}: {exc})")
     for member in [m for m in found.files if kind(m)]:
@@ -328,7 +239,7 @@ def _admit(found: Listing, member: str, size: int, limits: Limits, compressed: i
                          "are not read")
         return False
     if irregular:
-        found.refuse(member, f"{irregular} inside a tar: refused (only regular files are read)")
+        found.refuse(member, f"{irregular} inside the archive: refused (only regular files are read)")
     elif ".." in member.split("/"):
         found.refuse(member, "a name that climbs out of the archive (`..`): refused (a log has a name inside it)")
     elif size > limits.max_bytes:
@@ -347,11 +258,21 @@ def _admit(found: Listing, member: str, size: int, limits: Limits, compressed: i
 def _list_zip(found: Listing, zf: zipfile.ZipFile, limits: Limits, held: int) -> None:
     for info in zf.infolist():
         compressed = max(min(info.compress_size, held), 1)
-        if not info.is_dir() and not _admit(found, info.filename, info.file_size, limits, compressed):
+        if not info.is_dir() and not _admit(found, info.filename, info.file_size, limits, compressed,
+                                            irregular=_zip_kind(info)):
             return
 
 
-def _list_tar(found: Listing, tar: tarfile.TarFile, meter: _Meter, limits: Limits) -> None:
+def _zip_kind(info: zipfile.ZipInfo) -> str:
+    """What a zip member made on Unix is when no regular file ("" for one): its mode is the high half
+    of its external attributes (Info-ZIP's unzip makes a link of S_IFLNK, zipinfo.c's "l")."""
+    mode = info.external_attr >> 16 if info.create_system == 3 else 0
+    if not stat.S_IFMT(mode) or stat.S_ISREG(mode) or stat.S_ISDIR(mode):  # (zipfile's writestr: no type)
+        return ""
+    return "a link" if stat.S_ISLNK(mode) else userfiles.kind_of(mode)
+
+
+def _list_tar(found: Listing, tar: tarfile.TarFile, meter: Meter, limits: Limits) -> None:
     try:
         for info in tar:
             meter.member, meter.start = info.name, meter.count
@@ -362,7 +283,7 @@ def _list_tar(found: Listing, tar: tarfile.TarFile, meter: _Meter, limits: Limit
                 else "a sparse file" if info.issparse() else "not a regular file")
             if not _admit(found, info.name, info.size, limits, irregular=irregular):
                 return
-    except _Refused:  # a cap passed while stepping over a member: it is not read
+    except Refused:  # a cap passed while stepping over a member: it is not read
         found.files.pop(_clean(meter.member), None)
         raise
 
@@ -379,7 +300,7 @@ def _open_member(found: Listing, member: str, limits: Limits) -> io.BufferedRead
             tar, meter, stack = resumed
         elif how != "zip":
             source = stack.enter_context(_open_member(found.outer, found.name, limits) if found.outer
-                                         else open(found.path, "rb"))
+                                         else userfiles.open_regular(found.path))
         park = None
         if how == "zip":
             opened = _zip_of(found, limits)
@@ -389,7 +310,7 @@ def _open_member(found: Listing, member: str, limits: Limits) -> io.BufferedRead
             data = stack.enter_context(opened.zf.open(info))
             opened.reading += 1
             stack.callback(opened.done)
-            stream = _Meter(data, found.label, limits)
+            stream = Meter(data, found.label, limits)
         elif how == "tar":
             if not resumed:
                 tar, meter = _tar(source, found.label, name, limits, stack)
@@ -401,18 +322,18 @@ def _open_member(found: Listing, member: str, limits: Limits) -> io.BufferedRead
                     break
             else:
                 raise LogError(f"{found.label}{SEP}{member}", "no longer in the archive")
-            stream, park = _Meter(data, found.label), (found, member, tar, meter)
+            stream, park = Meter(data, found.label), (found, member, tar, meter)
         else:
-            raw = _Meter(source, found.label)
+            raw = Meter(source, found.label)
             inflated = stack.enter_context(_COMPRESSED[os.path.splitext(name.lower())[1]](raw, "rb"))
-            stream = _Meter(inflated, found.label, limits, raw)
+            stream = Meter(inflated, found.label, limits, raw)
         stream.member = member
         reader = _Closing(stream, stack, park)
         stack = contextlib.ExitStack()  # handed over to the reader, which closes (or parks) it
         return reader
     except LogError:
         raise
-    except _DAMAGED as exc:
+    except DAMAGED as exc:
         raise LogError(f"{found.label}{SEP}{member}", f"the archive is damaged ({type(exc).__name__}: {exc})") \
             from None
     finally:
@@ -449,7 +370,7 @@ def _zip_of(found: Listing, limits: Limits) -> _OpenZip:
             opened.stack.close()
     with contextlib.ExitStack() as stack:
         source = stack.enter_context(_open_member(found.outer, found.name, limits) if found.outer
-                                     else open(found.path, "rb"))
+                                     else userfiles.open_regular(found.path))
         zf = stack.enter_context(zipfile.ZipFile(source))
         members: dict[str, zipfile.ZipInfo] = {}
         for info in zf.infolist():
@@ -479,7 +400,7 @@ class _Closing(io.BufferedReader):
     """A member's buffered stream that closes the archive behind it when closed, or parks a tar's
     (`park`: listing, member, tar, meter) for a later member to go on from."""
 
-    def __init__(self, raw: _Meter, stack: contextlib.ExitStack, park: tuple | None = None):
+    def __init__(self, raw: Meter, stack: contextlib.ExitStack, park: tuple | None = None):
         super().__init__(raw, buffer_size=1 << 20)
         self._stack, self._park = stack, park
 
@@ -490,7 +411,7 @@ class _Closing(io.BufferedReader):
 
     def close(self) -> None:
         try:
-            with contextlib.suppress(*_DAMAGED):
+            with contextlib.suppress(*DAMAGED):
                 super().close()
         finally:
             if self._park and not self.raw.fault and not _parked:

@@ -3,7 +3,9 @@
 import time
 
 import pytest
+import yaml
 
+from benchbook.core import project, yamlfile
 from benchbook.studies import commands, study
 from benchbook.studies.study import StudyError
 
@@ -55,6 +57,25 @@ def test_nested_aliases_are_refused_at_once(tmp_path):
     msg = refused(tmp_path, CPU + "\n".join(["options:"] + ["  " + line for line in levels]) + "\n",
                   "study.yaml:", "more than 20000 YAML values")
     assert time.monotonic() - t0 < 2.0, msg
+
+
+def test_one_long_string_aliased_thousands_of_times_is_refused_by_its_bytes_at_once(tmp_path):
+    # Issue 49 cause 8: 5,000 aliases of one 2 MiB string are 5,001 values, far under the cap on values,
+    # and 10 GB once built (`run --dry-run` took 15 GB): the cap counts the bytes the document expands to.
+    text = CPU + "options:\n  a: &big " + "x" * (2 << 20) + "\n  b: [" + ", ".join(["*big"] * 5000) + "]\n"
+    t0 = time.monotonic()
+    msg = refused(tmp_path, text, "study.yaml:", f"more than {yamlfile.MAX_EXPANDED_BYTES} characters of text")
+    assert time.monotonic() - t0 < 10.0, msg
+
+
+def test_every_shipped_yaml_file_loads_under_the_byte_cap():
+    shipped = sorted(project.PARAMS.rglob("*.yaml"))
+    assert len(shipped) > 40
+    for path in shipped:
+        text = path.read_text(encoding="utf-8")
+        size = yamlfile.expanded_size(yaml.compose(text, yaml.SafeLoader), path, 10**9)
+        assert 0 < size[1] < yamlfile.MAX_EXPANDED_BYTES / 4, (path, size)
+        assert yamlfile.parse(text, path, size[0]) is not None, path
 
 
 def test_a_small_alias_still_loads(tmp_path):

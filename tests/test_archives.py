@@ -22,6 +22,7 @@ from benchbook.errors import BenchbookError
 from benchbook.logs import archives, logfiles, textio
 from benchbook.logs.analysis import analyze
 from benchbook.mlperf import results
+from test_hostile_logs import PARAMETER, _record
 from test_mlperf_score import repository
 
 LOG = "ngc_tf1/tf_gpu1_amp_bs256.log"
@@ -327,3 +328,30 @@ def test_mlperf_score_finds_archives_in_a_folder(tmp_path):
     (packed,) = results.score([tmp_path / "mixed"])
     assert packed.folder == f"{tmp_path / 'mixed' / 'v07.zip'}!training_results_v0.7/Acme/results/box8/resnet"
     assert packed.valid and packed.round == "v0.7" and packed.submitter == "Acme"
+
+
+@pytest.mark.parametrize("name", ["twice.tar", "twice.tar.gz", "twice.zip"])
+def test_two_members_of_one_name_the_last_is_read_as_tar_and_unzip_keep_it_and_said(tmp_path, name):
+    # Issue 49 cause 11: the first was read and the second dropped without a word.
+    first = (PARAMETER + "".join(_record(step, "900.0") for step in range(1, 5))).encode()
+    last = (PARAMETER + "".join(_record(step, "500.0") for step in range(1, 5))).encode()
+    path = tmp_path / name
+    members = [("tf_gpu1_amp_bs256.log", first), ("other/tf_gpu1_fp32_bs256.log", first),
+               ("./tf_gpu1_amp_bs256.log", last)]  # (the same name once cleaned, as tar x writes it)
+    if name.endswith(".zip"):
+        with zipfile.ZipFile(path, "w") as zf:
+            for member, data in members:
+                zf.writestr(member, data)
+    else:
+        with tarfile.open(path, "w:gz" if name.endswith(".gz") else "w") as tar:
+            for member, data in members:
+                info = tarfile.TarInfo(member)
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
+    result = analyze([path])
+    rates = dict(zip(result.runs["source"], result.runs["recomputed_throughput"], strict=True))
+    assert rates == {f"{path}!tf_gpu1_amp_bs256.log": pytest.approx(500.0),
+                     f"{path}!other/tf_gpu1_fp32_bs256.log": pytest.approx(900.0)}
+    assert [(p.source, p.reason) for p in result.problems] == [
+        (f"{path}!tf_gpu1_amp_bs256.log", "2 members of this name: the last one is read, as `tar x` and `unzip` "
+                                          "keep it; the one before is not")]

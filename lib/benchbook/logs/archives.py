@@ -8,8 +8,9 @@ once). Archives are hostile input: a member
 that inflates past `Limits.max_bytes` or past `max_ratio` times the compressed bytes behind it, more
 than `max_members` members, an archive inside an archive inside an archive, and links, devices and
 sparse files in a tar, and names holding `..`, are refused with a `Problem` naming the archive and
-member; a corrupt or
-truncated archive keeps what was read before the fault. The caps come from the environment
+member; of several members of one name the last is read, as `tar x` and `unzip` keep it, and that is
+said; a corrupt or truncated archive keeps what was read before the fault. The caps and the metered
+streams are `archive_meter`'s. The caps come from the environment
 (`BENCHBOOK_ARCHIVE_MAX_BYTES`, `..._MAX_RATIO`, `..._MAX_MEMBERS`)."""
 
 from __future__ import annotations
@@ -65,6 +66,8 @@ class Listing:
     outer: Listing | None = None
     name: str = ""
     nested: dict[str, Listing] = field(default_factory=dict)  # members that are archives, listed
+    copies: dict[str, int] = field(default_factory=dict)  # how many members have each name (one: most)
+    offsets: dict[str, int] = field(default_factory=dict)  # a tar member's header offset: the one to read
 
     def refuse(self, member: str, reason: str) -> None:
         self.problems.append(Problem(f"{self.label}{SEP}{member}" if member else self.label, reason))
@@ -208,6 +211,7 @@ def _list(found: Listing, source, limits: Limits, depth: int) -> None:
     except DAMAGED as exc:
         done = f" after {len(found.files)} members (what comes before the fault is read)" if found.files else ""
         found.refuse("", f"the archive is damaged or cut short{done} ({type(exc).__name__}: {exc})")
+    _say_copies(found)
     for member in [m for m in found.files if kind(m)]:
         del found.files[member]
         if depth:
@@ -227,8 +231,18 @@ def _list(found: Listing, source, limits: Limits, depth: int) -> None:
         found.problems.extend(inner.problems)
 
 
+def _say_copies(found: Listing) -> None:
+    """Each name several members have, said: the last is the one read (`tar x` and `unzip` each write the
+    members in order, the last of a name overwriting the ones before)."""
+    for member, count in found.copies.items():
+        if count > 1:
+            before = "the one before is" if count == 2 else f"the {count - 1} before are"
+            found.refuse(member, f"{count} members of this name: the last one is read, as `tar x` and `unzip` keep "
+                                 f"it; {before} not")
+
+
 def _admit(found: Listing, member: str, size: int, limits: Limits, compressed: int | None = None,
-           irregular: str = "") -> bool:
+           irregular: str = "", offset: int | None = None) -> bool:
     """List a member of a zip or tar unless a cap refuses it (a problem naming it); False where the
     listing stops there. Past the member count the rest are not read; `irregular` (what a tar member
     that is no regular file is) is refused; past max_bytes a member is refused, and in a tar (no
@@ -238,6 +252,9 @@ def _admit(found: Listing, member: str, size: int, limits: Limits, compressed: i
         found.refuse("", f"more than {limits.max_members} members (BENCHBOOK_ARCHIVE_MAX_MEMBERS): the rest "
                          "are not read")
         return False
+    name = _clean(member)
+    found.copies[name] = found.copies.get(name, 0) + 1
+    found.files.pop(name, None)  # (a later member of the name replaces it, and takes its place in the order)
     if irregular:
         found.refuse(member, f"{irregular} inside the archive: refused (only regular files are read)")
     elif ".." in member.split("/"):
@@ -251,7 +268,9 @@ def _admit(found: Listing, member: str, size: int, limits: Limits, compressed: i
         found.refuse(member, f"inflates {size / compressed:.0f} times its compressed size, past "
                              f"{limits.max_ratio:g} (BENCHBOOK_ARCHIVE_MAX_RATIO): refused as a bomb")
     else:
-        found.files[_clean(member)] = size
+        found.files[name] = size
+        if offset is not None:
+            found.offsets[name] = offset
     return True
 
 
@@ -281,7 +300,7 @@ def _list_tar(found: Listing, tar: tarfile.TarFile, meter: Meter, limits: Limits
             irregular = "" if info.isfile() and not info.issparse() else (
                 "a link" if info.issym() or info.islnk() else "a device or FIFO" if info.isdev()
                 else "a sparse file" if info.issparse() else "not a regular file")
-            if not _admit(found, info.name, info.size, limits, irregular=irregular):
+            if not _admit(found, info.name, info.size, limits, irregular=irregular, offset=info.offset):
                 return
     except Refused:  # a cap passed while stepping over a member: it is not read
         found.files.pop(_clean(meter.member), None)
@@ -317,7 +336,8 @@ def _open_member(found: Listing, member: str, limits: Limits) -> io.BufferedRead
             for info in tar:
                 meter.member = info.name
                 meter.start = meter.count
-                if _clean(info.name) == member and info.isfile() and not info.issparse():
+                if _clean(info.name) == member and info.offset == found.offsets.get(member, info.offset) \
+                        and info.isfile() and not info.issparse():  # (of several of a name, the one listed)
                     data = tar.extractfile(info)
                     break
             else:
@@ -375,7 +395,7 @@ def _zip_of(found: Listing, limits: Limits) -> _OpenZip:
         members: dict[str, zipfile.ZipInfo] = {}
         for info in zf.infolist():
             if not info.is_dir():
-                members.setdefault(_clean(info.filename), info)  # (the first of a name, as listed)
+                members[_clean(info.filename)] = info  # (the last of a name, as listed)
         _zips.append(_OpenZip(found, zf, members, stack.pop_all()))
     return _zips[-1]
 

@@ -111,3 +111,18 @@ def test_the_data_files_bench_times_a_reports_tables_against_its_publish(capsys)
     assert bench.main(["--repeat", "1", "--check", "0"]) == 1  # any share is over a limit of nothing
     out = capsys.readouterr().out
     assert "publish  best" in out and "data     best" in out and "data / publish of ngc-tf1-resnet50: " in out
+
+
+def test_the_line_length_bench_times_each_formats_openings_and_fails_past_the_growth_limit(capsys):
+    spec = importlib.util.spec_from_file_location("bench_line_length", ROOT / "bench" / "bench_line_length.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    formats = ["ngc_bert_pytorch", "ngc_bert_tf1", "ngc_tf1_convnets"]
+    assert bench.main(["--sizes", "64", "256", "--formats", *formats]) == 0
+    assert bench.main(["--sizes", "64", "256", "--formats", "ngc_bert_tf1", "--growth-limit", "0.5"]) == 1
+    out = capsys.readouterr().out
+    rows = re.findall(r"^(\S+) +.{34} +([0-9.]+) s +([0-9.]+) s +([0-9.]+)(  FAIL)?$", out, re.M)
+    assert {row[0] for row in rows} == set(formats)
+    assert len(rows) == sum(len(bench.PREFIXES[name]) for name in formats) + len(bench.PREFIXES["ngc_bert_tf1"])
+    assert out.rstrip().endswith("a doubling of its length: " + ", ".join(
+        f"ngc_bert_tf1 ({ascii(p[:30])[1:-1]})" for p in bench.PREFIXES["ngc_bert_tf1"]))

@@ -47,6 +47,7 @@ PREFIXES = {
                          f"{DLL}e2e_train_time : 1.0 ", f'{DLL}PARAMETER Config : ["Namespace(a=1, ',
                          "torchrun --nproc_per_node=8 "),
     "ngc_bert_tf1": (f"{DLL}Iteration: 1  throughput_train : 1.0 ", f"{DLL}(1)  throughput_train : 1.0 ",
+                     f"{DLL}Iteration: 1  throughput_train : 1.0 total_loss : nan ",
                      "INFO:tensorflow:Saving dict for global step 1: loss = 1, ",
                      "INFO:tensorflow:Using config: {'_model_dir': '/r/"),
     "ngc_tf2_maskrcnn": ("[MaskRCNN] INFO    : ", "mpirun -np 8 python mask_rcnn_main.py "),

@@ -355,3 +355,39 @@ def test_two_members_of_one_name_the_last_is_read_as_tar_and_unzip_keep_it_and_s
     assert [(p.source, p.reason) for p in result.problems] == [
         (f"{path}!tf_gpu1_amp_bs256.log", "2 members of this name: the last one is read, as `tar x` and `unzip` "
                                           "keep it; the one before is not")]
+
+
+def _encrypted(path, log_bytes, offsets=(6, 8), value=1) -> None:
+    """A zip whose second member says it is encrypted (bit 0 of its flags, in its local and central
+    headers, as `zip -e` writes it; zipfile itself writes no encrypted member), or (`offsets`, `value`)
+    another field of those headers."""
+    _zip(path, {"plain.log": log_bytes, "secret.log": log_bytes})
+    data = bytearray(path.read_bytes())
+    with zipfile.ZipFile(path) as zf:
+        info, at = zf.getinfo("secret.log"), zf.start_dir
+    data[info.header_offset + offsets[0]] |= value  # local file header: general purpose bit flag
+    while data[at + 46: at + 46 + len(b"secret.log")] != b"secret.log":  # its central directory header
+        at += 46 + sum(int.from_bytes(data[at + k: at + k + 2], "little") for k in (28, 30, 32))
+    data[at + offsets[1]] |= value  # the same flag
+    path.write_bytes(bytes(data))
+
+
+def test_an_encrypted_zip_member_is_a_problem_naming_archive_and_member_not_an_internal_error(tmp_path,
+                                                                                            log_bytes):
+    # Issue 49 cause 16: zipfile's RuntimeError (password required) ended the command as an internal error.
+    path = tmp_path / "logs.zip"
+    _encrypted(path, log_bytes)
+    result = analyze([path])
+    assert list(result.runs["source"]) == [f"{path}!plain.log"]
+    assert [(p.source, p.reason) for p in result.problems] == [
+        (f"{path}!secret.log", "encrypted (a password is needed to read it): not read")]
+
+
+def test_a_zip_member_of_a_compression_zipfile_lacks_is_a_problem_naming_it(tmp_path, log_bytes):
+    path = tmp_path / "logs.zip"
+    _encrypted(path, log_bytes, offsets=(8, 10), value=0x60)  # method 8 (deflate) | 0x60: 104, none known
+    result = analyze([path])
+    assert list(result.runs["source"]) == [f"{path}!plain.log"]
+    (problem,) = result.problems
+    assert problem.source == f"{path}!secret.log" and problem.reason.startswith("cannot be read (")
+    assert "internal error" not in problem.reason

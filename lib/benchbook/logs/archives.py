@@ -255,7 +255,9 @@ def _admit(found: Listing, member: str, size: int, limits: Limits, compressed: i
     name = _clean(member)
     found.copies[name] = found.copies.get(name, 0) + 1
     found.files.pop(name, None)  # (a later member of the name replaces it, and takes its place in the order)
-    if irregular:
+    if irregular == "encrypted":
+        found.refuse(member, "encrypted (a password is needed to read it): not read")
+    elif irregular:
         found.refuse(member, f"{irregular} inside the archive: refused (only regular files are read)")
     elif ".." in member.split("/"):
         found.refuse(member, "a name that climbs out of the archive (`..`): refused (a log has a name inside it)")
@@ -284,7 +286,10 @@ def _list_zip(found: Listing, zf: zipfile.ZipFile, limits: Limits, held: int) ->
 
 def _zip_kind(info: zipfile.ZipInfo) -> str:
     """What a zip member made on Unix is when no regular file ("" for one): its mode is the high half
-    of its external attributes (Info-ZIP's unzip makes a link of S_IFLNK, zipinfo.c's "l")."""
+    of its external attributes (Info-ZIP's unzip makes a link of S_IFLNK, zipinfo.c's "l"); or
+    "encrypted" (bit 0 of its flags, APPNOTE.TXT 4.4.4: zipfile refuses it without a password)."""
+    if info.flag_bits & 0x1:
+        return "encrypted"
     mode = info.external_attr >> 16 if info.create_system == 3 else 0
     if not stat.S_IFMT(mode) or stat.S_ISREG(mode) or stat.S_ISDIR(mode):  # (zipfile's writestr: no type)
         return ""
@@ -326,7 +331,10 @@ def _open_member(found: Listing, member: str, limits: Limits) -> io.BufferedRead
             info = opened.members.get(member)
             if info is None:
                 raise LogError(f"{found.label}{SEP}{member}", "no longer in the archive")
-            data = stack.enter_context(opened.zf.open(info))
+            try:
+                data = stack.enter_context(opened.zf.open(info))
+            except (RuntimeError, NotImplementedError) as exc:  # (a password, a compression zipfile lacks)
+                raise LogError(f"{found.label}{SEP}{member}", f"cannot be read ({exc})") from None
             opened.reading += 1
             stack.callback(opened.done)
             stream = Meter(data, found.label, limits)

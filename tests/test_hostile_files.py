@@ -5,13 +5,15 @@ skipped; a tree far deeper than Python's recursion limit is walked."""
 from __future__ import annotations
 
 import json
+import math
 import os
+import re
 import threading
 
 import pytest
 
 from benchbook import analyze, environment
-from benchbook.core import userfiles
+from benchbook.core import numbers, userfiles
 from benchbook.errors import BenchbookError, LogError
 from benchbook.logs import logfiles, textio
 from benchbook.mlperf import results
@@ -188,3 +190,53 @@ def test_a_study_folder_of_1900_levels_is_searched_for_run_records(deep_top):
     _deep(deep_top, leaf=_write("run.json", json.dumps({"environment": {"python": {"version": "3"}}})))
     with pytest.raises(BenchbookError, match="none of its 1 run records holds an environment capture"):
         environment.load(deep_top)  # (found, its environment no capture)
+
+
+# --- cause 16: messages that name what they are about -------------------------------------------------
+
+@pytest.mark.parametrize(("value", "text"), [(1234.5678, "1234.57"), (1e308, "1e+308"), (-1e15, "-1e+15"),
+                                             (math.inf, "infinity"), (-math.inf, "minus infinity"),
+                                             (math.nan, "NaN"), (10**400, "about 10^400 (401 digits)"), (None, "none")])
+def test_a_number_in_a_message_is_never_hundreds_of_digits(value, text):
+    assert numbers.shown(value) == text
+
+
+@pytest.mark.parametrize(("value", "base", "text"), [(110.0, 100.0, "+10.0%"), (256.0, 1e-300, "2.56e+302 times"),
+                                                     (1.0, 0.0, "not comparable"), (math.inf, 1.0, "not comparable"),
+                                                     (-50.0, 1.0, "-50.0 times (the sign changed)")])
+def test_a_change_in_a_message_is_a_percentage_or_a_factor_never_inf_percent(value, base, text):
+    assert numbers.change(value, base) == text
+
+
+@pytest.mark.xfail(strict=True, reason="logs/analysis.py (not this branch's to edit) formats its rate warnings "
+                                       "with :.2f and :+.1f%: the fix is numbers.shown and numbers.change there")
+def test_a_rate_warning_never_prints_hundreds_of_digits_nor_inf_percent(tmp_path):
+    log = _log(tmp_path, "tf_gpu1_amp_bs256.log", PARAMETER + "".join(_record(s, "1e-300") for s in range(1, 5)))
+    (run,) = analyze([log]).runs.to_dict("records")
+    assert run["warnings"] and not [w for w in run["warnings"] if re.search(r"\d{30}|inf%", w)], run["warnings"]
+
+
+@pytest.mark.xfail(strict=True, reason="logs/analysis.py (not this branch's to edit) says 'no known log format in "
+                                       "its first 64 KiB' without the long line that fills them")
+def test_a_long_first_line_that_hides_the_format_is_named_with_its_line(tmp_path):
+    log = _log(tmp_path, "tf_gpu1_amp_bs256.log", "#" * (100 << 10) + "\n" + PARAMETER + _record(1) + _record(2))
+    (problem,) = analyze([log]).problems
+    assert "no known log format" in problem.reason and "line 1" in problem.reason, problem.reason
+
+
+@pytest.mark.xfail(strict=True, reason="reports/publish_files.py (not this branch's to edit): write_stream's "
+                                       "OSError from a full disk carries no file name, the CLI says 'a file'")
+def test_a_full_disk_while_writing_a_report_file_names_the_file(tmp_path, monkeypatch):
+    import errno
+    import shutil
+
+    from benchbook.reports import publish_files
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(shutil, "copyfileobj", full)
+    with pytest.raises(OSError) as caught:
+        publish_files.write_text(tmp_path / "report.html", "<html></html>")
+    assert caught.value.errno == errno.ENOSPC and caught.value.filename == str(tmp_path / "report.html")
+    assert not list(tmp_path.iterdir())  # (nothing half written left)

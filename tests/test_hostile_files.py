@@ -13,6 +13,7 @@ import threading
 import pytest
 
 from benchbook import analyze, environment
+from benchbook.cli import main
 from benchbook.core import numbers, userfiles
 from benchbook.errors import BenchbookError, LogError
 from benchbook.logs import logfiles, textio
@@ -114,7 +115,10 @@ def test_a_fifo_as_systems_file_scaling_json_or_archive_never_blocks(tmp_path):
 
 # --- cause 7: a folder tree deeper than the recursion limit --------------------------------------------
 
-DEPTH = 1_900  # 2 characters a level: 3,800 of PATH_MAX's 4,096
+# Past Python's recursion limit (1,000), where 3.11's os.walk and Path.rglob ended the command (a path-based
+# walk costs about the depth squared: each stat resolves the whole path); the issue's 1,900 levels (2
+# characters a level: 3,800 of PATH_MAX's 4,096) through the command.
+DEPTH = 1_200
 
 
 def _deep(top, depth: int = DEPTH, leaf=None) -> str:
@@ -148,11 +152,22 @@ def deep_top(tmp_path):
     top = tmp_path / "deep"
     top.mkdir()
     yield top
-    for root, folders, files in reversed(list(userfiles.walk(top))):
-        for name in files:
-            os.unlink(os.path.join(root, name))
-        for name in folders:
-            os.rmdir(os.path.join(root, name))
+    fd = os.open(top, os.O_RDONLY)  # each level's "d" moved up to the top in turn: no long path, no recursion
+    try:
+        while "d" in os.listdir(fd):
+            inner = os.open("d", os.O_RDONLY, dir_fd=fd)
+            below = os.listdir(inner)
+            for name in below:
+                if name != "d":
+                    os.unlink(name, dir_fd=inner)
+            if "d" in below:
+                os.rename("d", "up", src_dir_fd=inner, dst_dir_fd=fd)
+            os.close(inner)
+            os.rmdir("d", dir_fd=fd)
+            if "d" in below:
+                os.rename("up", "d", src_dir_fd=fd, dst_dir_fd=fd)
+    finally:
+        os.close(fd)
 
 
 def test_the_walk_keeps_os_walks_order_and_pruning(tmp_path):
@@ -175,18 +190,25 @@ def test_the_walk_keeps_os_walks_order_and_pruning(tmp_path):
     assert list(userfiles.walk(gone, onerror=errors.append)) == [] and errors[0].filename == str(gone)
 
 
-def test_logs_at_the_bottom_of_a_1900_level_tree_are_analyzed(deep_top):
+def test_logs_at_the_bottom_of_a_tree_deeper_than_the_recursion_limit_are_found(deep_top):
     bottom = _deep(deep_top, leaf=_write("tf_gpu1_amp_bs256.log", PARAMETER + _record(1) + _record(2)))
     files, problems = logfiles.log_files([deep_top])
     assert [str(f) for f in files] == [os.path.join(bottom, "tf_gpu1_amp_bs256.log")] and not problems
 
 
-def test_result_folders_at_the_bottom_of_a_1900_level_tree_are_found(deep_top):
+def test_the_analyze_command_reads_the_log_at_the_bottom_of_a_1900_level_tree(deep_top, capsys):
+    bottom = _deep(deep_top, 1_900, leaf=_write("tf_gpu1_amp_bs256.log", PARAMETER + _record(1) + _record(2)))
+    assert main(["analyze", str(deep_top), "--json", "--strict"]) == 0  # (issue 49: exit 3, an internal error)
+    (line,) = capsys.readouterr().out.splitlines()
+    assert json.loads(line)["source"] == os.path.join(bottom, "tf_gpu1_amp_bs256.log")
+
+
+def test_result_folders_at_the_bottom_of_a_deep_tree_are_found(deep_top):
     bottom = _deep(deep_top, leaf=_write("result_0.txt", "x"))
     assert [str(f) for f in results.find([deep_top])] == [bottom]
 
 
-def test_a_study_folder_of_1900_levels_is_searched_for_run_records(deep_top):
+def test_a_deep_study_folder_is_searched_for_run_records(deep_top):
     _deep(deep_top, leaf=_write("run.json", json.dumps({"environment": {"python": {"version": "3"}}})))
     with pytest.raises(BenchbookError, match="none of its 1 run records holds an environment capture"):
         environment.load(deep_top)  # (found, its environment no capture)

@@ -9,6 +9,7 @@ import math
 import os
 import re
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -262,3 +263,22 @@ def test_a_full_disk_while_writing_a_report_file_names_the_file(tmp_path, monkey
         publish_files.write_text(tmp_path / "report.html", "<html></html>")
     assert caught.value.errno == errno.ENOSPC and caught.value.filename == str(tmp_path / "report.html")
     assert not list(tmp_path.iterdir())  # (nothing half written left)
+
+
+@needs_procfs
+def test_the_copy_mlperf_logging_checks_holds_no_special_file(tmp_path, monkeypatch):
+    import subprocess
+
+    from benchbook.mlperf import checks
+
+    folder = repository(tmp_path)
+    (folder / "scaling.json").symlink_to(PROC_FILE)
+    copied = []
+
+    def looked(argv, **kwargs):
+        copied.extend(sorted(p.name for p in Path(argv[3]).iterdir()))
+        return subprocess.CompletedProcess(argv, 1, "", "stopped here")
+
+    monkeypatch.setattr(subprocess, "run", looked)
+    assert "stopped here" in checks.official(folder, "v0.7", "resnet")["error"]
+    assert copied == [f"result_{i}.txt" for i in range(5)]

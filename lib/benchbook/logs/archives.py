@@ -4,12 +4,12 @@
 An archive is listed once (`listing`); each member is an `ArchivePath`, a small read-only stand-in for
 a `Path` whose name reads `archive.zip!folder/log.txt` (`outer.zip!inner.tar.gz!log.txt` one level
 down). Opening a member streams the archive up to it (members read in archive order: the archive
-once). Archives are hostile input: a member
-that inflates past `Limits.max_bytes` or past `max_ratio` times the compressed bytes behind it, more
-than `max_members` members, an archive inside an archive inside an archive, links, devices and
-sparse files in a tar (links, FIFOs and devices in a zip made on Unix), an encrypted zip member, and
-names holding `..`, are refused with a `Problem` naming the archive and member; of several members of one name the last is read, as `tar x` and `unzip` keep it, and that is
-said; a corrupt or truncated archive keeps what was read before the fault. The caps and the metered
+once). Archives are hostile input: a member that inflates past `Limits.max_bytes` or past `max_ratio`
+times the compressed bytes behind it, more than `max_members` members, an archive inside an archive
+inside an archive, links, devices and sparse files in a tar (links, FIFOs and devices in a zip made on
+Unix), an encrypted zip member, and names holding `..`, are refused with a `Problem` naming the archive
+and member; of several members of one name the last is read, as `tar x` and `unzip` keep it, and that
+is said; a corrupt or truncated archive keeps what was read before the fault. The caps and the metered
 streams are `archive_meter`'s. The caps come from the environment
 (`BENCHBOOK_ARCHIVE_MAX_BYTES`, `..._MAX_RATIO`, `..._MAX_MEMBERS`)."""
 

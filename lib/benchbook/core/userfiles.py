@@ -44,6 +44,7 @@ def pseudo_devices() -> dict[int, str]:
 
 @functools.lru_cache(maxsize=4)
 def _devices(table: bytes) -> tuple[tuple[int, str], ...]:
+    """(st_dev, type) of the pseudo file systems a mount table names (its mount points looked at)."""
     found = {}
     for fields in map(bytes.split, table.splitlines()):
         if len(fields) > 2 and fields[2].decode(errors="replace") in PSEUDO_FILE_SYSTEMS:
@@ -56,6 +57,7 @@ def _devices(table: bytes) -> tuple[tuple[int, str], ...]:
 
 
 def pseudo_note(kind: str) -> str:
+    """Why a path on a pseudo file system of `kind` (proc, sysfs) is not read."""
     return f"on the {kind} pseudo file system (the kernel's state, not logs): skipped, nothing in it read"
 
 
@@ -63,7 +65,7 @@ def kind_of(mode: int) -> str:
     """What a file that is no regular file is, in words."""
     return "a folder" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else \
         "a socket" if stat.S_ISSOCK(mode) else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else \
-        "not a regular file"
+        "a special file"
 
 
 def refusal(st: os.stat_result, pseudo: dict[int, str], folder_too: bool = False) -> str | None:
@@ -78,7 +80,8 @@ def refusal(st: os.stat_result, pseudo: dict[int, str], folder_too: bool = False
 
 
 def linked(path: str | os.PathLike) -> str:
-    """" (a link to <target>)" where `path` is a symbolic link, else "": a skipped link names what it names."""
+    """What a message adds where `path` is a symbolic link, " (a link to <target>)", else "": a skipped
+    link says what it names."""
     try:
         return f" (a link to {os.path.realpath(path)})" if os.path.islink(path) else ""
     except (OSError, ValueError):

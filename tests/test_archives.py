@@ -22,6 +22,7 @@ from benchbook.errors import BenchbookError
 from benchbook.logs import archives, logfiles, textio
 from benchbook.logs.analysis import analyze
 from benchbook.mlperf import results
+from test_hostile_logs import PARAMETER, _record
 from test_mlperf_score import repository
 
 LOG = "ngc_tf1/tf_gpu1_amp_bs256.log"
@@ -135,8 +136,29 @@ def test_links_devices_and_fifos_in_a_tar_are_refused_by_name(tmp_path, log_byte
     result = analyze([path])
     assert list(result.runs["source"]) == [f"{path}!real.log"]
     reasons = {p.source.rpartition("!")[2]: p.reason for p in result.problems}
-    assert reasons["sym.log"].startswith("a link inside a tar") and reasons["hard.log"].startswith("a link")
+    assert reasons["sym.log"].startswith("a link inside the archive") and reasons["hard.log"].startswith("a link")
     assert reasons["dev.log"].startswith("a device or FIFO") and reasons["fifo.log"].startswith("a device or FIFO")
+
+
+def test_links_fifos_and_devices_in_a_zip_are_refused_by_name(tmp_path, log_bytes):
+    # Issue 49 cause 2: a zip made on Unix keeps each member's mode (Info-ZIP's unzip makes a link of an
+    # S_IFLNK member): read as a log, a link member's bytes are its target's name, a FIFO's nothing real.
+    import stat
+
+    path = tmp_path / "tricks.zip"
+    with zipfile.ZipFile(path, "w") as zf:
+        for name, mode in (("sym.log", stat.S_IFLNK), ("fifo.log", stat.S_IFIFO), ("dev.log", stat.S_IFCHR),
+                           ("real.log", stat.S_IFREG)):
+            info = zipfile.ZipInfo(name)
+            info.create_system, info.external_attr = 3, (mode | 0o644) << 16
+            zf.writestr(info, log_bytes if name == "real.log" else b"/proc/kmsg")
+        zf.writestr("windows.log", log_bytes)  # (no Unix mode: a regular file)
+    result = analyze([path])
+    assert sorted(result.runs["source"]) == [f"{path}!real.log", f"{path}!windows.log"]
+    reasons = {p.source.rpartition("!")[2]: p.reason for p in result.problems}
+    assert reasons == {"sym.log": "a link inside the archive: refused (only regular files are read)",
+                       "fifo.log": "a FIFO inside the archive: refused (only regular files are read)",
+                       "dev.log": "a device inside the archive: refused (only regular files are read)"}
 
 
 @pytest.mark.parametrize("name", ["bomb.zip", "bomb.tar.gz", "bomb.log.gz"])
@@ -306,3 +328,66 @@ def test_mlperf_score_finds_archives_in_a_folder(tmp_path):
     (packed,) = results.score([tmp_path / "mixed"])
     assert packed.folder == f"{tmp_path / 'mixed' / 'v07.zip'}!training_results_v0.7/Acme/results/box8/resnet"
     assert packed.valid and packed.round == "v0.7" and packed.submitter == "Acme"
+
+
+@pytest.mark.parametrize("name", ["twice.tar", "twice.tar.gz", "twice.zip"])
+def test_two_members_of_one_name_the_last_is_read_as_tar_and_unzip_keep_it_and_said(tmp_path, name):
+    # Issue 49 cause 11: the first was read and the second dropped without a word.
+    first = (PARAMETER + "".join(_record(step, "900.0") for step in range(1, 5))).encode()
+    last = (PARAMETER + "".join(_record(step, "500.0") for step in range(1, 5))).encode()
+    path = tmp_path / name
+    members = [("tf_gpu1_amp_bs256.log", first), ("other/tf_gpu1_fp32_bs256.log", first),
+               ("./tf_gpu1_amp_bs256.log", last)]  # (the same name once cleaned, as tar x writes it)
+    if name.endswith(".zip"):
+        with zipfile.ZipFile(path, "w") as zf:
+            for member, data in members:
+                zf.writestr(member, data)
+    else:
+        with tarfile.open(path, "w:gz" if name.endswith(".gz") else "w") as tar:
+            for member, data in members:
+                info = tarfile.TarInfo(member)
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
+    result = analyze([path])
+    rates = dict(zip(result.runs["source"], result.runs["recomputed_throughput"], strict=True))
+    assert rates == {f"{path}!tf_gpu1_amp_bs256.log": pytest.approx(500.0),
+                     f"{path}!other/tf_gpu1_fp32_bs256.log": pytest.approx(900.0)}
+    assert [(p.source, p.reason) for p in result.problems] == [
+        (f"{path}!tf_gpu1_amp_bs256.log", "2 members of this name: the last one is read, as `tar x` and `unzip` "
+                                          "keep it; the one before is not")]
+
+
+def _encrypted(path, log_bytes, offsets=(6, 8), value=1) -> None:
+    """A zip whose second member says it is encrypted (bit 0 of its flags, in its local and central
+    headers, as `zip -e` writes it; zipfile itself writes no encrypted member), or (`offsets`, `value`)
+    another field of those headers."""
+    _zip(path, {"plain.log": log_bytes, "secret.log": log_bytes})
+    data = bytearray(path.read_bytes())
+    with zipfile.ZipFile(path) as zf:
+        info, at = zf.getinfo("secret.log"), zf.start_dir
+    data[info.header_offset + offsets[0]] |= value  # local file header: general purpose bit flag
+    while data[at + 46: at + 46 + len(b"secret.log")] != b"secret.log":  # its central directory header
+        at += 46 + sum(int.from_bytes(data[at + k: at + k + 2], "little") for k in (28, 30, 32))
+    data[at + offsets[1]] |= value  # the same flag
+    path.write_bytes(bytes(data))
+
+
+def test_an_encrypted_zip_member_is_a_problem_naming_archive_and_member_not_an_internal_error(tmp_path,
+                                                                                            log_bytes):
+    # Issue 49 cause 16: zipfile's RuntimeError (password required) ended the command as an internal error.
+    path = tmp_path / "logs.zip"
+    _encrypted(path, log_bytes)
+    result = analyze([path])
+    assert list(result.runs["source"]) == [f"{path}!plain.log"]
+    assert [(p.source, p.reason) for p in result.problems] == [
+        (f"{path}!secret.log", "encrypted (a password is needed to read it): not read")]
+
+
+def test_a_zip_member_of_a_compression_zipfile_lacks_is_a_problem_naming_it(tmp_path, log_bytes):
+    path = tmp_path / "logs.zip"
+    _encrypted(path, log_bytes, offsets=(8, 10), value=0x60)  # method 8 (deflate) | 0x60: 104, none known
+    result = analyze([path])
+    assert list(result.runs["source"]) == [f"{path}!plain.log"]
+    (problem,) = result.problems
+    assert problem.source == f"{path}!secret.log" and problem.reason.startswith("cannot be read (")
+    assert "internal error" not in problem.reason

@@ -126,3 +126,18 @@ def test_the_explain_bench_searches_a_written_log_and_the_bert_sets_within_the_l
                      r"--method mean$", out, re.M)
     assert re.search(r"^explain: ngc-tf1-bert against ngc_tf1_bert: 10 cells of 10 runs .* 10 reproduced$", out, re.M)
     assert out.rstrip().endswith("FAIL: searching 3000 records took more than 0.0 s")
+
+
+def test_the_line_length_bench_times_each_formats_openings_and_fails_past_the_growth_limit(capsys):
+    spec = importlib.util.spec_from_file_location("bench_line_length", ROOT / "bench" / "bench_line_length.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    formats = ["ngc_bert_pytorch", "ngc_bert_tf1", "ngc_tf1_convnets"]
+    assert bench.main(["--sizes", "64", "256", "--formats", *formats]) == 0
+    assert bench.main(["--sizes", "64", "256", "--formats", "ngc_bert_tf1", "--growth-limit", "0.5"]) == 1
+    out = capsys.readouterr().out
+    rows = re.findall(r"^(\S+) +.{34} +([0-9.]+) s +([0-9.]+) s +([0-9.]+)(  FAIL)?$", out, re.M)
+    assert {row[0] for row in rows} == set(formats)
+    assert len(rows) == sum(len(bench.PREFIXES[name]) for name in formats) + len(bench.PREFIXES["ngc_bert_tf1"])
+    assert out.rstrip().endswith("a doubling of its length: " + ", ".join(
+        f"ngc_bert_tf1 ({ascii(p[:30])[1:-1]})" for p in bench.PREFIXES["ngc_bert_tf1"]))

@@ -127,7 +127,7 @@ def test_complete_tf1_layout_passes(tmp_path):
     assert got["DALI index"].ok and "1152 of 1152 index files" in got["DALI index"].detail
     assert got["GPUs per node"].ok and got["container"].ok and got["NVIDIA container runtime"].ok
     assert got["mpirun"].detail.startswith("/usr/local/mpi/bin/mpirun")  # the NGC banner is skipped
-    assert got["code"].ok is None and f"git checkout {COMMIT_TF}" in got["code"].fix
+    assert got["code"].ok is None and f"git checkout {COMMIT_TF} --" in got["code"].fix
     # the launcher runs in the exec container: ssh is tried from there, on the containers' sshd port
     ssh = [c for c in m.calls if "ssh" in c]
     assert ssh[0][:4] == ["docker", "exec", "--", "tf_resnet"]
@@ -399,7 +399,7 @@ def test_image_absent_fix_is_the_build_or_pull_line(tmp_path):
     assert image.ok is False and "No such image" in image.detail
     assert "docker build -t nvidia_rn50_tf DeepLearningExamples/TensorFlow/Classification/ConvNets" in image.fix
     assert "docker pull nvidia_rn50_tf" in image.fix
-    assert "git clone https://github.com/NVIDIA/DeepLearningExamples" in image.fix
+    assert "git clone -- https://github.com/NVIDIA/DeepLearningExamples" in image.fix
 
 
 def test_nvidia_runtime_missing(tmp_path):

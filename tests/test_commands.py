@@ -145,9 +145,9 @@ def test_inside_the_container_commands_run_directly(tmp_path):
 def test_setup_steps_clone_checkout_patch_build(monkeypatch):
     monkeypatch.chdir(ROOT)
     steps = commands.setup_steps(study.load(Path("params/resnet50_tf/ngc_time_to_train.yaml")))
-    assert steps[0] == "git clone https://github.com/NVIDIA/DeepLearningExamples DeepLearningExamples"
-    assert steps[1].endswith("git checkout 99b1c898cead5603c945721162270c2fe077b4a2")
-    assert steps[2] == ("git -C DeepLearningExamples apply --unidiff-zero "
+    assert steps[0] == "git clone -- https://github.com/NVIDIA/DeepLearningExamples DeepLearningExamples"
+    assert steps[1].endswith("git checkout 99b1c898cead5603c945721162270c2fe077b4a2 --")
+    assert steps[2] == ("git -C DeepLearningExamples apply --unidiff-zero -- "
                         "params/patches/tf1_inter_op_threads.patch")
 
 

@@ -142,7 +142,7 @@ def test_a_folder_met_in_a_walk_on_a_pseudo_file_system_is_noted_and_not_entered
     assert files == [tmp_path / "tf_gpu1_amp_bs256.log"]
     assert [(p.source, p.reason) for p in problems] == [
         (str(tmp_path / "kernel"), "on the proc pseudo file system (the kernel's state, not logs): skipped, "
-                                   "nothing in it read")]
+                                   f"nothing in it read (a link to {os.path.realpath('/proc/self')})")]
 
 
 def test_a_fifo_or_socket_is_skipped_with_a_note(tmp_path):

@@ -13,6 +13,7 @@ import sys
 
 import pytest
 
+from benchbook.core import userfiles
 from benchbook.mlperf import results
 from test_mlperf_mllog import START_MS, result_text, write
 from test_mlperf_score import SYSTEM, repository
@@ -74,8 +75,9 @@ def test_a_systems_file_is_read_once_and_strictly(tmp_path, monkeypatch):
     path = folder.parents[2] / "systems" / "box8.json"
     path.write_text('{"system_name": "box8", "accelerators_per_node": NaN}')
     opened = []
-    real_open = type(path).open
-    monkeypatch.setattr(type(path), "open", lambda self, *a, **k: opened.append(self.name) or real_open(self, *a, **k))
+    real_open = userfiles.open_regular  # (what opens every file of a result folder)
+    monkeypatch.setattr(userfiles, "open_regular", lambda where: opened.append(os.path.basename(where))
+                        or real_open(where))
     (found,) = results.score([folder])
     assert opened.count("box8.json") == 1
     assert any("box8.json: neither a JSON object" in p and "NaN is not a JSON number" in p for p in found.problems)

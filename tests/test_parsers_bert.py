@@ -264,3 +264,84 @@ def test_the_namespaces_precision(tmp_path, args, precision):
     run = analyze([log]).runs.iloc[0]
     assert run["precision"] == precision
     assert pd.isna(run["gpus"])  # NVIDIA's Namespace names no device: its GPUs come from the launch
+
+
+def _line_bench():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "bench" / "bench_line_length.py"
+    spec = importlib.util.spec_from_file_location("bench_line_length", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+LINE_BENCH = _line_bench()
+
+
+@pytest.mark.parametrize(("name", "prefix"), [
+    (name, prefix) for name in ("ngc_bert_pytorch", "ngc_bert_tf1", "ngc_mxnet_resnet50")
+    for prefix in LINE_BENCH.PREFIXES[name]])
+def test_a_256_kib_line_of_a_formats_openings_is_read_in_well_under_a_second(tmp_path, name, prefix):
+    # Issue 49 cause 3 (the BERT formats, and MXNet's epoch line): lazy `[^\n]*?key` scans and `[^\n]*`
+    # backing off to a literal, retried from each candidate on the line, took 18.2 s at 256 KiB (torchrun's
+    # opening: minutes). Now about 0.05 s.
+    from benchbook.core import catalog
+    from benchbook.logs.parsers import registry
+
+    catalog.default()
+    path = tmp_path / "line.log"
+    LINE_BENCH.write_line(path, prefix, 256)
+    assert LINE_BENCH.timed(path, registry.get(name), 5.0) < 1.0
+
+
+# --- issue 49 cause 14: BERT values checked ------------------------------------------------------------------
+
+@pytest.mark.parametrize("seq_len", ["0", "1000000000000"])
+def test_a_sequence_length_of_zero_or_absurd_size_is_left_out_and_said_with_its_line(tmp_path, seq_len):
+    pt_log = tmp_path / "bert.log"
+    pt_log.write_text("\n".join(_pytorch_run(0, _namespace(max_seq_length=int(seq_len)), [(1, 9.0)], 500.0)) + "\n")
+    tf_log = _tf_log(tmp_path)
+    tf_log.write_text(tf_log.read_text().replace("max_seq_length: 128", f"max_seq_length: {seq_len}")
+                      + f"INFO:tensorflow:  name = input_ids, shape = (96, {seq_len})\n")
+    for log, lines in ((pt_log, "line 1"), (tf_log, "line 2, 28")):
+        run = analyze([log]).runs.iloc[0]
+        assert pd.isna(run["seq_len"]), log
+        said = [w for w in run["warnings"] if w.startswith(f"a sequence length of {seq_len} ")]
+        assert said and f"({lines})" in said[0] and "left out" in said[0], run["warnings"]
+        assert run["recomputed_throughput"] > 0  # (the rest of the run is read)
+
+
+def test_a_tf1_precision_no_launch_script_takes_is_said_with_its_line_not_taken(tmp_path):
+    tf_log = _tf_log(tmp_path)
+    tf_log.write_text(tf_log.read_text().replace("512 5e-4 fp16 true", "512 5e-4 <script> true", 1)
+                      .replace("7.5e-4 5e-4 fp16 true", "7.5e-4 5e-4 <script> true", 1)
+                      .replace("INFO:tensorflow:  amp: True\n", ""))
+    run = analyze([tf_log]).runs.iloc[0]
+    assert run["precision"] != "<script>"
+    said = [w for w in run["warnings"] if w.startswith("a precision no launch script takes")]
+    assert said and "'<script>'" in said[0] and "(line 1)" in said[0], run["warnings"]
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
+def test_a_nan_or_infinite_loss_at_every_step_is_said_a_diverged_run_and_the_rates_are_kept(tmp_path, value):
+    pt_log = tmp_path / "bert.log"
+    pt_log.write_text("\n".join(_pytorch_run(0, _namespace(), [(1, 9.0), (2, 8.5), (3, 8.0)], 500.0))
+                      .replace("average_loss : 9.0 ", f"average_loss : {value} ")
+                      .replace("average_loss : 8.5 ", f"average_loss : {value} ")
+                      .replace("average_loss : 8.0 ", f"average_loss : {value} ") + "\n")
+    tf_log = _tf_log(tmp_path)
+    text = tf_log.read_text()
+    for k in range(len(TF_RATES)):
+        text = text.replace(f"total_loss : {11.0 - k / 100} ", f"total_loss : {value} ")
+    tf_log.write_text(text)
+    pt, tf = analyze([pt_log]), analyze([tf_log], rule=Rule(name="perf"))
+    for result, steps in ((pt, 3), (tf, len(TF_RATES))):
+        run = result.runs.iloc[0]
+        said = [w for w in run["warnings"] if w.startswith("steps whose loss is NaN or infinite (the run diverged")]
+        assert said and said[0].rsplit(": ", 1)[1].startswith(f"{steps} (line "), run["warnings"]
+    assert pt.runs.iloc[0]["recomputed_throughput"] == 500.0
+    assert len(pt.iterations) == 5  # the three steps, the final loss, the figure
+    assert tf.runs.iloc[0]["recomputed_throughput"] == pytest.approx(statistics.fmean(TF_RATES), rel=1e-12)
+    assert len(tf.iterations) == len(TF_RATES) + 1  # every step's rate kept (+ the end-of-run one)

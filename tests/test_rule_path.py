@@ -24,12 +24,13 @@ def _tool():
 LONGER: dict[tuple[str, str], int] = {}
 
 
-def test_a_tf1_line_reaches_its_number_through_twelve_files_of_short_functions(fixtures):
+def test_a_tf1_line_reaches_its_number_through_thirteen_files_of_short_functions(fixtures):
     """Issue 35: a cap on the files and on the length of each function on the path, not on how many
-    functions there are (which would decide where code goes)."""
+    functions there are (which would decide where code goes). The thirteenth is `core/userfiles`, what
+    judges a file before a byte of it is read (issue 49 cause 2: a link to /proc/kmsg, a FIFO)."""
     path = _tool().trace(fixtures / "ngc_tf1" / "tf_gpu1_amp_bs256.log")
     files = {file for file, _, _ in path}
-    assert len(files) <= 12, sorted(files)
+    assert len(files) <= 13, sorted(files)
     long = {(file, name): lines for file, name, lines in path if lines > LONGER.get((file, name), 60)}
     assert not long, long
     names = [f"{file}: {name}" for file, name, _ in path]

@@ -1,9 +1,12 @@
 """Hostile and careless study files (issue 21): refused at load, quickly, with the file and line."""
 
+import os
 import time
 
 import pytest
+import yaml
 
+from benchbook.core import project, yamlfile
 from benchbook.studies import commands, study
 from benchbook.studies.study import StudyError
 
@@ -55,6 +58,25 @@ def test_nested_aliases_are_refused_at_once(tmp_path):
     msg = refused(tmp_path, CPU + "\n".join(["options:"] + ["  " + line for line in levels]) + "\n",
                   "study.yaml:", "more than 20000 YAML values")
     assert time.monotonic() - t0 < 2.0, msg
+
+
+def test_one_long_string_aliased_thousands_of_times_is_refused_by_its_bytes_at_once(tmp_path):
+    # Issue 49 cause 8: 5,000 aliases of one 2 MiB string are 5,001 values, far under the cap on values,
+    # and 10 GB once built (`run --dry-run` took 15 GB): the cap counts the bytes the document expands to.
+    text = CPU + "options:\n  a: &big " + "x" * (2 << 20) + "\n  b: [" + ", ".join(["*big"] * 5000) + "]\n"
+    t0 = time.monotonic()
+    msg = refused(tmp_path, text, "study.yaml:", f"more than {yamlfile.MAX_EXPANDED_BYTES} characters of text")
+    assert time.monotonic() - t0 < 10.0, msg
+
+
+def test_every_shipped_yaml_file_loads_under_the_byte_cap():
+    shipped = sorted(project.PARAMS.rglob("*.yaml"))
+    assert len(shipped) > 40
+    for path in shipped:
+        text = path.read_text(encoding="utf-8")
+        size = yamlfile.expanded_size(yaml.compose(text, yaml.SafeLoader), path, 10**9)
+        assert 0 < size[1] < yamlfile.MAX_EXPANDED_BYTES / 4, (path, size)
+        assert yamlfile.parse(text, path, size[0]) is not None, path
 
 
 def test_a_small_alias_still_loads(tmp_path):
@@ -182,5 +204,35 @@ def test_setup_steps_paste_into_a_shell_as_they_read(tmp_path):
     text = NGC.replace("repository: https://github.com/NVIDIA/DeepLearningExamples",
                        'repository: "https://example.org/x; touch MARK"')
     steps = commands.setup_steps(study.load(write(tmp_path, text)))
-    assert steps[0] == "git clone 'https://example.org/x; touch MARK' 'x; touch MARK'"
+    assert steps[0] == "git clone -- 'https://example.org/x; touch MARK' 'x; touch MARK'"
     assert steps[-1].startswith("docker build -t nvidia_rn50_tf ")
+
+
+@pytest.mark.parametrize(("field", "old", "new"), [
+    ("code.repository", "repository: https://github.com/NVIDIA/DeepLearningExamples",
+     "repository: --upload-pack=touch MARK"),
+    ("code.repository", "repository: https://github.com/NVIDIA/DeepLearningExamples",
+     "repository: https://example.org/-uevil"),  # (its clone folder, -uevil, a positional too)
+    ("code.subfolder", "workdir: /workspace/rn50}", "workdir: /workspace/rn50, subfolder: --help}"),
+    ("code.patches", "workdir: /workspace/rn50}", "workdir: /workspace/rn50, patches: [-R]}"),
+    ("code.workdir", "workdir: /workspace/rn50}", "workdir: -x}"),
+    ("data.path", "path: /data/tfrecords", "path: -v/etc:/x"),
+    ("data.mount", "path: /data/tfrecords}", "path: /data/tfrecords, mount: --privileged}"),
+    ("data.dali_index", "path: /data/tfrecords}", "path: /data/tfrecords, dali_index: -rf}"),
+    ("container.mounts", "image: nvidia_rn50_tf}", "image: nvidia_rn50_tf, mounts: {--privileged: /x}}"),
+])
+def test_a_value_that_reaches_a_command_as_an_operand_may_not_start_with_a_dash(tmp_path, field, old, new):
+    # Issue 49 cause 12: `repository: --upload-pack=...` printed `git clone '--upload-pack=...'`, which runs a
+    # command when pasted: quoting keeps a value one word, only refusing a dash keeps it an operand.
+    assert old in NGC
+    msg = refused(tmp_path, NGC.replace(old, new), "study.yaml:", field, "may not start with '-'")
+    assert "the command it reaches would read it as an option" in msg
+
+
+def test_every_git_command_printed_ends_its_options_before_its_operands(tmp_path):
+    text = NGC.replace("workdir: /workspace/rn50}", "workdir: /workspace/rn50, patches: [fix.patch]}")
+    steps = commands.setup_steps(study.load(write(tmp_path, text)))
+    gits = [part.strip() for step in steps for part in step.split("&&") if part.strip().startswith("git ")]
+    assert gits == ["git clone -- https://github.com/NVIDIA/DeepLearningExamples DeepLearningExamples",
+                    "git checkout 99b1c898cead5603c945721162270c2fe077b4a2 --",
+                    f"git -C DeepLearningExamples apply --unidiff-zero -- {os.path.relpath(tmp_path / 'fix.patch')}"]

@@ -1,5 +1,5 @@
 """Checks of single values that reach a shell, a job script or a container: one printable line,
-environment variable names, host names, docker image references, container names.
+an operand (never an option), environment variable names, host names, docker image references, container names.
 
 Standard library only, so that every layer may check a value (the launchers before they build a
 command, the study and launch schemas through `fields`, which wraps these for pydantic). Each check
@@ -32,6 +32,16 @@ def one_line(value: str) -> str:
     if m := CONTROL.search(value):
         raise ValueError(f"holds the control character {m.group()!r}; values reach shell commands and job "
                          "scripts and must be one printable line")
+    return value
+
+
+def operand(value: str) -> str:
+    """A value a command reads as an operand (a repository, a path): one printable line, not starting
+    with '-' (`git clone '--upload-pack=touch X'` runs a command: quoting keeps a value one word, it
+    does not keep it an operand)."""
+    one_line(value)
+    if value.startswith("-"):
+        raise ValueError(f"{value!r} may not start with '-': the command it reaches would read it as an option")
     return value
 
 

@@ -58,12 +58,18 @@ _LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _con
 _LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, _construct_sequence)
 
 
-def expanded_size(node: yaml.Node, path: Path, limit: int) -> int:
-    """How many nodes the document builds once its aliases are expanded (they are, by the copy
-    that validation makes); StudyError past limit or on an alias that holds itself."""
-    sizes: dict[int, int | None] = {}
+# The most text a YAML file of benchbook's may expand to, its aliases repeated: study files, entries and
+# references are a few kB (the largest shipped, params/references/mlperf/rules/training.yaml, 93 kB).
+MAX_EXPANDED_BYTES = 4 << 20  # (counted in characters: what a str holds)
 
-    def size(n: yaml.Node) -> int:
+
+def expanded_size(node: yaml.Node, path: Path, limit: int, max_bytes: int = MAX_EXPANDED_BYTES) -> tuple[int, int]:
+    """(values, characters of text) the document builds once its aliases are expanded (they are, by the copy
+    that validation makes: one 2 MiB string aliased 5,000 times is 5,001 values and 10 GB); YamlSizeError
+    past `limit` values or `max_bytes`, or on an alias that holds itself. Each node is measured once."""
+    sizes: dict[int, tuple[int, int] | None] = {}
+
+    def size(n: yaml.Node) -> tuple[int, int]:
         key = id(n)
         if key in sizes:
             if sizes[key] is None:
@@ -72,17 +78,26 @@ def expanded_size(node: yaml.Node, path: Path, limit: int) -> int:
         sizes[key] = None
         children = [c for pair in n.value for c in pair] if isinstance(n, yaml.MappingNode) else \
             n.value if isinstance(n, yaml.SequenceNode) else []
-        total = 1
+        values, text = 1, len(n.value) if isinstance(n, yaml.ScalarNode) else 0
         for child in children:
-            total += size(child)
-            if total > limit:
-                raise YamlSizeError(f"{path}:{n.start_mark.line + 1}: the study file expands to more than "
-                                 f"{limit} YAML values (aliases repeat what they refer to); "
-                                 "a study file is a few dozen lines: write it without nested aliases")
-        sizes[key] = total
-        return total
+            more, longer = size(child)
+            values, text = values + more, text + longer
+            if values > limit:
+                raise YamlSizeError(f"{path}:{n.start_mark.line + 1}: the file expands to more than {limit} "
+                                    "YAML values (aliases repeat what they refer to); a study file is a few dozen "
+                                    "lines: write it without nested aliases")
+            if text > max_bytes:
+                raise YamlSizeError(f"{path}:{n.start_mark.line + 1}: the file expands to more than {max_bytes} "
+                                    "characters of text (aliases repeat what they refer to); a study file is a few kB: "
+                                    "write it without aliases of long values")
+        sizes[key] = values, text
+        return values, text
 
-    return size(node)
+    found = size(node)
+    if found[1] > max_bytes:  # (a document of one long scalar)
+        raise YamlSizeError(f"{path}:{node.start_mark.line + 1}: the file expands to more than {max_bytes} characters "
+                            "of text; a study file is a few kB")
+    return found
 
 
 class YamlSyntaxError(BenchbookError, ValueError):

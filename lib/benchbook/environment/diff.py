@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..core import userfiles
 from ..errors import BenchbookError
 from ..runfolder import records
 from . import capture_shape
@@ -352,8 +353,11 @@ def load(path: str | Path) -> Loaded:
     if (path / records.RECORD).is_file():
         return Loaded(path, "run", entries(_read(path / records.RECORD, run_record=True), str(path),
                                            path / records.RECORD))
-    runs = sorted(p for p in path.rglob(records.RECORD)
-                  if not any(s.startswith(".") for s in p.relative_to(path).parts))
+    runs = []
+    for root, folders, names in userfiles.walk(path):  # (no recursion: Path.rglob's ends past ~1,000 levels)
+        folders[:] = [f for f in folders if not f.startswith(".")]
+        runs += [Path(root, records.RECORD)] if records.RECORD in names else []
+    runs.sort()
     if not runs:
         raise BenchbookError(f"{path}: no run.json in this folder or below; {_EXPECTED}")
     found, problems = [], []

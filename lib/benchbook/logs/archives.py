@@ -4,12 +4,13 @@
 An archive is listed once (`listing`); each member is an `ArchivePath`, a small read-only stand-in for
 a `Path` whose name reads `archive.zip!folder/log.txt` (`outer.zip!inner.tar.gz!log.txt` one level
 down). Opening a member streams the archive up to it (members read in archive order: the archive
-once). Archives are hostile input: a member
-that inflates past `Limits.max_bytes` or past `max_ratio` times the compressed bytes behind it, more
-than `max_members` members, an archive inside an archive inside an archive, and links, devices and
-sparse files in a tar, and names holding `..`, are refused with a `Problem` naming the archive and
-member; a corrupt or
-truncated archive keeps what was read before the fault. The caps come from the environment
+once). Archives are hostile input: a member that inflates past `Limits.max_bytes` or past `max_ratio`
+times the compressed bytes behind it, more than `max_members` members, an archive inside an archive
+inside an archive, links, devices and sparse files in a tar (links, FIFOs and devices in a zip made on
+Unix), an encrypted zip member, and names holding `..`, are refused with a `Problem` naming the archive
+and member; of several members of one name the last is read, as `tar x` and `unzip` keep it, and that
+is said; a corrupt or truncated archive keeps what was read before the fault. The caps and the metered
+streams are `archive_meter`'s. The caps come from the environment
 (`BENCHBOOK_ARCHIVE_MAX_BYTES`, `..._MAX_RATIO`, `..._MAX_MEMBERS`)."""
 
 from __future__ import annotations
@@ -19,32 +20,22 @@ import contextlib
 import gzip
 import io
 import lzma
-import math
 import os
+import stat
 import tarfile
 import zipfile
-import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from ..errors import BenchbookError, LogError
+from ..core import userfiles
+from ..errors import LogError
+from .archive_meter import DAMAGED, RATIO_FROM, SEP, Limits, Meter, Refused
 
-SEP = "!"
 _COMPRESSED = {".gz": gzip.open, ".tgz": gzip.open, ".xz": lzma.open, ".txz": lzma.open, ".bz2": bz2.open,
                ".tbz2": bz2.open}
 _TARS = (".tar", ".tar.gz", ".tgz", ".tar.xz", ".txz", ".tar.bz2", ".tbz2")
 SUFFIXES = (".zip", *_TARS, *_COMPRESSED)  # the names that `kind` reads as archives (lower case)
-PIECE = 64 << 10  # read from a decompressor at a time
-RATIO_FROM = 1 << 20  # the ratio is checked once this much is inflated: a small file's says nothing
-# What reading a damaged archive raises, from the standard library's modules.
-_DAMAGED = (OSError, EOFError, zlib.error, lzma.LZMAError, tarfile.TarError, zipfile.BadZipFile, ValueError)
-
-
-class _Refused(LogError):
-    """A cap passed: what the member held is not read (a damaged member's lines before the fault are)."""
-
-
 def kind(name: str) -> str | None:
     """"zip", "tar" or "single" (one compressed file) by the name's suffix; None for any other file."""
     low = name.lower()
@@ -53,32 +44,6 @@ def kind(name: str) -> str | None:
     if low.endswith(_TARS):
         return "tar"
     return "single" if low.endswith(tuple(_COMPRESSED)) else None
-
-
-@dataclass(frozen=True)
-class Limits:
-    """The caps on what an archive may make us read (defaults: real logs compress 7-16 times)."""
-
-    max_bytes: int = 4 << 30
-    max_ratio: float = 200.0
-    max_members: int = 10_000
-
-    @classmethod
-    def from_env(cls) -> Limits:
-        """The defaults, each overridden by its BENCHBOOK_ARCHIVE_* variable (a positive number)."""
-        values = {}
-        for name, kind_ in (("max_bytes", int), ("max_ratio", float), ("max_members", int)):
-            var = f"BENCHBOOK_ARCHIVE_{name.upper()}"
-            raw = os.environ.get(var)
-            if raw is None:
-                continue
-            try:
-                values[name] = kind_(raw)
-            except ValueError:
-                values[name] = 0
-            if not 0 < values[name] < math.inf:
-                raise BenchbookError(f"{var}={raw!r}: expected a positive {'whole ' if kind_ is int else ''}number")
-        return cls(**values)
 
 
 @dataclass
@@ -101,6 +66,8 @@ class Listing:
     outer: Listing | None = None
     name: str = ""
     nested: dict[str, Listing] = field(default_factory=dict)  # members that are archives, listed
+    copies: dict[str, int] = field(default_factory=dict)  # how many members have each name (one: most)
+    offsets: dict[str, int] = field(default_factory=dict)  # a tar member's header offset: the one to read
 
     def refuse(self, member: str, reason: str) -> None:
         self.problems.append(Problem(f"{self.label}{SEP}{member}" if member else self.label, reason))
@@ -201,65 +168,12 @@ def _stem(name: str) -> str:
     return name
 
 
-class _Meter(io.RawIOBase):
-    """A stream counting the bytes read through it, refusing to read on (naming `member`) past
-    `limits`: more than max_bytes since `start` (unless `sized`: a tar's members have exact sizes,
-    checked from their headers), or more than max_ratio times the bytes counted `behind`."""
-
-    def __init__(self, stream, where: str, limits: Limits | None = None, behind: _Meter | None = None,
-                 sized: bool = False):
-        self.stream, self.where, self.limits, self.behind, self.sized = stream, where, limits, behind, sized
-        self.count = self.start = 0
-        self.member = ""
-        self.fault: LogError | None = None
-
-    def readable(self) -> bool:
-        return True
-
-    def seekable(self) -> bool:  # a zip member is (a zip inside it is read from its end); a tar's is not
-        return isinstance(self.stream, zipfile.ZipExtFile) and self.stream.seekable()
-
-    def seek(self, offset: int, whence: int = 0) -> int:
-        return self.stream.seek(offset, whence)
-
-    def tell(self) -> int:
-        return self.stream.tell()
-
-    def readinto(self, buffer) -> int:
-        if self.fault:
-            raise self.fault
-        try:  # in pieces: a tar's member read past a cut loses the whole read
-            data = self.stream.read(min(len(buffer), PIECE))
-        except _DAMAGED as exc:  # an end first (what a buffered read got stays its), the fault at the next read
-            self.fault = LogError(self._named(), f"the archive is damaged ({type(exc).__name__}: {exc})")
-            if not self.count:
-                raise self.fault from None
-            return 0
-        buffer[: len(data)] = data
-        self.count += len(data)
-        if self.limits:
-            self.check()
-        return len(data)
-
-    def check(self) -> None:
-        limits = self.limits
-        if not self.sized and self.count - self.start > limits.max_bytes:
-            raise _Refused(self._named(), f"inflates past {limits.max_bytes} bytes, the cap "
-                                          "(BENCHBOOK_ARCHIVE_MAX_BYTES): refused")
-        if self.behind is not None and self.count > RATIO_FROM and self.count > limits.max_ratio * self.behind.count:
-            raise _Refused(self._named(), f"inflates more than {limits.max_ratio:g} times its compressed size "
-                                          "(BENCHBOOK_ARCHIVE_MAX_RATIO): refused as a bomb")
-
-    def _named(self) -> str:
-        return f"{self.where}{SEP}{self.member}" if self.member else self.where
-
-
-def _tar(source, label: str, name: str, limits: Limits, stack: contextlib.ExitStack) -> tuple[tarfile.TarFile, _Meter]:
+def _tar(source, label: str, name: str, limits: Limits, stack: contextlib.ExitStack) -> tuple[tarfile.TarFile, Meter]:
     """A tar read as a stream (`r|`), inflated through a metered decompressor (caps enforced as it goes)."""
-    raw = _Meter(source, label)
+    raw = Meter(source, label)
     compressed = _COMPRESSED.get(os.path.splitext(name.lower())[1])
     inflated = stack.enter_context(compressed(raw, "rb")) if compressed else raw
-    meter = _Meter(inflated, label, limits, raw if compressed else None, sized=True)
+    meter = Meter(inflated, label, limits, raw if compressed else None, sized=True)
     return stack.enter_context(tarfile.open(fileobj=meter, mode="r|")), meter
 
 
@@ -269,7 +183,7 @@ def listing(path: str | os.PathLike, limits: Limits | None = None) -> Listing:
     path = Path(path)
     found = Listing(path, str(path))
     try:
-        with open(path, "rb") as f:
+        with userfiles.open_regular(path) as f:  # (a FIFO, a link to /proc: never read)
             _list(found, f, limits or Limits.from_env(), depth=0)
     except OSError as exc:
         found.refuse("", f"cannot be read ({exc.strerror or exc})")
@@ -289,14 +203,15 @@ def _list(found: Listing, source, limits: Limits, depth: int) -> None:
                 _list_tar(found, tar, meter, limits)
             else:  # one compressed file: its size is known once read (the reading enforces the caps)
                 found.files[_stem(PurePosixPath(name).name)] = None
-    except _Refused as exc:
+    except Refused as exc:
         found.problems.append(Problem(exc.path, exc.reason + (f"; the {len(found.files)} members before are read"
                                                               if found.files else "")))
     except LogError as exc:  # damaged in a member: what comes before the fault is read
         found.problems.append(Problem(exc.path, f"{exc.reason}: what comes before the fault is read"))
-    except _DAMAGED as exc:
+    except DAMAGED as exc:
         done = f" after {len(found.files)} members (what comes before the fault is read)" if found.files else ""
         found.refuse("", f"the archive is damaged or cut short{done} ({type(exc).__name__}: {exc})")
+    _say_copies(found)
     for member in [m for m in found.files if kind(m)]:
         del found.files[member]
         if depth:
@@ -316,8 +231,18 @@ def _list(found: Listing, source, limits: Limits, depth: int) -> None:
         found.problems.extend(inner.problems)
 
 
+def _say_copies(found: Listing) -> None:
+    """Each name several members have, said: the last is the one read (`tar x` and `unzip` each write the
+    members in order, the last of a name overwriting the ones before)."""
+    for member, count in found.copies.items():
+        if count > 1:
+            before = "the one before is" if count == 2 else f"the {count - 1} before are"
+            found.refuse(member, f"{count} members of this name: the last one is read, as `tar x` and `unzip` keep "
+                                 f"it; {before} not")
+
+
 def _admit(found: Listing, member: str, size: int, limits: Limits, compressed: int | None = None,
-           irregular: str = "") -> bool:
+           irregular: str = "", offset: int | None = None) -> bool:
     """List a member of a zip or tar unless a cap refuses it (a problem naming it); False where the
     listing stops there. Past the member count the rest are not read; `irregular` (what a tar member
     that is no regular file is) is refused; past max_bytes a member is refused, and in a tar (no
@@ -327,8 +252,13 @@ def _admit(found: Listing, member: str, size: int, limits: Limits, compressed: i
         found.refuse("", f"more than {limits.max_members} members (BENCHBOOK_ARCHIVE_MAX_MEMBERS): the rest "
                          "are not read")
         return False
-    if irregular:
-        found.refuse(member, f"{irregular} inside a tar: refused (only regular files are read)")
+    name = _clean(member)
+    found.copies[name] = found.copies.get(name, 0) + 1
+    found.files.pop(name, None)  # (a later member of the name replaces it, and takes its place in the order)
+    if irregular == "encrypted":
+        found.refuse(member, "encrypted (a password is needed to read it): not read")
+    elif irregular:
+        found.refuse(member, f"{irregular} inside the archive: refused (only regular files are read)")
     elif ".." in member.split("/"):
         found.refuse(member, "a name that climbs out of the archive (`..`): refused (a log has a name inside it)")
     elif size > limits.max_bytes:
@@ -340,18 +270,33 @@ def _admit(found: Listing, member: str, size: int, limits: Limits, compressed: i
         found.refuse(member, f"inflates {size / compressed:.0f} times its compressed size, past "
                              f"{limits.max_ratio:g} (BENCHBOOK_ARCHIVE_MAX_RATIO): refused as a bomb")
     else:
-        found.files[_clean(member)] = size
+        found.files[name] = size
+        if offset is not None:
+            found.offsets[name] = offset
     return True
 
 
 def _list_zip(found: Listing, zf: zipfile.ZipFile, limits: Limits, held: int) -> None:
     for info in zf.infolist():
         compressed = max(min(info.compress_size, held), 1)
-        if not info.is_dir() and not _admit(found, info.filename, info.file_size, limits, compressed):
+        if not info.is_dir() and not _admit(found, info.filename, info.file_size, limits, compressed,
+                                            irregular=_zip_kind(info)):
             return
 
 
-def _list_tar(found: Listing, tar: tarfile.TarFile, meter: _Meter, limits: Limits) -> None:
+def _zip_kind(info: zipfile.ZipInfo) -> str:
+    """What a zip member made on Unix is when no regular file ("" for one): its mode is the high half
+    of its external attributes (Info-ZIP's unzip makes a link of S_IFLNK, zipinfo.c's "l"); or
+    "encrypted" (bit 0 of its flags, APPNOTE.TXT 4.4.4: zipfile refuses it without a password)."""
+    if info.flag_bits & 0x1:
+        return "encrypted"
+    mode = info.external_attr >> 16 if info.create_system == 3 else 0
+    if not stat.S_IFMT(mode) or stat.S_ISREG(mode) or stat.S_ISDIR(mode):  # (zipfile's writestr: no type)
+        return ""
+    return "a link" if stat.S_ISLNK(mode) else userfiles.kind_of(mode)
+
+
+def _list_tar(found: Listing, tar: tarfile.TarFile, meter: Meter, limits: Limits) -> None:
     try:
         for info in tar:
             meter.member, meter.start = info.name, meter.count
@@ -360,9 +305,9 @@ def _list_tar(found: Listing, tar: tarfile.TarFile, meter: _Meter, limits: Limit
             irregular = "" if info.isfile() and not info.issparse() else (
                 "a link" if info.issym() or info.islnk() else "a device or FIFO" if info.isdev()
                 else "a sparse file" if info.issparse() else "not a regular file")
-            if not _admit(found, info.name, info.size, limits, irregular=irregular):
+            if not _admit(found, info.name, info.size, limits, irregular=irregular, offset=info.offset):
                 return
-    except _Refused:  # a cap passed while stepping over a member: it is not read
+    except Refused:  # a cap passed while stepping over a member: it is not read
         found.files.pop(_clean(meter.member), None)
         raise
 
@@ -379,40 +324,44 @@ def _open_member(found: Listing, member: str, limits: Limits) -> io.BufferedRead
             tar, meter, stack = resumed
         elif how != "zip":
             source = stack.enter_context(_open_member(found.outer, found.name, limits) if found.outer
-                                         else open(found.path, "rb"))
+                                         else userfiles.open_regular(found.path))
         park = None
         if how == "zip":
             opened = _zip_of(found, limits)
             info = opened.members.get(member)
             if info is None:
                 raise LogError(f"{found.label}{SEP}{member}", "no longer in the archive")
-            data = stack.enter_context(opened.zf.open(info))
+            try:
+                data = stack.enter_context(opened.zf.open(info))
+            except (RuntimeError, NotImplementedError) as exc:  # (a password, a compression zipfile lacks)
+                raise LogError(f"{found.label}{SEP}{member}", f"cannot be read ({exc})") from None
             opened.reading += 1
             stack.callback(opened.done)
-            stream = _Meter(data, found.label, limits)
+            stream = Meter(data, found.label, limits)
         elif how == "tar":
             if not resumed:
                 tar, meter = _tar(source, found.label, name, limits, stack)
             for info in tar:
                 meter.member = info.name
                 meter.start = meter.count
-                if _clean(info.name) == member and info.isfile() and not info.issparse():
+                if _clean(info.name) == member and info.offset == found.offsets.get(member, info.offset) \
+                        and info.isfile() and not info.issparse():  # (of several of a name, the one listed)
                     data = tar.extractfile(info)
                     break
             else:
                 raise LogError(f"{found.label}{SEP}{member}", "no longer in the archive")
-            stream, park = _Meter(data, found.label), (found, member, tar, meter)
+            stream, park = Meter(data, found.label), (found, member, tar, meter)
         else:
-            raw = _Meter(source, found.label)
+            raw = Meter(source, found.label)
             inflated = stack.enter_context(_COMPRESSED[os.path.splitext(name.lower())[1]](raw, "rb"))
-            stream = _Meter(inflated, found.label, limits, raw)
+            stream = Meter(inflated, found.label, limits, raw)
         stream.member = member
         reader = _Closing(stream, stack, park)
         stack = contextlib.ExitStack()  # handed over to the reader, which closes (or parks) it
         return reader
     except LogError:
         raise
-    except _DAMAGED as exc:
+    except DAMAGED as exc:
         raise LogError(f"{found.label}{SEP}{member}", f"the archive is damaged ({type(exc).__name__}: {exc})") \
             from None
     finally:
@@ -449,12 +398,12 @@ def _zip_of(found: Listing, limits: Limits) -> _OpenZip:
             opened.stack.close()
     with contextlib.ExitStack() as stack:
         source = stack.enter_context(_open_member(found.outer, found.name, limits) if found.outer
-                                     else open(found.path, "rb"))
+                                     else userfiles.open_regular(found.path))
         zf = stack.enter_context(zipfile.ZipFile(source))
         members: dict[str, zipfile.ZipInfo] = {}
         for info in zf.infolist():
             if not info.is_dir():
-                members.setdefault(_clean(info.filename), info)  # (the first of a name, as listed)
+                members[_clean(info.filename)] = info  # (the last of a name, as listed)
         _zips.append(_OpenZip(found, zf, members, stack.pop_all()))
     return _zips[-1]
 
@@ -479,7 +428,7 @@ class _Closing(io.BufferedReader):
     """A member's buffered stream that closes the archive behind it when closed, or parks a tar's
     (`park`: listing, member, tar, meter) for a later member to go on from."""
 
-    def __init__(self, raw: _Meter, stack: contextlib.ExitStack, park: tuple | None = None):
+    def __init__(self, raw: Meter, stack: contextlib.ExitStack, park: tuple | None = None):
         super().__init__(raw, buffer_size=1 << 20)
         self._stack, self._park = stack, park
 
@@ -490,7 +439,7 @@ class _Closing(io.BufferedReader):
 
     def close(self) -> None:
         try:
-            with contextlib.suppress(*_DAMAGED):
+            with contextlib.suppress(*DAMAGED):
                 super().close()
         finally:
             if self._park and not self.raw.fault and not _parked:

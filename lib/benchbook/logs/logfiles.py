@@ -1,10 +1,11 @@
 """Finding the logs to analyze, and what their names say.
 
-`log_files`: files named and files under folders, and the members of the archives among them
-(`archives`). A path that cannot be read (a folder that cannot be listed, a stat refused: a link into
-a folder of another user; an archive member refused), a file that is no regular file (a FIFO, a
-device) and a pseudo file system (`/proc`, `/sys`: the kernel's state, never read) are problems of
-their own, never ones that stop the others.
+`log_files`: files named and files under folders (walked without recursion: `core.userfiles.walk`),
+and the members of the archives among them (`archives`). A path that cannot be read (a folder that
+cannot be listed, a stat refused: a link into a folder of another user; an archive member refused),
+a file that is no regular file (a FIFO, a device) and a pseudo file system's (`/proc`, `/sys`: the
+kernel's state, never read; a link judged by what it names) are problems of their own, never ones
+that stop the others.
 
 `from_path`: run metadata read from a log's path, the second source after the log itself. Published
 logs encode their configuration in names: `tf_gpu8_amp_bs256.txt`, `mxnet_gpu1_gpu8_fp32_bs128.txt`
@@ -24,6 +25,7 @@ import stat
 from collections.abc import Iterable
 from pathlib import Path, PurePath
 
+from ..core import userfiles
 from ..runfolder import MLLOG
 from . import archives
 from .archives import ArchivePath, Problem
@@ -35,7 +37,8 @@ _RECORD = "run.json"  # runfolder.records.RECORD (that module imports pandas; th
 
 def log_files(paths: Iterable[str | os.PathLike]) -> tuple[list[Path | ArchivePath], list[Problem]]:
     """Files named and files found under folders (recursively, sorted), and the paths that do not
-    exist or cannot be read (a folder `os.walk` cannot list, a path whose stat is refused).
+    exist or cannot be read (a folder that cannot be listed, a path whose stat is refused), or that
+    name no regular file on a disk file system, a link judged by what it names (`userfiles.refusal`).
 
     In folders, hidden files and folders, earlier attempts of a run (`attempts/`, kept by the
     runner), files that are not logs (records, studies, notebooks, reports, a NOTICE or LICENSE)
@@ -45,14 +48,15 @@ def log_files(paths: Iterable[str | os.PathLike]) -> tuple[list[Path | ArchivePa
     """
     files: list[Path | ArchivePath] = []
     problems: list[Problem] = []
-    pseudo = _pseudo_devices()
+    pseudo = userfiles.pseudo_devices()
 
     def unlisted(exc: OSError) -> None:
         problems.append(Problem(str(exc.filename), f"folder cannot be listed ({exc.strerror or exc})"))
 
     def passed_over(folder: Path) -> bool:
         """Whether a folder found is hidden, earlier attempts, or a pseudo file system's (noted)."""
-        return folder.name.startswith(".") or folder.name == "attempts" or _on_pseudo(folder, pseudo, problems)
+        hidden = folder.name.startswith(".") or folder.name == "attempts"
+        return hidden or not _readable(folder, pseudo, problems, folder_too=True)
 
     for raw in paths:
         p = Path(raw)
@@ -63,20 +67,18 @@ def log_files(paths: Iterable[str | os.PathLike]) -> tuple[list[Path | ArchivePa
             problems.append(Problem(str(p), "no such file or folder" if missing else
                                     f"cannot be read ({exc.strerror or exc})"))
             continue
-        if _on_pseudo(p, pseudo, problems):
+        if not _readable(p, pseudo, problems, folder_too=True):
             continue
         if stat.S_ISDIR(mode):
             found = []
-            for root, folders, names in os.walk(p, onerror=unlisted):
+            for root, folders, names in userfiles.walk(p, onerror=unlisted):
                 folders[:] = [f for f in folders if not passed_over(Path(root, f))]
                 run_folder = _RECORD in names  # its MLLOG is its log again, as MLPerf lines: not a second run
                 found += [Path(root, n) for n in names if not n.startswith(".") and not n.endswith(_NOT_LOGS)
                           and n not in _LEGAL and not (run_folder and n == MLLOG)]
-            files.extend(sorted(q for q in found if _is_file(q, problems)))
-        elif stat.S_ISREG(mode):
-            files.append(p)
+            files.extend(sorted(q for q in found if _readable(q, pseudo, problems)))
         else:
-            problems.append(Problem(str(p), _irregular(mode)))
+            files.append(p)
     logs: list[Path | ArchivePath] = []
     for f in files:  # an archive stands for its members
         if f.name.lower().endswith(archives.SUFFIXES):
@@ -106,70 +108,22 @@ def _is_log(member: str) -> bool:
                 or any(f.startswith(".") or f == "attempts" for f in folders))
 
 
-def _is_file(path: Path, problems: list[Problem]) -> bool:
-    """Whether a path found in a folder is a regular file (a link to one too); a stat refused and
-    a file that is no regular file (a FIFO, a socket, a device) are problems, a link to nothing is
-    passed over."""
+def _readable(path: Path, pseudo: dict[int, str], problems: list[Problem], folder_too: bool = False) -> bool:
+    """Whether a path is a regular file (a folder too where `folder_too`)
+    on a disk file system, its links followed; a stat refused and anything else (a FIFO, a socket, a
+    device, a pseudo file system's file or folder: /proc, /sys) are problems naming it, a link to
+    nothing is passed over."""
     try:
-        mode = path.stat().st_mode
+        st = path.stat()
     except (FileNotFoundError, NotADirectoryError):
         return False
     except OSError as exc:
         problems.append(Problem(str(path), f"cannot be read ({exc.strerror or exc})"))
         return False
-    if not stat.S_ISREG(mode):
-        problems.append(Problem(str(path), _irregular(mode)))
-    return stat.S_ISREG(mode)
-
-
-def _irregular(mode: int) -> str:
-    """Why a file that is neither a folder nor a regular file is not read (reading a FIFO waits for
-    a writer, a device's bytes are no log)."""
-    what = "a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else \
-        "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file"
-    return f"{what}, not a regular file: skipped"
-
-
-# The file systems whose files are the kernel's state, not files written (procfs files report a size
-# of 0 and reading some has effects: /proc/kmsg consumes the kernel's messages). autofs is left out:
-# a stat of its mount point would mount it.
-PSEUDO_FILE_SYSTEMS = frozenset(("proc", "sysfs", "devtmpfs", "devpts", "cgroup", "cgroup2", "debugfs", "tracefs",
-                                 "securityfs", "pstore", "bpf", "configfs", "fusectl", "mqueue", "hugetlbfs",
-                                 "binfmt_misc", "efivarfs", "rpc_pipefs", "nsfs", "selinuxfs"))
-MOUNTS = "/proc/self/mounts"  # Linux's mount table: device, mount point (octal escapes), type, ...
-
-
-def _pseudo_devices() -> dict[int, str]:
-    """The devices (`st_dev`) of the pseudo file systems mounted, with their type; none where the
-    mount table cannot be read (not Linux)."""
-    try:
-        with open(MOUNTS, "rb") as f:
-            table = f.read().splitlines()
-    except OSError:
-        return {}
-    found = {}
-    for fields in map(bytes.split, table):
-        if len(fields) > 2 and fields[2].decode(errors="replace") in PSEUDO_FILE_SYSTEMS:
-            point = re.sub(rb"\\([0-7]{3})", lambda m: bytes([int(m[1], 8)]), fields[1])
-            try:
-                found[os.stat(point).st_dev] = fields[2].decode()
-            except OSError:
-                continue
-    return found
-
-
-def _on_pseudo(path: Path, pseudo: dict[int, str], problems: list[Problem]) -> bool:
-    """Whether `path` lies on a pseudo file system (a problem saying so, once for a whole folder)."""
-    if not pseudo:
-        return False
-    try:
-        kind = pseudo.get(path.stat().st_dev)
-    except OSError:
-        return False
-    if kind:
-        problems.append(Problem(str(path), f"on the {kind} pseudo file system (the kernel's state, not logs): "
-                                           "skipped, nothing in it read"))
-    return kind is not None
+    why = userfiles.refusal(st, pseudo, folder_too=folder_too)
+    if why:
+        problems.append(Problem(str(path), why + userfiles.linked(path)))
+    return why is None
 
 
 _NODES = re.compile(r"(?<![a-z0-9])(\d+)n(\d+)g(?![a-z0-9])")

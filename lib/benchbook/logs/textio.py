@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..core import userfiles
 from ..errors import LogError
 from .archives import ArchivePath
 
@@ -230,7 +231,7 @@ def chunks(path: str | os.PathLike | ArchivePath, stats: ReadStats | None = None
     skipping = False  # in a line longer than `size`, until its end
     member = isinstance(path, ArchivePath)
     try:
-        f = path.open("rb") if member else open(path, "rb")
+        f = path.open("rb") if member else userfiles.open_regular(path)  # (a FIFO, /proc/kmsg: never read)
     except OSError as exc:
         raise LogError(str(path), f"cannot be read ({exc.strerror or exc})") from None
     with f:

@@ -17,6 +17,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from ..core import userfiles
 from . import results, rules
 from .official import WEIGHTS_HISTORY
 
@@ -71,8 +72,11 @@ def official(folder: str | Path, round_: str, benchmark: str, timeout: float = 6
         copy = Path(tmp) / Path(folder).name
         copy.mkdir()
         for path in [*results.result_files(Path(folder)), Path(folder) / "scaling.json"]:
-            if path.is_file():
-                shutil.copyfile(path, copy / path.name)
+            try:  # a regular file only (a scaling.json linked to /proc/kmsg, a FIFO: not read, the score says so)
+                with userfiles.open_regular(path) as source, open(copy / path.name, "wb") as target:
+                    shutil.copyfileobj(source, target)
+            except OSError:
+                continue
         done = subprocess.run([sys.executable, "-c", _SCRIPT, str(copy), ruleset, benchmark], cwd=tmp,
                               capture_output=True, text=True, timeout=timeout, check=False)
     line = next((x for x in reversed(done.stdout.splitlines()) if x.startswith("BENCHBOOK-CHECKS ")), None)

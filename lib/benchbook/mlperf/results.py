@@ -16,6 +16,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath
 
+from ..core import userfiles
 from ..errors import BenchbookError, LogError
 from ..logs import archives
 from ..logs.archives import ArchivePath
@@ -81,10 +82,31 @@ def _natural(name: str) -> list:
     return [(len(t.lstrip("0")), t) if i % 2 else (0, t) for i, t in enumerate(_DIGITS.split(name))]
 
 
-def result_files(folder: Path | ArchivePath) -> list[Path | ArchivePath]:
-    """The folder's result files, in natural order. OSError when the folder cannot be listed."""
-    found = [p for p in folder.iterdir() if is_result_file(p.name) and p.is_file()]
-    return sorted(found, key=lambda p: _natural(p.name))
+def result_files(folder: Path | ArchivePath, skipped: list[str] | None = None) -> list[Path | ArchivePath]:
+    """The folder's result files, in natural order: regular files on a disk file system, a link judged
+    by what it names; the others (a FIFO, a device, a link to /proc/kmsg) are never read, each named
+    in `skipped`. OSError when the folder cannot be listed."""
+    named = sorted((p for p in folder.iterdir() if is_result_file(p.name)), key=lambda p: _natural(p.name))
+    if isinstance(folder, ArchivePath):  # (an archive lists its regular members only)
+        return [p for p in named if p.is_file()]
+    found, pseudo = [], userfiles.pseudo_devices()
+    for p in named:
+        try:
+            why = userfiles.refusal(p.stat(), pseudo)
+        except FileNotFoundError:  # a link to nothing
+            continue
+        except OSError as exc:
+            why = f"cannot be read ({exc.strerror or exc})"
+        if why is None:
+            found.append(p)
+        elif skipped is not None:
+            skipped.append(f"{p}: {why}{userfiles.linked(p)}")
+    return found
+
+
+def _open(path: Path | ArchivePath):
+    """A small file of a result folder opened in binary: a regular file only (`userfiles.open_regular`)."""
+    return path.open("rb") if isinstance(path, ArchivePath) else userfiles.open_regular(path)
 
 
 def find(paths: list[str | Path]) -> list[Path | ArchivePath]:
@@ -106,7 +128,7 @@ def find_all(paths: list[str | Path]) -> tuple[list[Path | ArchivePath], list[Pa
             raise BenchbookError(f"{path}: no such folder (give a results repository, a submitter folder, a "
                                  "results/ folder or one <system>/<benchmark> folder, or an archive of one)")
         unlisted: list[OSError] = []  # a folder that cannot be listed: scored as one, which names why
-        for root, dirs, files in os.walk(path, onerror=unlisted.append):
+        for root, dirs, files in userfiles.walk(path, onerror=unlisted.append):
             dirs.sort()
             found.update((Path(e.filename), None) for e in unlisted)
             unlisted.clear()
@@ -150,7 +172,7 @@ def _system(submitter_dir: Path | None, system: str, problems: list[str]) -> dic
         return {}
     path = submitter_dir / "systems" / f"{system}.json"
     try:
-        with path.open("rb") as f:
+        with _open(path) as f:
             data = f.read(MAX_SMALL_JSON + 1)
         text = data.decode("utf-8")
     except FileNotFoundError:
@@ -176,7 +198,7 @@ def _system(submitter_dir: Path | None, system: str, problems: list[str]) -> dic
 def _entry_system(path: Path | ArchivePath, problems: list[str]) -> dict:
     """v0.5's `<system>/entry.json` as a systems file's fields (`v05.system`), or {} with the problem."""
     try:
-        with path.open("rb") as f:
+        with _open(path) as f:
             data = f.read(MAX_SMALL_JSON + 1)
         if len(data) > MAX_SMALL_JSON:
             raise ValueError(f"larger than {MAX_SMALL_JSON} bytes")
@@ -236,7 +258,7 @@ def _accelerators(system: dict, path: str, problems: list[str]) -> int | None:
 def _small_json(path: Path | ArchivePath) -> object:
     """A small JSON file, strictly: NaN and Infinity refused, at most MAX_SMALL_JSON bytes; ValueError
     (RecursionError for deep nesting) says why not."""
-    with path.open("rb") as f:
+    with _open(path) as f:
         data = f.read(MAX_SMALL_JSON + 1)
     if len(data) > MAX_SMALL_JSON:
         raise ValueError(f"larger than {MAX_SMALL_JSON} bytes")
@@ -256,11 +278,11 @@ def _scaling(folder: Path | ArchivePath, problems: list[str]) -> float | None:
     """The committed scaling.json's factor (1.0 without one): a JSON number from 1 to MAX_SCALING;
     None, with the problem, otherwise."""
     path = folder / "scaling.json"
-    if not path.is_file():
-        return 1.0
     expected = f'expected {{"scaling_factor": <a JSON number from 1 to {MAX_SCALING}>}}'
     try:
         doc = _small_json(path)
+    except FileNotFoundError:
+        return 1.0
     except (OSError, ValueError, RecursionError) as exc:
         why = "nested too deep" if isinstance(exc, RecursionError) else str(exc)[:200]
         problems.append(f"{path}: {expected} ({why}): the folder is not scored")
@@ -287,7 +309,7 @@ def score_folder(folder: Path | ArchivePath, round_: str | None = None) -> Folde
         problems += [f"{p.source}: {p.reason}" for p in folder.listing.problems
                      if p.source == folder.listing.label or p.source.startswith(f"{folder}/")]
     try:
-        files = result_files(folder)
+        files = result_files(folder, problems)
     except OSError as exc:
         return _unlisted(folder, round_, f"{folder}: cannot be listed ({exc.strerror or exc}): not scored")
     odd = [p.name for p in files if not PLAIN_NAME.fullmatch(p.name)]

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import yaml
 
-from ..core import project
+from ..core import numbers, project
 from ..errors import BenchbookError
 from .mllog import UNIT_SECONDS, Named, Run
 
@@ -186,8 +186,8 @@ def setup_over_limit(run: Run, round_: str, division: str | None = None) -> str 
     if most is None or setup < most:
         return None
     until = "init_stop" if run.init_stop is not None else "run_start"
-    return (f"setup (the first init_start to {until}) {setup:.2f} minutes, not under the {division} division's "
-            f"{most:g} minutes ({limit['source']}): the run is dropped")
+    return (f"setup (the first init_start to {until}) {numbers.shown(setup)} minutes, not under the {division} "
+            f"division's {most:g} minutes ({limit['source']}): the run is dropped")
 
 
 def rounds_with_target(benchmark: str) -> list[str]:
@@ -296,8 +296,8 @@ def judge(run: Run, benchmark: str, round_: str, division: str | None = None) ->
         verdict.reason = (f"time to train {run.minutes} minutes (run_stop, line {run.run_stop_line}, minus "
                           f"run_start, line {run.run_start_line}): not a positive finite time")
     elif run.init_start is not None and run.init_stop is not None and run.init_stop < run.init_start:
-        verdict.reason = (f"init_stop is before the first init_start ({run.init_seconds:.3f} seconds): a negative "
-                          "initialisation time, the log's clock is not one")
+        verdict.reason = (f"init_stop is before the first init_start ({numbers.shown(run.init_seconds, 3)} seconds): a "
+                          "negative initialisation time, the log's clock is not one")
     elif over := setup_over_limit(run, round_, division):
         verdict.reason = over
     elif not run.succeeded:

@@ -21,7 +21,7 @@ from ..models import flags
 from ..runfolder import MLLOG, RESULTS
 from . import launchers
 from .launchers.command import Command
-from .study import Study
+from .study import Study, clone_folder
 
 __all__ = ["RESULTS", "Command", "command", "setup_steps", "flags", "builder"]
 
@@ -100,16 +100,18 @@ def setup_steps(study: Study) -> list[str]:
                 f"(pinned in {workloads.requirements(study.framework).name})"]
     # each value quoted: these lines are pasted into a shell
     q = shlex.quote
-    code, folder = study.code, q(study.code.repository.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git"))
-    steps = [f"git clone {q(code.repository)} {folder}", f"cd {folder} && git checkout {q(code.commit)}"]
+    # (`--` before each git command's operands; the study refuses a repository, a folder, a patch starting
+    # with '-': `cd` and `docker build` take no `--` everywhere)
+    code, folder = study.code, q(clone_folder(study.code.repository))
+    steps = [f"git clone -- {q(code.repository)} {folder}", f"cd {folder} && git checkout {q(code.commit)} --"]
     base = Path(study.path).parent if study.path else Path(".")
-    steps += [f"git -C {folder} apply --unidiff-zero {shlex.quote(os.path.relpath((base / p).resolve()))}"
+    steps += [f"git -C {folder} apply --unidiff-zero -- {shlex.quote(os.path.relpath((base / p).resolve()))}"
               for p in code.patches]
     if study.launcher.name == "slurm":  # pyxis pulls the image on the nodes; enroot can fetch it ahead
         image = study.launcher.slurm.container_image or study.container.image
         steps.append(f"enroot import {q('docker://' + image)}   # optional: pyxis imports it on first use")
     elif study.container.mode != "inside":
-        sub = q(f"{study.code.repository.rstrip('/').rsplit('/', 1)[-1].removesuffix('.git')}/{code.subfolder}") \
+        sub = q(f"{clone_folder(study.code.repository)}/{code.subfolder}") \
             if code.subfolder else folder
         image = q(study.container.image)
         steps.append(f"docker build -t {image} {sub}   # or: docker pull {image}")

@@ -26,7 +26,8 @@ from pydantic import (
 )
 
 from .. import models
-from ..core import yamlfile
+from ..core import values, yamlfile
+from ..core.fields import Operand
 from ..core.problems import raise_any as _raise
 from ..errors import BenchbookError
 from .study_limits import (  # noqa: F401
@@ -83,14 +84,26 @@ def seconds(value: int | float | str) -> float:
     return total
 
 
+def clone_folder(repository: str) -> str:
+    """The folder `git clone <repository>` makes: the repository's last part, less `.git`."""
+    return repository.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git")
+
+
 class Code(_Strict):
     """The model code: a repository at a commit, a subfolder, patches applied on top (recorded per run)."""
 
-    repository: Line
+    repository: Operand
     commit: str = Field(pattern=r"^[0-9a-f]{7,40}$")
-    subfolder: Line = ""
-    patches: list[Line] = []
-    workdir: Line = Field("/workspace", description="where the subfolder is inside the container")
+    subfolder: Operand = ""
+    patches: list[Operand] = []
+    workdir: Operand = Field("/workspace", description="where the subfolder is inside the container")
+
+    @field_validator("repository")
+    @classmethod
+    def _clone_folder_no_option(cls, value: str) -> str:
+        """The folder `git clone` makes (the repository's last part) is an operand of `cd`, `docker build`."""
+        values.operand(clone_folder(value))
+        return value
 
 
 class Container(_Strict):
@@ -100,7 +113,7 @@ class Container(_Strict):
     mode: Literal["run", "exec", "inside"] = "run"
     name: ContainerName | None = Field(None, description="container name for mode exec")
     options: list[Line] = ["--shm-size=16g", "--ulimit", "memlock=-1", "--ulimit", "stack=67108864"]
-    mounts: dict[Line, Line] = Field({}, description="extra host path -> container path mounts")
+    mounts: dict[Operand, Operand] = Field({}, description="extra host path -> container path mounts")
 
     @model_validator(mode="after")
     def _exec_needs_name(self):
@@ -112,9 +125,9 @@ class Container(_Strict):
 class Data(_Strict):
     """The data set: a host folder mounted in the container, and the DALI index folder if any."""
 
-    path: Line | None = Field(None, description="host folder of the data (TFRecords, RecordIO, COCO)")
-    mount: Line = Field("/data", description="where the data folder appears inside the container")
-    dali_index: Line | None = Field(None, description="DALI index folder, as seen inside the container")
+    path: Operand | None = Field(None, description="host folder of the data (TFRecords, RecordIO, COCO)")
+    mount: Operand = Field("/data", description="where the data folder appears inside the container")
+    dali_index: Operand | None = Field(None, description="DALI index folder, as seen inside the container")
 
 
 class Cpu(_Strict):
@@ -135,7 +148,7 @@ class Slurm(_Strict):
     time: float | None = Field(None, description="job time limit (seconds or 30m, 2h); default: the run timeout")
     mpi: Line | None = Field(None, description="srun --mpi plugin (pmix on NGC clusters); default: Slurm's")
     container_image: Image | None = Field(None, description="pyxis image; default: container.image on ngc")
-    container_mounts: dict[Line, Line] = Field({}, description="extra host path -> container path mounts")
+    container_mounts: dict[Operand, Operand] = Field({}, description="extra host path -> container path mounts")
     sbatch: list[Line] = Field([], description="extra sbatch options, e.g. --exclusive, --qos=high")
     srun: list[Line] = Field([], description="extra srun options")
 

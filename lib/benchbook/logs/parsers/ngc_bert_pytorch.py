@@ -22,6 +22,7 @@ record selections their rules use.
 
 from __future__ import annotations
 
+import math
 import re
 from typing import TYPE_CHECKING
 
@@ -41,11 +42,41 @@ BERT_QUALITY = (MLM_ACCURACY,)
 SEQ_LEN = Axis("seq_len", int, "identity", "sequence length", "tokens a sequence (BERT: 128 in phase 1, 512 in "
                                                                "phase 2)")
 PHASE = Axis("phase", int, "identity", "phase", "BERT pre-training phase (1 or 2)")
+# The longest sequence a BERT model reads is its position embeddings' (max_position_embeddings: 512 in
+# NVIDIA/DeepLearningExamples PyTorch/LanguageModeling/BERT/bert_configs/large.json@042e8724, as in
+# google-research/bert's configs): a logged length from 1 to MAX_SEQ_LEN is taken, 0 or 10**12 is no run's.
+MAX_SEQ_LEN = 1 << 16
+
+
+def seq_len(text: str) -> int | None:
+    """A logged sequence length, where it is one (digits from 1 to MAX_SEQ_LEN)."""
+    return int(text) if text.isdigit() and len(text) <= 6 and 1 <= int(text) <= MAX_SEQ_LEN else None
+
+
+def shown_digits(text: str) -> str:
+    """Digits as a warning shows them: a 309-digit number is its first digits and its length."""
+    return text if len(text) <= 20 else f"{text[:8]}... ({len(text)} digits)"
+
+
+def seq_len_note(text: str):
+    """A NOTE event for a logged sequence length that is none (0, 10**12), else None."""
+    if not text.isdigit() or seq_len(text) is not None:
+        return None
+    return scanning.NOTE, f"a sequence length of {shown_digits(text)} (not from 1 to {MAX_SEQ_LEN}): left out"
+
+
+DIVERGED_NOTE = "steps whose loss is NaN or infinite (the run diverged; their records are kept)"
+
+
+def diverged_note(loss: str | None):
+    """A NOTE event for a step whose logged loss is NaN or infinite, else None."""
+    value = scanning.number(loss or "")
+    return (scanning.NOTE, DIVERGED_NOTE) if value is not None and not math.isfinite(value) else None
 
 _BULK = scanning.BulkRule(
     pattern=rf"DLL (?P<timestamp>{scanning.STAMP}) - Training Epoch: (?P<epoch>{scanning.INT}) Training Iteration: "
-            rf"(?P<iteration>{scanning.INT}) +(?:average_loss|final_loss) : (?P<loss>{scanning.NUM})"
-            rf"(?:[^\n]*?learning_rate : (?P<lr>{scanning.NUM}))?",
+            rf"(?P<iteration>{scanning.INT}) +(?:average_loss|final_loss) : (?P<loss>{scanning.NUM})(?!\S)"  # (-inf:
+            rf"(?:[^\n]*?learning_rate : (?P<lr>{scanning.NUM}))?[^\n]*",  # _ODD_STEP's) (the rest of the line: _END)
     types={"timestamp": "stamp", "epoch": "int", "iteration": "int", "loss": "float", "lr": "float"},
 )
 _TUPLE_STEP = re.compile(rf"DLL ({scanning.STAMP}) - \(({scanning.INT}), ({scanning.INT})\) +"
@@ -62,33 +93,48 @@ MIDLINE_NOTE = ("step lines after other text on their physical line (a progress 
 # `Training Epoch: E Training Iteration: I  mlm_accuracy : 0.31` (a fraction), one EVAL a line.
 _EVAL = re.compile(rf"DLL ({scanning.STAMP}) - Training Epoch: ({scanning.INT}) Training Iteration: ({scanning.INT}) +"
                    rf"mlm_accuracy : ({scanning.NUM})")
-_CONFIG = re.compile(rf"DLL ({scanning.STAMP}) - PARAMETER Config : \[[\"']Namespace\(([^\n]*)\)[\"']\]")
+_CONFIG = re.compile(rf"DLL ({scanning.STAMP}) - PARAMETER Config : \[[\"']Namespace\(([^\n]*)")  # to `)"]`: _namespace
 _NAMESPACE_ITEM = re.compile(r"(\w+)=('[^']*'|\"[^\"]*\"|\[[^\]]*\]|[^,\s]+)")
 _PER_GPU = re.compile(rf"DLL {scanning.STAMP} - PARAMETER batch_size_per_gpu : (\d+)")
 # The fp16 loss scaler's overflow: the step is skipped and its counter may repeat or go back (21.11 logs
 # `Training Iteration: 1` then `0` minutes apart); no new run begins there.
 _LOSS_SCALE = re.compile(rf"DLL {scanning.STAMP} - PARAMETER loss_scale : ")
 # The end-of-run line: its step `tuple()` printed as nothing by run_pretraining.py's format_step, as `()` by
-# DLLogger's own; its keys in any order.
-_END = re.compile(rf"DLL ({scanning.STAMP}) - +(?:\(\) +)?"
-                  r"((?:\S+ : \S+[^\n]*?)?training_sequences_per_second : [^\n]*)")
+# DLLogger's own; its keys in any order (`_END_KEY` among them: the handlers look). Every pattern here that
+# scans a line for a later key takes the rest of the line and looks in Python: a scan for a key absent
+# from a line, or a greedy one backing off to a literal, is retried from each next candidate on the line,
+# quadratic in its length (one line of repeated `DLL <date> - a : b ` prefixes: 273 s at 1 MiB; issue 49).
+_END = re.compile(rf"DLL ({scanning.STAMP}) - +(?:\(\) +)?(\S+ : [^\n]*)")
+_END_KEY = "training_sequences_per_second : "
 _WRAPPER = re.compile(r"\+ bash scripts/run_pretraining\.sh ([^\n]*)")
-_LAUNCH = re.compile(r"torch(?:\.distributed\.(?:launch|run)|run) ([^\n]*?)/?\S*run_pretraining\.py")
+_LAUNCH = re.compile(r"torch(?:\.distributed\.(?:launch|run)|run) ([^\n]*)")  # up to run_pretraining.py: _launch
 
 
 def _namespace(m: re.Match):
-    """The Config PARAMETER: argparse's Namespace after setup_training (per-GPU micro-batch)."""
-    args = {k: v.strip("'\"") for k, v in _NAMESPACE_ITEM.findall(m.group(2))}
+    """The Config PARAMETER: argparse's Namespace after setup_training (per-GPU micro-batch), up to the
+    line's last `)"]` (none: no Config line)."""
+    rest = m.group(2)
+    end = max(rest.rfind(')"]'), rest.rfind(")']"))
+    if end < 0:
+        return None
+    args = {k: v.strip("'\"") for k, v in _NAMESPACE_ITEM.findall(rest[:end])}
     meta: dict = {"params": args, "start_time": m.group(1), "precision": _precision(args)}
     if args.get("device") == "cpu":  # the CPU workload's Namespace (NVIDIA's names no device: its GPUs are CUDA's)
         meta.update(device="cpu", gpus=0, nodes=1, processes=1)
-    for key, name in (("train_batch_size", "batch_size"), ("gradient_accumulation_steps", "accumulation"),
-                      ("max_seq_length", "seq_len")):
-        if args.get(key, "").isdigit():
+    for key, name in (("train_batch_size", "batch_size"), ("gradient_accumulation_steps", "accumulation")):
+        if args.get(key, "").isdigit() and len(args[key]) <= 18:
             meta[name] = int(args[key])
+    if seq_len(args.get("max_seq_length", "")) is not None:  # (else said: _config_note)
+        meta["seq_len"] = seq_len(args["max_seq_length"])
     if truthy(args.get("phase2")) is not None:
         meta["phase"] = 2 if truthy(args["phase2"]) else 1
     return scanning.RUN_START, meta
+
+
+def _config_note(m: re.Match):
+    """The Config line's sequence length where it is none (0, 10**12), said."""
+    found = re.search(r"\bmax_seq_length=(\d+)", m.group(2))
+    return seq_len_note(found[1]) if found else None
 
 
 def _precision(args: dict) -> str:
@@ -112,11 +158,13 @@ def _end(m: re.Match) -> dict:
 
 
 def _end_record(m: re.Match):
-    rate = _end(m).get("training_sequences_per_second")
+    rate = _end(m).get("training_sequences_per_second") if _END_KEY in m.group(2) else None
     return None if rate is None else (scanning.STEP, scanning.step(None, None, m.group(1), rate))
 
 
 def _end_summary(m: re.Match):
+    if _END_KEY not in m.group(2):
+        return None
     out = _end(m)
     if "training_sequences_per_second" in out:
         out["throughput"] = out["training_sequences_per_second"]
@@ -136,8 +184,16 @@ def _wrapper(m: re.Match):
 
 def _launch(m: re.Match):
     """torch.distributed.launch's (torchrun's) processes: one a GPU, on each of its nodes. A launch opens a run (each
-    phase of run_pretraining.sh has its own), which the Config line after it joins."""
-    opts = dict(re.findall(r"--(nproc_per_node|nnodes)[= ](\d+)", m.group(1)))
+    phase of run_pretraining.sh has its own), which the Config line after it joins. Its options are what
+    stands before the word that names run_pretraining.py."""
+    rest = m.group(1)
+    script = rest.find("run_pretraining.py")
+    if script < 0:
+        return None
+    word = script
+    while word > 0 and not rest[word - 1].isspace():
+        word -= 1
+    opts = dict(re.findall(r"--(nproc_per_node|nnodes)[= ](\d+)", rest[:word]))
     if "nproc_per_node" not in opts:
         return None
     return scanning.RUN_START, {"gpus": int(opts["nproc_per_node"]) * int(opts.get("nnodes", 1))}
@@ -150,12 +206,14 @@ def _tuple_step(m: re.Match):
 
 _RULES = [
     (_CONFIG, _namespace),
+    (_CONFIG, _config_note),
     (_PER_GPU, lambda m: (scanning.META, {"batch_size": int(m.group(1))})),
     (_WRAPPER, _wrapper),
     (_LAUNCH, _launch),
     (_TUPLE_STEP, _tuple_step),
     (_ODD_STEP, lambda m: (scanning.STEP, scanning.step(int(m.group(2)), int(m.group(3)), m.group(1), None,
                                                         scanning.number(m.group(4))))),
+    (_ODD_STEP, lambda m: diverged_note(m.group(4))),
     (_MIDLINE_STEP, lambda m: (scanning.NOTE, MIDLINE_NOTE)),
     (_EVAL, _eval),
     (_LOSS_SCALE, lambda m: (scanning.PHASE, None)),

@@ -32,14 +32,15 @@ from .registry import LogFormat, register
 if TYPE_CHECKING:  # a rule reads one run; the analysis imports run.py, listing the formats does not
     from ..rules import Run
 
-_ARGS = re.compile(r":INFO: Start with arguments Namespace\(([^\n]*)\)")
+_ARGS = re.compile(r":INFO: Start with arguments Namespace\(([^\n]*)")  # up to the line's last `)`: _start
 # A batch line: `2020-12-11 03:13:49,587:INFO: Epoch[0] Batch [0-19]\tSpeed: 633.1 samples/sec\tLR: 0.0019`,
 # found by its `:INFO: Epoch[` (Python logging's 23-character time stands before it). A rate of `nan` or `inf`
 # (MXNet's Speedometer prints what float division gives) is read, and said among the run's warnings.
 # The time is caught by a lookbehind (23 characters), the pattern begins with the literal after it.
 _BATCH = (rf":INFO: Epoch\[(?<=(?P<timestamp>{scanning.DATE_TIME}[.,][0-9]{{3}}):INFO: Epoch\[)"
           rf"(?P<epoch>{scanning.INT})\] Batch \[(?P<first>{scanning.INT})-(?P<last>{scanning.INT})\]\t"
-          rf"Speed: (?P<throughput>{scanning.NUM}|nan|-?inf) samples/sec(?:[^\n]*?LR: (?P<lr>{scanning.NUM}))?")
+          rf"Speed: (?P<throughput>{scanning.NUM}|nan|-?inf) samples/sec(?:[^\n]*?LR: (?P<lr>{scanning.NUM}))?"
+          r"[^\n]*")  # (the rest of the line: the scan for LR made once a line, not once a candidate on it)
 _TOOK = re.compile(r"Experiment took: ([0-9.]+) sec")
 # fit.py's `logging.info('Starting epoch {}')`, which every rank logs (DLLogger lines: rank 0 alone).
 _EPOCH_START = re.compile(r":INFO: [Ss]tarting epoch \d")
@@ -95,7 +96,10 @@ def _start_meta(body: str) -> dict:
 
 
 def _start(m: re.Match):
-    meta = dict(_start_meta(m.group(1)))
+    end = m.group(1).rfind(")")  # (the Namespace's own closing parenthesis: the line's last)
+    if end < 0:
+        return None
+    meta = dict(_start_meta(m.group(1)[:end]))
     meta["params"] = dict(meta["params"])
     meta["start_time"] = _stamp(m)
     return scanning.RUN_START, meta
@@ -156,14 +160,23 @@ def _dll(m: re.Match):
 # An epoch's own line (`Epoch: E  train.loss : ...  train.ips : x images/s`, validation values
 # after it in train_val mode): its rate is a record without an iteration, which the nvidia rule
 # reads; the same line's validation values are an evaluation (LINE's rule).
-_EPOCH_IPS = re.compile(r"DLL (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?) - Epoch: (\d+) +(?!Iteration)"
-                        r"(?:[^\n]*?train\.loss : (\S+))?[^\n]*?\btrain\.ips : (\S+)")
+# Its keys are looked for in the rest of the line (a scan for a key a line lacks, retried from each next
+# candidate on the line, is quadratic in its length: issue 49).
+_EPOCH_IPS = re.compile(r"DLL (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?) - Epoch: (\d+) +(?!Iteration)([^\n]*)")
+_LOSS_KEY, _IPS_KEY = re.compile(r"train\.loss : (\S+)"), re.compile(r"\btrain\.ips : (\S+)")
 
 
 def _epoch_ips(m: re.Match):
-    stamp, epoch, loss, rate = m.groups()
-    return scanning.STEP, scanning.step(int(epoch), None, stamp, scanning.number(rate),
-                            scanning.number(loss) if loss is not None else None)
+    """The epoch's rate, and its train.loss where one stands before it (the first of each)."""
+    stamp, epoch, rest = m.groups()
+    loss = _LOSS_KEY.search(rest)
+    rate = _IPS_KEY.search(rest, loss.end()) if loss else None
+    if rate is None:
+        loss, rate = None, _IPS_KEY.search(rest)
+    if rate is None:
+        return None
+    return scanning.STEP, scanning.step(int(epoch), None, stamp, scanning.number(rate[1]),
+                                        scanning.number(loss[1]) if loss is not None else None)
 
 
 def _literal(value: str):

@@ -32,7 +32,8 @@ _PREFIX = rf"\[titan\] ({scanning.STAMP}) - [\w.]+ - INFO - "
 _STEP = re.compile(_PREFIX + r"(?:\x1b\[[0-9;]*m)?step: +([0-9]{1,18}) ([^\n]*)")
 _ITEM = re.compile(r"(\w+): +(\S+)")
 _MESH = re.compile(r"Building device mesh with parallelism: ([^\n]*)")
-_MESH_1D = re.compile(r"Building [0-9]-D device mesh with \[[^\]\n]*\], \[([0-9, ]+)\]")  # older versions
+# older versions; the scans bounded, so that a line of repeated openings reads in linear time
+_MESH_1D = re.compile(r"Building [0-9]-D device mesh with \[[^\]\n]{0,400}\], \[([0-9, ]{1,400})\]")
 _SIZES = {"local batch size": "batch_size", "global batch size": "global_batch_size", "sequence length": "seq_len",
           "total steps": "iterations_planned"}
 _SIZE = re.compile(rf"\b({'|'.join(_SIZES)}) ([0-9]{{1,12}})\b")

@@ -24,7 +24,7 @@ def code_checkout(p: Probes, study: Study, code_dir: str | Path | None) -> Check
     if not head or not head.startswith(code.commit):
         folder_q = shlex.quote(str(folder))
         return Check("code", False, f"{folder} is at {head[:12]}, the study needs {code.commit[:12]}",
-                     f"git -C {folder_q} fetch && git -C {folder_q} checkout {code.commit}")
+                     f"git -C {folder_q} fetch && git -C {folder_q} checkout {code.commit} --")
     if code.subfolder and not (folder / code.subfolder).is_dir():
         return Check("code", False, f"{folder} at {head[:12]} has no {code.subfolder}", steps)
     return Check("code", True, f"{folder} at {head[:12]}" + (f"; patches to apply: {', '.join(code.patches)}"

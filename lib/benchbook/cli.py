@@ -26,6 +26,7 @@ from rich.text import Text
 # What every command needs to parse its arguments; each command imports the rest (pydantic, pandas,
 # the analysis, the runner...) itself, so that `benchbook --help` and `formats` start fast.
 from . import __version__
+from .core.numbers import finite
 from .errors import BenchbookError, RuleError, UnknownNameError, shown
 from .logs.rules import DEFAULT_TOLERANCE, METHODS  # standard library only: no pydantic, no numpy
 
@@ -58,18 +59,9 @@ def run_lines(runs: pd.DataFrame, measures: pd.DataFrame | None = None) -> Itera
     by_run = None if measures is None else records.measures_by_run(measures)
     for at in range(0, len(runs), 1000):
         for run in records.run_dicts(runs.iloc[at : at + 1000], by_run):
-            yield json.dumps(_finite(run), sort_keys=False, allow_nan=False)
+            yield json.dumps(finite(run), sort_keys=False, allow_nan=False)
 
 
-def _finite(value):
-    """The JSON value with every float that is not finite as None."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_finite(v) for v in value]
-    return value
 
 
 def _rule_args(p: argparse.ArgumentParser) -> None:

@@ -19,6 +19,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from .core.numbers import finite
 from .errors import BenchbookError, shown
 
 NEAREST_SHOWN = 3  # rules a row of the table names where none reproduces the cell
@@ -107,7 +108,7 @@ def cmd_explain(args, out: Console, err: Console) -> int:
     tables = editions(cells, key=lambda cell: (cell.extra.get("reference"), cell.extra.get("table")))
     if args.json:
         for cell in cells:
-            print(json.dumps(_finite(cell.as_json()), allow_nan=False))
+            print(json.dumps(finite(cell.as_json()), allow_nan=False))
     else:
         _print_cells(out, cells)
         if args.reference:
@@ -115,14 +116,6 @@ def cmd_explain(args, out: Console, err: Console) -> int:
     return 0 if cells else 1
 
 
-def _finite(value):
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_finite(v) for v in value]
-    return value
 
 
 def _number(value: float, printed: str) -> str:

@@ -38,3 +38,14 @@ def change(value: float, base: float) -> str:
         return f"{100 * ratio:+.1f}%"
     factor = shown(value / base, 1)
     return f"{factor} times" if value / base > 0 else f"{factor} times (the sign changed)"
+
+
+def finite(value):
+    """A JSON value with every float that is not finite as None (strict JSON has no NaN): the CLI's --json."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [finite(v) for v in value]
+    return value

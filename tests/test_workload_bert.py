@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from benchbook import analyze, models
+from benchbook.logs.frames import one_metric
 from benchbook.workloads import _bert_corpus as corpus
 from benchbook.workloads import bert_pytorch as workload
 from conftest import framework_python
@@ -169,7 +170,9 @@ def test_the_ngc_bert_pytorch_format_reads_the_log(short_run):
 def test_the_ngc_bert_pytorch_format_reads_the_mlm_accuracy(short_run):
     result = analyze([short_run])
     accuracy = _values(short_run.read_text(), "mlm_accuracy")
-    assert result.evaluations["mlm_accuracy"].dropna().tolist() == pytest.approx([100 * a for a in accuracy])
+    logged = one_metric(result.evaluations, "mlm_accuracy")  # the long frame: one row per evaluation and metric
+    assert logged["mlm_accuracy"].tolist() == pytest.approx([100 * a for a in accuracy])
+    assert set(logged["unit"]) == {"%"}
     assert result.runs.iloc[0]["final_mlm_accuracy"] == pytest.approx(100 * accuracy[-1])
 
 

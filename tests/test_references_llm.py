@@ -158,7 +158,16 @@ def test_the_llm_model_is_the_runs_of_every_llm_format_and_launches_nothing(tmp_
     assert frameworks == {"megatron", "megatron-deepspeed", "primus", "nemo", "torchtitan"}
     assert all(models.of_logs("llm", fw) is spec and default().unit_of("llm", fw) == "sequences/s" for fw in frameworks)
     assert {"seq_len", "tensor_parallel", "pipeline_parallel"} <= {a.key for a in spec.axes}
-    s = _study("llm_pretraining")
+    # a study of it is refused when its file loads, at the model's line, before any sweep or launcher is read
+    text = ("schema_version: 1\nmodel: llm_pretraining\nruntime: ngc\n"
+            "code: {repository: https://example.invalid/x.git, commit: abcdef0}\n"
+            "container: {image: nvcr.io/nvidia/x:1}\nsweep: {batch_size: 8, data: synthetic}\niterations: 10\n")
+    (tmp_path / "llm.yaml").write_text(text)
+    with pytest.raises(study.StudyError, match=r"llm\.yaml:2: model: llm_pretraining: LLM pre-training logs are "
+                                               r"analyzed, not launched.*give their logs to `benchbook analyze`"):
+        study.load(tmp_path / "llm.yaml")
+    # and the command builder still refuses, should a study reach it some other way
+    s = _study("resnet50_tf").model_copy(update={"model": "llm_pretraining"})
     with pytest.raises(models.llm_pretraining.LlmStudyError, match="analyzed, not launched"):
         commands.command(s, study.expand(s)[0], tmp_path)
 

@@ -258,6 +258,8 @@ class Study(_Strict):
 
     def _cross_field_problems(self) -> list[tuple[tuple, str]]:
         """What the fields say together that cannot run, each at the field to change."""
+        if self.spec.analysis_only:  # its logs are read (benchbook analyze, publish --logs); no study runs it
+            return [(("model",), f"{self.model}: {self.spec.analysis_only}")]
         if self.runtime == "ngc":
             if self.code is None or self.container is None:
                 return [(("runtime",), "runtime ngc needs `code` (repository, commit) and `container` (image)")]

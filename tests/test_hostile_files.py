@@ -237,12 +237,20 @@ def test_a_rate_warning_never_prints_hundreds_of_digits_nor_inf_percent(tmp_path
     assert run["warnings"] and not [w for w in run["warnings"] if re.search(r"\d{30}|inf%", w)], run["warnings"]
 
 
-@pytest.mark.xfail(strict=True, reason="logs/analysis.py (not this branch's to edit) says 'no known log format in "
-                                       "its first 64 KiB' without the long line that fills them")
 def test_a_long_first_line_that_hides_the_format_is_named_with_its_line(tmp_path):
     log = _log(tmp_path, "tf_gpu1_amp_bs256.log", "#" * (100 << 10) + "\n" + PARAMETER + _record(1) + _record(2))
     (problem,) = analyze([log]).problems
-    assert "no known log format" in problem.reason and "line 1" in problem.reason, problem.reason
+    assert "no known log format" in problem.reason and "line 1, fills them" in problem.reason, problem.reason
+    assert "--format NAME" in problem.reason
+    blob = "#" * (100 << 10) + "\n"
+    later = _log(tmp_path, "later.log", "a short line\n" * 3 + blob + PARAMETER + _record(1) + _record(2))
+    (problem,) = analyze([later]).problems
+    assert "line 4, from byte 39 on, runs past them" in problem.reason, problem.reason
+    forced = analyze([later], log_format="ngc_tf1_convnets")  # as the message says
+    assert forced.runs.iloc[0]["format"] == "ngc_tf1_convnets"
+    short = _log(tmp_path, "short.log", "nothing a format knows\n" * 5000)  # many short lines: no line named
+    (problem,) = analyze([short]).problems
+    assert "no known log format" in problem.reason and "line" not in problem.reason.split("64 KiB", 1)[1]
 
 
 @pytest.mark.xfail(strict=True, reason="reports/publish_files.py (not this branch's to edit): write_stream's "

@@ -310,6 +310,19 @@ def _table_values(tables: list[tuple[dict, dict]]) -> dict[tuple, dict]:
     return out
 
 
+def _long_line_in(head: str) -> str:
+    """What a log's head, which tells its format, is filled by when one line takes most of it (a pasted blob, a
+    progress bar without line ends): that line, so that the reader knows the format may follow it."""
+    from . import textio
+
+    start = head.rfind("\n") + 1
+    if len(head) < textio.SNIFF_BYTES or len(head) - start < textio.SNIFF_BYTES // 2:
+        return ""
+    line = head.count("\n", 0, start) + 1
+    where = "fills them" if start == 0 else f"from byte {start} on, runs past them"
+    return f"; line {line}, {where}: a format logged after it is told with --format NAME"
+
+
 def analyze_file(path: str | os.PathLike, rule: Rule | None = None, log_format: str | None = None,
                  catalog: Catalog | None = None):
     """Analyze one log: (run rows, its records as columns, evaluation rows, loss components as
@@ -326,11 +339,11 @@ def analyze_file(path: str | os.PathLike, rule: Rule | None = None, log_format: 
     chunks = textio.chunks(path, stats)
     with contextlib.closing(chunks):
         first = next(chunks, None)  # the format is told by the head of the first chunk: the file is read once
-        fmt = parsers.get(log_format) if log_format else \
-            parsers.detect(first.text[: textio.SNIFF_BYTES] if first is not None else "")
+        head = first.text[: textio.SNIFF_BYTES] if first is not None else ""
+        fmt = parsers.get(log_format) if log_format else parsers.detect(head)
         if fmt is None:
             raise LogError(str(path), "no known log format in its first 64 KiB "
-                                      f"(known: {', '.join(sorted(parsers.FORMATS))})"
+                                      f"(known: {', '.join(sorted(parsers.FORMATS))})" + _long_line_in(head)
                                       + "".join(f"; {w}" for w in assemble.read_warnings(stats)
                                                 if "left out unread" in w))
         read = itertools.chain([first] if first is not None else [], chunks)

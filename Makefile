@@ -62,10 +62,10 @@ lint: $(BIN)/.installed
 # The test tiers (tests/conftest.py's TIERS): `make test` is the fast tier, every test that starts no
 # kernel, browser, workload, Slurm job or study process and measures nothing; `make test-slow` the others
 # (a framework's tests run where BENCHBOOK_TEST_<FRAMEWORK>_PYTHON names its environment, as .ci/run does).
-SLOW_TIERS := notebook or browser or workload or slurm or process or bench
+SLOW_TIERS := notebook or browser or workload or slurm or process or bench or shipped
 # Tests run on every core (pytest-xdist). The slow tiers run two test files at a time, each file's tests in
-# one worker (its module fixtures made once): kernels, Slurm and study processes mostly wait. The bench tier,
-# which times and bounds, runs alone after them.
+# one worker (its module fixtures made once): kernels, Slurm and study processes mostly wait; the shipped
+# tier's tools over real inputs go with them. The bench tier, which times and bounds, runs alone after them.
 test: lint
 	$(BIN)/python -m pytest -n auto -m "not ($(SLOW_TIERS))"
 

@@ -35,7 +35,8 @@ TIERS = {
     "workload": "runs a framework's CPU workload (its environment) or MPI ranks",
     "slurm": "submits jobs to a Slurm cluster",
     "process": "runs a study through real processes: the runner, its launchers, signals",
-    "bench": "a benchmark, a size or memory bound, or a whole tool over real-size inputs",
+    "bench": "a benchmark or a time, size or memory bound: run alone, after the other tiers",
+    "shipped": "a whole tool over real-size inputs: the shipped logs and MLPerf folders, mlperf-logging's checkers",
 }
 TIER_OF = {
     "test_notebooks.py": "notebook",
@@ -62,18 +63,16 @@ TIER_OF = {
     "test_runner_output.py": "process",
     "test_bench.py": "bench",
     "test_mlperf_bench.py": "bench",
-    "test_mlperf_checks.py": "bench",
-    "test_check_reference_logs.py": "bench",
+    "test_mlperf_checks.py": "shipped",
+    "test_check_reference_logs.py": "shipped",
     # the reference tools over every shipped set, through the CLI (`make reference` runs them too)
-    "test_published_examples.py::test_each_bert_set_gives_each_cell_by_its_rule_or_says_none_does": "bench",
-    "test_published_examples.py::test_each_log_set_reproduces_its_published_numbers": "bench",
-    "test_published_examples.py::test_the_mlperf_folders_score_as_published": "bench",
-    "test_hostile_logs.py::test_what_a_pasted_run_costs_is_bounded": "bench",
-    "test_hostile_logs.py::test_what_a_pasted_run_costs_through_analyze_json_is_bounded": "bench",
+    "test_published_examples.py::test_each_bert_set_gives_each_cell_by_its_rule_or_says_none_does": "shipped",
+    "test_published_examples.py::test_each_log_set_reproduces_its_published_numbers": "shipped",
+    "test_published_examples.py::test_the_mlperf_folders_score_as_published": "shipped",
     "test_ranks.py::test_rank_pieces_that_never_close_are_read_in_linear_time": "bench",
-    "test_mllog_format.py::test_the_results_check_cross_checks_analyze_against_score": "bench",
-    "test_mlperf_cli.py::test_check_tool_compares_with_the_published_scores_not_expected_yaml": "bench",
-    "test_parsers_ngc_pytorch.py::test_reference_log_nvidia_rule_and_the_published_table": "bench",
+    "test_mllog_format.py::test_the_results_check_cross_checks_analyze_against_score": "shipped",
+    "test_mlperf_cli.py::test_check_tool_compares_with_the_published_scores_not_expected_yaml": "shipped",
+    "test_parsers_ngc_pytorch.py::test_reference_log_nvidia_rule_and_the_published_table": "shipped",
 }
 FAST_TIER = "not (" + " or ".join(TIERS) + ")"  # the Makefile's `make test` selects the same
 

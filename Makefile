@@ -63,14 +63,14 @@ lint: $(BIN)/.installed
 # kernel, browser, workload, Slurm job or study process and measures nothing; `make test-slow` the others
 # (a framework's tests run where BENCHBOOK_TEST_<FRAMEWORK>_PYTHON names its environment, as .ci/run does).
 SLOW_TIERS := notebook or browser or workload or slurm or process or bench or shipped
-# Tests run on every core (pytest-xdist). The slow tiers run two test files at a time, each file's tests in
-# one worker (its module fixtures made once): kernels, Slurm and study processes mostly wait; the shipped
+# Tests run on every core (pytest-xdist). The slow tiers run three test files at a time on the two cores,
+# each file's tests in one worker (its module fixtures made once): kernels, Slurm and study processes mostly wait; the shipped
 # tier's tools over real inputs go with them. The bench tier, which times and bounds, runs alone after them.
 test: lint
 	$(BIN)/python -m pytest -n auto -m "not ($(SLOW_TIERS))"
 
 test-slow: $(BIN)/.installed
-	$(BIN)/python -m pytest -n 2 --dist loadfile -m "($(SLOW_TIERS)) and not bench" --durations=25
+	$(BIN)/python -m pytest -n 3 --dist loadfile -m "($(SLOW_TIERS)) and not bench" --durations=25
 	$(BIN)/python -m pytest -m bench --durations=10
 
 # Where no package index can be reached (a GPU machine whose python3 has PyTorch): `make wheels` here

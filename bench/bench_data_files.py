@@ -2,7 +2,7 @@
 
 In one process, taking turns (best of `--repeat`): one report published as a pool worker publishes it
 (`publish._execute`: the notebook executed, its data written by its opening section, both pages converted), and
-the data alone (`data_files.write_report` of the same report, its analysis done before the clock starts: the
+the data alone (`data_files.write` of the same report's tables, its analysis done before the clock starts: the
 kernel has it already when it writes them). Prints both and the share of the data in the report's publish;
 `--check FRACTION` exits 1 when it is larger.
 
@@ -33,7 +33,7 @@ def main(argv: list[str] | None = None) -> int:
     target = publish.for_published(args.set)
     params = target.parameters
     report = Report(log_dir=ROOT / params["log_dir"], reference=params.get("reference"))
-    report.stats, report.reproduction(), report.headline()  # the kernel's analysis, done before the data
+    report.stats, report.reproduction(), report.summary()  # the kernel's analysis, done before the data
     times: dict[str, list[float]] = {"publish": [], "data": []}
     with tempfile.TemporaryDirectory() as tmp:
         for i in range(args.repeat):
@@ -46,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
             folder = Path(tmp) / f"data{i}"
             folder.mkdir()
             start = time.perf_counter()
-            data_files.write_report(report, folder)
+            data_files.write(folder, data_files.report_tables(report))
             times["data"].append(time.perf_counter() - start)
     best = {k: min(v) for k, v in times.items()}
     for k, v in times.items():

@@ -28,99 +28,36 @@ tolerance: Optional[float] = None  # relative gap to the reported value that ear
 rule: Optional[str] = None  # named throughput rule: nvidia (each format's default) or dlperf; None: nvidia
 title: Optional[str] = None  # the page's title (benchbook publish gives a published set's); None: the model, what was measured and the logs or study
 interactive: Optional[bool] = None  # show the ipywidgets explorer; None: only in a live JupyterLab, never under papermill
-summary_path: Optional[str] = None  # where to write the headline numbers as JSON (benchbook publish sets it)
+out: Optional[str] = None  # the folder the page's files go to (summary.json, data files, log copies; benchbook publish passes "."); None: nowhere
 
 # %%
-from benchbook.reports.notebook_params import check, given
-from benchbook.reports.report import Report
-from benchbook.reports.sections import Page
-from benchbook.studies import follow
+from benchbook.reports.sections import model_page
 
-p = check(**given(globals()))  # each parameter typed and checked; a name the parameters cell lacks is refused
+page = model_page(globals(), "bert_pytorch")  # the parameters checked by type, the report made, its study run where asked
 
 # %%
-report = Report(p.study, p.log_dir, p.runs_dir, reference=p.reference,
-                rule=p.throughput_rule())
-if p.launch and report.mode == "launch":  # the study is run (resumed) first; the report reads its folder
-    follow.launch(report.study, p.runs_dir, quiet=True)
-# one cell per section below, each shown only where it has something to show
-page = Page(report, "BERT-base pre-training on PyTorch (NGC DeepLearningExamples)", p.summary_path, p.interactive, p.title)
+page.show_all(
+    about=dict(
+        rule="NVIDIA's run_pretraining.py (started by scripts/run_pretraining.sh, torch.distributed.launch on the "
+             "node's GPUs) logs the loss of every optimizer step and, once at the end, "
+             "training_sequences_per_second: the sequences of every GPU, gradient accumulation included, over the "
+             "training time it measured (raw_train_time). That printed figure is benchbook's default (nvidia) "
+             "rule, and the number PaddlePaddle/Perf's NGC PyTorch BERT table publishes; the per-step lines log no "
+             "rate, so there is no other rule to apply.",
+        cpu="With no GPU, the study pre-trains the project's own small BERT (2 layers, hidden 64) with "
+            "masked-language modelling on the standard library's docstrings, in its own PyTorch environment (or "
+            "with the Python that BENCHBOOK_PYTHON_PYTORCH names); it logs in run_pretraining.py's own form, and "
+            "adds its MLM accuracy on held-out docstrings."),
+    loss=dict(
+        heading="MLM loss",
+        intro="Per run, the MLM loss of the first and last optimizer steps that logged one (the script's "
+              "average_loss, then its final_loss): whether the loss fell."),
+    quality_by_step=dict(
+        heading="MLM accuracy by step",
+        intro="Per run, the masked-language-model accuracy on held-out text (the CPU workload's evaluation: the "
+              "fraction of masked tokens predicted right) at each evaluation, against the step it followed; the "
+              "untrained model's is step 0. NVIDIA's logs hold no evaluation: the section is left out there."),
+)
 
 # %%
-page.show("opening")
-
-# %%
-page.show("reproduction_plot")
-
-# %%
-page.show(
-    "about",
-    rule="NVIDIA's run_pretraining.py (started by scripts/run_pretraining.sh, torch.distributed.launch on the "
-         "node's GPUs) logs the loss of every optimizer step and, once at the end, training_sequences_per_second: "
-         "the sequences of every GPU, gradient accumulation included, over the training time it measured "
-         "(raw_train_time). That printed figure is benchbook's default (nvidia) rule, and the number PaddlePaddle/Perf's NGC "
-         "PyTorch BERT table publishes; the per-step lines log no rate, so there is no other rule to apply.",
-    cpu="With no GPU, the study pre-trains the project's own small BERT (2 layers, hidden 64) with masked-language "
-        "modelling on the standard library's docstrings, in its own PyTorch environment (or with the Python that "
-        "BENCHBOOK_PYTHON_PYTORCH names); it logs in run_pretraining.py's own form, and adds its MLM accuracy on "
-        "held-out docstrings.")
-
-# %%
-page.show("description")
-
-# %%
-page.show("setup")
-
-# %%
-page.show("setup_needed")
-
-# %% [markdown]
-# ## 2. Analysis
-# ### Runs
-# One row per run found in the logs: metadata, the value the script reported and the value recomputed by the
-# rule above.
-
-# %%
-page.show("runs")
-
-# %%
-page.show("scaling")
-
-# %%
-page.show("scaling_plot")
-
-# %% [markdown]
-# ### Throughput over time
-# Every logged iteration of every run; warm-up records shaded, the recomputed value as a line.
-
-# %%
-page.show("throughput_over_time")
-
-# %%
-page.show("repeats")
-
-# %%
-page.show("loss", heading="MLM loss",
-          intro="Per run, the MLM loss of the first and last optimizer steps that logged one (the script's "
-                "average_loss, then its final_loss): whether the loss fell.")
-
-# %%
-page.show("quality_by_step", heading="MLM accuracy by step",
-          intro="Per run, the masked-language-model accuracy on held-out text (the CPU workload's evaluation: the "
-                "fraction of masked tokens predicted right) at each evaluation, against the step it followed; "
-                "the untrained model's is step 0. NVIDIA's logs hold no evaluation: the section is left out there.")
-
-# %%
-page.show("reproduction")
-
-# %%
-page.show("differences")
-
-# %%
-page.show("failures")
-
-# %%
-page.show("explore")
-
-# %%
-report.save_summary(p.summary_path);
+page.finish();  # the page's files (summary.json, data files, log copies) where `out` says; nothing in JupyterLab

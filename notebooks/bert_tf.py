@@ -28,104 +28,39 @@ tolerance: Optional[float] = None  # relative gap to the reported value that ear
 rule: Optional[str] = None  # named throughput rule: nvidia (each format's default) or dlperf; None: nvidia
 title: Optional[str] = None  # the page's title (benchbook publish gives a published set's); None: the model, what was measured and the logs or study
 interactive: Optional[bool] = None  # show the ipywidgets explorer; None: only in a live JupyterLab, never under papermill
-summary_path: Optional[str] = None  # where to write the headline numbers as JSON (benchbook publish sets it)
+out: Optional[str] = None  # the folder the page's files go to (summary.json, data files, log copies; benchbook publish passes "."); None: nowhere
 
 # %%
-from benchbook.reports.notebook_params import check, given
-from benchbook.reports.report import Report
-from benchbook.reports.sections import Page
-from benchbook.studies import follow
+from benchbook.reports.sections import model_page
 
-p = check(**given(globals()))  # each parameter typed and checked; a name the parameters cell lacks is refused
+page = model_page(globals(), "bert_tf")  # the parameters checked by type, the report made, its study run where asked
 
 # %%
-report = Report(p.study, p.log_dir, p.runs_dir, reference=p.reference,
-                rule=p.throughput_rule())
-if p.launch and report.mode == "launch":  # the study is run (resumed) first; the report reads its folder
-    follow.launch(report.study, p.runs_dir, quiet=True)
-# one cell per section below, each shown only where it has something to show
-page = Page(report, "BERT-base pre-training on TensorFlow 1 (NGC DeepLearningExamples)", p.summary_path, p.interactive, p.title)
+page.show_all(
+    about=dict(
+        rule="NVIDIA's TensorFlow 1 run_pretraining.py (started by scripts/run_pretraining_lamb.sh, one Horovod "
+             "process a GPU) logs throughput_train on rank 0 every logged step: sequences/s over all GPUs, "
+             "gradient accumulation included; at the end its hook prints 'Throughput Average (sentences/sec)', its "
+             "own figure (rule nvidia). PaddlePaddle/Perf's tables changed rule from release to release: the mean "
+             "of every logged record, warm-up included (rule perf, its 2023 tables), or the mean from the first "
+             "'Iteration: 3' (rule perf_from_3); rule steady is benchbook's window from iteration 10, no "
+             "publisher's. Its 32-GPU cells follow no rule exactly: the reference's notes give how far each lands.",
+        cpu="No CPU runtime: the CPU BERT study is PyTorch's (notebooks/bert_pytorch); this notebook reads NGC "
+            "TensorFlow logs (log_dir) or the runs of an NGC study."),
+    iteration_rates=dict(
+        heading="Per-step rates",
+        intro="The perf rule averages every logged step, the loss scaler's repeated first steps and the slow first "
+              "ones included: per run, the first step's rate beside the median and the mean of all steps, and the "
+              "value the rule recomputed."),
+    loss=dict(
+        heading="Total loss",
+        intro="Per run, the total_loss of the first and last logged steps (MLM and next-sentence losses): whether "
+              "the loss fell."),
+    quality_by_step=dict(
+        heading="Masked LM accuracy at evaluations",
+        intro="Per run, the masked_lm_accuracy of each evaluation (a run with do_eval) against the step it "
+              "followed; left out where the logs hold none, as the benchmark runs'."),
+)
 
 # %%
-page.show("opening")
-
-# %%
-page.show("reproduction_plot")
-
-# %%
-page.show(
-    "about",
-    rule="NVIDIA's TensorFlow 1 run_pretraining.py (started by scripts/run_pretraining_lamb.sh, one Horovod process "
-         "a GPU) logs throughput_train on rank 0 every logged step: sequences/s over all GPUs, gradient accumulation "
-         "included; at the end its hook prints 'Throughput Average (sentences/sec)', its own figure (rule nvidia). "
-         "PaddlePaddle/Perf's tables changed rule from release to release: the mean of every logged record, warm-up "
-         "included (rule perf, its 2023 tables), or the mean from the first 'Iteration: 3' (rule perf_from_3); rule "
-         "steady is benchbook's window from iteration 10, no publisher's. Its 32-GPU cells follow no rule exactly: "
-         "the reference's notes give how far each lands.",
-    cpu="No CPU runtime: the CPU BERT study is PyTorch's (notebooks/bert_pytorch); this notebook reads NGC "
-        "TensorFlow logs (log_dir) or the runs of an NGC study.")
-
-# %%
-page.show("description")
-
-# %%
-page.show("setup")
-
-# %%
-page.show("setup_needed")
-
-# %% [markdown]
-# ## 2. Analysis
-# ### Runs
-# One row per run found in the logs: metadata, the value the script reported and the value recomputed by the
-# rule above.
-
-# %%
-page.show("runs")
-
-# %%
-page.show("scaling")
-
-# %%
-page.show("scaling_plot")
-
-# %% [markdown]
-# ### Throughput over time
-# Every logged iteration of every run; warm-up records shaded, the recomputed value as a line.
-
-# %%
-page.show("throughput_over_time")
-
-# %%
-page.show("repeats")
-
-# %%
-page.show("iteration_rates", heading="Per-step rates",
-          intro="The perf rule averages every logged step, the loss scaler's repeated first steps and the slow first "
-                "ones included: per run, the first step's rate beside the median and the mean of all steps, and the "
-                "value the rule recomputed.")
-
-# %%
-page.show("loss", heading="Total loss",
-          intro="Per run, the total_loss of the first and last logged steps (MLM and next-sentence losses): whether "
-                "the loss fell.")
-
-# %%
-page.show("quality_by_step", heading="Masked LM accuracy at evaluations",
-          intro="Per run, the masked_lm_accuracy of each evaluation (a run with do_eval) against the step it "
-                "followed; left out where the logs hold none, as the benchmark runs'.")
-
-# %%
-page.show("reproduction")
-
-# %%
-page.show("differences")
-
-# %%
-page.show("failures")
-
-# %%
-page.show("explore")
-
-# %%
-report.save_summary(p.summary_path);
+page.finish();  # the page's files (summary.json, data files, log copies) where `out` says; nothing in JupyterLab

@@ -24,28 +24,29 @@ from typing import Optional  # unset parameters are None (papermill -p NAME None
 sources: str = "runs/resnet50_tf-cpu,runs/resnet50_mxnet-cpu"  # comma-separated study folders or log folders (or a list: benchbook publish passes one)
 labels: Optional[str] = None  # comma-separated labels, one per source (or a list); None: the folder names
 baseline: int = 0  # index of the source the ratios are taken against
-summary_path: Optional[str] = None  # where to write the headline numbers as JSON (benchbook publish sets it)
+out: Optional[str] = None  # the folder the page's files go to (summary.json, data files; benchbook publish passes "."); None: nowhere
 
 # %%
-from benchbook.reports import display, notebook_params
-from benchbook.reports.compare import Comparison
-
-notebook_params.given(globals(), ["sources", "labels", "baseline", "summary_path"])  # refuses a name not among them
-# each source found in the current folder, else in the repository (JupyterLab runs this in notebooks/)
-comparison = Comparison(notebook_params.located(sources, "sources", "study folders or log folders, comma-separated"),
-                        labels, baseline)
-display.table(comparison.describe(), empty="no source")
+from benchbook.reports import notebook_params
+from benchbook.reports.compare import Comparison, ComparisonPage
 
 # %%
-comparison.data_links(notebook_params.summary_to(summary_path))  # on a published page: its tables as CSV and JSON
+# each parameter typed and checked, a name the parameters cell lacks refused; each source found in the current
+# folder, else in the repository (JupyterLab runs this in notebooks/)
+p = notebook_params.check_comparison(**notebook_params.given(globals(), notebook_params.ComparisonParameters))
+comparison = Comparison(p.sources, p.labels, p.baseline)
+page = ComparisonPage(comparison, p.out)
+page.show("describe")
+
+# %%
+page.show("data")  # on a published page: its tables as CSV and JSON
 
 # %% [markdown]
 # ## Configurations in each source
 # Median images/s over repeats, per source.
 
 # %%
-display.table(comparison.table(), empty="no configuration measured in any source",
-              formats=dict.fromkeys(comparison.labels, 2))
+page.show("table")
 
 # %% [markdown]
 # ## Ratios
@@ -53,20 +54,17 @@ display.table(comparison.table(), empty="no configuration measured in any source
 # interval over the runs; "not told apart" where the interval includes 1.
 
 # %%
-display.table(comparison.ratios(),
-              empty="no configuration measured by the baseline and another source",
-              formats=dict.fromkeys(comparison.labels, display.significant))
+page.show("ratios")
 
 # %%
-comparison.figure()
+page.show("figure")
 
 # %% [markdown]
 # ## What differs
 # Environments of the sources' runs (from their run records), most significant first.
 
 # %%
-display.table(comparison.environment_differences(),
-              empty="no difference between the sources' run records (or no run records to compare)")
+page.show("environment_differences")
 
 # %%
-comparison.save_summary(notebook_params.summary_to(summary_path));
+page.finish();  # the page's files (summary.json, data files) where `out` says

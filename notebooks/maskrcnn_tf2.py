@@ -28,111 +28,41 @@ tolerance: Optional[float] = None  # relative gap to the reported value that ear
 rule: Optional[str] = None  # named throughput rule: nvidia (each format's default) or dlperf; None: nvidia
 title: Optional[str] = None  # the page's title (benchbook publish gives a published set's); None: the model, what was measured and the logs or study
 interactive: Optional[bool] = None  # show the ipywidgets explorer; None: only in a live JupyterLab, never under papermill
-summary_path: Optional[str] = None  # where to write the headline numbers as JSON (benchbook publish sets it)
+out: Optional[str] = None  # the folder the page's files go to (summary.json, data files, log copies; benchbook publish passes "."); None: nowhere
 
 # %%
-from benchbook.reports.notebook_params import check, given
-from benchbook.reports.report import Report
-from benchbook.reports.sections import Page
-from benchbook.studies import follow
+from benchbook.reports.sections import model_page
 
-p = check(**given(globals()))  # each parameter typed and checked; a name the parameters cell lacks is refused
+page = model_page(globals(), "maskrcnn_tf2")  # the parameters checked by type, the report made, its study run where asked
 
 # %%
-report = Report(p.study, p.log_dir, p.runs_dir, reference=p.reference,
-                rule=p.throughput_rule())
-if p.launch and report.mode == "launch":  # the study is run (resumed) first; the report reads its folder
-    follow.launch(report.study, p.runs_dir, quiet=True)
-# one cell per section below, each shown only where it has something to show
-page = Page(report, "Mask R-CNN on TensorFlow 2 (NGC DeepLearningExamples)", p.summary_path, p.interactive, p.title)
+page.show_all(
+    about=dict(
+        rule="NVIDIA's scripts/benchmark_training.py launches horovodrun with XLA and logs [MaskRCNN] INFO blocks "
+             "with a throughput per logged interval; the launch command (GPUs, batch, AMP) is printed at the end. "
+             "After warmup_steps (100) every logged throughput is a running mean of the steps so far, so the "
+             "published number is the last one logged, and that is benchbook's default rule.",
+        cpu="With no GPU, the study trains the project's own TensorFlow 2 Mask R-CNN (ResNet-50 FPN, RPN, ROI "
+            "Align, box and mask heads) on the CPU on generated images, through the same launcher and report."),
+    loss=dict(
+        heading="Loss",
+        intro="Each logged block carries the total loss (Total loss:) beside the throughput: per run, the loss of "
+              "the first and last logged interval, and how many intervals logged one. A throughput benchmark only "
+              "means something if training went on, and a falling loss says it did."),
+    loss_components=dict(
+        heading="Loss components",
+        intro="The total loss is the sum of its parts, which the script logs beside it (RPN box loss, RPN score "
+              "loss, FastRCNN class loss, FastRCNN box loss, Mask loss, L2 loss and the totals of the RPN and Fast "
+              "R-CNN heads): per run, the first and last value of each; then each over the iterations, a colour per "
+              "configuration. Over a benchmark's few hundred iterations a part may rise before it falls (the "
+              "FastRCNN box loss rises early in NGC's published runs, as the proposals it is fitted to change): a "
+              "last value above the first is no sign by itself of a head that did not learn."),
+    iteration_rates=dict(
+        heading="Logged rates and the running mean",
+        intro="Up to step 100 each block logs the rate of its own step; after it, the running mean since step 100. "
+              "Per run: the first logged rate, the median and mean of all logged rates, and the last running mean "
+              "(the rule's value)."),
+)
 
 # %%
-page.show("opening")
-
-# %%
-page.show("reproduction_plot")
-
-# %%
-page.show(
-    "about",
-    rule="NVIDIA's scripts/benchmark_training.py launches horovodrun with XLA and logs [MaskRCNN] INFO blocks "
-         "with a throughput per logged interval; the launch command (GPUs, batch, AMP) is printed at the end. "
-         "After warmup_steps (100) every logged throughput is a running mean of the steps so far, so the "
-         "published number is the last one logged, and that is benchbook's default rule.",
-    cpu="With no GPU, the study trains the project's own TensorFlow 2 Mask R-CNN (ResNet-50 FPN, RPN, ROI "
-        "Align, box and mask heads) on the CPU on generated images, through the same launcher and report.")
-
-# %%
-page.show("description")
-
-# %%
-page.show("setup")
-
-# %%
-page.show("setup_needed")
-
-# %% [markdown]
-# ## 2. Analysis
-# ### Runs
-# One row per run found in the logs: metadata, the value the script reported and the value recomputed by the
-# rule above.
-
-# %%
-page.show("runs")
-
-# %%
-page.show("scaling")
-
-# %%
-page.show("scaling_plot")
-
-# %% [markdown]
-# ### Throughput over time
-# Every logged iteration of every run; warm-up records shaded, the recomputed value as a line.
-
-# %%
-page.show("throughput_over_time")
-
-# %%
-page.show("repeats")
-
-# %%
-page.show(
-    "loss",
-    heading="Loss",
-    intro="Each logged block carries the total loss (Total loss:) beside the throughput: per run, the loss of the first "
-          "and last logged interval, and how many intervals logged one. A throughput benchmark only means something if "
-          "training went on, and a falling loss says it did.")
-
-# %%
-page.show(
-    "loss_components",
-    heading="Loss components",
-    intro="The total loss is the sum of its parts, which the script logs beside it (RPN box loss, RPN score loss, "
-          "FastRCNN class loss, FastRCNN box loss, Mask loss, L2 loss and the totals of the RPN and Fast R-CNN heads): "
-          "per run, the first and last value of each; then each over the iterations, a colour per configuration. Over "
-          "a benchmark's few hundred iterations a part may rise before it falls (the FastRCNN box loss rises early in "
-          "NGC's published runs, as the proposals it is fitted to change): a last value above the first is no sign by "
-          "itself of a head that did not learn.")
-
-# %%
-page.show(
-    "iteration_rates",
-    heading="Logged rates and the running mean",
-    intro="Up to step 100 each block logs the rate of its own step; after it, the running mean since step 100. Per run: "
-          "the first logged rate, the median and mean of all logged rates, and the last running mean (the rule's value).")
-
-# %%
-page.show("reproduction")
-
-# %%
-page.show("differences")
-
-# %%
-page.show("failures")
-
-# %%
-page.show("explore")
-
-# %%
-report.save_summary(p.summary_path);
+page.finish();  # the page's files (summary.json, data files, log copies) where `out` says; nothing in JupyterLab

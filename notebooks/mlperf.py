@@ -24,34 +24,29 @@ check: bool = False  # also run mlperf-logging's compliance and RCP checkers (pi
 expected: Optional[str] = "examples/published/mlperf/expected.yaml"  # a published set's expected.yaml: each result's published score, to compare with; None: none
 interactive: Optional[bool] = None  # the round's table with its filters (ipywidgets); None: only in a live JupyterLab, never under papermill
 title: Optional[str] = None  # the page's title (benchbook publish gives a published set's); None: MLPerf Training results
-summary_path: Optional[str] = None  # where to write the headline numbers as JSON (benchbook publish sets it)
+out: Optional[str] = None  # the folder the page's files go to (summary.json, data files, result file copies; benchbook publish passes "."); None: nowhere
 
 # %%
-from benchbook.mlperf import page
+from benchbook.mlperf.page import MLPerfPage
 from benchbook.mlperf.report import MLPerfReport
-from benchbook.reports import display, notebook_params
-
-notebook_params.given(globals(), ["results", "benchmark", "round", "submitters", "check", "expected", "interactive",
-                                  "title", "summary_path"]);  # refuses a name not among them
+from benchbook.reports import notebook_params
 
 # %%
-# each path found in the current folder, else in the repository (JupyterLab runs this in notebooks/)
-report = MLPerfReport(notebook_params.located(results, "results", "MLPerf result folders or archives, comma-separated"),
-                      benchmark, round, submitters, check,
-                      expected and notebook_params.located(expected, "expected", "a published set's expected.yaml"),
-                      title=title)
+# each parameter typed and checked, a name the parameters cell lacks refused; each path found in the current
+# folder, else in the repository (JupyterLab runs this in notebooks/)
+p = notebook_params.check_mlperf(**notebook_params.given(globals(), notebook_params.MLPerfParameters))
+report = MLPerfReport(p.results, p.benchmark, p.round, p.submitters, p.check, p.expected, title=p.title)
+page = MLPerfPage(report, p.out, p.title, p.interactive)
 
 # %%
-page.opening(report, notebook_params.summary_to(summary_path), title, page.ABOUT)
+page.show("opening")
 
 # %%
-display.table(report.published(), empty="no result folder", formats={"minutes": 4})
+page.show("scores")
 
 # %%
 # Every score beside the one published for it: params/references/mlperf/, else the set's expected.yaml
-display.table(report.against_published(),
-              empty="no published score of these results in params/references/mlperf/",
-              formats={"published": 4, "minutes": 4, "deviation": lambda d: display.signed(100 * d, 4, "%")})
+page.show("against_published")
 
 # %% [markdown]
 # ## The round by benchmark
@@ -59,27 +54,24 @@ display.table(report.against_published(),
 # or a division (`results` may be a whole clone, `training_results_v4.1`, or several rounds, comma-separated).
 
 # %%
-from benchbook.mlperf import explore
-
-explore.round_view(report.folders, interactive)
+page.show("round")
 
 # %% [markdown]
 # ## Best time to train
 # Each benchmark's fastest valid result per accelerator count, and per round.
 
 # %%
-explore.best_plot(report.folders) or display.note("no valid result")
+page.show("best_plot")
 
 # %%
-display.table(explore.best(report.folders, "round"), empty="no valid result", formats={"minutes": 4})
+page.show("best_by_round")
 
 # %% [markdown]
 # ## Per accelerator
 # Minutes times accelerators: what a result costs in accelerator time, fastest first.
 
 # %%
-display.table(report.per_accelerator(), empty="no result folder",
-              formats={"minutes": 4, "accelerator-minutes": 1})
+page.show("per_accelerator")
 
 # %% [markdown]
 # ## The spread of the runs
@@ -87,24 +79,24 @@ display.table(report.per_accelerator(), empty="no result folder",
 # or a run that did not converge (which takes a slowest slot).
 
 # %%
-display.table(report.spread(), empty="no run", formats={"minutes": 4})
+page.show("spread")
 
 # %% [markdown]
 # ## Convergence
 # Accuracy against epoch, a line per run; the round's quality target dashed.
 
 # %%
-report.curves() or display.note("no run logged an evaluation")
+page.show("curves")
 
 # %% [markdown]
 # ## Initialisation
 # `init_start` to `init_stop` of each run, outside the time to train.
 
 # %%
-display.table(report.initialisation(), empty="no run logged init_start and init_stop", formats={"seconds": 1})
+page.show("initialisation")
 
 # %%
-report.checks_section()  # mlperf-logging's own checks (check=True); nothing where they were not run
+page.show("checks")  # mlperf-logging's own checks (check=True); nothing where they were not run
 
 # %%
-report.save_summary(notebook_params.summary_to(summary_path));
+page.finish();  # the page's files (summary.json, data files, result file copies) where `out` says

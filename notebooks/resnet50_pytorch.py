@@ -28,98 +28,32 @@ tolerance: Optional[float] = None  # relative gap to the reported value that ear
 rule: Optional[str] = None  # named throughput rule: nvidia (each format's default) or dlperf; None: nvidia
 title: Optional[str] = None  # the page's title (benchbook publish gives a published set's); None: the model, what was measured and the logs or study
 interactive: Optional[bool] = None  # show the ipywidgets explorer; None: only in a live JupyterLab, never under papermill
-summary_path: Optional[str] = None  # where to write the headline numbers as JSON (benchbook publish sets it)
+out: Optional[str] = None  # the folder the page's files go to (summary.json, data files, log copies; benchbook publish passes "."); None: nowhere
 
 # %%
-from benchbook.reports.notebook_params import check, given
-from benchbook.reports.report import Report
-from benchbook.reports.sections import Page
-from benchbook.studies import follow
+from benchbook.reports.sections import model_page
 
-p = check(**given(globals()))  # each parameter typed and checked; a name the parameters cell lacks is refused
+page = model_page(globals(), "resnet50_pytorch")  # the parameters checked by type, the report made, its study run where asked
 
 # %%
-report = Report(p.study, p.log_dir, p.runs_dir, reference=p.reference,
-                rule=p.throughput_rule())
-if p.launch and report.mode == "launch":  # the study is run (resumed) first; the report reads its folder
-    follow.launch(report.study, p.runs_dir, quiet=True)
-# one cell per section below, each shown only where it has something to show
-page = Page(report, "ResNet-50 v1.5 on PyTorch (NGC DeepLearningExamples)", p.summary_path, p.interactive, p.title)
+page.show_all(
+    about=dict(
+        rule="NVIDIA's ConvNets main.py (under multiproc.py for several GPUs) logs train.total_ips every iteration "
+             "on rank 0: images/s over all GPUs. Its logger averages every iteration of the run, the first ones "
+             "included, into the Summary: line and benchmark.json, and that mean is benchbook's default (nvidia) "
+             "rule; rule perf leaves out iterations 1-9, which gives the number PaddlePaddle's reproduction table "
+             "publishes for its V100 1-GPU AMP log.",
+        cpu="With no GPU, the study trains the project's own PyTorch ResNet-50 v1.5 on the CPU (FP32 and bf16 "
+            "autocast) in its own environment, or with the Python that BENCHBOOK_PYTHON_PYTORCH names."),
+    time_to_train=dict(
+        heading="Time to train and accuracy",
+        intro="First evaluation at or above the target top-1, in seconds since the run's first log line."),
+    iteration_rates=dict(
+        heading="Per-iteration rates",
+        intro="PyTorch's published mean keeps the first iterations, which run slower than the rest: per run, the "
+              "first iteration's rate beside the median and the mean of all iterations, and the value the rule "
+              "recomputed. A mean well below the median is that start-up cost; rule perf leaves iterations 1-9 out."),
+)
 
 # %%
-page.show("opening")
-
-# %%
-page.show("reproduction_plot")
-
-# %%
-page.show(
-    "about",
-    rule="NVIDIA's ConvNets main.py (under multiproc.py for several GPUs) logs train.total_ips every iteration "
-         "on rank 0: images/s over all GPUs. Its logger averages every iteration of the run, the first ones "
-         "included, into the Summary: line and benchmark.json, and that mean is benchbook's default (nvidia) "
-         "rule; rule perf leaves out iterations 1-9, which gives the number PaddlePaddle's reproduction table "
-         "publishes for its V100 1-GPU AMP log.",
-    cpu="With no GPU, the study trains the project's own PyTorch ResNet-50 v1.5 on the CPU (FP32 and bf16 "
-        "autocast) in its own environment, or with the Python that BENCHBOOK_PYTHON_PYTORCH names.")
-
-# %%
-page.show("description")
-
-# %%
-page.show("setup")
-
-# %%
-page.show("setup_needed")
-
-# %% [markdown]
-# ## 2. Analysis
-# ### Runs
-# One row per run found in the logs: metadata, the value the script reported and the value recomputed by the
-# rule above.
-
-# %%
-page.show("runs")
-
-# %%
-page.show("scaling")
-
-# %%
-page.show("scaling_plot")
-
-# %% [markdown]
-# ### Throughput over time
-# Every logged iteration of every run; warm-up records shaded, the recomputed value as a line.
-
-# %%
-page.show("throughput_over_time")
-
-# %%
-page.show("repeats")
-
-# %%
-page.show("time_to_train", heading="Time to train and accuracy",
-          intro="First evaluation at or above the target top-1, in seconds since the run's first log line.")
-
-# %%
-page.show(
-    "iteration_rates",
-    heading="Per-iteration rates",
-    intro="PyTorch's published mean keeps the first iterations, which run slower than the rest: per run, the first "
-          "iteration's rate beside the median and the mean of all iterations, and the value the rule recomputed. A mean "
-          "well below the median is that start-up cost; rule perf leaves iterations 1-9 out.")
-
-# %%
-page.show("reproduction")
-
-# %%
-page.show("differences")
-
-# %%
-page.show("failures")
-
-# %%
-page.show("explore")
-
-# %%
-report.save_summary(p.summary_path);
+page.finish();  # the page's files (summary.json, data files, log copies) where `out` says; nothing in JupyterLab

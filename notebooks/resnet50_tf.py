@@ -28,96 +28,31 @@ tolerance: Optional[float] = None  # relative gap to the reported value that ear
 rule: Optional[str] = None  # named throughput rule: nvidia (each format's default) or dlperf; None: nvidia
 title: Optional[str] = None  # the page's title (benchbook publish gives a published set's); None: the model, what was measured and the logs or study
 interactive: Optional[bool] = None  # show the ipywidgets explorer; None: only in a live JupyterLab, never under papermill
-summary_path: Optional[str] = None  # where to write the headline numbers as JSON (benchbook publish sets it)
+out: Optional[str] = None  # the folder the page's files go to (summary.json, data files, log copies; benchbook publish passes "."); None: nowhere
 
 # %%
-from benchbook.reports.notebook_params import check, given
-from benchbook.reports.report import Report
-from benchbook.reports.sections import Page
-from benchbook.studies import follow
+from benchbook.reports.sections import model_page
 
-p = check(**given(globals()))  # each parameter typed and checked; a name the parameters cell lacks is refused
+page = model_page(globals(), "resnet50_tf")  # the parameters checked by type, the report made, its study run where asked
 
 # %%
-report = Report(p.study, p.log_dir, p.runs_dir, reference=p.reference,
-                rule=p.throughput_rule())
-if p.launch and report.mode == "launch":  # the study is run (resumed) first; the report reads its folder
-    follow.launch(report.study, p.runs_dir, quiet=True)
-# one cell per section below, each shown only where it has something to show
-page = Page(report, "ResNet-50 v1.5 on TensorFlow 1 (NGC DeepLearningExamples)", p.summary_path, p.interactive, p.title)
+page.show_all(
+    about=dict(
+        rule="NVIDIA's ConvNets main.py logs one DLLogger line per step with total_ips (images/s over all GPUs); "
+             "its summary is the arithmetic mean of those rates from warmup_steps on, and that is the default "
+             "(nvidia) rule benchbook recomputes with.",
+        dlperf="The DLPerf tables (rule dlperf) round each rate to 2 decimals, skip the first 20 iterations, average "
+               "the next 100 and report the median of 5 runs; speedup is against the 1-GPU median of the same batch "
+               "and precision.",
+        cpu="With no GPU, the study runs the project's own TensorFlow ResNet-50 v1.5 on the CPU, through the same "
+            "launcher, logs, parsers and report."),
+    time_to_train=dict(
+        heading="Time to train and top-1",
+        intro="TF1 ConvNets runs in train_and_evaluate mode evaluate top-1 as they train (the ngc_time_to_train "
+              "study: 120 epochs on one GPU, AMP, batch 256, to the published 76.10%; cpu_time_to_train on the "
+              "CPU). Time to train is the first evaluation at or above the target top-1, in seconds since the run's "
+              "first log line; the final top-1 is the last one evaluated."),
+)
 
 # %%
-page.show("opening")
-
-# %%
-page.show("reproduction_plot")
-
-# %%
-page.show(
-    "about",
-    rule="NVIDIA's ConvNets main.py logs one DLLogger line per step with total_ips (images/s over all GPUs); "
-         "its summary is the arithmetic mean of those rates from warmup_steps on, and that is the default "
-         "(nvidia) rule benchbook recomputes with.",
-    dlperf="The DLPerf tables (rule dlperf) round each rate to 2 decimals, skip the first 20 iterations, "
-           "average the next 100 and report the median of 5 runs; speedup is against the 1-GPU median of the "
-           "same batch and precision.",
-    cpu="With no GPU, the study runs the project's own TensorFlow ResNet-50 v1.5 on the CPU, through the same "
-        "launcher, logs, parsers and report.")
-
-# %%
-page.show("description")
-
-# %%
-page.show("setup")
-
-# %%
-page.show("setup_needed")
-
-# %% [markdown]
-# ## 2. Analysis
-# ### Runs
-# One row per run found in the logs: metadata, the value the script reported and the value recomputed by the
-# rule above.
-
-# %%
-page.show("runs")
-
-# %%
-page.show("scaling")
-
-# %%
-page.show("scaling_plot")
-
-# %% [markdown]
-# ### Throughput over time
-# Every logged iteration of every run; warm-up records shaded, the recomputed value as a line.
-
-# %%
-page.show("throughput_over_time")
-
-# %%
-page.show("repeats")
-
-# %%
-page.show(
-    "time_to_train",
-    heading="Time to train and top-1",
-    intro="TF1 ConvNets runs in train_and_evaluate mode evaluate top-1 as they train (the ngc_time_to_train study: "
-          "120 epochs on one GPU, AMP, batch 256, to the published 76.10%; cpu_time_to_train on the CPU). Time to "
-          "train is the first evaluation at or above the target top-1, in seconds since the run's first log line; "
-          "the final top-1 is the last one evaluated.")
-
-# %%
-page.show("reproduction")
-
-# %%
-page.show("differences")
-
-# %%
-page.show("failures")
-
-# %%
-page.show("explore")
-
-# %%
-report.save_summary(p.summary_path);
+page.finish();  # the page's files (summary.json, data files, log copies) where `out` says; nothing in JupyterLab

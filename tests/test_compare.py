@@ -9,7 +9,7 @@ import pytest
 
 from benchbook.errors import BenchbookError
 from benchbook.reports import data_files
-from benchbook.reports.compare import Comparison, ratio_interval
+from benchbook.reports.compare import Comparison, ComparisonPage, ratio_interval
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -99,7 +99,7 @@ def test_a_published_comparison_writes_its_tables_as_data(tmp_path):
     folders = _sources(tmp_path, {"base": [100, 101, 102], "other": [110, 111, 112]})
     out = tmp_path / "reports" / "cmp"
     out.mkdir(parents=True)
-    Comparison(folders).save_summary(out / "summary.json")
+    ComparisonPage(Comparison(folders), out=str(out)).finish()
     assert data_files.present(out) == ["configurations", "ratios"]
     ratios = pd.read_csv(out / "ratios.csv")
     row = [["other", "base", 111 / 101, "faster"]]
@@ -110,9 +110,12 @@ def test_a_published_comparison_writes_its_tables_as_data(tmp_path):
 def test_a_comparisons_page_links_its_data_where_it_is_published(tmp_path):
     folders = _sources(tmp_path, {"base": [100, 101, 102], "other": [110, 111, 112]})
     comparison = Comparison(folders)
-    assert comparison.data_links(None) is None  # JupyterLab: no page, nothing written
+    assert ComparisonPage(comparison).show("data") is None  # JupyterLab: no page, nothing written
     out = tmp_path / "reports" / "cmp"
     out.mkdir(parents=True)
-    line = comparison.data_links(str(out / "summary.json"))
+    published = ComparisonPage(comparison, out=str(out))
+    line = published.show("data")
+    assert not any(out.iterdir())  # showing writes nothing: the page's finish does
+    published.finish()
     assert '<a href="ratios.csv">ratios.csv</a>' in line.markup and line.plain.startswith("data: configurations.csv")
     assert data_files.present(out) == ["configurations", "ratios"]

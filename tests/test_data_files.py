@@ -16,7 +16,7 @@ from benchbook.mlperf import page as mlperf_page
 from benchbook.mlperf.report import MLPerfReport
 from benchbook.reports import configs, data_files, index_page, publish_files
 from benchbook.reports.report import Report
-from benchbook.reports.sections import opening
+from benchbook.reports.sections import Page, opening
 from benchbook.reports.sections import runs as runs_section
 from benchbook.runfolder import records
 from test_mlperf_page import _Hrefs
@@ -41,7 +41,7 @@ def report() -> Report:
 @pytest.fixture(scope="module")
 def written(report, tmp_path_factory) -> tuple[Path, list[str]]:
     folder = tmp_path_factory.mktemp("report")
-    return folder, data_files.write_report(report, folder)
+    return folder, data_files.write(folder, data_files.report_tables(report))
 
 
 def _same(a, b) -> bool:
@@ -147,7 +147,9 @@ def test_no_cell_says_nan_or_none_and_the_json_holds_the_csvs_rows_with_null(wri
 def test_the_published_page_links_its_data_beside_it(report, tmp_path):
     here = tmp_path / "reports" / "mxnet"
     here.mkdir(parents=True)
-    links = opening.navigation(report, str(here / "summary.json"))
+    page = Page(report, out=str(here))
+    links = opening.navigation(page)
+    page.finish()
     data = [h for h in _hrefs(links.markup) if h.endswith((".csv", ".json"))]
     assert data == [f"{n}.{f}" for n in ("runs", "configurations", "iterations", "evaluations", "measures",
                                          "comparison")
@@ -196,7 +198,9 @@ def test_an_mlperf_report_writes_its_scores_and_the_published_comparison(tmp_pat
     report = MLPerfReport(str(root), expected=str(expected))
     here = tmp_path / "reports" / "set"
     here.mkdir(parents=True)
-    links = mlperf_page.navigation(report, here)
+    page = mlperf_page.MLPerfPage(report, out=str(here))
+    links = mlperf_page.navigation(page)
+    page.finish()
     assert [h for h in _hrefs(links.markup) if h.endswith((".csv", ".json"))] == [
         "scores.csv", "scores.json", "comparison.csv", "comparison.json"]  # (no iterations: no model report)
     scores = _as_frame(here / "scores.csv")

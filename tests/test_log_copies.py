@@ -11,7 +11,7 @@ import shutil
 import pytest
 
 from benchbook.reports.report import Report
-from benchbook.reports.sections import opening
+from benchbook.reports.sections import Page, opening
 
 LOG = "tf_gpu1_amp_bs256.log"
 
@@ -24,7 +24,9 @@ def test_every_copied_log_opens_as_text(tmp_path, fixtures, name):
     shutil.copy(fixtures / "ngc_tf1" / LOG, logs / name)
     here = tmp_path / "reports" / "r"
     here.mkdir(parents=True)
-    nav = opening.navigation(Report(log_dir=logs), str(here / "summary.json"))
+    page = Page(Report(log_dir=logs), out=str(here))
+    nav = opening.navigation(page)
+    page.finish()
     copies = sorted(p.name for p in (here / "logs").iterdir())
     assert copies == [name + ".txt"]  # never a file a browser would run as a page
     assert f'href="logs/{name}.txt">{name}</a>' in nav.markup
@@ -37,7 +39,9 @@ def test_a_log_name_that_is_not_utf8_is_shown_and_linked(tmp_path, fixtures):
     shutil.copy(fixtures / "ngc_tf1" / LOG, logs / raw)
     here = tmp_path / "reports" / "r"
     here.mkdir(parents=True)
-    nav = opening.navigation(Report(log_dir=logs), str(here / "summary.json"))
+    page = Page(Report(log_dir=logs), out=str(here))
+    nav = opening.navigation(page)
+    page.finish()
     assert 'href="logs/run-%FF.txt">run-\ufffd.txt</a>' in nav.markup
     nav.markup.encode("utf-8")  # no surrogate left: the page can be written
     assert (here / "logs" / raw).is_file()

@@ -55,7 +55,8 @@ def test_a_reports_frames_and_data_files_are_tidy_and_typed(tmp_path):
     assert set(its["configuration"]) == set(report.measures["configuration"])
     here = tmp_path / "out"
     here.mkdir()
-    assert data_files.write_report(report, here) == ["runs", "configurations", "iterations", "measures"]
+    written = data_files.write(here, data_files.report_tables(report))
+    assert written == ["runs", "configurations", "iterations", "measures"]
     back = data_files.load(here / "measures.csv")
     assert back["value"].tolist() == report.measures["value"].tolist() and back["unit"].map(type).eq(str).all()
     runs = data_files.load(here / "runs.csv")

@@ -38,7 +38,10 @@ def test_the_opening_has_the_sets_title_a_verdict_and_a_link_to_each_result_file
     report = MLPerfReport(str(_source(tmp_path)), expected=str(expected), title="A set of results")
     here = tmp_path / "reports" / "set"
     here.mkdir(parents=True)
-    shown = page.opening(report, str(here / "summary.json"), report.title, page.ABOUT)
+    mlperf = page.MLPerfPage(report, out=str(here), title=report.title)
+    shown = mlperf.show("opening")
+    assert not any(here.iterdir())  # showing writes nothing: the page's finish does
+    mlperf.finish()
     assert shown.markup.startswith('<h1 id="a-set-of-results">A set of results</h1>')
     assert re.search(r"Consistent: 1 of 1 published scores follow from their result files by the MLPerf rule, "
                      r"within 0\.0001 minutes .*1 result folder of resnet \(v0\.7\), 5 runs, 1 valid\.", shown.plain)
@@ -50,12 +53,12 @@ def test_the_opening_has_the_sets_title_a_verdict_and_a_link_to_each_result_file
     for href in files:  # each copy is the result file, byte for byte
         original = tmp_path / "results" / "training_results_v0.7" / href.removeprefix("logs/")
         assert (here / href).read_bytes() == original.read_bytes()
-    assert report.save_summary(None)["title"] == "A set of results"
+    assert mlperf.summary().title == "A set of results"
 
 
 def test_without_a_published_page_or_score_the_opening_says_so_and_links_nothing(tmp_path):
     report = MLPerfReport(str(_source(tmp_path)))
-    shown = page.opening(report, None)
+    shown = page.MLPerfPage(report).show("opening")
     assert shown.plain.startswith("MLPerf Training results\n\n1 result folder of resnet (v0.7)")
     assert "no published score to compare with" in shown.plain and "href" not in shown.markup
 

@@ -91,6 +91,6 @@ def test_the_report_compares_with_the_published_scores_and_names_their_source(tm
     other = tmp_path / "other"
     other.mkdir()
     _write(other, doc)
-    summary = MLPerfReport(str(tmp_path / "tree"), published_root=str(other)).save_summary(None)
+    summary = MLPerfReport(str(tmp_path / "tree"), published_root=str(other)).summary().as_dict()
     assert summary["verdict"] == "not consistent"
     assert summary["deviation"] == "ratio 0.9600, deviation -4.00%"  # the reports' one form (issue 39)

@@ -12,6 +12,7 @@ import papermill
 import pytest
 
 from benchbook.errors import BenchbookError
+from benchbook.mlperf.page import MLPerfPage
 from benchbook.mlperf.report import MLPerfReport
 from test_mlperf_score import repository
 
@@ -46,9 +47,9 @@ def test_sections(source):
 def test_filters_and_summary(source, tmp_path):
     report = MLPerfReport(str(source), benchmark="maskrcnn", submitters="acme")
     assert [f.benchmark for f in report.folders] == ["maskrcnn"]
-    summary = report.save_summary(tmp_path / "summary.json")
-    assert json.loads((tmp_path / "summary.json").read_text()) == summary
-    assert summary["verdict"] == "1 of 1 results valid" and summary["complete"] == 4
+    summary = MLPerfPage(report, out=str(tmp_path)).finish()
+    assert json.loads((tmp_path / "summary.json").read_text()) == summary.as_dict()
+    assert summary.kind == "mlperf" and summary.verdict == "1 of 1 results valid" and summary.complete == 4
     with pytest.raises(BenchbookError, match="no result folder"):
         MLPerfReport(str(source), submitters="nobody")
 

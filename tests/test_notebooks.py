@@ -59,8 +59,8 @@ def test_a_pair_edited_on_one_side_only_is_out_of_sync(tmp_path):
         shutil.copy(NOTEBOOKS / name, tmp_path / name)
     py = tmp_path / "resnet50_tf.py"
     assert _out_of_sync(py) == ""
-    anchor = 'page.show("scaling_plot")\n'
-    py.write_text(py.read_text().replace(anchor, anchor + 'page.show("runs")\n'))
+    anchor = 'page.show_all(\n'
+    py.write_text(py.read_text().replace(anchor, 'page.show("runs")\n' + anchor))
     assert "cell " in _out_of_sync(py) and 'page.show("runs")' in _out_of_sync(py)
     shutil.copy(NOTEBOOKS / "resnet50_tf.py", py)
     py.write_text(py.read_text() + '\n# %%\npage.show("failures")\n')  # a cell added at the end
@@ -71,7 +71,7 @@ def test_a_pair_edited_on_one_side_only_is_out_of_sync(tmp_path):
     assert "expected 'ipynb,py:percent'" in _out_of_sync(py)
 
 
-@pytest.mark.parametrize("name", [*MODELS, "compare"])
+@pytest.mark.parametrize("name", [*MODELS, "compare", "mlperf"])
 def test_notebooks_are_thin_and_stored_without_outputs(name):
     nb = nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)
     code = [c for c in nb.cells if c.cell_type == "code"]
@@ -89,77 +89,63 @@ def test_notebooks_are_thin_and_stored_without_outputs(name):
     assert inferred and all(p["help"] for p in inferred.values())
 
 
-def test_model_notebooks_open_with_the_verdict_then_four_sections():
-    for name in MODELS:
-        cells = nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4).cells
-        code = [c.source for c in cells if c.cell_type == "code"]
-        assert code[3] == 'page.show("opening")' and code[4] == 'page.show("reproduction_plot")'  # after the set-up
-        text = "\n".join(c.source for c in cells)
-        # headings of sections that may not apply are the library's (reports/sections), shown with their section
-        for section in ('page.show("setup")', "## 2. Analysis", 'page.show("reproduction")', 'page.show("failures")'):
-            assert section in text
-        assert text.index('page.show("opening")') < text.index('page.show("setup")')
-        assert "# ### Explore" not in text and 'page.show("explore")' in text
+def _code(name: str) -> list[str]:
+    return [c.source for c in nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4).cells if c.cell_type == "code"]
 
 
-def _shown(cell: str) -> tuple[str, ast.Call] | None:
-    """The section a cell shows (`page.show("name", ...)`, the cell's one statement) and the call."""
-    tree = ast.parse(cell.rstrip(";"))
-    call = tree.body[-1].value if tree.body and isinstance(tree.body[-1], ast.Expr) else None
-    if len(tree.body) == 1 and isinstance(call, ast.Call) and ast.unparse(call.func) == "page.show":
-        return call.args[0].value, call
-    return None
+def _prose(name: str) -> dict[str, dict[str, str]]:
+    """What a model notebook gives `page.show_all`: section -> its texts by keyword."""
+    call = ast.parse(_code(name)[2]).body[0].value
+    assert ast.unparse(call.func) == "page.show_all", name
+    return {k.arg: {kw.arg: ast.literal_eval(kw.value) for kw in k.value.keywords} for k in call.keywords}
 
 
-def _without_prose(cell: str) -> str:
-    """A cell's code without its prose: texts given as keywords are left out, other texts blanked, but for
-    the name of the section a cell shows."""
-    tree = ast.parse(cell.rstrip(";"))
-    for call in (n for n in ast.walk(tree) if isinstance(n, ast.Call)):
-        call.keywords = [k for k in call.keywords if not isinstance(k.value, ast.Constant | ast.BinOp)]
-    kept = {id(c.args[0]) for c in ast.walk(tree) if isinstance(c, ast.Call) and ast.unparse(c.func) == "page.show"}
-    for text in (n for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)):
-        text.value = text.value if id(text) in kept else ""
-    return ast.dump(tree)
-
-
-def test_model_notebooks_differ_only_in_their_prose_and_their_own_sections():
-    """One cell per section (`page.show`), the same cells in every model notebook but for the model's own
-    sections (reports/sections/own, and time to train where its runs evaluate); what differs otherwise is
-    prose: the texts given to the library."""
+def test_model_notebooks_show_their_page_by_one_call_in_the_one_order():
+    """A model notebook is its parameters, the page made from them, the page shown by one call with the model's
+    own prose, and `finish`: the order of the page is the library's (`Page.order`, the model's own sections
+    declared by its spec), written nowhere else."""
     from benchbook.reports import sections
-
-    shapes = {}
     for name in MODELS:
-        cells = [c.source for c in nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4).cells
-                 if c.cell_type == "code"][1:]
-        shown = [_shown(c) for c in cells]
-        assert all(s is None or s[0] in (*sections.SECTIONS, *sections.OWN) for s in shown), name
-        own = [s[0] for s in shown if s and (s[0] in sections.OWN or s[0] == "time_to_train")]
-        assert own and all({k.arg for k in s[1].keywords} >= {"heading"} for s in shown if s and s[0] in own)
-        generic = [c for c, s in zip(cells, shown, strict=True) if not (s and s[0] in own)]
-        shapes[name] = [_without_prose(c) for c in generic]
-        assert [s[0] for s in shown if s and s[0] not in own] == [
-            s for s in sections.SECTIONS if s != "time_to_train"], name  # every shared section, in order
-    assert len({tuple(v) for v in shapes.values()}) == 1, shapes
+        code = _code(name)
+        assert len(code) == 4 and code[1].startswith(f'from benchbook.reports.sections import model_page\n\npage = '
+                                                     f'model_page(globals(), "{name}")'), name
+        assert code[3].startswith("page.finish();")
+        spec = models.get(name)
+        order = sections.Page(None, name).order()
+        assert order[:2] == ("opening", "reproduction_plot") and order[-4:] == sections.AFTER
+        assert order == (*sections.BEFORE, *spec.page_sections, *sections.AFTER)
+        assert set(_prose(name)) <= set(order), name  # prose only for sections of its page
+        assert 'page.show("' not in "\n".join(code) and "## 2. Analysis" not in "\n".join(code)
 
 
-@pytest.mark.parametrize(("name", "section", "call"), [
-    ("resnet50_tf", '"Time to train and top-1"', '"time_to_train"'),
-    ("resnet50_mxnet", '"Epoch rates"', '"epoch_rates"'),
-    ("resnet50_pytorch", '"Per-iteration rates"', '"iteration_rates"'),
-    ("maskrcnn_tf2", '"Loss"', '"loss"'),
-    ("maskrcnn_tf2", '"Loss components"', '"loss_components"'),
-    ("bert_pytorch", '"MLM loss"', '"loss"'),
-    ("bert_pytorch", '"MLM accuracy by step"', '"quality_by_step"'),
-    ("bert_tf", '"Per-step rates"', '"iteration_rates"'),
-    ("bert_tf", '"Masked LM accuracy at evaluations"', '"quality_by_step"')])
-def test_each_model_notebook_shows_what_is_particular_to_its_logs(name, section, call):
-    """Shared cells call the library; each model's own section, in its own words, sits in section 2 of its
-    notebook and of no other."""
-    text = (NOTEBOOKS / f"{name}.py").read_text()
-    assert text.index("## 2. Analysis") < text.index(call) < text.index(section) < text.index('"reproduction"')
-    assert not [m for m in MODELS if m != name and section in (NOTEBOOKS / f"{m}.py").read_text()]
+def test_model_notebooks_differ_only_in_their_prose_and_their_model():
+    """The same four cells in every model notebook but for the parameters' defaults, the model's name and its
+    prose: the texts given to `show_all`, each model's own sections with their headings."""
+    shapes = set()
+    for name in MODELS:
+        code = _code(name)[1:]
+        tree = ast.parse(code[1])
+        tree.body[0].value.keywords = []
+        shapes.add((code[0].replace(f'"{name}"', '"MODEL"'), ast.dump(tree), code[2]))
+        own = [s for s in models.get(name).page_sections if s != "time_to_train"]
+        assert all("heading" in _prose(name).get(s, {}) for s in own), name
+    assert len(shapes) == 1, shapes
+
+
+@pytest.mark.parametrize(("name", "section", "heading"), [
+    ("resnet50_tf", "time_to_train", "Time to train and top-1"),
+    ("resnet50_mxnet", "epoch_rates", "Epoch rates"),
+    ("resnet50_pytorch", "iteration_rates", "Per-iteration rates"),
+    ("maskrcnn_tf2", "loss", "Loss"),
+    ("maskrcnn_tf2", "loss_components", "Loss components"),
+    ("bert_pytorch", "loss", "MLM loss"),
+    ("bert_pytorch", "quality_by_step", "MLM accuracy by step"),
+    ("bert_tf", "iteration_rates", "Per-step rates"),
+    ("bert_tf", "quality_by_step", "Masked LM accuracy at evaluations")])
+def test_each_model_notebook_shows_what_is_particular_to_its_logs(name, section, heading):
+    """Each model's own section, declared by its spec, in its own words in its notebook and in no other."""
+    assert section in models.get(name).page_sections and _prose(name)[section]["heading"] == heading
+    assert not [m for m in MODELS if m != name and f'"{heading}"' in (NOTEBOOKS / f"{m}.py").read_text()]
 
 
 @pytest.mark.parametrize("name", MODELS)
@@ -172,7 +158,7 @@ def test_parameters_carry_types_for_help_notebook(name):
     defaults = {k: p["default"] for k, p in inferred.items()}
     unset = {k for k, v in defaults.items() if v == "None"}  # unset is None, never -1 or ""
     assert unset == {"log_dir", "reference", "skip_records", "method", "window", "tolerance", "rule", "interactive",
-                     "summary_path", "title"}, defaults
+                     "out", "title"}, defaults
     assert types["window"] == "Optional[int]" and types["tolerance"] == "Optional[float]"  # every CLI rule option
     assert defaults["launch"] == "False"  # a notebook launches nothing unless asked
     assert not [v for v in defaults.values() if v in ("-1", '""', "''")], defaults
@@ -245,13 +231,14 @@ def test_papermill_p_reaches_the_typed_check_and_none_stays_unset(given, expecte
     subprocess.run([sys.executable, "-m", "papermill", "--prepare-only", str(NOTEBOOKS / "resnet50_tf.ipynb"),
                     str(out), "-p", "log_dir", str(FIXTURES / "ngc_tf1"), *given], check=True, capture_output=True)
     code = [c for c in nbformat.read(out, as_version=4).cells if c.cell_type == "code"]
-    assert "injected-parameters" in code[1].metadata.get("tags", []) and "check(" in code[2].source
+    assert "injected-parameters" in code[1].metadata.get("tags", []) and "model_page(" in code[2].source
+    from benchbook.reports.notebook_params import check, given
     namespace: dict = {}
-    for cell in code[:3]:
+    for cell in code[:2]:
         exec(cell.source, namespace)  # noqa: S102 -- the project's own notebook, as papermill prepared it
-    p = namespace["p"]
+    p = check(**given({k: v for k, v in namespace.items() if k != "__builtins__"}))  # what model_page checks
     assert {k: getattr(p, k) for k in expected} == expected
-    assert p.study is None and p.log_dir == str(FIXTURES / "ngc_tf1") and p.summary_path is None
+    assert p.study is None and p.log_dir == str(FIXTURES / "ngc_tf1") and p.out is None
 
 
 @pytest.mark.parametrize(("change", "expected"), [
@@ -271,7 +258,7 @@ def test_notebook_parameters_are_checked_on_entry(change, expected):
     from benchbook.errors import BenchbookError
     from benchbook.reports.notebook_params import NotebookParameterError, check
     good = {"study": "params/resnet50_tf/cpu.yaml", "log_dir": None, "runs_dir": "runs", "launch": True,
-            "reference": None, "skip_records": None, "method": None, "interactive": False, "summary_path": None}
+            "reference": None, "skip_records": None, "method": None, "interactive": False, "out": None}
     assert check(**good).launch is True and check(**good).skip_records is None
     assert check(**{**good, "skip_records": 0}).skip_records == 0  # 0 is a real value: skip nothing
     with pytest.raises(NotebookParameterError) as err:
@@ -284,10 +271,10 @@ def test_log_dir_makes_the_study_ignored_wherever_the_notebook_runs(tmp_path, mo
     from benchbook.reports.notebook_params import check
     monkeypatch.chdir(tmp_path)  # another folder: the default study path does not exist here
     p = check(study="params/resnet50_tf/cpu.yaml", log_dir=str(FIXTURES / "ngc_tf1"), runs_dir="runs", launch=True,
-              reference=None, skip_records=None, method=None, interactive=False, summary_path=None)
+              reference=None, skip_records=None, method=None, interactive=False, out=None)
     assert p.study is None and p.launch is False
     q = check(study="params/resnet50_tf/cpu.yaml", log_dir=None, runs_dir="runs", launch=False, reference=None,
-              skip_records=None, method=None, interactive=False, summary_path=None)
+              skip_records=None, method=None, interactive=False, out=None)
     assert Path(q.study) == ROOT / "params" / "resnet50_tf" / "cpu.yaml"  # found from the repository
 
 

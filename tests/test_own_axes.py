@@ -39,14 +39,14 @@ def test_a_models_own_axis_reaches_every_spelling(tmp_path):
     shown = scaling.table(report).markup
     assert "sequence length" in shown and "phase" in shown
 
-    best = report.save_summary(None)["best"]["label"]
+    best = report.summary().best.label
     assert best == "8 GPUs, AMP, batch 64, sequence length 128, phase 1"
 
     labels, order = plots.config_labels(report.stats)
     assert len(set(labels)) == 4 and order[0].endswith("sequence length 128 · phase 1")
 
     (tmp_path / "out").mkdir()
-    written = data_files.write_report(report, tmp_path / "out")
+    written = data_files.write(tmp_path / "out", data_files.report_tables(report))
     with open(tmp_path / "out" / "runs.csv", newline="", encoding="utf-8") as f:
         header = next(csv.reader(f))
     assert {"seq_len", "phase"} <= set(header), (written, header)

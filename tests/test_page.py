@@ -9,7 +9,7 @@ import pytest
 
 from benchbook.reports import configs, display, logged_setup
 from benchbook.reports.report import Report
-from benchbook.reports.sections import opening, parts, show
+from benchbook.reports.sections import Page, opening, parts, show
 
 FIXTURES = Path(__file__).parent / "fixtures"
 TF1 = FIXTURES / "ngc_tf1"
@@ -19,18 +19,22 @@ def test_the_title_says_time_to_train_only_where_a_run_evaluates(tmp_path):
     throughput = tmp_path / "throughput"
     throughput.mkdir()
     (throughput / "tf_gpu1_amp_bs256.log").write_text((TF1 / "tf_gpu1_amp_bs256.log").read_text())
-    plain = opening.title(Report(log_dir=throughput), "ResNet-50 v1.5 on TensorFlow 1").plain
-    assert plain == "ResNet-50 v1.5 on TensorFlow 1: training throughput, throughput (analysis-only)"
-    evaluating = Report(log_dir=TF1)
-    assert "and time to train" in opening.title(evaluating, "ResNet-50").plain
-    assert evaluating.headline()["title"] == evaluating.page_title  # the index and the browser show it
+    heading = Page(Report(log_dir=throughput), "ResNet-50 v1.5 on TensorFlow 1").heading
+    assert heading == "ResNet-50 v1.5 on TensorFlow 1: training throughput, throughput (analysis-only)"
+    evaluating = Page(Report(log_dir=TF1), "resnet50_tf")  # a model's name: its page's words
+    assert evaluating.heading.startswith("ResNet-50 v1.5 on TensorFlow 1 (NGC DeepLearningExamples): ")
+    assert "and time to train" in evaluating.heading
+    assert evaluating.summary().title == evaluating.heading  # the index and the browser show it
 
 
 def test_navigation_links_the_index_each_log_copied_beside_the_page_and_the_rule_source(tmp_path):
     report = Report(log_dir=TF1)
     summary = tmp_path / "reports" / "tf1" / "summary.json"
     summary.parent.mkdir(parents=True)
-    nav = opening.navigation(report, str(summary))
+    page = Page(report, out=str(summary.parent))
+    nav = opening.navigation(page)
+    assert not any(summary.parent.iterdir())  # showing writes nothing: the page's finish does
+    page.finish()
     assert 'href="../index.html"' in nav.markup and 'href="code.html"' in nav.markup
     assert "tf_gpu1_amp_bs256.log</a>" in nav.markup and "/work/" not in nav.plain
     links = [a.split('"')[1] for a in nav.markup.split("href=")[1:]]
@@ -40,7 +44,7 @@ def test_navigation_links_the_index_each_log_copied_beside_the_page_and_the_rule
     # opened as text (issue 49, cause 1)
     assert (summary.parent / log).read_bytes() == (TF1 / "tf_gpu1_amp_bs256.log").read_bytes()
     assert any(link.startswith("https://github.com/NVIDIA/DeepLearningExamples/blob/") for link in links)
-    assert opening.navigation(report, None) is None  # in JupyterLab: no published page to link from
+    assert opening.navigation(Page(report)) is None  # in JupyterLab: no published page to link from
 
 
 def test_dlperf_and_cpu_paragraphs_only_where_they_apply():
@@ -102,7 +106,7 @@ def test_the_runs_table_writes_a_throughput_to_the_grids_digits(tmp_path, monkey
     logs.mkdir()
     (logs / "tf_gpu1_amp_bs256.log").write_text((TF1 / "tf_gpu1_amp_bs256.log").read_text())
     report = Report(log_dir=logs, reference="one")
-    lines = show(report, "runs").plain.splitlines()
+    lines = show(report, "runs").plain.split("\n\n", 1)[1].splitlines()  # below the section's heading
     row = dict(zip(lines[0].split(" | "), lines[1].split(" | "), strict=True))
     recomputed = row["recomputed images/s"]
     assert len(recomputed.partition(".")[2]) == 1, row
@@ -120,5 +124,5 @@ def test_a_link_planted_as_the_reports_logs_folder_is_refused_and_nothing_writte
     elsewhere.mkdir()
     (summary.parent / "logs").symlink_to(elsewhere)
     with pytest.raises(ReportFolderError, match="logs is a symbolic link"):
-        opening.navigation(Report(log_dir=TF1), str(summary))
+        Page(Report(log_dir=TF1), out=str(summary.parent)).finish()
     assert not any(elsewhere.iterdir())

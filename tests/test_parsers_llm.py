@@ -329,7 +329,7 @@ def test_a_reports_iterations_keep_the_fields_an_llm_log_states_each_record(tmp_
     shown = report.iterations
     assert {"step_time", "tflops_per_gpu"} <= set(shown.columns) and shown["step_time"].notna().all()
     (tmp_path / "out").mkdir()
-    data_files.write_report(report, tmp_path / "out")
+    data_files.write(tmp_path / "out", data_files.report_tables(report))
     assert "step_time" in data_files.load(tmp_path / "out" / "iterations.csv").columns
     documented = {row["column"] for row in dictionary.rows() if row["frame"] == "iterations"}
     assert set(LOGGED_COLUMNS) <= documented

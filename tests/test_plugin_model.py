@@ -62,7 +62,7 @@ def test_a_model_of_one_plugin_module_reaches_every_table_label_plot_and_data_fi
         assert "heads" in runs_section.table(report).columns
         shown = scaling.table(report)
         assert "<th>heads</th>" in shown.markup and str(shown).count("| amp | 32 |") == 4  # four configurations
-        assert report.save_summary(None)["best"]["label"].endswith("heads 4")
+        assert report.summary().best.label.endswith("heads 4")
         labels, _ = plots.config_labels(report.stats)
         assert len(set(labels)) == 4 and any(label.endswith("heads 8") for label in labels)
 
@@ -75,7 +75,7 @@ def test_a_model_of_one_plugin_module_reaches_every_table_label_plot_and_data_fi
 
         out = tmp_path / "out"
         out.mkdir()
-        data_files.write_report(report, out)
+        data_files.write(out, data_files.report_tables(report))
         for name in ("runs", "configurations"):
             assert "heads" in data_files.load(out / f"{name}.csv").columns, name
         for name in ("iterations", "evaluations", "measures"):

@@ -27,7 +27,7 @@ FIXTURES = Path(__file__).parent / "fixtures"
 def tiny_notebook(tmp_path, code="print('measured')", name="tiny"):
     """A notebook of two cells, `parameters` tagged as papermill wants it."""
     nb = nbformat.v4.new_notebook()
-    params = nbformat.v4.new_code_cell("summary_path = ''\ninteractive = True")
+    params = nbformat.v4.new_code_cell("out = None\ninteractive = True")
     params.metadata["tags"] = ["parameters"]
     nb.cells = [params, nbformat.v4.new_code_cell(code)]
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
@@ -118,7 +118,7 @@ def test_a_log_removed_while_the_notebook_runs_fails_the_report(tmp_path):
 
 def test_the_index_shows_counts_as_integers_and_times_as_utc(tmp_path):
     entry = {"name": "r", "status": "ok", "published_at": "20261124T100301Z", "notebook": "n.ipynb",
-             "summary": {"runs": 6, "complete": 6, "best": {"label": "8 GPUs, AMP, batch 256", "median": 42.48875}}}
+             "summary": {"runs": 6, "complete": 6, "best": {"label": "8 GPUs, AMP, batch 256", "value": 42.48875}}}
     index = publish.write_index(tmp_path, [entry]).read_text()
     assert '<td data-label="runs complete">6 / 6</td>' in index and "42.49" in index and "42.48875" not in index
     assert "2026-11-24 10:03:01" in index and "20261124T100301Z" not in index
@@ -129,7 +129,7 @@ def test_the_index_gives_each_best_median_in_its_reports_unit(tmp_path):
     # index names each report's unit beside its number, and the configuration in words.
     rows = {}
     for name, folder in (("maskrcnn", "ngc_maskrcnn"), ("mxnet", "ngc_mxnet")):
-        summary = Report(log_dir=FIXTURES / folder).headline()
+        summary = Report(log_dir=FIXTURES / folder).summary().as_dict()
         rows[name] = {"name": name, "status": "ok", "summary": summary}
     index = publish.write_index(tmp_path, list(rows.values())).read_text()
     cells = {name: index[index.index(f'href="{name}/report.html">{name}<'):].split("</tr>")[0] for name in rows}
@@ -161,9 +161,9 @@ def test_names_kept_for_the_index_page_are_refused(name):
 # --- issue 26 --------------------------------------------------------------------------------------------
 
 def summary_notebook(tmp_path):
-    """A notebook that writes its summary where publish says (its kernel's environment), as the model notebooks do."""
-    return tiny_notebook(tmp_path, "import json, pathlib\nfrom benchbook.reports.notebook_params import summary_to\n"
-                                   "pathlib.Path(summary_to(summary_path))"
+    """A notebook that writes its summary where publish says (`out`, the report's folder its kernel runs in), as
+    the notebooks' `finish` does."""
+    return tiny_notebook(tmp_path, "import json, pathlib\n(pathlib.Path(out) / 'summary.json')"
                                    ".write_text(json.dumps({'verdict': 'measured'}))")
 
 

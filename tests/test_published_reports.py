@@ -51,10 +51,10 @@ def test_mlperf_scores_are_compared_with_the_published_ones_inside_an_archive(tm
     compared = report.against_published()
     assert compared["agrees"].tolist() == [True] and compared["minutes"].tolist() == pytest.approx([12.0])
     assert len(report.evaluations())  # the runs are read again inside the archive, where they are
-    summary = report.save_summary(None)
+    summary = report.summary().as_dict()
     assert (summary["verdict"], summary["within"], summary["published"]) == ("consistent", 1, 1)
     expected.write_text(yaml.safe_dump({key: {"score_minutes": 12.5}}))
-    summary = MLPerfReport(str(archive), expected=str(expected)).save_summary(None)
+    summary = MLPerfReport(str(archive), expected=str(expected)).summary().as_dict()
     assert summary["verdict"] == "not consistent" and summary["within"] == 0
     assert summary["deviation"] == "ratio 0.9600, deviation -4.00%"  # the reports' one form (issue 39)
 

@@ -47,7 +47,7 @@ def test_report_of_a_study_folder(study_folder):
     runs = run_section.table(r)
     assert len(runs) == 2 and sorted(runs["recomputed images/s"]) == [10.0, 20.0]
     assert tables.published_layout(r.stats).shape[0] == 1 and machine.failures(r).empty
-    assert r.headline()["best"]["median"] == 15.0
+    assert r.summary().best.value == 15.0
 
 
 def test_repeats_on_different_drivers_are_flagged(study_folder):
@@ -86,14 +86,14 @@ def test_a_run_whose_record_cannot_be_read_is_a_problem_and_its_log_still_counts
     assert len(run_section.table(r)) == 2  # the log of the unreadable record is analyzed, not dropped
     problems = failures.problems(r)
     assert list(problems["file"]) == ["cpu_fp32_bs8_syn_r2"] and "run.json" in problems["problem"].iloc[0]
-    assert r.headline()["problems"] == 1
+    assert r.summary().problems == 1
 
 
 def test_a_finished_run_whose_log_is_gone_is_a_problem(study_folder):
     (study_folder / "runs" / "s" / "cpu_fp32_bs8_syn_r1" / "cpu_fp32_bs8_syn_r1.log").unlink()
     r = Report(study_folder / "s.yaml", runs_dir=study_folder / "runs")
     assert len(run_section.table(r)) == 1
-    assert "log is missing" in failures.problems(r)["problem"].iloc[0] and r.headline()["problems"] == 1
+    assert "log is missing" in failures.problems(r)["problem"].iloc[0] and r.summary().problems == 1
 
 
 def test_scaling_and_reproduction_are_unrounded_the_views_round(tmp_path, monkeypatch):
@@ -185,7 +185,7 @@ def test_a_log_that_cannot_be_examined_is_a_problem_and_the_report_goes_on(study
     problems = failures.problems(r)
     row = problems[problems["file"] == str(run / "cpu_fp32_bs8_syn_r2.log")]
     assert len(row) == 1 and "cannot be examined (Permission denied)" in row["problem"].iloc[0]
-    assert r.headline()["problems"] >= 1 and r.headline()["runs"] == 1
+    assert r.summary().problems >= 1 and r.summary().runs == 1
 
 
 def test_the_machine_is_captured_once_per_study_where_a_run_record_holds_it(study_folder, monkeypatch):

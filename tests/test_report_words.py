@@ -50,14 +50,14 @@ def test_a_published_sets_page_is_titled_as_its_index_row():
     other = publish.for_published(ROOT / "params" / "published" / "ngc_mxnet_resnet50_dllogger.yaml")
     assert other.parameters["title"] != target.parameters["title"]  # V100 19.07 and A100 22.x apart
     report = Report(log_dir=FIXTURES / "ngc_mxnet")
-    shown = opening.title(report, "ResNet-50 v1.5 on MXNet (NGC DeepLearningExamples)", target.parameters["title"])
-    assert shown.plain == report.page_title == target.about["title"] and "logs.tar.xz" not in shown.plain
+    page = Page(report, "resnet50_mxnet", title=target.parameters["title"])
+    assert page.heading == page.summary().title == target.about["title"] and "logs.tar.xz" not in page.heading
     assert Page(report, "model", None, None, "a set").show("opening").plain.startswith("a set")
 
 
 def test_a_cpu_studys_title_names_benchbooks_own_workload_not_ngcs_code(tmp_path):
     report = study_folder(tmp_path, [10.0, 11.0])
-    shown = opening.title(report, "ResNet-50 v1.5 on TensorFlow 1 (NGC DeepLearningExamples)").plain
+    shown = Page(report, "resnet50_tf").heading
     assert shown == ("ResNet-50 on the CPU (benchbook's own TensorFlow workload, workloads/resnet50_tf.py): "
                      "training throughput, study s")
 
@@ -78,7 +78,7 @@ def test_the_fastest_is_named_only_when_its_repeats_stand_apart_from_the_next():
 
 def test_the_index_does_not_crown_a_best_configuration_inside_the_noise(tmp_path):
     report = study_folder(tmp_path, [10.0, 11.0])  # one configuration: nothing to tell it from
-    assert report.headline()["best"]["apart"] is True
+    assert report.summary().best.apart is True
     best = {"label": "CPU, FP32, batch 8", "apart": False, "how": "overlap"}
     assert index_page._best_label(best) == "CPU, FP32, batch 8 (not told from the next: their repeats overlap)"
     assert index_page._best_label(dict(best, apart=True, how="apart")) == "CPU, FP32, batch 8"

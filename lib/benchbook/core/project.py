@@ -22,10 +22,16 @@ REFERENCES = PARAMS / "references"
 PUBLISHED = PARAMS / "published"  # the published sets' entries; their logs are under examples/published/
 
 
-def locate(given: str | Path) -> Path:
+def locate(given: str | Path, here_first: bool = True) -> Path:
     """A path as named: from the current folder where it is there, else from the project's folder where it is
-    there (a notebook run in notebooks/, an installed benchbook run from any folder), else as given."""
+    there (a notebook run in notebooks/, an installed benchbook run from any folder), else as given. With
+    `here_first` False the project's folder is looked in first (a kernel `benchbook publish` runs in a report's
+    folder, its paths the repository's: the report's own `logs/` is never taken for a folder named so there)."""
     path = Path(given).expanduser()
-    if path.is_absolute() or path.exists() or not (ROOT / path).exists():
+    if path.is_absolute():
+        return path
+    if not here_first and (ROOT / path).exists():
+        return ROOT / path
+    if path.exists() or not (ROOT / path).exists():
         return path
     return ROOT / path

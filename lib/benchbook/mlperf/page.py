@@ -12,9 +12,8 @@ from urllib.parse import quote
 
 import pandas as pd
 
-from ..errors import BenchbookError
 from ..logs.archives import ArchivePath
-from ..reports import data_files, display, publish_files
+from ..reports import data_files, display, page_contract
 from . import results
 
 TITLE = "MLPerf Training results"
@@ -26,12 +25,71 @@ LOGS = "logs"  # the folder beside a published page that holds the copies of its
 _SOURCE = re.compile(r"(?P<repo>[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)@(?P<commit>[0-9a-f]{7,40}):(?P<folder>[\w./-]+)")
 
 
-def opening(report, summary_path: str | None, title: str | None = None, about: str = "") -> display.Html:
-    """The page's heading, its links (a published page only: `summary_path` says where it is) and verdict."""
-    heading = title or TITLE
+class MLPerfPage:
+    """The MLPerf report's page (`page_contract`): its sections by name, in the page's order (`SECTIONS`), each only
+    showing; `finish` writes the scores, the comparison and the result files' copies into `out`."""
+
+    SECTIONS = ("opening", "scores", "against_published", "round", "best_plot", "best_by_round", "per_accelerator",
+                "spread", "curves", "initialisation", "checks")
+
+    def __init__(self, report, out: str | None = None, title: str | None = None, interactive: bool | None = None):
+        self.report, self.out, self.title, self.interactive = report, out, title, interactive
+
+    @property
+    def heading(self) -> str:
+        return self.title or TITLE
+
+    def show(self, name: str):
+        """Section `name`'s content (None: nothing to show)."""
+        from . import explore
+        r = self.report
+        folders = r.folders
+        shown = {
+            "opening": lambda: opening(self),
+            "scores": lambda: display.table(r.published(), empty="no result folder", formats={"minutes": 4}),
+            "against_published": lambda: display.table(
+                r.against_published(), empty="no published score of these results in params/references/mlperf/",
+                formats={"published": 4, "minutes": 4, "deviation": lambda d: display.signed(100 * d, 4, "%")}),
+            "round": lambda: explore.round_view(folders, self.interactive),
+            "best_plot": lambda: explore.best_plot(folders) or display.note("no valid result"),
+            "best_by_round": lambda: display.table(explore.best(folders, "round"), empty="no valid result",
+                                                   formats={"minutes": 4}),
+            "per_accelerator": lambda: display.table(r.per_accelerator(), empty="no result folder",
+                                                     formats={"minutes": 4, "accelerator-minutes": 1}),
+            "spread": lambda: display.table(r.spread(), empty="no run", formats={"minutes": 4}),
+            "curves": lambda: r.curves() or display.note("no run logged an evaluation"),
+            "initialisation": lambda: display.table(r.initialisation(), empty="no run logged init_start and init_stop",
+                                                    formats={"seconds": 1}),
+            "checks": r.checks_section,  # mlperf-logging's own checks (check=True); nothing where they were not run
+        }
+        if name not in shown:
+            from ..errors import UnknownNameError
+            raise UnknownNameError("section of the MLPerf page", name, list(self.SECTIONS))
+        return shown[name]()
+
+    def sections(self) -> list:
+        return [c for c in (self.show(name) for name in self.SECTIONS) if c is not None]
+
+    def tables(self) -> dict:
+        return data_files.mlperf_tables(self.report)
+
+    def copies(self) -> list[tuple[PurePosixPath, object]]:
+        return [(PurePosixPath(href), path) for _label, files in result_copies(self.report) for href, path in files]
+
+    def summary(self):
+        return self.report.summary(self.heading)
+
+    def finish(self):
+        from ..reports import page_contract
+        return page_contract.finish(self, self.out)
+
+
+def opening(page: MLPerfPage) -> display.Html:
+    """The page's heading, its links (a published page only: one with a folder, `out`) and verdict."""
+    report, heading = page.report, page.heading
     parts = [f'<h1 id="{html.escape(_anchor(heading))}">{html.escape(heading)}</h1>']
     plain = [heading]
-    links = navigation(report, Path(summary_path).resolve().parent) if summary_path else None
+    links = navigation(page) if page.out is not None else None
     if links is not None:
         parts.append(links.markup)
         plain.append(links.plain)
@@ -41,9 +99,8 @@ def opening(report, summary_path: str | None, title: str | None = None, about: s
     lead = f'<span class="{cls}">{html.escape(said)}</span>: ' if said else ""
     parts.append(f'<p class="bb-verdict">{lead}{html.escape(rest)}</p>')
     plain.append(line)
-    if about:
-        parts.append(f"<p>{html.escape(about)}</p>")
-        plain.append(about)
+    parts.append(f"<p>{html.escape(ABOUT)}</p>")
+    plain.append(ABOUT)
     return display.Html("".join(parts), "\n\n".join(plain))
 
 
@@ -53,7 +110,7 @@ def _anchor(text: str) -> str:
 
 def verdict(report) -> str:
     """Whether the published scores follow from the result files, by how much, of what."""
-    data = report.save_summary(None)
+    data = report.summary().as_dict()
     folders = report.folders
     benchmarks = ", ".join(f"{b} ({', '.join(sorted({f.round or '?' for f in folders if f.benchmark == b}))})"
                            for b in dict.fromkeys(f.benchmark for f in folders))
@@ -67,18 +124,20 @@ def verdict(report) -> str:
     return f"{what}; no published score to compare with."
 
 
-def navigation(report, here: Path) -> display.Html:
-    """The index, the code view, each result file (its copy in `here/logs/`) and each results repository."""
+def navigation(page: MLPerfPage) -> display.Html:
+    """The index, the code view, each result file (its copy in `logs/`, `finish` writes it) and each results
+    repository."""
+    report = page.report
     links = ['<a href="../index.html">all reports</a>', '<a href="code.html">with code</a>']
     plain = ["all reports", "with code"]
-    copied = copy_result_files(report, here)
+    copied = [(label, [href for href, _path in files]) for label, files in result_copies(report)]
     if copied:
         each = "; ".join(f"{html.escape(label)}: " + " ".join(
             f'<a href="{html.escape(quote(href))}">{html.escape(PurePosixPath(href).stem)}</a>' for href in hrefs)
             for label, hrefs in copied)
         links.append(f"result files: {each}")
         plain.append(f"result files: {sum(len(h) for _, h in copied)}")
-    data, data_plain = data_files.link_line(data_files.write_mlperf(report, here))  # the tables as CSV and JSON
+    data, data_plain = data_files.link_line(page_contract.table_names(page.tables()))  # the tables as CSV and JSON
     if data:
         links.append(data)
         plain.append(data_plain)
@@ -100,28 +159,17 @@ def source_links(compared: pd.DataFrame) -> list[tuple[str, str]]:
     return list(found.items())
 
 
-def copy_result_files(report, here: Path) -> list[tuple[str, list[str]]]:
-    """Each result file of each folder scored, copied into `here/logs/<its path in the archive or folder>`
-    (read through the archive reader and its limits): (the result's label, hrefs relative to `here`)."""
+def result_copies(report) -> list[tuple[str, list[tuple[str, object]]]]:
+    """Each result file of each folder scored, with where its copy goes beside the page: `logs/<its path in the
+    archive or folder>` (read through the archive reader and its limits, by `finish`): (the result's label,
+    [(href, file)])."""
     out = []
     for f in report.folders:
-        place = report.place(f)
-        hrefs = []
         try:
-            files = results.result_files(place)
+            files = results.result_files(report.place(f))
         except OSError:
             continue  # the score says why
-        for path in files:
-            name = member_name(path)
-            if name is None:
-                continue
-            try:
-                with path.open("rb") as stream:
-                    folder = publish_files.real_folder(here, LOGS, *name.parent.parts)
-                    publish_files.write_stream(folder / name.name, stream)
-            except (OSError, BenchbookError):
-                continue  # unreadable: the score names it
-            hrefs.append(f"{LOGS}/{name}")
+        hrefs = [(f"{LOGS}/{name}", path) for path in files if (name := member_name(path)) is not None]
         if hrefs:
             out.append((report.label(f), hrefs))
     return out

@@ -5,7 +5,6 @@ figures out. The scores come from `results.score`; the convergence curves read t
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
@@ -185,26 +184,30 @@ class MLPerfReport:
                 rows.append({"result": self._label(f), "check": name, "verdict": verdict})
         return pd.DataFrame(rows)
 
-    def save_summary(self, path: str | Path | None) -> dict:
-        """The headline `benchbook publish` puts in the index: results, valid ones, the fastest."""
+    def summary(self, title: str | None = None):
+        """What the index shows of these results (`summary.Summary`): results, valid ones, the fastest, and
+        how many published scores follow from their result files."""
+        from ..reports.publish_files import portable
+        from ..reports.summary import Best, Summary
         valid = [f for f in self.folders if f.valid]
-        best = min(valid, key=lambda f: f.score_minutes, default=None)
-        data = {"title": self.title, "mode": "mlperf", "source": self.paths,
-                "runs": sum(f.runs for f in self.folders),
-                "complete": sum(f.runs - f.runs_failed for f in self.folders),
-                "verdict": f"{len(valid)} of {len(self.folders)} results valid",
-                "best": None if best is None else {"result": self._label(best), "minutes": best.score_minutes}}
+        best = min((f for f in valid if f.score_minutes is not None), key=lambda f: f.score_minutes, default=None)
+        numbers = {"runs": sum(f.runs for f in self.folders),
+                   "complete": sum(f.runs - f.runs_failed for f in self.folders),
+                   "configurations": len(self.folders),
+                   "verdict": f"{len(valid)} of {len(self.folders)} results valid"}
         compared = self.against_published()
         scored = compared.dropna(subset=["minutes"])
         if len(compared):
             from ..reports.headline import deviation_words  # the model reports' form of "by how much"
             ratios = scored["minutes"] / scored["published"]
             worst = float(scored.loc[scored["deviation"].abs().idxmax(), "deviation"]) if len(scored) else math.nan
-            data |= {"verdict": "consistent" if compared["agrees"].all() else "not consistent",
-                     "within": int(compared["agrees"].sum()), "published": int(len(compared)),
-                     "tolerance": "0.0001 minutes",
-                     "deviation": deviation_words(ratios.min(), ratios.max(), worst * 100, len(scored))
-                     if len(scored) else ""}
-        if path:
-            Path(path).write_text(json.dumps(data, indent=2))
-        return data
+            numbers |= {"verdict": "consistent" if compared["agrees"].all() else "not consistent",
+                        "within": int(compared["agrees"].sum()), "published": int(len(compared)),
+                        "tolerance": "0.0001 minutes",
+                        "deviation": deviation_words(ratios.min(), ratios.max(), worst * 100, len(scored))
+                        if len(scored) else ""}
+        return Summary(kind="mlperf", title=title or self.title, mode="mlperf",
+                       source=", ".join(portable(p, home=True) for p in _names(self.paths)),
+                       best=None if best is None else Best(label=self._label(best), value=best.score_minutes,
+                                                           text=f"{best.score_minutes:.4f}", unit="minutes"),
+                       reference=self.expected and portable(self.expected, home=True), rule="MLPerf Training's score (mlperf.rules)", **numbers)

@@ -108,7 +108,10 @@ def cpu_command(study: Study, cfg: dict, run_dir: Path) -> list[str]:
 
 SPEC = register(ModelSpec(
     name="bert_pytorch", framework="pytorch", title="BERT-base pre-training on PyTorch (NGC DeepLearningExamples)",
-    log_names=("pytorch", "bert"), notebook="bert_pytorch", unit="sequences/s",
+    log_names=("pytorch", "bert"), notebook="bert_pytorch",
+    page_title="BERT-base pre-training on PyTorch (NGC DeepLearningExamples)",
+    page_sections=("loss", "quality_by_step"),
+    unit="sequences/s",
     ngc_command=ngc_command, ngc_script="scripts/run_pretraining.sh", dataset="Wikipedia",
     data_layout="bert_parquet", data_name="BERT phase 1 parquet shards", spawns_own_workers=True,
     ngc_xla="never", ngc_dali=False, ngc_synthetic=False,

@@ -46,7 +46,10 @@ def ngc_command(study: Study, cfg: dict, run_dir: Path) -> list[str]:
 
 SPEC = register(ModelSpec(
     name="bert_tf", framework="tensorflow", title="BERT-base pre-training on TensorFlow 1 (NGC DeepLearningExamples)",
-    log_names=("tensorflow", "bert"), notebook="bert_tf", unit="sequences/s",
+    log_names=("tensorflow", "bert"), notebook="bert_tf",
+    page_title="BERT-base pre-training on TensorFlow 1 (NGC DeepLearningExamples)",
+    page_sections=("iteration_rates", "loss", "quality_by_step"),
+    unit="sequences/s",
     ngc_command=ngc_command, ngc_script=SCRIPT, dataset="Wikipedia",
     data_layout="bert_tfrecords", data_name="BERT phase 1 TFRecords", spawns_own_workers=True,
     ngc_xla="optional", ngc_dali=False, ngc_synthetic=False,

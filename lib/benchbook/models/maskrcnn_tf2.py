@@ -18,7 +18,9 @@ def ngc_command(study: Study, cfg: dict, run_dir: Path) -> list[str]:
 
 SPEC = register(ModelSpec(
     name="maskrcnn_tf2", framework="tensorflow", title="Mask R-CNN", log_names=("tensorflow2", "maskrcnn"),
-    notebook="maskrcnn_tf2", unit="samples/s",
+    notebook="maskrcnn_tf2", page_title="Mask R-CNN on TensorFlow 2 (NGC DeepLearningExamples)",
+    page_sections=("loss", "loss_components", "iteration_rates"),
+    unit="samples/s",
     quality=(Metric("box_ap", "box AP", "AP"), Metric("mask_ap", "mask AP", "AP")),
     ngc_command=ngc_command, ngc_script="scripts/benchmark_training.py", dataset="COCO",
     data_layout="coco_tfrecords", data_name="COCO TFRecords", pretrained_checkpoint=True,

@@ -22,7 +22,9 @@ def ngc_command(study: Study, cfg: dict, run_dir: Path) -> list[str]:
 
 SPEC = register(ModelSpec(
     name="resnet50_mxnet", framework="mxnet", title="ResNet-50", log_names=("mxnet", "resnet50"),
-    notebook="resnet50_mxnet", unit="images/s",
+    notebook="resnet50_mxnet", page_title="ResNet-50 v1.5 on MXNet (NGC DeepLearningExamples)",
+    page_sections=("time_to_train", "epoch_rates"),
+    unit="images/s",
     ngc_command=ngc_command, ngc_script="benchmark.py", dataset="ImageNet",
     data_layout="imagenet_recordio", data_name="ImageNet RecordIO",
     spawns_own_workers=True, ngc_gpu_counts_in_one_run=True, ngc_xla="never",

@@ -44,7 +44,9 @@ def ngc_command(study: Study, cfg: dict, run_dir: Path) -> list[str]:
 
 SPEC = register(ModelSpec(
     name="resnet50_pytorch", framework="pytorch", title="ResNet-50", log_names=("pytorch", "resnet50"),
-    notebook="resnet50_pytorch", unit="images/s",
+    notebook="resnet50_pytorch", page_title="ResNet-50 v1.5 on PyTorch (NGC DeepLearningExamples)",
+    page_sections=("time_to_train", "iteration_rates"),
+    unit="images/s",
     ngc_command=ngc_command, ngc_script="launch.py", dataset="ImageNet",
     data_layout="imagenet_folders", data_name="ImageNet folders",
     spawns_own_workers=True, ngc_xla="never",

@@ -35,7 +35,9 @@ def ngc_command(study: Study, cfg: dict, run_dir: Path) -> list[str]:
 
 SPEC = register(ModelSpec(
     name="resnet50_tf", framework="tensorflow", title="ResNet-50", log_names=("tensorflow", "resnet50"),
-    notebook="resnet50_tf", unit="images/s",
+    notebook="resnet50_tf", page_title="ResNet-50 v1.5 on TensorFlow 1 (NGC DeepLearningExamples)",
+    page_sections=("time_to_train",),
+    unit="images/s",
     ngc_command=ngc_command, ngc_script="main.py", dataset="ImageNet",
     data_layout="imagenet_tfrecords", data_name="ImageNet TFRecords", dali_index=True,
     cpu_script="resnet50_tf.py", framework_workload=True, cpu_processes=True, cpu_xla=True, cpu_mllog=True,

@@ -80,6 +80,11 @@ class ModelSpec:
     also_logged_by: tuple[str, ...] = ()
     # Why no study launches it yet (its logs are analyzed only), or None: the NGC command refuses with this.
     analysis_only: str | None = None
+    # Its report page: the model in the page's title ("ResNet-50 v1.5 on TensorFlow 1 (NGC
+    # DeepLearningExamples)"), and the sections its page shows after `repeats` (reports.sections: time to train,
+    # and its own records of `sections/own/`), in order.
+    page_title: str = ""
+    page_sections: tuple[str, ...] = ()
 
     def logged_by(self, framework: str | None) -> bool:
         """Whether runs of `framework` (None: any) logging its model name are this model's."""

@@ -197,34 +197,83 @@ class Comparison:
                 rows.append({"source": label, "field": d.key, "baseline": d.a, "this source": d.b})
         return pd.DataFrame(rows, columns=["source", "field", "baseline", "this source"])
 
-    def save_summary(self, path: str | Path | None) -> dict:
-        data = {"title": "comparison: " + " vs ".join(self.labels), "mode": "comparison",
-                "source": ", ".join(map(str, self.sources)),
-                "runs": int(sum(len(a.runs) for a in self.analyses)),
-                "complete": int(sum((a.runs["status"] == "complete").sum() for a in self.analyses if len(a.runs))),
-                "verdict": "comparison", "configurations": int(len(self.table()))}
-        if path:
-            self.write_data(Path(path).parent)
-            records.write(Path(path), data)  # whole or not at all
-        return data
+    def summary(self, title: str | None = None):
+        """What the index shows of the comparison (`summary.Summary`)."""
+        from .publish_files import portable
+        from .summary import Summary
+        return Summary(kind="comparison", title=title or "comparison: " + " vs ".join(self.labels), mode="comparison",
+                       source=", ".join(portable(s, home=True) for s in self.sources), verdict="comparison",
+                       runs=int(sum(len(a.runs) for a in self.analyses)),
+                       complete=int(sum((a.runs["status"] == "complete").sum() for a in self.analyses if len(a.runs))),
+                       configurations=int(len(self.table())))
 
-    def data_links(self, summary_path: str | Path | None) -> display.Html | None:
-        """On a published page (a summary path): the tables written beside it and the line that links them,
-        "data: configurations.csv · ..."; None in JupyterLab (no page to link from)."""
-        if not summary_path:
-            return None
-        markup, plain = data_files.link_line(self.write_data(Path(summary_path).resolve().parent))
-        return display.Html(f'<p class="bb-nav">{markup}</p>', plain) if markup else None
-
-    def write_data(self, folder: Path) -> list[str]:
-        """The tables as CSV and JSON in `folder` (beside the published page, `data_files`): every source's
-        configurations with their statistics, and the ratios with their intervals; the names written."""
+    def tables(self) -> dict:
+        """The tables as data (`data_files`): every source's configurations with their statistics, and the ratios
+        with their intervals."""
         axes = {a.key: a.doc for a in catalog().axes}
         from .plot_base import rate_unit
         unit = rate_unit(pd.concat([a.runs for a in self.analyses], ignore_index=True))
-        return data_files.write(folder, {
-            "configurations": (self.stats(), {**axes, **metrics.STAT_COLUMNS, "label": "the source's label"}, unit),
-            "ratios": (self.intervals(), {**axes, **INTERVAL_COLUMNS}, unit)})
+        return {"configurations": (self.stats(), {**axes, **metrics.STAT_COLUMNS, "label": "the source's label"}, unit),
+                "ratios": (self.intervals(), {**axes, **INTERVAL_COLUMNS}, unit)}
+
+
+class ComparisonPage:
+    """The comparison's page (`page_contract`): its sections by name, in the page's order, each only showing;
+    `finish` writes its tables into `out`."""
+
+    SECTIONS = ("describe", "data", "table", "ratios", "figure", "environment_differences")
+
+    def __init__(self, comparison: Comparison, out: str | None = None):
+        self.comparison, self.out = comparison, out
+
+    @property
+    def heading(self) -> str:
+        return "comparison: " + " vs ".join(self.comparison.labels)
+
+    def show(self, name: str):
+        """Section `name`'s content (None: nothing to show)."""
+        c = self.comparison
+        shown = {
+            "describe": lambda: display.table(c.describe(), empty="no source"),
+            "data": self.data_links,
+            "table": lambda: display.table(c.table(), empty="no configuration measured in any source",
+                                           formats=dict.fromkeys(c.labels, 2)),
+            "ratios": lambda: display.table(c.ratios(), empty="no configuration measured by the baseline and another "
+                                            "source", formats=dict.fromkeys(c.labels, display.significant)),
+            "figure": c.figure,
+            "environment_differences": lambda: display.table(
+                c.environment_differences(),
+                empty="no difference between the sources' run records (or no run records to compare)"),
+        }
+        if name not in shown:
+            from ..errors import UnknownNameError
+            raise UnknownNameError("section of the comparison page", name, list(self.SECTIONS))
+        return shown[name]()
+
+    def data_links(self) -> display.Html | None:
+        """On a published page (one with a folder, `out`): the line that links the tables `finish` writes beside it,
+        "data: configurations.csv · ..."; None in JupyterLab."""
+        if self.out is None:
+            return None
+        from .page_contract import table_names
+        markup, plain = data_files.link_line(table_names(self.tables()))
+        return display.Html(f'<p class="bb-nav">{markup}</p>', plain) if markup else None
+
+    def sections(self) -> list:
+        return [c for c in (self.show(name) for name in self.SECTIONS) if c is not None]
+
+    def tables(self) -> dict:
+        return self.comparison.tables()
+
+    def copies(self) -> list:
+        return []
+
+    def summary(self):
+        return self.comparison.summary(self.heading)
+
+    def finish(self):
+        from . import page_contract
+        return page_contract.finish(self, self.out)
 
 
 def _first_environment(folder: Path) -> dict | None:

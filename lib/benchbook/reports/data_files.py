@@ -233,11 +233,6 @@ def report_tables(report) -> dict[str, tuple[pd.DataFrame, dict[str, str], str |
     return tables
 
 
-def write_report(report, folder: Path) -> list[str]:
-    """A model report's tables beside its page (`folder`, where report.html goes); the names written."""
-    return write(folder, report_tables(report))
-
-
 # --- an MLPerf report's tables ----------------------------------------------------------------------------
 
 SCORE_COLUMNS = {
@@ -256,7 +251,7 @@ MLPERF_COMPARISON_COLUMNS = {
 }
 
 
-def write_mlperf(report, folder: Path) -> list[str]:
+def mlperf_tables(report) -> dict[str, tuple[pd.DataFrame, dict[str, str], str | None]]:
     """An MLPerf report's (`mlperf.report.MLPerfReport`) scores and their comparison with the published ones."""
-    return write(folder, {"scores": (report.published(), SCORE_COLUMNS, "minutes"),
-                          "comparison": (report.against_published(), MLPERF_COMPARISON_COLUMNS, "minutes")})
+    return {"scores": (report.published(), SCORE_COLUMNS, "minutes"),
+            "comparison": (report.against_published(), MLPERF_COMPARISON_COLUMNS, "minutes")}

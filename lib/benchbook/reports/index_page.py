@@ -1,8 +1,8 @@
 """`reports/index.html`: the published sets reproduced from their logs, then the reports of runs.
 
 Written by `benchbook publish` (publish.py) from each report's entry.json, whose `summary` is what the
-notebook's `save_summary` wrote (Report.headline: runs, best configuration and its median in the
-report's unit, verdict).
+notebook's page wrote at its end (`summary.Summary`, the same fields for every kind of report: runs, the
+best configuration and its value in the report's unit, the verdict and how far from the published numbers).
 """
 
 from __future__ import annotations
@@ -27,9 +27,9 @@ def _fmt(value) -> str:
 
 
 def _median(best: dict) -> str:
-    """The best configuration's median with its report's unit: "42.49 samples/s" (a summary written
-    before the unit was recorded shows the number alone)."""
-    number = best.get("median_text") or _fmt(best.get("median", "-"))
+    """The best configuration's value (a model report's median) as its page shows it, with its unit: "42.49
+    samples/s"."""
+    number = best.get("text") or _fmt(best.get("value", "-"))
     unit = best.get("unit")
     return f"{number} {unit}" if unit and number != "-" else number
 

@@ -17,7 +17,7 @@ import pandas as pd
 
 from ..errors import UnknownNameError
 from ..logs.parsers import registry
-from . import configs, display, headline
+from . import configs, display
 
 # What these functions are given: a `reports.report.Report`, whose `reference_differences` calls
 # `log_differences` (naming the type here would be an import back up to it).
@@ -134,7 +134,7 @@ def logs_description(report: Report) -> pd.DataFrame:
          f"{ref.software.code or '-'} at {ref.software.commit or 'no commit given'}" if ref else "-"),
         ("launch command", from_meta("command"), "-"),
         ("log format", ", ".join(sorted({str(f) for f in runs["format"]})) if len(runs) else unknown, "-"),
-        ("first run started", (display.utc(min(starts)) if headline.words_for(report.log_dir, report.source).own_runs
+        ("first run started", (display.utc(min(starts)) if report.words.own_runs
           else display.logged_time(min(starts)))
          if starts else unknown, "-"),
     ]

@@ -143,9 +143,10 @@ def setup(report: Report) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def describe(report: Report) -> pd.DataFrame:
-    rows = {"title": report.page_title or report.title, "mode": report.mode, "logs": str(report.source),
-            "study file": str(report.study.path) if report.study else "-",
+def describe(report: Report, title: str | None = None) -> pd.DataFrame:
+    """The report in one table; `title`: its page's heading (`sections.Page.heading`), else the report's own."""
+    rows = {"title": title or report.title, "mode": report.mode, "logs": portable(report.source, home=True),
+            "study file": portable(report.study.path, home=True) if report.study else "-",
             "model / runtime": f"{report.study.model} / {report.study.runtime}" if report.study else "-",
             "reference": report.reference_name or "-", "published in": _published_in(report),
             "rule": report.rule.describe(),

@@ -35,7 +35,6 @@ from ..core import project
 from ..errors import BenchbookError, RuleError, UnknownNameError
 from ..logs import parsers
 from ..logs.rules import Rule
-from .publish_files import SUMMARY_VARIABLE
 
 ROOT = project.ROOT  # the repository, or an installed copy of its files
 
@@ -43,6 +42,10 @@ ROOT = project.ROOT  # the repository, or an installed copy of its files
 class NotebookParameterError(BenchbookError, ValueError):
     """Raised when a notebook parameter (papermill `-p NAME VALUE`) has a value of the wrong type or
     outside what it accepts; the message names the parameter, the value and what is expected."""
+
+
+OUT = ("the folder the page's files go to (summary.json, the data files, the log copies; benchbook publish passes "
+       "'.', the report's folder); None: nowhere")
 
 
 class NotebookParameters(BaseModel):
@@ -74,8 +77,36 @@ class NotebookParameters(BaseModel):
                               "shows it); None: the model, what was measured and the logs or study")
     interactive: bool | None = Field(None, description="show the ipywidgets explorer; None: only in a live "
                                      "notebook (JupyterLab), never under papermill")
-    summary_path: str | None = Field(None, min_length=1, description="where to write the headline numbers as "
-                                     "JSON; None: nowhere")
+    out: str | None = Field(None, min_length=1, description=OUT)
+
+
+class MLPerfParameters(BaseModel):
+    """What the MLPerf notebook's parameters cell holds (notebooks/mlperf.py)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    results: str = Field(min_length=1, description="MLPerf result folders or archives, comma-separated")
+    benchmark: str | None = Field(None, min_length=1, description="one benchmark (resnet, maskrcnn...)")
+    round: str | None = Field(None, min_length=1, description="the round (v1.0) where the paths do not say it")
+    submitters: str | None = Field(None, min_length=1, description="comma-separated submitters to show")
+    check: bool = Field(False, description="also run mlperf-logging's compliance and RCP checkers")
+    expected: str | None = Field(None, min_length=1, description="a published set's expected.yaml")
+    interactive: bool | None = Field(None, description="the round's table with its filters (ipywidgets); None: "
+                                     "only in a live notebook")
+    title: str | None = Field(None, min_length=1, description="the page's title; None: MLPerf Training results")
+    out: str | None = Field(None, min_length=1, description=OUT)
+
+
+class ComparisonParameters(BaseModel):
+    """What the comparison notebook's parameters cell holds (notebooks/compare.py)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    sources: str | list[str] = Field(min_length=1, description="study folders or log folders, comma-separated "
+                                     "(or a list)")
+    labels: str | list[str] | None = Field(None, description="one label per source, comma-separated (or a list)")
+    baseline: int = Field(0, ge=0, description="index of the source the ratios are taken against")
+    out: str | None = Field(None, min_length=1, description=OUT)
 
 
 EXPECTED = {str: "text", bool: "True or False", int: "a whole number"}
@@ -90,23 +121,30 @@ def _expected(annotation) -> str:
     return " or ".join(k for k in (*kinds, UNSET if optional else "") if k)
 
 
-def check(**values) -> NotebookParameters:
-    """The parameters, validated; the first wrong one raises a `NotebookParameterError`."""
+def validated(schema: type[BaseModel], values: dict):
+    """`values` as `schema` types them; every wrong one said in a `NotebookParameterError` (a line each)."""
     try:
-        params = NotebookParameters(**values)
+        return schema(**values)
     except ValidationError as exc:
         lines = []
         for e in exc.errors():
-            name = ".".join(str(p) for p in e["loc"]) or "parameters"
-            field = NotebookParameters.model_fields.get(name)
+            name = str(e["loc"][0]) if e["loc"] else "parameters"
+            field = schema.model_fields.get(name)
             kind = _expected(field.annotation) if field else ""
             if e["type"] == "extra_forbidden":
-                lines.append(f"notebook parameter {name!r} is not one of {', '.join(NotebookParameters.model_fields)}")
+                lines.append(f"notebook parameter {name!r} is not one of {', '.join(schema.model_fields)}")
                 continue
+            if any(line.startswith(f"notebook parameter {name} = ") for line in lines):
+                continue  # one line per parameter (a union's each member fails alone)
             what = f"{field.description}; " if field else ""
-            lines.append(f"notebook parameter {name} = {e.get('input')!r}: expected {kind or 'another value'} "
-                         f"({what}{e['msg'][0].lower()}{e['msg'][1:]})")
+            lines.append(f"notebook parameter {name} = {values.get(name, e.get('input'))!r}: expected "
+                         f"{kind or 'another value'} ({what}{e['msg'][0].lower()}{e['msg'][1:]})")
         raise NotebookParameterError("\n".join(lines)) from None
+
+
+def check(**values) -> NotebookParameters:
+    """A model notebook's parameters, validated; the first wrong one raises a `NotebookParameterError`."""
+    params = validated(NotebookParameters, values)
     try:  # the rule's parts, by the rule's own validation
         params.throughput_rule()
     except (RuleError, UnknownNameError) as exc:
@@ -115,21 +153,35 @@ def check(**values) -> NotebookParameters:
                                      f"{Rule.FIELDS['name' if name == 'rule' else name]}") from None
     if params.interactive is None:
         params = params.model_copy(update={"interactive": live()})
-    params = params.model_copy(update={"summary_path": summary_to(params.summary_path)})
+    here = params.out is None  # a page that writes its files (publish) takes the repository's paths first
     # every path as `project.locate` finds it: JupyterLab runs the kernel in notebooks/, papermill at the root
-    params = params.model_copy(update={"runs_dir": str(project.locate(params.runs_dir))})
+    params = params.model_copy(update={"runs_dir": str(project.locate(params.runs_dir, here))})
     if params.log_dir is not None:  # analysis-only: the study is ignored
-        params = params.model_copy(update={"log_dir": str(project.locate(params.log_dir)), "study": None,
+        params = params.model_copy(update={"log_dir": str(project.locate(params.log_dir, here)), "study": None,
                                            "launch": False})
     elif params.study is not None:
-        params = params.model_copy(update={"study": str(project.locate(params.study))})
+        params = params.model_copy(update={"study": str(project.locate(params.study, here))})
     return params
 
 
-def summary_to(summary_path: str | None) -> str | None:
-    """Where the notebook writes its headline numbers: the parameter, else what `benchbook publish` set in
-    the kernel's environment (SUMMARY_VARIABLE), else nowhere."""
-    return summary_path or os.environ.get(SUMMARY_VARIABLE) or None
+def check_mlperf(**values) -> MLPerfParameters:
+    """The MLPerf notebook's parameters, validated; its paths found (`located`)."""
+    params = validated(MLPerfParameters, values)
+    here = params.out is None
+    update = {"results": located(params.results, "results", "MLPerf result folders or archives, comma-separated",
+                                 here)}
+    if params.expected is not None:
+        update["expected"] = located(params.expected, "expected", "a published set's expected.yaml", here)
+    if params.interactive is None:
+        update["interactive"] = live()
+    return params.model_copy(update=update)
+
+
+def check_comparison(**values) -> ComparisonParameters:
+    """The comparison notebook's parameters, validated; its sources found (`located`)."""
+    params = validated(ComparisonParameters, values)
+    return params.model_copy(update={"sources": located(params.sources, "sources", "study folders or log folders, "
+                                                        "comma-separated", params.out is None)})
 
 
 def live() -> bool:
@@ -141,14 +193,14 @@ def live() -> bool:
 _LITERALS = (str, int, float, bool, type(None), list, dict, tuple)  # what papermill `-p`/`-y` can inject
 
 
-def given(namespace: dict, known: Iterable[str] = tuple(NotebookParameters.model_fields)) -> dict:
+def given(namespace: dict, known: Iterable[str] | type[BaseModel] = NotebookParameters) -> dict:
     """The parameters of `known` found in a notebook's namespace (`globals()`), by name.
 
     Executed by papermill, the namespace holds only the parameters cell's names, the values papermill
     injected and the modules and functions the notebook imports: a plain value under any other name
     was injected under a name the notebook does not know, and is refused with the known ones. In a
     live notebook, names of the user's own cells are there too, and nothing is refused."""
-    known = list(known)
+    known = list(known.model_fields) if isinstance(known, type) else list(known)
     if not live():
         unknown = sorted(name for name, value in namespace.items() if name not in known and
                          not name.startswith("_") and name not in ("In", "Out") and isinstance(value, _LITERALS))
@@ -158,7 +210,7 @@ def given(namespace: dict, known: Iterable[str] = tuple(NotebookParameters.model
     return {name: namespace[name] for name in known if name in namespace}
 
 
-def located(value, parameter: str, expected: str) -> str | list[str]:
+def located(value, parameter: str, expected: str, here_first: bool = True) -> str | list[str]:
     """A path parameter (a path, comma-separated paths, or a list of paths: `benchbook publish` passes one)
     with each path as `core.project.locate` finds it, in the form it came in; a path found nowhere raises a
     `NotebookParameterError` naming the parameter, the missing paths, where they were looked for and what is
@@ -169,7 +221,7 @@ def located(value, parameter: str, expected: str) -> str | list[str]:
         given_paths = [v.strip() for v in value.split(",") if v.strip()]
     else:
         raise NotebookParameterError(f"notebook parameter {parameter} = {value!r}: expected {expected}")
-    found = [project.locate(p) for p in given_paths]
+    found = [project.locate(p, here_first) for p in given_paths]
     missing = [p for p, f in zip(given_paths, found, strict=True) if not f.exists()]
     if not given_paths or missing:
         where = f"looked for in {Path.cwd()}" + ("" if Path.cwd() == ROOT else f", then in {ROOT}")

@@ -41,6 +41,7 @@ from ..errors import BenchbookError, ReportNameError
 from ..runfolder import records
 from . import data_files
 from .index_page import write_index
+from .page_contract import SUMMARY
 from .publish_files import (
     changed_inputs,
     input_files,
@@ -51,7 +52,6 @@ from .publish_files import (
     real_folder,
     report_lock,
     shown,
-    summary_to_kernel,
     unreadable,
     write_text,
 )
@@ -79,7 +79,7 @@ for _name in _UNNEEDED:
 REPORT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 SLURM_VALUE = re.compile(r"[A-Za-z0-9_.,-]+")  # a partition or account name: nothing a job script would read
 PACKAGE = Path(__file__).resolve().parents[1]  # the whole benchbook package: a report depends on all of it
-ROOT = project.ROOT  # where the kernels run: the checkout, or an installed copy of its files
+ROOT = project.ROOT  # the checkout, or an installed copy of its files: the paths a notebook is given are its
 
 
 def check_name(name: str) -> str:
@@ -143,10 +143,11 @@ def _execute(target: Target, out: Path, stamp: str) -> dict:
 def _execute_quietly(target: Target, out: Path, executed: Path) -> dict:
     import papermill
 
-    summary = out / "summary.json"
-    summary.unlink(missing_ok=True)
-    data_files.clear(out)  # the kernel writes this execution's tables; none of an earlier one stays linked
-    params = dict(target.parameters)
+    (out / SUMMARY).unlink(missing_ok=True)
+    data_files.clear(out)  # the page's `finish` writes this execution's tables; none of an earlier one stays linked
+    # The kernel runs in the report's folder, and the page's `finish` writes its files there ("."): no page, the
+    # executed notebook and code.html included, names a folder of the machine that published it.
+    params = dict(target.parameters, out=".")
     if "sources" not in params:
         params["interactive"] = False
     # A report that only reads has nothing left to do once its last cell has answered: its kernel is stopped
@@ -156,10 +157,9 @@ def _execute_quietly(target: Target, out: Path, executed: Path) -> dict:
     exporter = _in_background(_html_exporter)  # nbconvert's imports and templates while the kernel runs the cells
     for attempt in range(1, KERNEL_STARTS + 1):
         try:
-            with summary_to_kernel(summary):
-                papermill.execute_notebook(  # saved once at the end (and on an error), not after every cell
-                    str(target.notebook), str(executed), parameters=params, kernel_name="python3",
-                    progress_bar=False, cwd=str(ROOT), request_save_on_cell_execute=False, shutdown_kernel=shutdown)
+            papermill.execute_notebook(  # saved once at the end (and on an error), not after every cell
+                str(target.notebook), str(executed), parameters=params, kernel_name="python3",
+                progress_bar=False, cwd=str(out), request_save_on_cell_execute=False, shutdown_kernel=shutdown)
             status, error = "ok", None
         except papermill.PapermillExecutionError as exc:
             status, error = "failed", f"{exc.ename}: {exc.evalue}"
@@ -219,7 +219,7 @@ def _convert(executed: Path, out: Path, exporter=None) -> None:
     exporter = exporter or _html_exporter()
     nb = nbformat.read(executed, as_version=4)
     try:  # the browser's title: the report's own (its summary), not nbconvert's "Notebook"
-        title = str(records.read_json(out / "summary.json").get("title") or out.name)
+        title = str(records.read_json(out / SUMMARY).get("title") or out.name)
     except (OSError, records.RecordError):
         title = out.name
     # Without the code, a code cell that shows nothing (the parameters, the imports) would be an empty
@@ -469,7 +469,7 @@ def _execute_all(todo, entries, reports, stamp, jobs, executor, slurm, progress,
 def _record(t: Target, d: str, result: dict, out: Path, stamp: str, before: dict) -> dict:
     """The entry of a report whose notebook ran, written to its entry.json."""
     try:
-        summary = records.read_json(out / "summary.json") if (out / "summary.json").exists() else {}
+        summary = records.read_json(out / SUMMARY) if (out / SUMMARY).exists() else {}
     except records.RecordError as exc:
         summary, result = {}, dict(result, status="failed", error=str(exc))
     moved = None if t.parameters.get("launch") else changed_inputs(before, input_files(t))

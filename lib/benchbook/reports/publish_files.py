@@ -24,16 +24,13 @@ import stat
 import tempfile
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..core import project
 from ..errors import BenchbookError, shown
 from ..runfolder import records
 
-ROOT = project.ROOT  # the repository (or an installed copy of its files): the kernels run there
-# Where `benchbook publish` has a notebook write its headline numbers: the kernel's environment, not a parameter,
-# so that the parameters code.html shows name no folder of the machine that published it.
-SUMMARY_VARIABLE = "BENCHBOOK_SUMMARY_PATH"
+ROOT = project.ROOT  # the repository (or an installed copy of its files): the notebooks' paths are its
 
 
 def portable(path: str | Path, home: bool = False) -> str:
@@ -118,24 +115,6 @@ def write_stream(path: Path, stream) -> None:
         if tmp:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
-
-
-# --- what a report's kernel is told, and what it leaves ------------------------------------------------
-
-@contextlib.contextmanager
-def summary_to_kernel(summary: Path):
-    """The kernel started inside learns where to write its headline numbers from its environment
-    (SUMMARY_VARIABLE, read by notebook_params.summary_to), not from a parameter that code.html would
-    show with this machine's path."""
-    before = os.environ.get(SUMMARY_VARIABLE)
-    os.environ[SUMMARY_VARIABLE] = str(summary)
-    try:
-        yield
-    finally:
-        if before is None:
-            os.environ.pop(SUMMARY_VARIABLE, None)
-        else:
-            os.environ[SUMMARY_VARIABLE] = before
 
 
 def portable_record(executed: Path, notebook: Path) -> None:
@@ -225,12 +204,17 @@ def pair_difference(notebook: Path) -> str | None:
 class _Best(BaseModel):
     model_config = ConfigDict(extra="allow", strict=True)
     label: str = "-"
-    median: float | str = "-"
+    value: float | str = "-"
+    text: str | None = None
     unit: str | None = None
 
 
 class _Summary(BaseModel):
+    """The fields of a summary (`summary.Summary`) that the index reads, with their types."""
+
     model_config = ConfigDict(extra="allow", strict=True)
+    schema_: int | None = Field(None, alias="schema")
+    kind: str | None = None
     title: str = ""
     mode: str = "-"
     runs: int | str = "-"

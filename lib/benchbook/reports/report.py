@@ -46,7 +46,6 @@ class Report:
         self.target = target_accuracy if target_accuracy is not None else (
             self.study.target_accuracy if self.study else None)
         self._unexamined: dict[str, str] = {}  # path -> why it cannot be examined, shown under problems
-        self.page_title: str | None = None  # the page's heading (sections.opening), for the browser and the index
         self.reference  # noqa: B018 -- a bad reference name fails here, before anything is launched
 
     # --- where things are ------------------------------------------------------------------------------
@@ -162,7 +161,11 @@ class Report:
 
     def reproduction(self) -> pd.DataFrame:
         """Measured against published: ratio and verdict per published configuration, unrounded (the view
-        shows each measured number to the published number's decimals)."""
+        shows each measured number to the published number's decimals); computed once."""
+        return self._reproduction
+
+    @functools.cached_property
+    def _reproduction(self) -> pd.DataFrame:
         if self.reference is None:
             return pd.DataFrame(columns=["verdict"])
         from . import references
@@ -170,6 +173,13 @@ class Report:
         measures = references.measure_stats(self.analysis.runs, self.analysis.measures,
                                             complete_only=self.mode == "launch") if other else None
         return references.compare(self.stats, self.reference, measures=measures)
+
+    @functools.cached_property
+    def words(self):
+        """How this report says its verdicts, decided once: "reproduced" of our own runs (launch mode, or a
+        study folder with run records), "consistent" of other logs, re-read (`headline.words_for`)."""
+        from .headline import words_for
+        return words_for(self.log_dir, self.source)
 
     def verdict(self) -> str:
         if self.reference is None:
@@ -179,37 +189,35 @@ class Report:
 
     # --- for the index page ----------------------------------------------------------------------------
 
-    def headline(self) -> dict:
-        """The numbers the index page shows, each traceable to the runs frame; the best median in the
-        report's unit (ModelSpec.unit)."""
+    def summary(self, title: str | None = None):
+        """What the index shows of this report (`summary.Summary`), each number traceable to the runs
+        frame; the best median in the report's unit (ModelSpec.unit). `title`: its page's heading."""
+        from .headline import fastest, percent, size
+        from .publish_files import portable
+        from .summary import Best, Summary
         runs = self.analysis.runs
-        best = self.stats.sort_values("median", ascending=False).head(1)
-        from .headline import words_for
-        out = {
-            "title": self.page_title or self.title, "mode": self.mode, "source": str(self.source),
-            "runs": int(len(runs)),
-            "complete": int((runs["status"] == "complete").sum()) if len(runs) else 0,
-            "configurations": int(len(self.stats)), "reference": self.reference_name,
-            "verdict": words_for(self.log_dir, self.source)(self.verdict()),
-            "problems": len(self.analysis.problems) + len(self.record_problems()),
-        }
+        numbers = {"runs": int(len(runs)),
+                   "complete": int((runs["status"] == "complete").sum()) if len(runs) else 0,
+                   "configurations": int(len(self.stats)),
+                   "problems": len(self.analysis.problems) + len(self.record_problems())}
         if self.reference is not None:  # how many published configurations hold, and by how much
-            from . import headline, references
+            from . import references
             comparison = self.reproduction()
             counts = references.verdict_summary(comparison)
-            out |= {"within": int(counts["reproduced"]), "published": int(counts["rows"]),
-                    "tolerance": "±" + headline.percent(comparison.attrs.get("tolerance", self.reference.tolerance)),
-                    "deviation": headline.size(comparison) if "ratio" in comparison else ""}
-        if len(best):
+            numbers |= {"within": int(counts["reproduced"]), "published": int(counts["rows"]),
+                        "tolerance": "±" + percent(comparison.attrs.get("tolerance", self.reference.tolerance)),
+                        "deviation": size(comparison) if "ratio" in comparison else ""}
+        best = None
+        if len(self.stats):
             from .configs import Configuration, own_varying
-            from .headline import fastest
             b, _next, how = fastest(self.stats)
             # "apart": told from the next by the spread of repeats (headline.FASTEST_RULE); else the index says not
-            out["best"] = {"label": Configuration.of(b, own_varying(self.stats)).sentence(),
-                           "apart": how in ("apart", "alone"),
-                           "how": how, "median": float(b["median"]), "median_text": self._shown(b), "unit": self.unit,
-                           "runs": int(b["runs"])}
-        return out
+            best = Best(label=Configuration.of(b, own_varying(self.stats)).sentence(), value=float(b["median"]),
+                        text=self._shown(b), unit=self.unit, runs=int(b["runs"]), how=how,
+                        apart=how in ("apart", "alone"))
+        return Summary(kind="model", title=title or self.title, mode=self.mode, verdict=self.words(self.verdict()),
+                       best=best, source=portable(self.source, home=True), reference=self.reference_name,
+                       rule=self.rule.describe(), **numbers)
 
     def _shown(self, stats_row) -> str:
         """A configuration's median as the grid shows it: to the digits of its published number."""
@@ -220,10 +228,3 @@ class Report:
                 if c["measured"] == float(stats_row["median"]):
                     return display.fixed(c["measured"], c["decimals"])
         return display.fixed(stats_row["median"])
-
-    def save_summary(self, path: str | Path | None) -> dict:
-        """Write the headline as JSON for `benchbook publish`'s index (no-op without a path)."""
-        data = self.headline()
-        if path is not None:
-            records.write(Path(path), data)  # whole or not at all
-        return data

@@ -11,6 +11,6 @@ if TYPE_CHECKING:
 
 
 def content(page: Page):
-    frame = machine.describe(page.report).reset_index()
+    frame = machine.describe(page.report, page.heading).reset_index()
     frame.columns = ["", "value"]
     return display.table(frame, empty="nothing to describe")

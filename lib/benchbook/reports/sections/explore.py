@@ -11,11 +11,10 @@ if TYPE_CHECKING:
 
 
 def content(page: Page):
+    """The heading and the widget, shown in turn; None outside a live notebook."""
     if not page.interactive:
         return None
-    from IPython.display import HTML
-    from IPython.display import display as show
-
-    from .. import plots
-    show(HTML(heading("Explore", 3) + "<p>Pick configurations and the metric, and re-plot.</p>"))
-    return plots.explore(page.report.analysis)
+    from .. import display, plots
+    intro = "Pick configurations and the metric, and re-plot."
+    return (display.Html(heading("Explore", 3) + f"<p>{intro}</p>", f"Explore\n{intro}"),
+            plots.explore(page.report.analysis))

@@ -41,7 +41,7 @@ def together(*parts) -> display.Html:
 
 def words(report: Report) -> headline.Words:
     """How this report says its verdicts: "reproduced" of our own runs, "consistent" of other logs."""
-    return headline.words_for(report.log_dir, report.source)
+    return report.words
 
 
 def comparison_of(report: Report) -> pd.DataFrame | None:

@@ -13,11 +13,10 @@ from ...core.catalog import default as catalog
 from .. import configs, display, grid
 from ..configs import BATCH, GPUS, PRECISION, PROCESSES, REPEAT, XLA
 from ..tidy import run_names
-from .parts import comparison_of, constant_flags, cpu_as_word, one_process_per_gpu
+from .parts import comparison_of, constant_flags, cpu_as_word, heading, one_process_per_gpu, together
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # (not the Page: data_files reads the table of this module, and the Page data_files)
     from ..report import Report
-    from . import Page
 
 # processes: a CPU run's MPI ranks (shown only where it is not one per GPU); the configuration's headers
 # are its axes' (the catalog's), the throughputs' are in the report's unit. A model's own axes (BERT's sequence
@@ -51,7 +50,17 @@ def table(report: Report) -> pd.DataFrame:
     return view[shown].rename(columns=named)
 
 
-def content(page: Page):
+INTRO = ("One row per run found in the logs: metadata, the value the script reported and the value recomputed by "
+         "the rule above.")
+
+
+def content(page):
+    """The page's (`sections.Page`) part heading (2. Analysis), the section's, and the table."""
+    return together(display.Html(heading("2. Analysis", 2) + heading("Runs", 3) + f"<p>{INTRO}</p>",
+                                 f"2. Analysis\nRuns\n{INTRO}"), _body(page))
+
+
+def _body(page):
     report = page.report
     rates = [f"reported {report.unit}", f"recomputed {report.unit}"]
     shown = table(report)

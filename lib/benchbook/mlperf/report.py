@@ -210,4 +210,5 @@ class MLPerfReport:
                        source=", ".join(portable(p, home=True) for p in _names(self.paths)),
                        best=None if best is None else Best(label=self._label(best), value=best.score_minutes,
                                                            text=f"{best.score_minutes:.4f}", unit="minutes"),
-                       reference=self.expected and portable(self.expected, home=True), rule="MLPerf Training's score (mlperf.rules)", **numbers)
+                       reference=self.expected and portable(self.expected, home=True),
+                       rule="MLPerf Training's score (mlperf.rules)", **numbers)

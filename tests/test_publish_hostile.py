@@ -263,7 +263,7 @@ def test_unreadable_inputs_are_listed_and_the_publish_goes_on(tmp_path, monkeypa
 
 WRONG_ENTRIES = {
     "number": ('{"name": 3}', "field name"),
-    "median": ('{"name": "x", "summary": {"best": {"median": [1]}}}', "field summary.best.median"),
+    "median": ('{"name": "x", "summary": {"best": {"value": [1]}}}', "field summary.best.value"),
     "summary": ('{"name": "x", "summary": "a text"}', "field summary"),
     "error": ('{"name": "x", "error": {"a": 1}}', "field error"),
     "deep": ("[" * 100000 + "]" * 100000, "nested too deeply"),

@@ -97,7 +97,7 @@ def test_index_and_reports_render_without_errors(site, browser, tmp_path):
         page.close()
         page, errors = visit(browser, f"{base}/{name}/code.html", shots / f"{name}-code.png")
         assert not errors, errors
-        assert page.locator(".jp-CodeCell .highlight").count() > 5  # the code view shows the code
+        assert page.locator(".jp-CodeCell .highlight").count() >= 4  # the code view shows the notebook's cells
         page.close()
     assert len(list(shots.glob("*.png"))) == 1 + 2 * len(links)
 

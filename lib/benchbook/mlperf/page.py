@@ -25,7 +25,7 @@ LOGS = "logs"  # the folder beside a published page that holds the copies of its
 _SOURCE = re.compile(r"(?P<repo>[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)@(?P<commit>[0-9a-f]{7,40}):(?P<folder>[\w./-]+)")
 
 
-class MLPerfPage:
+class MLPerfPage(page_contract.NamedSections):
     """The MLPerf report's page (`page_contract`): its sections by name, in the page's order (`SECTIONS`), each only
     showing; `finish` writes the scores, the comparison and the result files' copies into `out`."""
 
@@ -67,9 +67,6 @@ class MLPerfPage:
             raise UnknownNameError("section of the MLPerf page", name, list(self.SECTIONS))
         return shown[name]()
 
-    def sections(self) -> list:
-        return [c for c in (self.show(name) for name in self.SECTIONS) if c is not None]
-
     def tables(self) -> dict:
         return data_files.mlperf_tables(self.report)
 
@@ -78,10 +75,6 @@ class MLPerfPage:
 
     def summary(self):
         return self.report.summary(self.heading)
-
-    def finish(self):
-        from ..reports import page_contract
-        return page_contract.finish(self, self.out)
 
 
 def opening(page: MLPerfPage) -> display.Html:

@@ -19,7 +19,7 @@ from ..core.catalog import default as catalog
 from ..errors import BenchbookError
 from ..logs.analysis import analyze
 from ..runfolder import records
-from . import data_files, display, metrics
+from . import data_files, display, metrics, page_contract
 
 CONFIDENCE = 0.95  # of the ratio's interval
 RESAMPLES = 2000  # bootstrap resamples of each side
@@ -217,7 +217,7 @@ class Comparison:
                 "ratios": (self.intervals(), {**axes, **INTERVAL_COLUMNS}, unit)}
 
 
-class ComparisonPage:
+class ComparisonPage(page_contract.NamedSections):
     """The comparison's page (`page_contract`): its sections by name, in the page's order, each only showing;
     `finish` writes its tables into `out`."""
 
@@ -255,12 +255,8 @@ class ComparisonPage:
         "data: configurations.csv · ..."; None in JupyterLab."""
         if self.out is None:
             return None
-        from .page_contract import table_names
-        markup, plain = data_files.link_line(table_names(self.tables()))
+        markup, plain = data_files.link_line(page_contract.table_names(self.tables()))
         return display.Html(f'<p class="bb-nav">{markup}</p>', plain) if markup else None
-
-    def sections(self) -> list:
-        return [c for c in (self.show(name) for name in self.SECTIONS) if c is not None]
 
     def tables(self) -> dict:
         return self.comparison.tables()
@@ -270,10 +266,6 @@ class ComparisonPage:
 
     def summary(self):
         return self.comparison.summary(self.heading)
-
-    def finish(self):
-        from . import page_contract
-        return page_contract.finish(self, self.out)
 
 
 def _first_environment(folder: Path) -> dict | None:

@@ -48,6 +48,20 @@ class PageKind(Protocol):
     def summary(self) -> Summary: ...
 
 
+class NamedSections:
+    """What a page whose sections are named in `SECTIONS` (and shown by its `show(name)`) shares: all its sections
+    in order, and `finish` into its `out`."""
+
+    SECTIONS: tuple[str, ...] = ()
+    out: str | None = None
+
+    def sections(self) -> list:
+        return [c for c in (self.show(name) for name in self.SECTIONS) if c is not None]
+
+    def finish(self) -> Summary:
+        return finish(self, self.out)
+
+
 def write_summary(path: Path, summary: Summary) -> None:
     """The one writer of a summary: whole or not at all (records.write), keys sorted."""
     records.write(Path(path), summary.as_dict())

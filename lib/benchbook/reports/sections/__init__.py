@@ -105,13 +105,23 @@ class Page:
             display(content)
 
     # --- the page contract (page_contract) ------------------------------------------------------------
-    def tables(self) -> dict:
+    @functools.cached_property
+    def _tables(self) -> dict:
         from .. import data_files
         return data_files.report_tables(self.report)
 
-    def copies(self) -> list[tuple[PurePosixPath, object]]:
+    def tables(self) -> dict:
+        """The report's tables as data, made once: the links of `opening` and `finish` read the same."""
+        return self._tables
+
+    @functools.cached_property
+    def log_copies(self) -> list[tuple[PurePosixPath, object, str]]:
+        """The logs the page links beside it (`log_copies.of`), listed once: what `opening` links, `finish` copies."""
         from .. import log_copies
-        return [(name, log) for name, log, _shown in log_copies.of(self.report)]
+        return log_copies.of(self.report)
+
+    def copies(self) -> list[tuple[PurePosixPath, object]]:
+        return [(name, log) for name, log, _shown in self.log_copies]
 
     def summary(self) -> Summary:
         return self.report.summary(self.heading)

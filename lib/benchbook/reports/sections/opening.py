@@ -8,7 +8,7 @@ import os
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
-from .. import data_files, display, grid, headline, log_copies, logged_setup, page_contract, references
+from .. import data_files, display, grid, headline, logged_setup, page_contract, references
 from .parts import comparison_of, heading, measured_on, measured_what, together, words
 
 if TYPE_CHECKING:
@@ -28,7 +28,7 @@ def navigation(page: Page) -> display.Html | None:
     if page.out is None:
         return None
     report = page.report
-    logs = [(shown, str(name)) for name, _log, shown in log_copies.of(report)]
+    logs = [(shown, str(name)) for name, _log, shown in page.log_copies]
     links = ['<a href="../index.html">all reports</a>', '<a href="code.html">with code</a>']
     if logs:
         each = ", ".join(f'<a href="{html.escape(quote(os.fsencode(href)))}">{html.escape(name)}</a>'
